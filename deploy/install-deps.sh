@@ -1,0 +1,32 @@
+#!/bin/sh
+# install-deps.sh -- install the Debian 12 packages Manta builds, tests and
+# demos with. Installs only what is missing, so a second run costs nothing.
+# Needs root (or sudo) when something is missing.
+set -eu
+
+PKGS="build-essential cmake pkg-config git ca-certificates procps iproute2 \
+libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libhiredis-dev \
+libcunit1-dev redis-server \
+python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc"
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+
+if [ -z "$missing" ]; then
+    exit 0
+fi
+
+echo "install-deps: installing:$missing"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "install-deps: done"

@@ -6,7 +6,7 @@ set -eu
 
 PKGS="build-essential cmake pkg-config git ca-certificates procps iproute2 \
 libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libhiredis-dev \
-libcunit1-dev redis-server \
+libcunit1-dev redis-server valgrind \
 python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc"
 
 missing=""

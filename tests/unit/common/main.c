@@ -3,9 +3,13 @@
 #include "tests/unit/unit.h"
 
 extern CU_TestInfo mt_test_error[];
+extern CU_TestInfo mt_test_rpc[];
+int mt_test_rpc_setup(void);
+int mt_test_rpc_teardown(void);
 
 static const struct mt_suite suites[] = {
     {"error", mt_test_error, NULL, NULL},
+    {"rpc", mt_test_rpc, mt_test_rpc_setup, mt_test_rpc_teardown},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rpc_int.h -- internals shared by rpc_engine.c, rpc_server.c, rpc_client.c.
+ *
+ * A tag is the address handed to gRPC with each batch; its callback runs on
+ * the loop thread once the poller has passed the completion over. The engine
+ * counts tags that gRPC still holds (pending) so shutdown can wait for them.
+ */
+#ifndef MT_RPC_INT_H
+#define MT_RPC_INT_H
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/support/alloc.h>
+#include <grpc/support/time.h>
+#include <pthread.h>
+
+#include "common/rpc.h"
+
+struct mt__rpc_tag;
+typedef void (*mt__rpc_tag_fn)(struct mt__rpc_tag *tag, bool ok);
+
+struct mt__rpc_tag {
+    mt__rpc_tag_fn fn;
+};
+
+struct mt__rpc_event {
+    struct mt__rpc_tag *tag;
+    bool ok;
+};
+
+/* Guarded by: mu for the event FIFO; everything else loop thread. */
+struct mt_rpc_engine {
+    uv_loop_t *loop;
+    grpc_completion_queue *cq;
+    pthread_t poller;
+    bool poller_started;
+    uv_async_t wakeup;
+    pthread_mutex_t mu;
+    struct mt__rpc_event *events; /* FIFO filled by the poller, under mu */
+    size_t n_events;
+    size_t cap_events;
+    int64_t pending;              /* tags handed to gRPC, not yet delivered */
+    int channels;                 /* live channels */
+    int servers;                  /* live servers */
+};
+
+/* Hand a tag to gRPC: count it. Call right before start_batch/request. */
+static inline void mt__rpc_tag_armed(struct mt_rpc_engine *eng)
+{
+    eng->pending++;
+}
+
+/* Start a batch of n ops; on failure the tag is not armed. */
+grpc_call_error mt__rpc_start_batch(struct mt_rpc_engine *eng, grpc_call *call,
+                                    const grpc_op *ops, size_t n,
+                                    struct mt__rpc_tag *tag);
+
+/* Encode a message into a new byte buffer (owned; destroy after sending). */
+grpc_byte_buffer *mt__rpc_encode(const ProtobufCMessage *msg);
+
+/* Decode a byte buffer; RET owned message or NULL on garbage. */
+ProtobufCMessage *mt__rpc_decode(const ProtobufCMessageDescriptor *desc,
+                                 grpc_byte_buffer *bb);
+
+/* A deadline timeout_ms from now (infinite when timeout_ms <= 0). */
+gpr_timespec mt__rpc_deadline(int timeout_ms);
+
+/* Run the loop once, for the synchronous helpers. */
+void mt__rpc_run_once(struct mt_rpc_engine *eng);
+
+#endif /* MT_RPC_INT_H */

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * shm_layout.h -- every byte of the shared-memory arena, for every mapper.
+ *
+ * One arena per node: a memfd (or, if memfd_create is unavailable, an
+ * unlinked /dev/shm file) created by the store and passed to clients over
+ * the store socket with SCM_RIGHTS. Everything in it is in host byte order
+ * (it never leaves the machine). Only offsets from the arena base are ever
+ * exchanged, never pointers.
+ *
+ * ARENA
+ *   OFFSET      SIZE        DESCRIPTION
+ *   0           4096        header page (below)
+ *   4096        capacity    data region: object ranges, 64-byte aligned
+ *
+ * HEADER PAGE
+ *   OFFSET SIZE DESCRIPTION
+ *   0      8    magic MT_SHM_MAGIC ("MTTOBSTR" as a little-endian u64)
+ *   8      4    layout version MT_SHM_VERSION; a mapper that finds another
+ *               value must unmap and fail with -MT_EVERSION
+ *   12     4    header size in bytes (MT_SHM_HEADER_SIZE)
+ *   16     8    arena size in bytes (header + data region), == file size
+ *   24     8    data region offset (MT_SHM_HEADER_SIZE)
+ *   32     8    data region size (the store capacity)
+ *   40     4    allocation alignment (64)
+ *   44     4    store process id
+ *   48     8    creation time, ns since the epoch (CLOCK_REALTIME)
+ *   56     4040 reserved, zero
+ *
+ * OBJECT RANGE (at the offset returned by create/get)
+ *   OFFSET      SIZE        DESCRIPTION
+ *   0           data_size   object bytes (tensor elements when a tensor)
+ *   data_size   meta_size   caller metadata bytes (opaque to the store)
+ *   ...         pad         up to the next multiple of 64, unspecified
+ *
+ * Object sizes, flags and tensor descriptors are NOT in shared memory: they
+ * travel in protocol replies (protocol.h), so a client cannot corrupt what
+ * other clients are told about an object. Bytes of a sealed object never
+ * change until the object is deleted, evicted or spilled, which only happens
+ * when no client holds a pin on it.
+ */
+#ifndef MT_SHM_LAYOUT_H
+#define MT_SHM_LAYOUT_H
+
+#include <stdint.h>
+
+#define MT_SHM_MAGIC 0x525453424f54544dULL /* "MTTOBSTR" little endian */
+#define MT_SHM_VERSION 1u
+#define MT_SHM_HEADER_SIZE 4096u
+#define MT_SHM_ALIGN 64u
+
+/* The header page as a struct; offsets match the table above. */
+struct mt_shm_header {
+    uint64_t magic;        /* 0 */
+    uint32_t version;      /* 8 */
+    uint32_t header_size;  /* 12 */
+    uint64_t arena_size;   /* 16 */
+    uint64_t data_offset;  /* 24 */
+    uint64_t data_size;    /* 32 */
+    uint32_t align;        /* 40 */
+    uint32_t pid;          /* 44 */
+    uint64_t created_ns;   /* 48 */
+};
+
+_Static_assert(sizeof(struct mt_shm_header) == 56, "header table out of date");
+
+#endif /* MT_SHM_LAYOUT_H */

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * store.h -- the node's shared-memory object store (server side).
+ *
+ * Objects live in one shared arena (arena.h, shm_layout.h). Lifecycle:
+ * create -> write -> seal (or abort); get -> release; delete. A sealed object
+ * is immutable; it is pinned while any get is outstanding and only sealed,
+ * unpinned objects are evicted, spilled or freed. When space runs out the
+ * eviction policy (eviction.h) picks least recently used candidates: objects
+ * flagged MT_OBJ_EVICTABLE (the owner or head allows dropping this copy) are
+ * deleted, the others are spilled to the spill directory when one is set and
+ * restored on the next get.
+ *
+ * This is a library: it does no socket I/O (server.h puts it on a socket),
+ * but spilling and restoring read and write files synchronously.
+ *
+ * THREAD not thread safe: the hosting daemon's loop thread owns the store and
+ * makes every call (house style H10).
+ */
+#ifndef MT_STORE_H
+#define MT_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ids.h"
+#include "objstore/eviction.h"
+#include "objstore/tensor.h"
+
+/* Object flags (struct mt_object_info.flags, create flags). */
+#define MT_OBJ_EVICTABLE 0x1u /* the head allows dropping this copy */
+#define MT_OBJ_TENSOR 0x2u    /* info.tensor is valid */
+#define MT_OBJ_FLAGS_ALL (MT_OBJ_EVICTABLE | MT_OBJ_TENSOR)
+
+struct mt_store;
+
+/* Options for mt_store_create(). Zero means the default. */
+struct mt_store_opts {
+    uint64_t capacity;                /* data bytes; required (> 4 KiB) */
+    const char *spill_dir;            /* NULL: never spill; made if absent */
+    const struct mt_evict_ops *evict; /* NULL: mt_evict_lru */
+    bool prefault;                    /* populate the arena at start */
+    const char *name;                 /* memfd name; NULL: "manta-objstore" */
+};
+
+/* Where an object is and what it is. Fixed layout: also sent on the wire. */
+struct mt_object_info {
+    uint64_t offset;              /* from the arena base; data, then meta */
+    uint64_t data_size;           /* object bytes */
+    uint64_t meta_size;           /* metadata bytes after the data */
+    uint32_t flags;               /* MT_OBJ_* */
+    uint32_t reserved;            /* zero */
+    struct mt_tensor_desc tensor; /* valid when flags has MT_OBJ_TENSOR */
+};
+
+/* Per-store figures (mt_store_stats). Bytes are object bytes unless noted. */
+struct mt_store_stats {
+    uint64_t capacity;         /* data region bytes */
+    uint64_t used;             /* arena bytes allocated (64-byte rounded) */
+    uint64_t pinned;           /* bytes of objects with at least one pin */
+    uint64_t spilled;          /* bytes currently on disk */
+    uint64_t largest_free;     /* biggest contiguous free range */
+    uint64_t num_objects;      /* every object known, spilled included */
+    uint64_t num_sealed;       /* sealed and resident */
+    uint64_t num_unsealed;     /* created, not sealed yet */
+    uint64_t num_spilled;      /* sealed, on disk only */
+    uint64_t num_pinned;       /* with at least one pin */
+    uint64_t evictions;        /* objects dropped by eviction (total) */
+    uint64_t evicted_bytes;    /* their bytes (total) */
+    uint64_t spills;           /* objects written to disk (total) */
+    uint64_t spilled_total;    /* their bytes (total) */
+    uint64_t restores;         /* objects read back from disk (total) */
+    uint64_t restored_total;   /* their bytes (total) */
+};
+
+/* Called after an object is sealed (e.g. to wake waiting gets). */
+typedef void (*mt_store_seal_cb)(void *arg, const mt_object_id *id);
+
+/* ---- lifecycle ---- */
+
+/*
+ * mt_store_create - a store with a fresh arena.
+ *
+ * IN  o     options (borrowed; spill_dir is copied)
+ * OUT out   returns owned store, free with mt_store_destroy()
+ * RET 0, -MT_EINVAL (capacity too small, bad spill dir), -errno
+ */
+int mt_store_create(const struct mt_store_opts *o, struct mt_store **out);
+
+/*
+ * mt_store_destroy - free every object, delete spill files, unmap the arena.
+ *
+ * NOTE clients that mapped the arena keep their mapping (it is theirs).
+ * OWNERSHIP invalidates st; NULL is fine
+ */
+void mt_store_destroy(struct mt_store *st);
+
+/*
+ * mt_store_set_seal_cb - call cb(arg, id) after every successful seal.
+ *
+ * OWNERSHIP borrows arg for the store's lifetime
+ */
+void mt_store_set_seal_cb(struct mt_store *st, mt_store_seal_cb cb, void *arg);
+
+/* ---- the arena ---- */
+
+/* mt_store_fd - the arena fd to pass to clients. RET fd (the store's). */
+int mt_store_fd(const struct mt_store *st);
+
+/* mt_store_base - the store's own mapping of the arena. */
+uint8_t *mt_store_base(const struct mt_store *st);
+
+/* mt_store_arena_size - bytes of the whole arena (header included). */
+uint64_t mt_store_arena_size(const struct mt_store *st);
+
+/* ---- object lifecycle ---- */
+
+/*
+ * mt_store_create_object - reserve space for an object the caller will fill.
+ *
+ * IN  id           new object id
+ * IN  data_size    object bytes; meta_size metadata bytes after them
+ * IN  flags        MT_OBJ_EVICTABLE; MT_OBJ_TENSOR is set from tensor
+ * IN  tensor       optional (NULL); checked against data_size
+ * OUT info         where to write (offset from the arena base)
+ * RET 0, -MT_EEXIST, -MT_EINVAL (bad flags or tensor), -MT_ETOOBIG (larger
+ *     than the capacity), -MT_ENOSPC (no room even after evicting and
+ *     spilling every candidate: the rest is pinned or unsealed), -MT_EIO
+ *     (a spill failed)
+ * NOTE the object is unsealed until mt_store_seal or mt_store_abort
+ * OWNERSHIP borrows id and tensor
+ */
+int mt_store_create_object(struct mt_store *st, const mt_object_id *id,
+                           uint64_t data_size, uint64_t meta_size,
+                           uint32_t flags, const struct mt_tensor_desc *tensor,
+                           struct mt_object_info *info);
+
+/*
+ * mt_store_seal - make an unsealed object immutable and visible to gets.
+ *
+ * RET 0, -MT_ENOENT, -MT_ESTATE (already sealed)
+ */
+int mt_store_seal(struct mt_store *st, const mt_object_id *id);
+
+/*
+ * mt_store_abort - drop an unsealed object and free its space.
+ *
+ * RET 0, -MT_ENOENT, -MT_ESTATE (sealed: use mt_store_delete)
+ */
+int mt_store_abort(struct mt_store *st, const mt_object_id *id);
+
+/*
+ * mt_store_get - pin a sealed object and say where it is mapped; restores a
+ * spilled object first (which may evict or spill others).
+ *
+ * OUT info   valid until the matching mt_store_release()
+ * RET 0, -MT_ENOENT (absent or being deleted), -MT_EAGAIN (created, not
+ *     sealed yet), -MT_ENOSPC / -MT_EIO (spilled, cannot be restored now)
+ */
+int mt_store_get(struct mt_store *st, const mt_object_id *id,
+                 struct mt_object_info *info);
+
+/*
+ * mt_store_release - drop one pin taken by mt_store_get.
+ *
+ * RET 0, -MT_ENOENT, -MT_ESTATE (not pinned: release without get)
+ */
+int mt_store_release(struct mt_store *st, const mt_object_id *id);
+
+/*
+ * mt_store_delete - delete a sealed object; if pinned, it disappears for new
+ * gets at once and its space is freed at the last release.
+ *
+ * RET 0, -MT_ENOENT, -MT_ESTATE (unsealed: use mt_store_abort)
+ */
+int mt_store_delete(struct mt_store *st, const mt_object_id *id);
+
+/*
+ * mt_store_contains - RET 0 (sealed, resident or spilled), -MT_EAGAIN
+ * (unsealed), -MT_ENOENT.
+ */
+int mt_store_contains(const struct mt_store *st, const mt_object_id *id);
+
+/*
+ * mt_store_set_evictable - allow (or forbid) dropping this copy under
+ * memory pressure; the head drives this once other copies or no references
+ * remain.
+ *
+ * RET 0, -MT_ENOENT
+ */
+int mt_store_set_evictable(struct mt_store *st, const mt_object_id *id,
+                           bool evictable);
+
+/*
+ * mt_store_spill - write a sealed, unpinned object to disk now and free its
+ * arena space (normally done on demand when space runs out).
+ *
+ * RET 0, -MT_ENOENT, -MT_ENOTSUP (no spill dir), -MT_ESTATE (unsealed,
+ *     pinned or already spilled), -MT_EIO
+ */
+int mt_store_spill(struct mt_store *st, const mt_object_id *id);
+
+/* ---- figures ---- */
+
+/* mt_store_stats - fill out with the current figures. */
+void mt_store_stats(const struct mt_store *st, struct mt_store_stats *out);
+
+#endif /* MT_STORE_H */

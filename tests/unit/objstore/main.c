@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* main.c -- unit tests of objstore/. */
+#include "tests/unit/unit.h"
+
+extern CU_TestInfo mt_test_allocator[];
+extern CU_TestInfo mt_test_arena[];
+extern CU_TestInfo mt_test_eviction_lru[];
+extern CU_TestInfo mt_test_idmap[];
+extern CU_TestInfo mt_test_store[];
+extern CU_TestInfo mt_test_tensor[];
+
+static const struct mt_suite suites[] = {
+    {"allocator", mt_test_allocator, NULL, NULL},
+    {"arena", mt_test_arena, NULL, NULL},
+    {"eviction_lru", mt_test_eviction_lru, NULL, NULL},
+    {"idmap", mt_test_idmap, NULL, NULL},
+    {"store", mt_test_store, NULL, NULL},
+    {"tensor", mt_test_tensor, NULL, NULL},
+    {NULL, NULL, NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return mt_unit_main(argc, argv, suites);
+}

@@ -232,8 +232,9 @@ int mt_tpu_pod_type_normalize(const char *s, char *buf, size_t len);
  *
  * IN  gen, topo, chips_per_host
  * OUT out   filled on success only
- * RET 0, -MT_EINVAL (generation NONE/v2/v3 or out of range, topology not
- *     offered by the generation, chips_per_host not allowed for the shape)
+ * RET 0, -MT_ENOTSUP (v2 and v3: no topology math), -MT_EINVAL
+ *     (generation NONE or out of range, topology not offered by the
+ *     generation, chips_per_host not allowed for the shape)
  */
 int mt_tpu_slice_from_topo(enum mt_tpu_gen gen, const struct mt_tpu_topo *topo,
                            uint32_t chips_per_host, struct mt_tpu_slice *out);
@@ -244,14 +245,16 @@ int mt_tpu_slice_from_topo(enum mt_tpu_gen gen, const struct mt_tpu_topo *topo,
  * IN  pod_type  e.g. "v4-16", "tpu7x-8"; or a bare generation ("v6e",
  *               "TPU-V6E") when topology is given; never NULL
  * IN  topology  e.g. "2x2x2"; NULL or "" to use the generation's default
- *               shape for the pod type's chip count (2D: the single valid
- *               shape; 3D: the most cubic valid shape, x <= y <= z, e.g.
- *               v4-128 -> 4x4x4, v4-64 -> 2x4x4)
+ *               shape for the pod type's chip count (2D: the valid shape,
+ *               4x4 rather than 2x8 for 16 chips; 3D: the small shapes,
+ *               then the most cubic grid, x <= y <= z, e.g. v4-64 ->
+ *               2x4x4, v4-128 -> 4x4x4, v4-1536 -> 8x8x12)
  * IN  chips_per_host  as for mt_tpu_slice_from_topo()
  * OUT out
  * RET 0, -MT_EINVAL (malformed or unknown names, topology invalid for the
  *     generation, pod type and topology disagree on the chip count, no
- *     topology exists for the pod type), -MT_ERANGE (numbers too large)
+ *     topology exists for the pod type), -MT_ERANGE (numbers too large),
+ *     -MT_ENOTSUP (v2 and v3)
  */
 int mt_tpu_slice_parse(const char *pod_type, const char *topology,
                        uint32_t chips_per_host, struct mt_tpu_slice *out);
@@ -329,9 +332,9 @@ int mt_tpu_host_chips_check(uint32_t host_chips, const uint32_t *ids,
  * mt_tpu_host_pick - choose an aligned free block of k chips on a host.
  *
  * Bit i of free_mask is set when chip i is free. Among the free aligned
- * blocks, picks the one whose enclosing block of 2k chips is the most used
- * (best fit, as a buddy allocator does, keeping big blocks whole), lowest
- * index first on ties.
+ * blocks, picks the one whose enclosing block of 2k chips is the most used,
+ * then of 4k chips, and so on (best fit, as a buddy allocator does, keeping
+ * big blocks whole), lowest index first on ties.
  *
  * IN  host_chips  chips on the host (1..MT_TPU_MAX_HOST_CHIPS)
  * IN  free_mask   free chips

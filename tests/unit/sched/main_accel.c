@@ -3,9 +3,11 @@
 #include "tests/unit/unit.h"
 
 extern CU_TestInfo mt_test_tpu[];
+extern CU_TestInfo mt_test_accel_env[];
 
 static const struct mt_suite suites[] = {
     {"tpu", mt_test_tpu, NULL, NULL},
+    {"accel_env", mt_test_accel_env, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

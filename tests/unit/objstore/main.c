@@ -3,6 +3,9 @@
 #include "tests/unit/unit.h"
 
 extern CU_TestInfo mt_test_allocator[];
+extern CU_TestInfo mt_test_client[];
+int mt_test_client_init(void);
+int mt_test_client_cleanup(void);
 extern CU_TestInfo mt_test_arena[];
 extern CU_TestInfo mt_test_eviction_lru[];
 extern CU_TestInfo mt_test_idmap[];
@@ -12,6 +15,7 @@ extern CU_TestInfo mt_test_tensor[];
 static const struct mt_suite suites[] = {
     {"allocator", mt_test_allocator, NULL, NULL},
     {"arena", mt_test_arena, NULL, NULL},
+    {"client", mt_test_client, mt_test_client_init, mt_test_client_cleanup},
     {"eviction_lru", mt_test_eviction_lru, NULL, NULL},
     {"idmap", mt_test_idmap, NULL, NULL},
     {"store", mt_test_store, NULL, NULL},

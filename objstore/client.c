@@ -1,0 +1,684 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * client.c -- blocking store client: one socket, one mapping, one mutex.
+ *
+ * Requests are built in one send buffer and written with one send(); the
+ * reply is read with as few recv() calls as the kernel allows (usually one)
+ * into a receive buffer. Only one request is ever outstanding (the mutex),
+ * and the store never speaks first, so the next frame read is always the
+ * reply to the request just sent; a reply with another seq or type means the
+ * stream is corrupt and the client goes to the broken state (-MT_ECLOSED).
+ *
+ * The location cache (`cache`, struct centry by id) holds every object this
+ * client has pinned in the store: `refs` counts the caller's gets, and an
+ * entry with refs == 0 sits on the deferred-release list, still pinned,
+ * until a batched one-way RELEASE goes out (see client.h FAST PATHS).
+ *
+ * THREAD every public function takes c->mu; static helpers expect it held.
+ */
+#include "client.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "objstore/arena.h"
+#include "objstore/idmap.h"
+#include "objstore/protocol.h"
+#include "objstore/shm_layout.h"
+
+#define SBUF_SIZE                                                              \
+    (MT_PROTO_HDR_SIZE + sizeof(struct mt_proto_create) + MT_PROTO_INLINE_MAX)
+#define RBUF_SIZE (MT_PROTO_HDR_SIZE + MT_PROTO_MAX_PAYLOAD)
+
+/* A pinned object. Guarded by: c->mu. */
+struct centry {
+    struct mt_idmap_node node;
+    struct mt_object_info info;
+    uint32_t refs;              /* caller gets not yet released */
+    bool deferred;              /* refs == 0, release not sent yet */
+    uint64_t deferred_ms;       /* when it joined the deferred list */
+    struct centry *dprev;       /* deferred list, oldest first */
+    struct centry *dnext;
+};
+
+struct mt_objc {
+    pthread_mutex_t mu;
+    int fd;                     /* store socket; -1 when closed */
+    bool broken;                /* stream unusable: every call -MT_ECLOSED */
+    struct mt_arena arena;      /* our mapping of the store's arena */
+    uint64_t client_id;
+    uint32_t seq;
+    struct mt_idmap cache;      /* struct centry by id */
+    struct centry *dhead;       /* oldest deferred release */
+    struct centry *dtail;
+    uint32_t ndeferred;
+    bool eager;
+    uint32_t defer_max;
+    uint32_t defer_ms;
+    uint8_t *sbuf;              /* request being built */
+    uint8_t *rbuf;              /* reply being read */
+    size_t rlen;
+};
+
+/* ---- transport ---- */
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int broken(struct mt_objc *c)
+{
+    c->broken = true;
+    return -MT_ECLOSED;
+}
+
+static int send_all(struct mt_objc *c, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return broken(c);
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Build header + p1 + p2 in sbuf and send it. */
+static int send_req(struct mt_objc *c, uint16_t type, uint16_t flags,
+                    const void *p1, size_t l1, const void *p2, size_t l2)
+{
+    struct mt_proto_hdr h = {.len = (uint32_t)(l1 + l2),
+                             .type = type,
+                             .flags = flags,
+                             .seq = ++c->seq};
+
+    memcpy(c->sbuf, &h, sizeof(h));
+    if (l1)
+        memcpy(c->sbuf + sizeof(h), p1, l1);
+    if (l2)
+        memcpy(c->sbuf + sizeof(h) + l1, p2, l2);
+    return send_all(c, c->sbuf, sizeof(h) + l1 + l2);
+}
+
+/* Read until rbuf holds one whole frame; RET its header. */
+static int recv_frame(struct mt_objc *c, struct mt_proto_hdr *h)
+{
+    for (;;) {
+        ssize_t r;
+
+        if (c->rlen >= MT_PROTO_HDR_SIZE) {
+            memcpy(h, c->rbuf, sizeof(*h));
+            if (h->len > MT_PROTO_MAX_PAYLOAD)
+                return broken(c);
+            if (c->rlen >= MT_PROTO_HDR_SIZE + h->len)
+                return 0;
+        }
+        r = recv(c->fd, c->rbuf + c->rlen, RBUF_SIZE - c->rlen, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return broken(c);
+        c->rlen += (size_t)r;
+    }
+}
+
+/* Wait for the reply to the last request; copy a payload of exactly n. */
+static int recv_reply(struct mt_objc *c, uint16_t type, void *out, size_t n)
+{
+    struct mt_proto_hdr h;
+    size_t flen;
+    int rc = recv_frame(c, &h);
+
+    if (rc < 0)
+        return rc;
+    if (!(h.flags & MT_PROTO_F_REPLY) || h.seq != c->seq || h.type != type)
+        return broken(c);
+    if (h.status == 0 && h.len != n)
+        return broken(c);
+    if (h.status == 0 && n)
+        memcpy(out, c->rbuf + MT_PROTO_HDR_SIZE, n);
+    flen = MT_PROTO_HDR_SIZE + h.len;
+    memmove(c->rbuf, c->rbuf + flen, c->rlen - flen);
+    c->rlen -= flen;
+    return h.status > 0 ? broken(c) : h.status;
+}
+
+static int call(struct mt_objc *c, uint16_t type, const void *p1, size_t l1,
+                const void *p2, size_t l2, void *out, size_t outlen)
+{
+    int rc;
+
+    if (c->broken)
+        return -MT_ECLOSED;
+    rc = send_req(c, type, 0, p1, l1, p2, l2);
+    return rc < 0 ? rc : recv_reply(c, type, out, outlen);
+}
+
+/* ---- location cache and deferred releases ---- */
+
+static struct centry *cache_find(struct mt_objc *c, const mt_object_id *id)
+{
+    struct mt_idmap_node *n = mt_idmap_find(&c->cache, id);
+
+    return n ? MT_CONTAINER_OF(n, struct centry, node) : NULL;
+}
+
+static void defer_unlink(struct mt_objc *c, struct centry *e)
+{
+    if (e->dprev)
+        e->dprev->dnext = e->dnext;
+    else
+        c->dhead = e->dnext;
+    if (e->dnext)
+        e->dnext->dprev = e->dprev;
+    else
+        c->dtail = e->dprev;
+    e->dprev = e->dnext = NULL;
+    e->deferred = false;
+    c->ndeferred--;
+}
+
+static void defer_push(struct mt_objc *c, struct centry *e)
+{
+    e->deferred = true;
+    e->deferred_ms = now_ms();
+    e->dnext = NULL;
+    e->dprev = c->dtail;
+    if (c->dtail)
+        c->dtail->dnext = e;
+    else
+        c->dhead = e;
+    c->dtail = e;
+    c->ndeferred++;
+}
+
+/*
+ * Send one-way releases for deferred entries (all, or those older than
+ * c->defer_ms when old_only) and drop them from the cache.
+ */
+static int flush_deferred(struct mt_objc *c, bool old_only)
+{
+    uint8_t ids[64 * MT_OBJECT_ID_LEN];
+    uint64_t cutoff = now_ms() - c->defer_ms;
+    size_t n = 0;
+    int rc = 0;
+
+    while (c->dhead && (!old_only || c->dhead->deferred_ms <= cutoff)) {
+        struct centry *e = c->dhead;
+
+        memcpy(ids + n * MT_OBJECT_ID_LEN, &e->node.id, MT_OBJECT_ID_LEN);
+        defer_unlink(c, e);
+        mt_idmap_remove(&c->cache, &e->node);
+        free(e);
+        if (++n == 64 || !c->dhead) {
+            if (rc == 0 && !c->broken)
+                rc = send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, ids,
+                              n * MT_OBJECT_ID_LEN, NULL, 0);
+            n = 0;
+        }
+    }
+    if (n && rc == 0 && !c->broken)
+        rc = send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, ids,
+                      n * MT_OBJECT_ID_LEN, NULL, 0);
+    return rc;
+}
+
+/* Called at the start of every public call: age out deferred releases. */
+static void expire(struct mt_objc *c)
+{
+    if (c->dhead && c->dhead->deferred_ms + c->defer_ms <= now_ms())
+        flush_deferred(c, true);
+}
+
+static int check_info(const struct mt_objc *c, const struct mt_object_info *i)
+{
+    uint64_t end;
+
+    if (i->offset < MT_SHM_HEADER_SIZE ||
+        __builtin_add_overflow(i->offset, i->data_size, &end) ||
+        __builtin_add_overflow(end, i->meta_size, &end) || end > c->arena.size)
+        return -MT_EPROTO;
+    return 0;
+}
+
+static void fill_buf(const struct mt_objc *c, const struct mt_object_info *i,
+                     struct mt_objc_buf *out)
+{
+    out->info = *i;
+    out->data = c->arena.base + i->offset;
+    out->meta = out->data + i->data_size;
+}
+
+/* ---- connection ---- */
+
+static int connect_sock(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd, err;
+
+    if (strlen(path) >= sizeof(sa.sun_path))
+        return -MT_EINVAL;
+    strcpy(sa.sun_path, path);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        err = -errno;
+        close(fd);
+        return err;
+    }
+    return fd;
+}
+
+/* Read the HELLO reply (40 bytes) and the fd riding on it. */
+static int recv_hello(struct mt_objc *c, struct mt_proto_hdr *h,
+                      struct mt_proto_hello_rep *r, int *fd)
+{
+    struct {
+        struct mt_proto_hdr h;
+        struct mt_proto_hello_rep r;
+    } in;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    size_t got = 0;
+
+    *fd = -1;
+    while (got < sizeof(in)) {
+        struct iovec iov = {(uint8_t *)&in + got, sizeof(in) - got};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+                             .msg_control = ctl.buf,
+                             .msg_controllen = sizeof(ctl.buf)};
+        struct cmsghdr *cm;
+        ssize_t n = recvmsg(c->fd, &msg, MSG_CMSG_CLOEXEC);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -MT_EPROTO;
+        for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+            if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+                *fd < 0)
+                memcpy(fd, CMSG_DATA(cm), sizeof(int));
+        got += (size_t)n;
+        /* An error reply is a bare header. */
+        if (got >= sizeof(in.h) && in.h.status < 0)
+            break;
+    }
+    *h = in.h;
+    *r = in.r;
+    return 0;
+}
+
+static int hello(struct mt_objc *c, bool populate)
+{
+    struct mt_proto_hello_req q = {MT_PROTO_VERSION, (uint32_t)getpid()};
+    struct mt_proto_hello_rep r = {0};
+    struct mt_proto_hdr h = {0};
+    int fd, rc;
+
+    rc = send_req(c, MT_MSG_HELLO, 0, &q, sizeof(q), NULL, 0);
+    if (rc < 0)
+        return rc;
+    rc = recv_hello(c, &h, &r, &fd);
+    if (rc == 0 && h.status < 0)
+        rc = h.status;
+    else if (rc == 0 && (h.type != MT_MSG_HELLO || h.len != sizeof(r) ||
+                         fd < 0))
+        rc = -MT_EPROTO;
+    else if (rc == 0 && r.version != MT_PROTO_VERSION)
+        rc = -MT_EVERSION;
+    if (rc == 0)
+        rc = mt_arena_map(&c->arena, fd, populate);
+    if (rc == 0 && c->arena.size != r.arena_size) {
+        mt_arena_release(&c->arena);
+        rc = -MT_EVERSION;
+    }
+    if (fd >= 0)
+        close(fd);
+    c->client_id = r.client_id;
+    return rc;
+}
+
+int mt_objc_connect(const char *path, const struct mt_objc_opts *o,
+                    struct mt_objc **out)
+{
+    struct mt_objc_opts d = {0};
+    struct mt_objc *c = calloc(1, sizeof(*c));
+    int rc = -MT_ENOMEM;
+
+    if (!o)
+        o = &d;
+    if (!c)
+        return -MT_ENOMEM;
+    c->arena.fd = -1;
+    c->sbuf = malloc(SBUF_SIZE);
+    c->rbuf = malloc(RBUF_SIZE);
+    if (!c->sbuf || !c->rbuf)
+        goto out_free;
+    pthread_mutex_init(&c->mu, NULL);
+    mt_idmap_init(&c->cache);
+    c->eager = o->eager_release;
+    c->defer_max = o->defer_max ? o->defer_max : 64;
+    c->defer_ms = o->defer_ms ? o->defer_ms : 100;
+    c->fd = connect_sock(path);
+    if (c->fd < 0) {
+        rc = c->fd;
+        goto out_destroy;
+    }
+    rc = hello(c, o->populate);
+    if (rc < 0)
+        goto out_close;
+    *out = c;
+    return 0;
+
+out_close:
+    close(c->fd);
+out_destroy:
+    mt_idmap_release(&c->cache);
+    pthread_mutex_destroy(&c->mu);
+out_free:
+    free(c->sbuf);
+    free(c->rbuf);
+    free(c);
+    return rc;
+}
+
+void mt_objc_disconnect(struct mt_objc *c)
+{
+    struct mt_idmap_node *n, *next;
+
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    flush_deferred(c, false);
+    for (n = mt_idmap_first(&c->cache); n; n = next) {
+        next = mt_idmap_next(&c->cache, n);
+        mt_idmap_remove(&c->cache, n);
+        free(MT_CONTAINER_OF(n, struct centry, node));
+    }
+    pthread_mutex_unlock(&c->mu);
+    close(c->fd);
+    mt_arena_release(&c->arena);
+    mt_idmap_release(&c->cache);
+    pthread_mutex_destroy(&c->mu);
+    free(c->sbuf);
+    free(c->rbuf);
+    free(c);
+}
+
+uint64_t mt_objc_client_id(const struct mt_objc *c)
+{
+    return c->client_id;
+}
+
+/* ---- writing ---- */
+
+static void fill_create(struct mt_proto_create *q, const mt_object_id *id,
+                        uint64_t data_size, uint64_t meta_size, uint32_t flags,
+                        const struct mt_tensor_desc *tensor)
+{
+    memset(q, 0, sizeof(*q));
+    q->id = *id;
+    q->flags = flags | (tensor ? MT_OBJ_TENSOR : 0);
+    q->data_size = data_size;
+    q->meta_size = meta_size;
+    if (tensor)
+        q->tensor = *tensor;
+}
+
+/* A call that may fail for want of space our own deferred pins hold. */
+static int call_space(struct mt_objc *c, uint16_t type, const void *p1,
+                      size_t l1, const void *p2, size_t l2, void *out,
+                      size_t outlen)
+{
+    int rc = call(c, type, p1, l1, p2, l2, out, outlen);
+
+    if (rc == -MT_ENOSPC && c->ndeferred > 0) {
+        flush_deferred(c, false);
+        rc = call(c, type, p1, l1, p2, l2, out, outlen);
+    }
+    return rc;
+}
+
+int mt_objc_create(struct mt_objc *c, const mt_object_id *id,
+                   uint64_t data_size, uint64_t meta_size, uint32_t flags,
+                   const struct mt_tensor_desc *tensor,
+                   struct mt_objc_buf *out)
+{
+    struct mt_proto_create q;
+    struct mt_object_info info;
+    int rc;
+
+    fill_create(&q, id, data_size, meta_size, flags, tensor);
+    pthread_mutex_lock(&c->mu);
+    expire(c);
+    rc = call_space(c, MT_MSG_CREATE, &q, sizeof(q), NULL, 0, &info,
+                    sizeof(info));
+    if (rc == 0)
+        rc = check_info(c, &info);
+    if (rc == 0)
+        fill_buf(c, &info, out);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+static int finish(struct mt_objc *c, uint16_t type, const mt_object_id *id)
+{
+    int rc;
+
+    pthread_mutex_lock(&c->mu);
+    expire(c);
+    rc = call(c, type, id, sizeof(*id), NULL, 0, NULL, 0);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int mt_objc_seal(struct mt_objc *c, const mt_object_id *id)
+{
+    return finish(c, MT_MSG_SEAL, id);
+}
+
+int mt_objc_abort(struct mt_objc *c, const mt_object_id *id)
+{
+    return finish(c, MT_MSG_ABORT, id);
+}
+
+/* Build and send a PUT frame straight in sbuf (no staging copy). */
+static int send_put(struct mt_objc *c, const struct mt_proto_create *q,
+                    const void *data, const void *meta)
+{
+    uint64_t n = q->data_size + q->meta_size;
+    struct mt_proto_hdr h = {.len = (uint32_t)(sizeof(*q) + n),
+                             .type = MT_MSG_PUT,
+                             .seq = ++c->seq};
+    uint8_t *p = c->sbuf;
+
+    memcpy(p, &h, sizeof(h));
+    memcpy(p + sizeof(h), q, sizeof(*q));
+    p += sizeof(h) + sizeof(*q);
+    if (q->data_size)
+        memcpy(p, data, q->data_size);
+    if (q->meta_size)
+        memcpy(p + q->data_size, meta, q->meta_size);
+    return send_all(c, c->sbuf, sizeof(h) + sizeof(*q) + n);
+}
+
+/* Small object: the bytes travel in the PUT message (one round trip). */
+static int put_inline(struct mt_objc *c, const struct mt_proto_create *q,
+                      const void *data, const void *meta)
+{
+    int rc = -MT_ECLOSED;
+
+    pthread_mutex_lock(&c->mu);
+    expire(c);
+    for (int attempt = 0; attempt < 2 && !c->broken; attempt++) {
+        rc = send_put(c, q, data, meta);
+        if (rc == 0)
+            rc = recv_reply(c, MT_MSG_PUT, NULL, 0);
+        if (rc != -MT_ENOSPC || c->ndeferred == 0)
+            break;
+        flush_deferred(c, false);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int mt_objc_put(struct mt_objc *c, const mt_object_id *id, const void *data,
+                uint64_t size, const void *meta, uint64_t meta_size,
+                uint32_t flags, const struct mt_tensor_desc *tensor)
+{
+    struct mt_proto_create q;
+    struct mt_objc_buf b;
+    int rc;
+
+    fill_create(&q, id, size, meta_size, flags, tensor);
+    if (size <= MT_PROTO_INLINE_MAX && meta_size <= MT_PROTO_INLINE_MAX &&
+        size + meta_size <= MT_PROTO_INLINE_MAX)
+        return put_inline(c, &q, data, meta);
+    rc = mt_objc_create(c, id, size, meta_size, flags, tensor, &b);
+    if (rc < 0)
+        return rc;
+    memcpy(b.data, data, size);
+    if (meta_size)
+        memcpy(b.meta, meta, meta_size);
+    return mt_objc_seal(c, id);
+}
+
+/* ---- reading ---- */
+
+static int get_remote(struct mt_objc *c, const mt_object_id *id,
+                      int64_t timeout_ms, struct mt_objc_buf *out)
+{
+    struct mt_proto_get q = {.id = *id, .timeout_ms = timeout_ms};
+    struct mt_object_info info;
+    struct centry *e;
+    int rc;
+
+    rc = call(c, MT_MSG_GET, &q, sizeof(q), NULL, 0, &info, sizeof(info));
+    if (rc < 0)
+        return rc;
+    if (check_info(c, &info) < 0)
+        return broken(c);
+    e = calloc(1, sizeof(*e));
+    if (!e) {
+        send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, id, sizeof(*id), NULL,
+                 0);
+        return -MT_ENOMEM;
+    }
+    e->node.id = *id;
+    e->info = info;
+    e->refs = 1;
+    mt_idmap_insert(&c->cache, &e->node);
+    fill_buf(c, &info, out);
+    return 0;
+}
+
+int mt_objc_get(struct mt_objc *c, const mt_object_id *id, int64_t timeout_ms,
+                struct mt_objc_buf *out)
+{
+    struct centry *e;
+    int rc = 0;
+
+    pthread_mutex_lock(&c->mu);
+    expire(c);
+    e = cache_find(c, id);
+    if (e) {
+        if (e->deferred)
+            defer_unlink(c, e);
+        e->refs++;
+        fill_buf(c, &e->info, out);
+    } else {
+        rc = get_remote(c, id, timeout_ms, out);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int mt_objc_release(struct mt_objc *c, const mt_object_id *id)
+{
+    struct centry *e;
+    int rc = 0;
+
+    pthread_mutex_lock(&c->mu);
+    e = cache_find(c, id);
+    if (!e || e->refs == 0) {
+        rc = -MT_ENOENT;
+    } else if (--e->refs == 0) {
+        defer_push(c, e);
+        if (c->eager || c->ndeferred > c->defer_max)
+            rc = flush_deferred(c, false);
+    }
+    if (rc == 0)
+        expire(c);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+/* ---- other ---- */
+
+int mt_objc_delete(struct mt_objc *c, const mt_object_id *id)
+{
+    struct centry *e;
+    int rc;
+
+    pthread_mutex_lock(&c->mu);
+    e = cache_find(c, id);
+    if (e && e->deferred) {
+        /* Our lingering pin would keep the object alive: drop it first. */
+        defer_unlink(c, e);
+        mt_idmap_remove(&c->cache, &e->node);
+        free(e);
+        rc = c->broken ? -MT_ECLOSED
+                       : send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, id,
+                                  sizeof(*id), NULL, 0);
+        if (rc < 0)
+            goto out;
+    }
+    rc = call(c, MT_MSG_DELETE, id, sizeof(*id), NULL, 0, NULL, 0);
+out:
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int mt_objc_contains(struct mt_objc *c, const mt_object_id *id)
+{
+    return finish(c, MT_MSG_CONTAINS, id);
+}
+
+int mt_objc_stats(struct mt_objc *c, struct mt_store_stats *out)
+{
+    int rc;
+
+    pthread_mutex_lock(&c->mu);
+    expire(c);
+    rc = call(c, MT_MSG_STATS, NULL, 0, NULL, 0, out, sizeof(*out));
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int mt_objc_flush(struct mt_objc *c)
+{
+    int rc;
+
+    pthread_mutex_lock(&c->mu);
+    rc = c->broken ? -MT_ECLOSED : flush_deferred(c, false);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * server.h -- puts a store on a Unix socket, on a libuv loop.
+ *
+ * Clients (client.h) connect, receive the arena fd and speak protocol.h.
+ * The server tracks, per connection, the objects it created and has not
+ * sealed, the pins it holds, and its waiting gets, and undoes all of them
+ * when the connection closes (a killed client leaks nothing).
+ *
+ * THREAD loop thread only; the store must be driven from the same loop.
+ */
+#ifndef MT_SERVER_H
+#define MT_SERVER_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "objstore/store.h"
+
+struct mt_server;
+
+/* Per-server figures (mt_server_stats). */
+struct mt_server_stats {
+    uint64_t clients;      /* connections open now */
+    uint64_t accepted;     /* connections accepted (total) */
+    uint64_t requests;     /* requests handled (total) */
+    uint64_t proto_errors; /* malformed requests answered or dropped */
+    uint64_t waiting;      /* gets waiting for a seal now */
+};
+
+/*
+ * mt_server_start - listen on path (unlinked first if it exists) and serve
+ * st on loop.
+ *
+ * IN  loop, st   borrowed; both must outlive the server
+ * IN  path       socket path (copied)
+ * OUT out        the server, freed by mt_server_stop()
+ * RET 0, -MT_EINVAL (path too long), -errno from bind/listen
+ * NOTE the server installs itself as st's seal callback
+ */
+int mt_server_start(uv_loop_t *loop, struct mt_store *st, const char *path,
+                    struct mt_server **out);
+
+/*
+ * mt_server_stop - close the listener and every connection (aborting their
+ * creations, dropping their pins) and unlink the socket path.
+ *
+ * NOTE the memory is freed from close callbacks: keep running the loop
+ *      until it returns (uv_run) before destroying the store.
+ * OWNERSHIP invalidates srv; NULL is fine
+ */
+void mt_server_stop(struct mt_server *srv);
+
+/* mt_server_stats - fill out with the current figures. */
+void mt_server_stats(const struct mt_server *srv, struct mt_server_stats *out);
+
+#endif /* MT_SERVER_H */

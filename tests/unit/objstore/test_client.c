@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_client.c -- the blocking client against a real manta-store process:
+ * put/get round trips, concurrent client processes with content checks,
+ * reclaiming what killed clients held, timeouts, and error codes.
+ */
+#include "objstore/client.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "objstore/protocol.h"
+#include "store_proc.h"
+#include "tests/unit/unit.h"
+
+#define MIB (1024u * 1024u)
+
+static struct store_proc sp;
+
+static int suite_init(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    return store_proc_start(&sp, 16 * MIB, false) == 0 ? 0 : -1;
+}
+
+static int suite_cleanup(void)
+{
+    return store_proc_stop(&sp) == 0 ? 0 : -1;
+}
+
+static mt_object_id oid(uint64_t a, uint64_t b)
+{
+    return mt_object_id_from_u64(a, b);
+}
+
+static struct mt_objc *conn(void)
+{
+    struct mt_objc *c = NULL;
+
+    CU_ASSERT_FATAL(mt_objc_connect(sp.sock, NULL, &c) == 0);
+    return c;
+}
+
+static void fill(uint8_t *p, uint64_t n, uint64_t seed)
+{
+    for (uint64_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(seed * 31 + i * 7 + (i >> 9));
+}
+
+static bool check(const uint8_t *p, uint64_t n, uint64_t seed)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (p[i] != (uint8_t)(seed * 31 + i * 7 + (i >> 9)))
+            return false;
+    return true;
+}
+
+static void test_put_get(void)
+{
+    struct mt_objc *c = conn();
+    mt_object_id id = oid(1, 1);
+    struct mt_objc_buf b;
+    uint8_t data[1000];
+
+    fill(data, sizeof(data), 1);
+    CU_ASSERT_EQUAL(mt_objc_put(c, &id, data, sizeof(data), "meta", 4, 0,
+                                NULL),
+                    0);
+    CU_ASSERT_EQUAL(mt_objc_put(c, &id, data, 10, NULL, 0, 0, NULL),
+                    -MT_EEXIST);
+    CU_ASSERT_EQUAL(mt_objc_contains(c, &id), 0);
+    CU_ASSERT_EQUAL_FATAL(mt_objc_get(c, &id, 0, &b), 0);
+    CU_ASSERT_EQUAL(b.info.data_size, sizeof(data));
+    CU_ASSERT_EQUAL(b.info.meta_size, 4);
+    CU_ASSERT_EQUAL((uintptr_t)b.data % 64, 0);
+    CU_ASSERT(check(b.data, sizeof(data), 1));
+    CU_ASSERT_EQUAL(memcmp(b.meta, "meta", 4), 0);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &id), 0);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &id), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &id), 0);
+    CU_ASSERT_EQUAL(mt_objc_contains(c, &id), -MT_ENOENT);
+    mt_objc_disconnect(c);
+}
+
+static void test_create_seal_large_tensor(void)
+{
+    struct mt_objc *c = conn();
+    struct mt_objc *d = conn();
+    struct mt_tensor_desc t = {.code = MT_DL_FLOAT, .bits = 32, .lanes = 1,
+                               .ndim = 2, .shape = {512, 512}};
+    mt_object_id id = oid(2, 1);
+    struct mt_objc_buf b, g;
+
+    CU_ASSERT_EQUAL_FATAL(mt_objc_create(c, &id, 1 * MIB, 0, 0, &t, &b), 0);
+    fill(b.data, 1 * MIB, 2);
+    CU_ASSERT_EQUAL(mt_objc_get(d, &id, 0, &g), -MT_EAGAIN);
+    CU_ASSERT_EQUAL(mt_objc_seal(d, &id), -MT_EPERM);
+    CU_ASSERT_EQUAL(mt_objc_seal(c, &id), 0);
+    CU_ASSERT_EQUAL(mt_objc_seal(c, &id), -MT_ESTATE);
+    CU_ASSERT_EQUAL(mt_objc_abort(c, &id), -MT_ESTATE);
+    CU_ASSERT_EQUAL_FATAL(mt_objc_get(d, &id, 0, &g), 0);
+    CU_ASSERT(g.info.flags & MT_OBJ_TENSOR);
+    CU_ASSERT_EQUAL(g.info.tensor.shape[0], 512);
+    CU_ASSERT_EQUAL(g.info.tensor.bits, 32);
+    CU_ASSERT(check(g.data, 1 * MIB, 2));
+    CU_ASSERT_EQUAL(mt_objc_release(d, &id), 0);
+    CU_ASSERT_EQUAL(mt_objc_flush(d), 0);
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &id), 0);
+    mt_objc_disconnect(c);
+    mt_objc_disconnect(d);
+}
+
+static void test_errors(void)
+{
+    struct mt_objc *c = conn();
+    mt_object_id id = oid(3, 1), nope = oid(3, 99);
+    struct mt_objc_buf b;
+    struct mt_store_stats s;
+
+    CU_ASSERT_EQUAL(mt_objc_create(c, &id, 17 * MIB, 0, 0, NULL, &b),
+                    -MT_ETOOBIG);
+    CU_ASSERT_EQUAL(mt_objc_seal(c, &nope), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_objc_abort(c, &nope), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &nope), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &nope), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_objc_get(c, &nope, 0, &b), -MT_ENOENT);
+    /* Fill the store with pinned objects: ENOSPC, never a hang. */
+    for (uint64_t i = 0; i < 4; i++) {
+        mt_object_id x = oid(3, 10 + i);
+
+        CU_ASSERT_EQUAL(mt_objc_create(c, &x, 4 * MIB, 0, MT_OBJ_EVICTABLE,
+                                       NULL, &b),
+                        0);
+        CU_ASSERT_EQUAL(mt_objc_seal(c, &x), 0);
+        CU_ASSERT_EQUAL(mt_objc_get(c, &x, 0, &b), 0);
+    }
+    CU_ASSERT_EQUAL(mt_objc_create(c, &id, 1 * MIB, 0, 0, NULL, &b),
+                    -MT_ENOSPC);
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT_EQUAL(s.num_pinned, 4);
+    /* Released (deferred) pins are flushed and evicted on ENOSPC. */
+    for (uint64_t i = 0; i < 4; i++) {
+        mt_object_id x = oid(3, 10 + i);
+
+        CU_ASSERT_EQUAL(mt_objc_release(c, &x), 0);
+    }
+    CU_ASSERT_EQUAL(mt_objc_create(c, &id, 1 * MIB, 0, 0, NULL, &b), 0);
+    CU_ASSERT_EQUAL(mt_objc_abort(c, &id), 0);
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT_EQUAL(s.evictions, 1);
+    for (uint64_t i = 1; i < 4; i++) {
+        mt_object_id x = oid(3, 10 + i);
+
+        CU_ASSERT_EQUAL(mt_objc_delete(c, &x), 0);
+    }
+    mt_objc_disconnect(c);
+}
+
+static void test_get_timeout(void)
+{
+    struct mt_objc *c = conn();
+    mt_object_id nope = oid(4, 1);
+    struct mt_objc_buf b;
+    uint64_t t0 = test_now_ms(), dt;
+
+    CU_ASSERT_EQUAL(mt_objc_get(c, &nope, 100, &b), -MT_ETIMEDOUT);
+    dt = test_now_ms() - t0;
+    CU_ASSERT(dt >= 95 && dt < 5000);
+    /* The client still works after a timeout. */
+    CU_ASSERT_EQUAL(mt_objc_put(c, &nope, "x", 1, NULL, 0, 0, NULL), 0);
+    CU_ASSERT_EQUAL(mt_objc_get(c, &nope, 100, &b), 0);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &nope), 0);
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &nope), 0);
+    mt_objc_disconnect(c);
+}
+
+struct waiter_arg {
+    mt_object_id id;
+    int ready[2];
+};
+
+/* A child that waits (GET with a timeout) for an object still unsealed. */
+static int late_reader(void *arg)
+{
+    struct waiter_arg *w = arg;
+    struct mt_objc *c;
+    struct mt_objc_buf b;
+    char ch = 'w';
+    int rc;
+
+    if (mt_objc_connect(sp.sock, NULL, &c) < 0)
+        return 10;
+    if (write(w->ready[1], &ch, 1) != 1)
+        return 11;
+    rc = mt_objc_get(c, &w->id, 10000, &b);
+    if (rc == 0)
+        rc = memcmp(b.data, "late", 4) == 0 ? 0 : 12;
+    else
+        rc = 13;
+    mt_objc_disconnect(c);
+    return rc;
+}
+
+static void test_get_waits_for_seal(void)
+{
+    struct mt_objc *c = conn();
+    struct waiter_arg w = {.id = oid(4, 2)};
+    struct timespec pause_50ms = {0, 50000000};
+    struct mt_objc_buf b;
+    pid_t pid;
+    char ch;
+
+    CU_ASSERT_FATAL(pipe(w.ready) == 0);
+    CU_ASSERT_EQUAL_FATAL(mt_objc_create(c, &w.id, 4, 0, 0, NULL, &b), 0);
+    pid = child_start(late_reader, &w);
+    CU_ASSERT_EQUAL(read(w.ready[0], &ch, 1), 1);
+    /* Give the child's GET time to park; correctness does not depend on it. */
+    nanosleep(&pause_50ms, NULL);
+    memcpy(b.data, "late", 4);
+    CU_ASSERT_EQUAL(mt_objc_seal(c, &w.id), 0);
+    CU_ASSERT_EQUAL(child_wait(pid, 10000), 0);
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &w.id), 0);
+    close(w.ready[0]);
+    close(w.ready[1]);
+    mt_objc_disconnect(c);
+}
+
+/* ---- concurrent clients ---- */
+
+enum { NPROC = 4, NOBJ = 60 };
+
+static uint64_t obj_size(int i)
+{
+    static const uint64_t sizes[] = {0, 1, 100, 4096, 70000, 200000};
+
+    return sizes[i % 6];
+}
+
+static int worker(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    struct mt_objc *c;
+    uint8_t *buf = malloc(200000);
+    int bad = 0;
+
+    if (!buf || mt_objc_connect(sp.sock, NULL, &c) < 0)
+        return 20;
+    for (int i = 0; i < NOBJ; i++) {
+        mt_object_id id = oid(100 + (uint64_t)me, (uint64_t)i);
+
+        fill(buf, obj_size(i), (uint64_t)(me * 1000 + i));
+        if (mt_objc_put(c, &id, buf, obj_size(i), NULL, 0, 0, NULL) < 0)
+            bad++;
+    }
+    /* Read everybody's objects, waiting for those not put yet. */
+    for (int p = 0; p < NPROC; p++) {
+        for (int i = 0; i < NOBJ; i++) {
+            mt_object_id id = oid(100 + (uint64_t)p, (uint64_t)i);
+            struct mt_objc_buf b;
+
+            if (mt_objc_get(c, &id, 10000, &b) < 0) {
+                bad++;
+                continue;
+            }
+            if (b.info.data_size != obj_size(i) ||
+                !check(b.data, obj_size(i), (uint64_t)(p * 1000 + i)))
+                bad++;
+            mt_objc_release(c, &id);
+        }
+    }
+    mt_objc_disconnect(c);
+    free(buf);
+    return bad ? 21 : 0;
+}
+
+static void test_concurrent(void)
+{
+    pid_t pids[NPROC];
+    struct mt_objc *c;
+    struct mt_store_stats s;
+
+    for (int i = 0; i < NPROC; i++)
+        pids[i] = child_start(worker, (void *)(intptr_t)i);
+    for (int i = 0; i < NPROC; i++)
+        CU_ASSERT_EQUAL(child_wait(pids[i], 60000), 0);
+    c = conn();
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT_EQUAL(s.num_pinned, 0);
+    CU_ASSERT_EQUAL(s.num_unsealed, 0);
+    CU_ASSERT_EQUAL(s.num_sealed, NPROC * NOBJ);
+    for (int p = 0; p < NPROC; p++)
+        for (int i = 0; i < NOBJ; i++) {
+            mt_object_id id = oid(100 + (uint64_t)p, (uint64_t)i);
+
+            CU_ASSERT_EQUAL(mt_objc_delete(c, &id), 0);
+        }
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT_EQUAL(s.used, 0);
+    mt_objc_disconnect(c);
+}
+
+/* ---- killed clients ---- */
+
+struct victim {
+    int ready[2]; /* child -> parent: holding now */
+    bool pin;     /* pin an existing object instead of creating one */
+};
+
+static int holder(void *arg)
+{
+    struct victim *v = arg;
+    struct mt_objc *c;
+    struct mt_objc_buf b;
+    mt_object_id id = oid(5, v->pin ? 1 : 2);
+    char ch = 'r';
+
+    if (mt_objc_connect(sp.sock, NULL, &c) < 0)
+        return 30;
+    if (v->pin ? mt_objc_get(c, &id, 0, &b)
+               : mt_objc_create(c, &id, 2 * MIB, 0, 0, NULL, &b))
+        return 31;
+    if (write(v->ready[1], &ch, 1) != 1)
+        return 32;
+    pause(); /* until killed */
+    return 33;
+}
+
+struct stats_want {
+    struct mt_objc *c;
+    uint64_t pinned;
+    uint64_t unsealed;
+};
+
+static bool stats_match(void *arg)
+{
+    struct stats_want *w = arg;
+    struct mt_store_stats s;
+
+    return mt_objc_stats(w->c, &s) == 0 && s.num_pinned == w->pinned &&
+           s.num_unsealed == w->unsealed;
+}
+
+static void kill_holder(bool pin)
+{
+    struct victim v = {.pin = pin};
+    struct stats_want w = {.c = conn()};
+    char ch;
+    pid_t pid;
+
+    CU_ASSERT_FATAL(pipe(v.ready) == 0);
+    pid = child_start(holder, &v);
+    CU_ASSERT_EQUAL(read(v.ready[0], &ch, 1), 1);
+    w.pinned = pin ? 1 : 0;
+    w.unsealed = pin ? 0 : 1;
+    CU_ASSERT(stats_match(&w));
+    kill(pid, SIGKILL);
+    CU_ASSERT_EQUAL(child_wait(pid, 10000), 128 + SIGKILL);
+    w.pinned = w.unsealed = 0;
+    CU_ASSERT(wait_until(stats_match, &w, 5000));
+    close(v.ready[0]);
+    close(v.ready[1]);
+    mt_objc_disconnect(w.c);
+}
+
+static void test_killed_creator(void)
+{
+    struct mt_objc *c = conn();
+    mt_object_id id = oid(5, 2);
+    struct mt_store_stats s;
+
+    kill_holder(false);
+    CU_ASSERT_EQUAL(mt_objc_contains(c, &id), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT_EQUAL(s.used, 0);
+    mt_objc_disconnect(c);
+}
+
+static void test_killed_reader(void)
+{
+    struct mt_objc *c = conn();
+    mt_object_id id = oid(5, 1);
+
+    CU_ASSERT_EQUAL(mt_objc_put(c, &id, "pinned", 6, NULL, 0, 0, NULL), 0);
+    kill_holder(true);
+    /* Unpinned again: delete frees it at once. */
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &id), 0);
+    CU_ASSERT_EQUAL(mt_objc_contains(c, &id), -MT_ENOENT);
+    mt_objc_disconnect(c);
+}
+
+static void test_eager_release(void)
+{
+    struct mt_objc_opts o = {.eager_release = true};
+    struct mt_objc *c, *d = conn();
+    mt_object_id id = oid(6, 1);
+    struct mt_objc_buf b;
+    struct stats_want w = {.c = d};
+
+    CU_ASSERT_FATAL(mt_objc_connect(sp.sock, &o, &c) == 0);
+    CU_ASSERT_EQUAL(mt_objc_put(c, &id, "e", 1, NULL, 0, 0, NULL), 0);
+    CU_ASSERT_EQUAL(mt_objc_get(c, &id, 0, &b), 0);
+    CU_ASSERT_EQUAL(mt_objc_get(c, &id, 0, &b), 0); /* local */
+    CU_ASSERT_EQUAL(mt_objc_release(c, &id), 0);
+    w.pinned = 1;
+    CU_ASSERT(stats_match(&w));
+    CU_ASSERT_EQUAL(mt_objc_release(c, &id), 0);
+    w.pinned = 0;
+    CU_ASSERT(wait_until(stats_match, &w, 5000));
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &id), 0);
+    mt_objc_disconnect(c);
+    mt_objc_disconnect(d);
+}
+
+static void test_bad_socket_path(void)
+{
+    struct mt_objc *c;
+
+    CU_ASSERT(mt_objc_connect("/nonexistent/sock", NULL, &c) < 0);
+}
+
+CU_TestInfo mt_test_client[] = {
+    {"put_get", test_put_get},
+    {"create_seal_large_tensor", test_create_seal_large_tensor},
+    {"errors", test_errors},
+    {"get_timeout", test_get_timeout},
+    {"get_waits_for_seal", test_get_waits_for_seal},
+    {"concurrent", test_concurrent},
+    {"killed_creator", test_killed_creator},
+    {"killed_reader", test_killed_reader},
+    {"eager_release", test_eager_release},
+    {"bad_socket_path", test_bad_socket_path},
+    CU_TEST_INFO_NULL,
+};
+
+int mt_test_client_init(void)
+{
+    return suite_init();
+}
+
+int mt_test_client_cleanup(void)
+{
+    return suite_cleanup();
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_start.c -- `manta start`: start a head and a worker (--head) or a
+ * worker that joins an existing head (--address), as daemons owned by a
+ * session dir, and wait until they are up.
+ *
+ * Option values are checked here, before anything starts, with the same
+ * parsers the daemons use, so a typo fails fast with a usage message.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/session.h"
+#include "common/alloc.h"
+#include "common/cli_util.h"
+#include "common/qty.h"
+#include "common/sys.h"
+
+#define START_TIMEOUT_MS 15000
+#define MAX_ARGS 64
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: manta start --head [--port P] [options]\n"
+            "       manta start --address HOST:PORT [options]\n"
+            "\n"
+            "Start Manta on this machine: with --head, a head and a worker; with\n"
+            "--address, a worker that joins the head at HOST:PORT.\n"
+            "\n"
+            "  --head                 start the head (and a worker) here\n"
+            "  --address HOST:PORT    join the head at HOST:PORT\n"
+            "  --port P               head rpc port (default 6380; 0 picks one)\n"
+            "  --dashboard-port D     reserved for the dashboard (not served yet)\n"
+            "  --node-ip IP           this node's address (default: primary IPv4)\n"
+            "  --temp-dir DIR         session dir (default %s)\n"
+            "  --no-worker            with --head: start only the head\n"
+            "node options:\n"
+            "  --num-cpus N           CPUs to offer (default: detected)\n"
+            "  --num-gpus N           GPUs to offer (default 0)\n"
+            "  --memory BYTES         memory to offer, e.g. 8GiB (default: RAM)\n"
+            "  --resources JSON       custom resources, e.g. '{\"accel\": 2}'\n"
+            "  --labels K=V,...       node labels\n"
+            "tuning:\n"
+            "  --report-period-ms N   worker report period (default 1000)\n"
+            "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"
+            "  --log-level L          daemon log level (default info)\n"
+            "  -h, --help             this text\n",
+            MT_DEFAULT_TEMP_DIR);
+}
+
+struct start_opts {
+    int head;
+    int no_worker;
+    const char *address;
+    const char *port;
+    const char *node_ip;
+    const char *temp_dir;
+    const char *num_cpus, *num_gpus, *memory, *resources, *labels;
+    const char *period, *timeout, *log_level;
+};
+
+enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
+       O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG };
+
+static const struct option opts[] = {
+    {"head", no_argument, NULL, O_HEAD},
+    {"address", required_argument, NULL, O_ADDR},
+    {"port", required_argument, NULL, O_PORT},
+    {"dashboard-port", required_argument, NULL, O_DASH},
+    {"node-ip", required_argument, NULL, O_IP},
+    {"temp-dir", required_argument, NULL, O_TMP},
+    {"no-worker", no_argument, NULL, O_NOWORKER},
+    {"num-cpus", required_argument, NULL, O_CPUS},
+    {"num-gpus", required_argument, NULL, O_GPUS},
+    {"memory", required_argument, NULL, O_MEM},
+    {"resources", required_argument, NULL, O_RES},
+    {"labels", required_argument, NULL, O_LABELS},
+    {"report-period-ms", required_argument, NULL, O_PERIOD},
+    {"node-timeout-ms", required_argument, NULL, O_TIMEOUT},
+    {"log-level", required_argument, NULL, O_LOG},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int bad(const char *flag, const char *v, const char *why)
+{
+    fprintf(stderr, "manta start: invalid value for --%s: '%s'%s%s\n", flag, v,
+            why && *why ? ": " : "", why ? why : "");
+    usage(stderr);
+    return MT_EXIT_USAGE;
+}
+
+/* Check every value up front; RET 0 or the exit code. */
+static int check_values(const struct start_opts *o)
+{
+    struct mt_qty_list res = {0};
+    struct mt_kv_list labels = {0};
+    char err[256] = "";
+    int64_t q;
+    uint64_t b;
+    long v;
+    int rc = 0;
+
+    if (o->port && !mt_parse_int(o->port, 0, 65535, &v))
+        return bad("port", o->port, NULL);
+    if (o->node_ip && !mt_valid_ipv4(o->node_ip))
+        return bad("node-ip", o->node_ip, "expected an IPv4 address");
+    if (o->num_cpus && mt_qty_parse(o->num_cpus, &q) < 0)
+        return bad("num-cpus", o->num_cpus, "expected a number >= 0");
+    if (o->num_gpus && (mt_qty_parse(o->num_gpus, &q) < 0 || q % MT_QTY_SCALE))
+        return bad("num-gpus", o->num_gpus, "expected a whole number >= 0");
+    if (o->memory && mt_bytes_parse(o->memory, &b) < 0)
+        return bad("memory", o->memory, "expected a size like 8GiB");
+    if (o->period && !mt_parse_int(o->period, 10, 600000, &v))
+        return bad("report-period-ms", o->period, NULL);
+    if (o->timeout && !mt_parse_int(o->timeout, 50, 3600000, &v))
+        return bad("node-timeout-ms", o->timeout, NULL);
+    if (o->resources && mt_qty_parse_json(o->resources, &res, err,
+                                          sizeof(err)) < 0)
+        rc = bad("resources", o->resources, err);
+    else if (o->labels && mt_kv_parse(o->labels, &labels, err,
+                                      sizeof(err)) < 0)
+        rc = bad("labels", o->labels, err);
+    mt_qty_list_release(&res);
+    mt_kv_list_release(&labels);
+    return rc;
+}
+
+static int parse(int argc, char **argv, struct start_opts *o)
+{
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->temp_dir = MT_DEFAULT_TEMP_DIR;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_HEAD: o->head = 1; break;
+        case O_ADDR: o->address = optarg; break;
+        case O_PORT: o->port = optarg; break;
+        case O_DASH: break;
+        case O_IP: o->node_ip = optarg; break;
+        case O_TMP: o->temp_dir = optarg; break;
+        case O_NOWORKER: o->no_worker = 1; break;
+        case O_CPUS: o->num_cpus = optarg; break;
+        case O_GPUS: o->num_gpus = optarg; break;
+        case O_MEM: o->memory = optarg; break;
+        case O_RES: o->resources = optarg; break;
+        case O_LABELS: o->labels = optarg; break;
+        case O_PERIOD: o->period = optarg; break;
+        case O_TIMEOUT: o->timeout = optarg; break;
+        case O_LOG: o->log_level = optarg; break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            fprintf(stderr, "manta start: unknown or incomplete option '%s'\n",
+                    argv[optind - 1]);
+            usage(stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "manta start: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return MT_EXIT_USAGE;
+    }
+    if (o->head == !!o->address) {
+        fprintf(stderr, "manta start: give exactly one of --head or --address\n");
+        usage(stderr);
+        return MT_EXIT_USAGE;
+    }
+    if (o->address && !mt_parse_host_port(o->address))
+        return bad("address", o->address, "expected HOST:PORT");
+    if (o->no_worker && !o->head)
+        return bad("no-worker", "", "only with --head");
+    return check_values(o);
+}
+
+static void add(char **args, int *n, const char *flag, const char *value)
+{
+    if (!value || *n + 2 >= MAX_ARGS)
+        return;
+    args[(*n)++] = (char *)flag;
+    args[(*n)++] = (char *)value;
+}
+
+/* Spawn a daemon and wait for its marker file; RET owned contents or NULL. */
+static char *launch(const struct start_opts *o, const char *name, char **args,
+                    const char *marker)
+{
+    char *log = mt_xasprintf("%s/logs/%s.log", o->temp_dir, name);
+    char *txt = NULL;
+    pid_t pid = mt_session_spawn(o->temp_dir, name, args, log);
+
+    if (pid < 0) {
+        fprintf(stderr, "manta start: cannot start %s: %s\n", args[0],
+                strerror((int)-pid));
+        goto out;
+    }
+    txt = mt_session_wait_file(o->temp_dir, marker, pid, START_TIMEOUT_MS);
+    if (!txt) {
+        fprintf(stderr, "manta start: %s did not come up (%s)\n", args[0],
+                mt_session_pid_alive(pid) ? "timed out" : "it exited");
+        mt_session_print_log_tail(log, 15);
+    }
+out:
+    free(log);
+    return txt;
+}
+
+static char *start_head(const struct start_opts *o)
+{
+    char *args[MAX_ARGS] = {"manta-head"};
+    int n = 1;
+
+    add(args, &n, "--port", o->port ? o->port : "6380");
+    add(args, &n, "--node-ip", o->node_ip);
+    add(args, &n, "--temp-dir", o->temp_dir);
+    add(args, &n, "--report-period-ms", o->period);
+    add(args, &n, "--node-timeout-ms", o->timeout);
+    add(args, &n, "--log-level", o->log_level);
+    return launch(o, "head", args, "head.addr");
+}
+
+static char *start_worker(const struct start_opts *o, const char *head)
+{
+    char *args[MAX_ARGS] = {"manta-worker"};
+    int n = 1;
+
+    add(args, &n, "--address", head);
+    add(args, &n, "--node-ip", o->node_ip);
+    add(args, &n, "--temp-dir", o->temp_dir);
+    add(args, &n, "--num-cpus", o->num_cpus);
+    add(args, &n, "--num-gpus", o->num_gpus);
+    add(args, &n, "--memory", o->memory);
+    add(args, &n, "--resources", o->resources);
+    add(args, &n, "--labels", o->labels);
+    add(args, &n, "--report-period-ms", o->period);
+    add(args, &n, "--log-level", o->log_level);
+    return launch(o, "worker", args, "worker.registered");
+}
+
+/* Refuse to start over live daemons; clear stale markers. */
+static int prepare_dir(const struct start_opts *o)
+{
+    static const char *stale[] = {"head.addr", "worker.addr",
+                                  "worker.registered"};
+    const char *names[] = {o->head ? "head" : NULL,
+                           o->no_worker ? NULL : "worker"};
+    char *logs = mt_xasprintf("%s/logs", o->temp_dir);
+    int rc = mt_sys_mkdir_p(logs);
+
+    free(logs);
+    if (rc < 0) {
+        fprintf(stderr, "manta start: cannot create %s: %s\n", o->temp_dir,
+                strerror(-rc));
+        return 1;
+    }
+    for (int i = 0; i < 2; i++) {
+        pid_t pid = names[i] ? mt_session_read_pid(o->temp_dir, names[i]) : 0;
+        if (pid > 0) {
+            fprintf(stderr,
+                    "manta start: a manta-%s is already running for %s "
+                    "(pid %d); run `manta stop --temp-dir %s` first\n",
+                    names[i], o->temp_dir, (int)pid, o->temp_dir);
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++) {
+        if ((i == 0 && !o->head) || (i > 0 && o->no_worker))
+            continue;
+        char *p = mt_session_path(o->temp_dir, stale[i]);
+        unlink(p);
+        free(p);
+    }
+    return 0;
+}
+
+int mt_cmd_start(int argc, char **argv)
+{
+    struct start_opts o;
+    char *head_addr = NULL, *node = NULL;
+    int rc = parse(argc, argv, &o);
+
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    rc = prepare_dir(&o);
+    if (rc)
+        return rc;
+    if (o.head) {
+        head_addr = start_head(&o);
+        if (!head_addr)
+            return 1;
+    } else {
+        head_addr = mt_xstrdup(o.address);
+    }
+    if (!o.no_worker) {
+        node = start_worker(&o, head_addr);
+        if (!node) {
+            fprintf(stderr, "manta start: the worker could not join %s%s\n",
+                    head_addr,
+                    o.head ? "; the head is still running (manta stop)" : "");
+            free(head_addr);
+            return 1;
+        }
+    }
+    if (o.head) {
+        printf("Manta head started at %s (session %s).\n\n", head_addr,
+               o.temp_dir);
+        printf("To add a machine to this cluster, run there:\n"
+               "    manta start --address %s\n\n", head_addr);
+    } else {
+        printf("Manta worker joined the cluster at %s (session %s).\n\n",
+               head_addr, o.temp_dir);
+    }
+    if (node)
+        printf("Local node: %s\n", node);
+    printf("To see the cluster:  manta status --address %s\n"
+           "To stop this node:   manta stop --temp-dir %s\n",
+           head_addr, o.temp_dir);
+    free(head_addr);
+    free(node);
+    return 0;
+}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_stop.c -- `manta stop`: stop the daemons of one session dir. The worker
+ * goes first (it unregisters from the head), then the head. Each gets
+ * SIGTERM and a grace period, then SIGKILL; --force skips the grace.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/session.h"
+#include "common/cli_util.h"
+#include "common/sys.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: manta stop [--temp-dir DIR] [--force] [--grace-period S]\n"
+            "\n"
+            "Stop the Manta processes this machine started for a session dir.\n"
+            "\n"
+            "  --temp-dir DIR       session dir (default %s)\n"
+            "  --force              kill at once (SIGKILL), no graceful stop\n"
+            "  --grace-period S     seconds to wait before SIGKILL (default 10)\n"
+            "  -h, --help           this text\n",
+            MT_DEFAULT_TEMP_DIR);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* RET 1 if a process was stopped, 0 if none ran, -1 if it survived. */
+static int stop_one(const char *dir, const char *name, bool force,
+                    long grace_s)
+{
+    pid_t pid = mt_session_read_pid(dir, name);
+    int64_t end;
+    char pidf[512], addrf[512];
+    bool killed = false;
+
+    if (pid <= 0)
+        return 0;
+    kill(pid, force ? SIGKILL : SIGTERM);
+    end = mt_now_mono_ms() + (force ? 5000 : grace_s * 1000);
+    while (mt_session_pid_alive(pid)) {
+        if (mt_now_mono_ms() >= end) {
+            if (killed) {
+                fprintf(stderr, "manta stop: manta-%s (pid %d) survived "
+                                "SIGKILL\n", name, (int)pid);
+                return -1;
+            }
+            fprintf(stderr, "manta stop: manta-%s (pid %d) did not exit in "
+                            "%lds; sending SIGKILL\n", name, (int)pid, grace_s);
+            kill(pid, SIGKILL);
+            killed = true;
+            end = mt_now_mono_ms() + 5000;
+        }
+        sleep_ms(20);
+    }
+    snprintf(pidf, sizeof(pidf), "%s/%s.pid", dir, name);
+    snprintf(addrf, sizeof(addrf), "%s/%s.addr", dir, name);
+    unlink(pidf);
+    unlink(addrf);
+    printf("Stopped manta-%s (pid %d)%s.\n", name, (int)pid,
+           force || killed ? " by SIGKILL" : "");
+    return 1;
+}
+
+int mt_cmd_stop(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"temp-dir", required_argument, NULL, 't'},
+        {"force", no_argument, NULL, 'f'},
+        {"grace-period", required_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *dir = MT_DEFAULT_TEMP_DIR;
+    bool force = false;
+    long grace = 10;
+    int c, stopped = 0, failed = 0;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 't': dir = optarg; break;
+        case 'f': force = true; break;
+        case 'g':
+            if (!mt_parse_int(optarg, 0, 3600, &grace)) {
+                fprintf(stderr, "manta stop: invalid value for "
+                                "--grace-period: '%s'\n", optarg);
+                usage(stderr);
+                return MT_EXIT_USAGE;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            fprintf(stderr, "manta stop: unknown or incomplete option '%s'\n",
+                    argv[optind - 1]);
+            usage(stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "manta stop: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return MT_EXIT_USAGE;
+    }
+    for (int i = 0; i < 2; i++) {
+        int r = stop_one(dir, i == 0 ? "worker" : "head", force, grace);
+        stopped += r > 0;
+        failed += r < 0;
+    }
+    {
+        char *reg = mt_session_path(dir, "worker.registered");
+        unlink(reg);
+        free(reg);
+    }
+    if (!stopped && !failed)
+        printf("No Manta processes running for %s.\n", dir);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rpc_status.c -- `manta status`: ask the head for GetClusterStatus and print
+ * it as text (in the spirit of `ray status`) or as one JSON object.
+ *
+ * Resources are shown as used/total, used = total - available. Memory-like
+ * resources (memory, object_store_memory) are printed in bytes units.
+ * An unreachable head fails within the call deadline (4 s) with one line.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/session.h"
+#include "common/cli_util.h"
+#include "common/error.h"
+#include "common/qty.h"
+#include "common/rpc.h"
+#include "common/strbuf.h"
+#include "common/sys.h"
+#include "head_service.pb-c.h"
+#include "proto/services.h"
+
+#define STATUS_TIMEOUT_MS 4000
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: manta status [--address HOST:PORT | --temp-dir DIR]\n"
+            "                    [--format text|json]\n"
+            "\n"
+            "Show the cluster: nodes (alive/dead), addresses, resources used/total.\n"
+            "\n"
+            "  --address HOST:PORT  the head (default: read from the session dir)\n"
+            "  --temp-dir DIR       session dir holding head.addr (default %s)\n"
+            "  --format F           text (default) or json\n"
+            "  -h, --help           this text\n",
+            MT_DEFAULT_TEMP_DIR);
+}
+
+static bool is_bytes(const char *name)
+{
+    return strcmp(name, "memory") == 0 ||
+           strcmp(name, "object_store_memory") == 0;
+}
+
+static double to_double(int64_t q)
+{
+    return (double)q / MT_QTY_SCALE;
+}
+
+static int64_t find_qty(Manta__ResourceEntry **e, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(e[i]->name, name) == 0)
+            return e[i]->quantity;
+    return 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static void json_res(struct mt_strbuf *sb, Manta__ResourceEntry **e, size_t n)
+{
+    char num[32];
+
+    mt_strbuf_adds(sb, "{");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            mt_strbuf_adds(sb, ", ");
+        mt_strbuf_add_json_str(sb, e[i]->name);
+        mt_strbuf_addf(sb, ": %s", mt_qty_format(e[i]->quantity, num,
+                                                 sizeof(num)));
+    }
+    mt_strbuf_adds(sb, "}");
+}
+
+static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
+{
+    mt_strbuf_adds(sb, "{\"node_id\": ");
+    mt_strbuf_add_json_str(sb, n->node_id);
+    mt_strbuf_adds(sb, ", \"address\": ");
+    mt_strbuf_add_json_str(sb, n->address);
+    mt_strbuf_adds(sb, ", \"node_ip\": ");
+    mt_strbuf_add_json_str(sb, n->node_ip);
+    mt_strbuf_adds(sb, ", \"hostname\": ");
+    mt_strbuf_add_json_str(sb, n->hostname);
+    mt_strbuf_addf(sb, ", \"state\": \"%s\"",
+                   n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE ? "ALIVE"
+                                                                   : "DEAD");
+    mt_strbuf_adds(sb, ", \"resources_total\": ");
+    json_res(sb, n->resources_total, n->n_resources_total);
+    mt_strbuf_adds(sb, ", \"resources_available\": ");
+    json_res(sb, n->resources_available, n->n_resources_available);
+    mt_strbuf_adds(sb, ", \"labels\": {");
+    for (size_t i = 0; i < n->n_labels; i++) {
+        if (i)
+            mt_strbuf_adds(sb, ", ");
+        mt_strbuf_add_json_str(sb, n->labels[i]->key);
+        mt_strbuf_adds(sb, ": ");
+        mt_strbuf_add_json_str(sb, n->labels[i]->value);
+    }
+    mt_strbuf_adds(sb, "}");
+    if (n->usage)
+        mt_strbuf_addf(sb,
+                       ", \"usage\": {\"cpu_percent\": %.1f, "
+                       "\"mem_used_bytes\": %llu, \"mem_total_bytes\": %llu}",
+                       n->usage->cpu_percent,
+                       (unsigned long long)n->usage->mem_used_bytes,
+                       (unsigned long long)n->usage->mem_total_bytes);
+    mt_strbuf_addf(sb, ", \"pid\": %u, \"start_time_ms\": %lld, "
+                       "\"last_report_ms\": %lld, \"death_time_ms\": %lld",
+                   n->pid, (long long)n->start_time_ms,
+                   (long long)n->last_report_ms, (long long)n->death_time_ms);
+    mt_strbuf_adds(sb, ", \"death_reason\": ");
+    mt_strbuf_add_json_str(sb, n->death_reason);
+    mt_strbuf_adds(sb, "}");
+}
+
+static void print_json(const Manta__GetClusterStatusReply *r)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+
+    mt_strbuf_adds(&sb, "{\"cluster_id\": ");
+    mt_strbuf_add_json_str(&sb, r->cluster_id);
+    mt_strbuf_adds(&sb, ", \"head_address\": ");
+    mt_strbuf_add_json_str(&sb, r->head_address);
+    mt_strbuf_adds(&sb, ", \"head_version\": ");
+    mt_strbuf_add_json_str(&sb, r->head_version);
+    mt_strbuf_addf(&sb, ", \"head_start_time_ms\": %lld",
+                   (long long)r->head_start_time_ms);
+    mt_strbuf_adds(&sb, ", \"resources_total\": ");
+    json_res(&sb, r->resources_total, r->n_resources_total);
+    mt_strbuf_adds(&sb, ", \"resources_available\": ");
+    json_res(&sb, r->resources_available, r->n_resources_available);
+    mt_strbuf_adds(&sb, ", \"nodes\": [");
+    for (size_t i = 0; i < r->n_nodes; i++) {
+        mt_strbuf_adds(&sb, i ? ",\n  " : "\n  ");
+        json_node(&sb, r->nodes[i]);
+    }
+    mt_strbuf_adds(&sb, r->n_nodes ? "\n]}\n" : "]}\n");
+    fputs(mt_strbuf_str(&sb), stdout);
+    mt_strbuf_release(&sb);
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+static void fmt_amount(const char *name, int64_t q, char *buf, size_t len)
+{
+    if (is_bytes(name))
+        mt_bytes_format(to_double(q), buf, len);
+    else
+        snprintf(buf, len, "%.1f", to_double(q));
+}
+
+/* "used/total name" for one resource. */
+static void fmt_usage(struct mt_strbuf *sb, const char *name, int64_t total,
+                      int64_t avail)
+{
+    char u[32], t[32];
+
+    fmt_amount(name, total - avail, u, sizeof(u));
+    fmt_amount(name, total, t, sizeof(t));
+    mt_strbuf_addf(sb, "%s/%s %s", u, t, name);
+}
+
+static void text_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
+{
+    bool alive = n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE;
+
+    mt_strbuf_addf(sb, " %s  %-5s  %-21s  %s\n", n->node_id,
+                   alive ? "ALIVE" : "DEAD", n->address, n->hostname);
+    mt_strbuf_adds(sb, "   resources: ");
+    for (size_t i = 0; i < n->n_resources_total; i++) {
+        const char *name = n->resources_total[i]->name;
+        if (i)
+            mt_strbuf_adds(sb, ", ");
+        fmt_usage(sb, name, n->resources_total[i]->quantity,
+                  alive ? find_qty(n->resources_available,
+                                   n->n_resources_available, name)
+                        : n->resources_total[i]->quantity);
+    }
+    mt_strbuf_adds(sb, "\n");
+    if (alive && n->usage) {
+        char used[32], tot[32];
+        mt_strbuf_addf(sb, "   host: cpu %.1f%%, memory %s/%s\n",
+                       n->usage->cpu_percent,
+                       mt_bytes_format((double)n->usage->mem_used_bytes, used,
+                                       sizeof(used)),
+                       mt_bytes_format((double)n->usage->mem_total_bytes, tot,
+                                       sizeof(tot)));
+    }
+    if (!alive)
+        mt_strbuf_addf(sb, "   dead: %s\n", n->death_reason);
+    if (n->n_labels) {
+        mt_strbuf_adds(sb, "   labels: ");
+        for (size_t i = 0; i < n->n_labels; i++)
+            mt_strbuf_addf(sb, "%s%s=%s", i ? ", " : "", n->labels[i]->key,
+                           n->labels[i]->value);
+        mt_strbuf_adds(sb, "\n");
+    }
+}
+
+static void print_text(const Manta__GetClusterStatusReply *r)
+{
+    static const char rule[] =
+        "---------------------------------------------------------------\n";
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    size_t alive = 0;
+    char ts[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    long up = (long)((mt_now_wall_ms() - r->head_start_time_ms) / 1000);
+
+    localtime_r(&now, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
+    for (size_t i = 0; i < r->n_nodes; i++)
+        alive += r->nodes[i]->state == MANTA__NODE_STATE__NODE_STATE_ALIVE;
+    mt_strbuf_addf(&sb, "======== Cluster status: %s ========\n", ts);
+    mt_strbuf_addf(&sb, "Head: %s (cluster %s, version %s, up %ldh%02ldm%02lds)\n",
+                   r->head_address, r->cluster_id, r->head_version, up / 3600,
+                   up / 60 % 60, up % 60);
+    mt_strbuf_addf(&sb, "Node status\n%sAlive:\n %zu node%s\nDead:\n", rule,
+                   alive, alive == 1 ? "" : "s");
+    if (r->n_nodes == alive)
+        mt_strbuf_adds(&sb, " (no dead nodes)\n");
+    else
+        mt_strbuf_addf(&sb, " %zu node%s\n", r->n_nodes - alive,
+                       r->n_nodes - alive == 1 ? "" : "s");
+    mt_strbuf_addf(&sb, "Nodes\n%s", rule);
+    for (size_t i = 0; i < r->n_nodes; i++)
+        text_node(&sb, r->nodes[i]);
+    if (!r->n_nodes)
+        mt_strbuf_adds(&sb, " (no nodes)\n");
+    mt_strbuf_addf(&sb, "Resources\n%sUsage:\n", rule);
+    for (size_t i = 0; i < r->n_resources_total; i++) {
+        const char *name = r->resources_total[i]->name;
+        mt_strbuf_adds(&sb, " ");
+        fmt_usage(&sb, name, r->resources_total[i]->quantity,
+                  find_qty(r->resources_available, r->n_resources_available,
+                           name));
+        mt_strbuf_adds(&sb, "\n");
+    }
+    if (!r->n_resources_total)
+        mt_strbuf_adds(&sb, " (no resources)\n");
+    mt_strbuf_adds(&sb, "Demands:\n (no resource demands)\n");
+    fputs(mt_strbuf_str(&sb), stdout);
+    mt_strbuf_release(&sb);
+}
+
+/* ---- command ------------------------------------------------------------------ */
+
+static int fetch(const char *addr, Manta__GetClusterStatusReply **out,
+                 char *err, size_t errlen)
+{
+    Manta__GetClusterStatusRequest req = MANTA__GET_CLUSTER_STATUS_REQUEST__INIT;
+    struct mt_rpc_engine *eng = NULL;
+    struct mt_rpc_channel *ch = NULL;
+    ProtobufCMessage *resp = NULL;
+    uv_loop_t loop;
+    int rc;
+
+    uv_loop_init(&loop);
+    rc = mt_rpc_engine_create(&loop, &eng);
+    if (rc == 0)
+        rc = mt_rpc_channel_create(eng, addr, 0, &ch);
+    if (rc == 0)
+        rc = mt_rpc_unary_sync(ch, &mt_head_get_cluster_status, &req.base,
+                               STATUS_TIMEOUT_MS, 0, &resp, err, errlen);
+    else
+        snprintf(err, errlen, "%s", mt_strerror(rc));
+    mt_rpc_channel_destroy(ch);
+    mt_rpc_engine_destroy(eng);
+    uv_loop_close(&loop);
+    *out = (Manta__GetClusterStatusReply *)resp;
+    return rc;
+}
+
+/* Keep a server's error text on one line. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\n' || *s == '\r')
+            *s = ' ';
+}
+
+int mt_cmd_status(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"address", required_argument, NULL, 'a'},
+        {"temp-dir", required_argument, NULL, 't'},
+        {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *addr = NULL, *dir = NULL, *format = "text";
+    Manta__GetClusterStatusReply *r = NULL;
+    char *file_addr = NULL, err[512] = "";
+    int c, rc;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a': addr = optarg; break;
+        case 't': dir = optarg; break;
+        case 'f': format = optarg; break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            fprintf(stderr, "manta status: unknown or incomplete option '%s'\n",
+                    argv[optind - 1]);
+            usage(stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc || (addr && dir) ||
+        (strcmp(format, "text") && strcmp(format, "json"))) {
+        fprintf(stderr, "manta status: %s\n",
+                optind < argc ? "unexpected argument"
+                : addr && dir ? "give --address or --temp-dir, not both"
+                              : "--format must be text or json");
+        usage(stderr);
+        return MT_EXIT_USAGE;
+    }
+    if (addr && !mt_parse_host_port(addr)) {
+        fprintf(stderr, "manta status: invalid --address '%s': expected "
+                        "HOST:PORT\n", addr);
+        usage(stderr);
+        return MT_EXIT_USAGE;
+    }
+    if (!addr) {
+        char *path;
+        dir = dir ? dir : MT_DEFAULT_TEMP_DIR;
+        path = mt_session_path(dir, "head.addr");
+        file_addr = mt_sys_read_file(path);
+        free(path);
+        if (!file_addr || !*file_addr) {
+            fprintf(stderr, "manta status: no head address in %s (is a "
+                            "cluster running? pass --address HOST:PORT)\n", dir);
+            free(file_addr);
+            return 1;
+        }
+        file_addr[strcspn(file_addr, "\r\n ")] = '\0';
+        addr = file_addr;
+    }
+    rc = fetch(addr, &r, err, sizeof(err));
+    if (rc < 0 || !r) {
+        one_line(err);
+        fprintf(stderr, "manta status: cannot reach the head at %s: %s\n", addr,
+                err);
+        free(file_addr);
+        return 1;
+    }
+    if (strcmp(format, "json") == 0)
+        print_json(r);
+    else
+        print_text(r);
+    manta__get_cluster_status_reply__free_unpacked(r, NULL);
+    free(file_addr);
+    return 0;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * qty.h -- fixed-point resource quantities (1/10000 of a unit, DESIGN.md
+ * section 4) and the small parsers the command-line tools share: resource
+ * maps given as JSON ('{"GPU": 2, "accel": 0.5}'), label lists ("k=v,k2=v2")
+ * and byte sizes ("4GiB").
+ */
+#ifndef MT_QTY_H
+#define MT_QTY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MT_QTY_SCALE 10000
+
+/* A named quantity. name is owned by whoever owns the list. */
+struct mt_qty_entry {
+    char *name;
+    int64_t qty;
+};
+
+struct mt_qty_list {
+    struct mt_qty_entry *v;
+    size_t n;
+    size_t cap;
+};
+
+struct mt_kv {
+    char *key;
+    char *value;
+};
+
+struct mt_kv_list {
+    struct mt_kv *v;
+    size_t n;
+    size_t cap;
+};
+
+/*
+ * mt_qty_parse - "2", "0.25", "1e3" to fixed point, rounding to 1/10000.
+ * RET 0 or -MT_EINVAL (not a number, negative, too large)
+ */
+int mt_qty_parse(const char *s, int64_t *out);
+
+/* mt_qty_from_double - RET fixed point for v, or -1 if negative/too big. */
+int64_t mt_qty_from_double(double v);
+
+/*
+ * mt_qty_format - "2", "0.25", "0.0001": shortest exact decimal.
+ * OUT buf  at least 32 bytes
+ */
+char *mt_qty_format(int64_t q, char *buf, size_t len);
+
+/* mt_bytes_format - 25769803776 -> "24.0GiB". OUT buf at least 16 bytes. */
+char *mt_bytes_format(double bytes, char *buf, size_t len);
+
+/*
+ * mt_bytes_parse - "1024", "512MiB", "4G", "1.5GiB" to bytes.
+ * RET 0 or -MT_EINVAL
+ */
+int mt_bytes_parse(const char *s, uint64_t *out);
+
+/* List helpers; set adds or replaces; get returns -1 when absent. */
+void mt_qty_list_set(struct mt_qty_list *l, const char *name, int64_t qty);
+int64_t mt_qty_list_get(const struct mt_qty_list *l, const char *name);
+void mt_qty_list_release(struct mt_qty_list *l);
+void mt_kv_list_set(struct mt_kv_list *l, const char *key, const char *value);
+const char *mt_kv_list_get(const struct mt_kv_list *l, const char *key);
+void mt_kv_list_release(struct mt_kv_list *l);
+
+/*
+ * mt_qty_parse_json - parse a flat JSON object of name -> non-negative number
+ * into l (entries added or replaced).
+ *
+ * OUT err  on failure, a one-line reason (may be NULL)
+ * RET 0 or -MT_EINVAL
+ */
+int mt_qty_parse_json(const char *text, struct mt_qty_list *l, char *err,
+                      size_t errlen);
+
+/*
+ * mt_kv_parse - parse "k=v,k2=v2" into l. Keys must be non-empty and made of
+ * [A-Za-z0-9._/-]; values may be empty and may not contain ','.
+ * RET 0 or -MT_EINVAL (err says why)
+ */
+int mt_kv_parse(const char *text, struct mt_kv_list *l, char *err,
+                size_t errlen);
+
+#endif /* MT_QTY_H */

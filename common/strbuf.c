@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * strbuf.c -- growable string buffer (see strbuf.h).
+ */
+#include "common/strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+
+static void reserve(struct mt_strbuf *sb, size_t extra)
+{
+    size_t need = sb->len + extra + 1;
+
+    if (need <= sb->cap)
+        return;
+    sb->cap = sb->cap ? sb->cap : 64;
+    while (sb->cap < need)
+        sb->cap *= 2;
+    sb->buf = mt_xrealloc(sb->buf, sb->cap);
+}
+
+void mt_strbuf_add(struct mt_strbuf *sb, const char *s, size_t n)
+{
+    reserve(sb, n);
+    memcpy(sb->buf + sb->len, s, n);
+    sb->len += n;
+    sb->buf[sb->len] = '\0';
+}
+
+void mt_strbuf_adds(struct mt_strbuf *sb, const char *s)
+{
+    mt_strbuf_add(sb, s, strlen(s));
+}
+
+void mt_strbuf_addf(struct mt_strbuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n <= 0)
+        return;
+    reserve(sb, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb->len += (size_t)n;
+}
+
+void mt_strbuf_add_json_str(struct mt_strbuf *sb, const char *s)
+{
+    mt_strbuf_add(sb, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;
+         p++) {
+        switch (*p) {
+        case '"':
+            mt_strbuf_add(sb, "\\\"", 2);
+            break;
+        case '\\':
+            mt_strbuf_add(sb, "\\\\", 2);
+            break;
+        case '\n':
+            mt_strbuf_add(sb, "\\n", 2);
+            break;
+        case '\r':
+            mt_strbuf_add(sb, "\\r", 2);
+            break;
+        case '\t':
+            mt_strbuf_add(sb, "\\t", 2);
+            break;
+        default:
+            if (*p < 0x20)
+                mt_strbuf_addf(sb, "\\u%04x", *p);
+            else
+                mt_strbuf_add(sb, (const char *)p, 1);
+        }
+    }
+    mt_strbuf_add(sb, "\"", 1);
+}
+
+const char *mt_strbuf_str(const struct mt_strbuf *sb)
+{
+    return sb->buf ? sb->buf : "";
+}
+
+void mt_strbuf_release(struct mt_strbuf *sb)
+{
+    free(sb->buf);
+    sb->buf = NULL;
+    sb->len = sb->cap = 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * strbuf.h -- a growable, always NUL-terminated string buffer (git's strbuf
+ * in miniature), plus JSON string escaping for the writers built on it.
+ */
+#ifndef MT_STRBUF_H
+#define MT_STRBUF_H
+
+#include <stddef.h>
+
+struct mt_strbuf {
+    char *buf; /* NUL-terminated; "" before the first append */
+    size_t len;
+    size_t cap;
+};
+
+#define MT_STRBUF_INIT {NULL, 0, 0}
+
+/* Append; the buffer grows as needed (aborts on out-of-memory). */
+void mt_strbuf_add(struct mt_strbuf *sb, const char *s, size_t n);
+void mt_strbuf_adds(struct mt_strbuf *sb, const char *s);
+void mt_strbuf_addf(struct mt_strbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Append s as a JSON string literal, quotes included. */
+void mt_strbuf_add_json_str(struct mt_strbuf *sb, const char *s);
+
+/* The contents ("" when empty). RET borrowed until the next append. */
+const char *mt_strbuf_str(const struct mt_strbuf *sb);
+
+/* Free the storage; the buffer is empty and reusable afterwards. */
+void mt_strbuf_release(struct mt_strbuf *sb);
+
+#endif /* MT_STRBUF_H */

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * main.c -- manta-head: parse flags, run the head on a libuv loop until
+ * SIGTERM/SIGINT, then stop gracefully.
+ *
+ * Usually started by `manta start --head`, which passes --temp-dir; the head
+ * then writes <temp-dir>/head.addr once it listens, so the CLI knows it is up.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/cli_util.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/sys.h"
+#include "head/head.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: manta-head [options]\n"
+            "\n"
+            "The Manta head daemon: node membership, cluster status.\n"
+            "Normally started by `manta start --head`.\n"
+            "\n"
+            "  --port P               rpc port (default %d; 0 picks one)\n"
+            "  --node-ip IP           address to bind and advertise\n"
+            "                         (default: bind all, advertise the\n"
+            "                         primary IPv4 address)\n"
+            "  --temp-dir DIR         session dir; head.addr is written there\n"
+            "  --storage SPEC         state backend: memory (default)\n"
+            "  --report-period-ms N   how often workers report (default 1000)\n"
+            "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"
+            "  --grace-ms N           shutdown grace for calls (default 2000)\n"
+            "  --log-level L          debug|info|warn|error (default info)\n"
+            "  --version              print the version\n"
+            "  -h, --help             this text\n",
+            MT_HEAD_DEFAULT_PORT);
+}
+
+static uv_loop_t *loop;
+static struct mt_head *head;
+static uv_signal_t sig_term, sig_int;
+
+/* The rpc engine's wakeup handle keeps the loop alive: stop it here. */
+static void on_stopped(void *arg)
+{
+    uv_close((uv_handle_t *)&sig_term, NULL);
+    uv_close((uv_handle_t *)&sig_int, NULL);
+    uv_stop(loop);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    MT_INFO("signal %d: stopping", signum);
+    mt_head_stop(head, on_stopped, NULL);
+}
+
+enum { O_PORT = 256, O_IP, O_TMP, O_STORAGE, O_PERIOD, O_TIMEOUT, O_GRACE,
+       O_LOG, O_VERSION };
+
+static const struct option opts[] = {
+    {"port", required_argument, NULL, O_PORT},
+    {"node-ip", required_argument, NULL, O_IP},
+    {"temp-dir", required_argument, NULL, O_TMP},
+    {"storage", required_argument, NULL, O_STORAGE},
+    {"report-period-ms", required_argument, NULL, O_PERIOD},
+    {"node-timeout-ms", required_argument, NULL, O_TIMEOUT},
+    {"grace-ms", required_argument, NULL, O_GRACE},
+    {"log-level", required_argument, NULL, O_LOG},
+    {"version", no_argument, NULL, O_VERSION},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int bad_value(const char *flag, const char *v)
+{
+    fprintf(stderr, "manta-head: invalid value for --%s: '%s'\n", flag, v);
+    usage(stderr);
+    return MT_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    struct mt_head_config cfg = {NULL, NULL, NULL, "memory", 1000, 3000, 2000};
+    long port = MT_HEAD_DEFAULT_PORT, v;
+    const char *node_ip = NULL;
+    char ip[64], bind[128], *addr_path;
+    int c, level = MT_LOG_INFO, rc;
+
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_PORT:
+            if (!mt_parse_int(optarg, 0, 65535, &port))
+                return bad_value("port", optarg);
+            break;
+        case O_IP:
+            if (!mt_valid_ipv4(optarg))
+                return bad_value("node-ip", optarg);
+            node_ip = optarg;
+            break;
+        case O_TMP:
+            cfg.temp_dir = optarg;
+            break;
+        case O_STORAGE:
+            cfg.storage = optarg;
+            break;
+        case O_PERIOD:
+            if (!mt_parse_int(optarg, 10, 600000, &v))
+                return bad_value("report-period-ms", optarg);
+            cfg.report_period_ms = (int)v;
+            break;
+        case O_TIMEOUT:
+            if (!mt_parse_int(optarg, 50, 3600000, &v))
+                return bad_value("node-timeout-ms", optarg);
+            cfg.node_timeout_ms = (int)v;
+            break;
+        case O_GRACE:
+            if (!mt_parse_int(optarg, 0, 600000, &v))
+                return bad_value("grace-ms", optarg);
+            cfg.grace_ms = (int)v;
+            break;
+        case O_LOG:
+            level = mt_log_parse_level(optarg);
+            if (level < 0)
+                return bad_value("log-level", optarg);
+            break;
+        case O_VERSION:
+            printf("manta-head %s\n", MT_VERSION);
+            return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            fprintf(stderr, "manta-head: unknown or incomplete option '%s'\n",
+                    argv[optind - 1]);
+            usage(stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "manta-head: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return MT_EXIT_USAGE;
+    }
+    if (cfg.node_timeout_ms <= cfg.report_period_ms)
+        fprintf(stderr, "manta-head: warning: --node-timeout-ms should exceed "
+                        "--report-period-ms\n");
+    mt_log_init("head", (enum mt_log_level)level, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (node_ip) {
+        snprintf(ip, sizeof(ip), "%s", node_ip);
+        snprintf(bind, sizeof(bind), "%s:%ld", node_ip, port);
+    } else {
+        mt_sys_primary_ip(ip, sizeof(ip));
+        snprintf(bind, sizeof(bind), "0.0.0.0:%ld", port);
+    }
+    cfg.bind_addr = bind;
+    cfg.node_ip = ip;
+
+    loop = uv_default_loop();
+    rc = mt_head_start(loop, &cfg, &head);
+    if (rc < 0) {
+        fprintf(stderr, "manta-head: cannot start: %s\n", mt_strerror(rc));
+        return 1;
+    }
+    uv_signal_init(loop, &sig_term);
+    uv_signal_init(loop, &sig_int);
+    uv_signal_start(&sig_term, on_signal, SIGTERM);
+    uv_signal_start(&sig_int, on_signal, SIGINT);
+    if (cfg.temp_dir) {
+        rc = mt_sys_mkdir_p(cfg.temp_dir);
+        addr_path = mt_xasprintf("%s/head.addr", cfg.temp_dir);
+        if (rc == 0)
+            rc = mt_sys_write_file_atomic(addr_path, head->address);
+        free(addr_path);
+        if (rc < 0) {
+            MT_ERROR("cannot write session files under %s: %s", cfg.temp_dir,
+                     mt_strerror(rc));
+            mt_head_stop(head, on_stopped, NULL);
+        }
+    }
+    uv_run(loop, UV_RUN_DEFAULT);
+    mt_head_destroy(head);
+    uv_run(loop, UV_RUN_NOWAIT);
+    if (uv_loop_close(loop) != 0)
+        MT_WARN("loop closed with handles still open");
+    MT_INFO("head stopped");
+    return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * node_table.h -- the head's table of nodes: identity, address, resources
+ * (total and available, fixed point), labels, host usage and liveness.
+ *
+ * Liveness: every report refreshes last_seen (monotonic). mt_node_table_expire
+ * marks a node DEAD once it has been silent for longer than the timeout. Dead
+ * nodes stay listed (for `manta status`) until MT_NODE_TABLE_MAX_DEAD newer
+ * deaths push them out. A node that registers again with the same id becomes
+ * ALIVE again (a worker that lost the head, e.g. across a head restart).
+ *
+ * THREAD: the head's loop thread only. Plain C structs: no protobuf here.
+ */
+#ifndef MT_NODE_TABLE_H
+#define MT_NODE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/qty.h"
+
+#define MT_NODE_MAGIC 0x6e6f6465u /* "node" */
+#define MT_NODE_TABLE_MAX_DEAD 1000
+
+enum mt_node_state {
+    MT_NODE_ALIVE = 1,
+    MT_NODE_DEAD = 2,
+};
+
+struct mt_node_usage {
+    double cpu_percent;
+    uint64_t mem_used_bytes;
+    uint64_t mem_total_bytes;
+    uint32_t num_cpus_online;
+};
+
+/* A node as seen by the head. Guarded by: loop thread. */
+struct mt_node {
+    uint32_t magic;            /* MT_NODE_MAGIC */
+    char *id;                  /* hex, chosen by the worker */
+    char *address;             /* worker rpc address host:port */
+    char *node_ip;
+    char *hostname;
+    char *temp_dir;
+    char *version;
+    char *death_reason;        /* NULL while alive */
+    enum mt_node_state state;
+    struct mt_qty_list total;
+    struct mt_qty_list avail;
+    struct mt_kv_list labels;
+    struct mt_node_usage usage;
+    uint32_t pid;
+    int64_t start_time_ms;     /* wall clock */
+    int64_t last_report_ms;    /* wall clock */
+    int64_t death_time_ms;     /* wall clock, 0 while alive */
+    int64_t last_seen_mono;    /* monotonic ms */
+    uint64_t seqno;            /* last report number */
+    uint64_t death_order;      /* for trimming old dead nodes */
+};
+
+struct mt_node_table {
+    struct mt_node **v;
+    size_t n;
+    size_t cap;
+    uint64_t deaths;
+};
+
+/* Registration input: every field borrowed and copied by the table. */
+struct mt_node_reg {
+    const char *id;
+    const char *address;
+    const char *node_ip;
+    const char *hostname;
+    const char *temp_dir;
+    const char *version;
+    const struct mt_qty_list *total;
+    const struct mt_kv_list *labels;
+    uint32_t pid;
+    int64_t start_time_ms;
+};
+
+/* Callback for nodes changing state; node is borrowed. */
+typedef void (*mt_node_fn)(void *arg, struct mt_node *node);
+
+void mt_node_table_init(struct mt_node_table *t);
+void mt_node_table_release(struct mt_node_table *t);
+
+/*
+ * mt_node_table_register - add a node, or refresh and revive a known one.
+ *
+ * OUT was_new  true when the id was not in the table (may be NULL)
+ * RET the node (borrowed; valid until the table drops it), or NULL with
+ *     *err = -MT_EINVAL for an empty id/address
+ */
+struct mt_node *mt_node_table_register(struct mt_node_table *t,
+                                       const struct mt_node_reg *r,
+                                       int64_t now_mono, int64_t now_wall,
+                                       bool *was_new, int *err);
+
+/* mt_node_table_find - RET the node with this id, or NULL. */
+struct mt_node *mt_node_table_find(const struct mt_node_table *t,
+                                   const char *id);
+
+/*
+ * mt_node_table_report - record a periodic report from an ALIVE node.
+ *
+ * IN  avail  new available resources (borrowed; NULL keeps the old ones)
+ * IN  usage  host usage (borrowed; NULL keeps the old one)
+ * RET 0, -MT_ENOENT (unknown or DEAD: the worker must register again)
+ */
+int mt_node_table_report(struct mt_node_table *t, const char *id,
+                         uint64_t seqno, const struct mt_qty_list *avail,
+                         const struct mt_node_usage *usage, int64_t now_mono,
+                         int64_t now_wall);
+
+/* mt_node_table_mark_dead - mark an ALIVE node DEAD with a reason. */
+void mt_node_table_mark_dead(struct mt_node_table *t, struct mt_node *node,
+                             const char *reason, int64_t now_wall);
+
+/* mt_node_table_trim - forget the oldest DEAD nodes beyond
+ * MT_NODE_TABLE_MAX_DEAD. Invalidates pointers to the nodes dropped. */
+void mt_node_table_trim(struct mt_node_table *t);
+
+/*
+ * mt_node_table_expire - mark DEAD every ALIVE node silent for longer than
+ * timeout_ms, calling fn for each. RET how many died.
+ */
+int mt_node_table_expire(struct mt_node_table *t, int64_t now_mono,
+                         int64_t now_wall, int64_t timeout_ms, mt_node_fn fn,
+                         void *arg);
+
+/* mt_node_table_totals - sum total and available over ALIVE nodes (the
+ * lists are filled; release them with mt_qty_list_release). */
+void mt_node_table_totals(const struct mt_node_table *t,
+                          struct mt_qty_list *total, struct mt_qty_list *avail);
+
+/* mt_node_table_count - nodes in the given state. */
+size_t mt_node_table_count(const struct mt_node_table *t,
+                           enum mt_node_state state);
+
+/* mt_node_state_name - "ALIVE" / "DEAD". */
+const char *mt_node_state_name(enum mt_node_state s);
+
+#endif /* MT_NODE_TABLE_H */

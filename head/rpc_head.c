@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rpc_head.c -- the head's rpc adapter: HeadService handlers, and the
+ * conversions between protobuf messages and the node table's plain structs.
+ * Generated protobuf types stay in this file (house style H15).
+ *
+ * Every field of a request is peer input: it is validated here and a bad one
+ * ends the call with INVALID_ARGUMENT and a reason, never an assert.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/sys.h"
+#include "head/head.h"
+#include "head_service.pb-c.h"
+#include "proto/services.h"
+
+#define MAX_ID_LEN 64
+#define MAX_STR_LEN 1024
+#define MAX_ENTRIES 4096
+#define WATCH_MAX_BACKLOG 1024
+
+struct mt_head_watcher {
+    struct mt_head *h;
+    struct mt_rpc_call *call;
+    struct mt_head_watcher *next;
+};
+
+/* ---- protobuf <-> plain structs ------------------------------------------- */
+
+/* A NodeInfo message pointing into an mt_node, plus the arrays it needs. */
+struct pb_node {
+    Manta__NodeInfo info;
+    Manta__HostUsage usage;
+    Manta__ResourceEntry *res;
+    Manta__ResourceEntry **tot_p, **av_p;
+    Manta__Label *lab;
+    Manta__Label **lab_p;
+};
+
+static void fill_res(const struct mt_qty_list *l, Manta__ResourceEntry *e,
+                     Manta__ResourceEntry **p)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        manta__resource_entry__init(&e[i]);
+        e[i].name = l->v[i].name;
+        e[i].quantity = l->v[i].qty;
+        p[i] = &e[i];
+    }
+}
+
+static void pb_node_fill(struct pb_node *p, const struct mt_node *n)
+{
+    size_t nt = n->total.n, na = n->avail.n, nl = n->labels.n;
+
+    manta__node_info__init(&p->info);
+    manta__host_usage__init(&p->usage);
+    p->res = mt_xcalloc(nt + na + 1, sizeof(*p->res));
+    p->tot_p = mt_xcalloc(nt + 1, sizeof(*p->tot_p));
+    p->av_p = mt_xcalloc(na + 1, sizeof(*p->av_p));
+    p->lab = mt_xcalloc(nl + 1, sizeof(*p->lab));
+    p->lab_p = mt_xcalloc(nl + 1, sizeof(*p->lab_p));
+    fill_res(&n->total, p->res, p->tot_p);
+    fill_res(&n->avail, p->res + nt, p->av_p);
+    for (size_t i = 0; i < nl; i++) {
+        manta__label__init(&p->lab[i]);
+        p->lab[i].key = n->labels.v[i].key;
+        p->lab[i].value = n->labels.v[i].value;
+        p->lab_p[i] = &p->lab[i];
+    }
+    p->info.node_id = n->id;
+    p->info.address = n->address;
+    p->info.node_ip = n->node_ip;
+    p->info.hostname = n->hostname;
+    p->info.temp_dir = n->temp_dir;
+    p->info.version = n->version;
+    p->info.death_reason = n->death_reason ? n->death_reason : (char *)"";
+    p->info.state = n->state == MT_NODE_ALIVE ? MANTA__NODE_STATE__NODE_STATE_ALIVE
+                                              : MANTA__NODE_STATE__NODE_STATE_DEAD;
+    p->info.n_resources_total = nt;
+    p->info.resources_total = p->tot_p;
+    p->info.n_resources_available = na;
+    p->info.resources_available = p->av_p;
+    p->info.n_labels = nl;
+    p->info.labels = p->lab_p;
+    p->usage.cpu_percent = n->usage.cpu_percent;
+    p->usage.mem_used_bytes = n->usage.mem_used_bytes;
+    p->usage.mem_total_bytes = n->usage.mem_total_bytes;
+    p->usage.num_cpus_online = n->usage.num_cpus_online;
+    p->info.usage = &p->usage;
+    p->info.start_time_ms = n->start_time_ms;
+    p->info.last_report_ms = n->last_report_ms;
+    p->info.death_time_ms = n->death_time_ms;
+    p->info.pid = n->pid;
+}
+
+static void pb_node_release(struct pb_node *p)
+{
+    free(p->res);
+    free(p->tot_p);
+    free(p->av_p);
+    free(p->lab);
+    free(p->lab_p);
+}
+
+static bool valid_id(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    if (n == 0 || n > MAX_ID_LEN)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+            return false;
+    return true;
+}
+
+static bool valid_str(const char *s)
+{
+    return s && strlen(s) <= MAX_STR_LEN;
+}
+
+/* Copy resource entries into l; RET NULL or a reason they are invalid. */
+static const char *take_res(Manta__ResourceEntry **e, size_t n,
+                            struct mt_qty_list *l)
+{
+    if (n > MAX_ENTRIES)
+        return "too many resources";
+    for (size_t i = 0; i < n; i++) {
+        if (!e[i]->name || !*e[i]->name || strlen(e[i]->name) > 128)
+            return "resource with an empty or overlong name";
+        if (e[i]->quantity < 0)
+            return "negative resource quantity";
+        mt_qty_list_set(l, e[i]->name, e[i]->quantity);
+    }
+    return NULL;
+}
+
+static void take_usage(const Manta__HostUsage *u, struct mt_node_usage *out)
+{
+    out->cpu_percent = u->cpu_percent >= 0 && u->cpu_percent <= 100
+                           ? u->cpu_percent
+                           : 0;
+    out->mem_used_bytes = u->mem_used_bytes;
+    out->mem_total_bytes = u->mem_total_bytes;
+    out->num_cpus_online = u->num_cpus_online;
+}
+
+/* Validate a NodeInfo from a worker; RET NULL or the reason it is bad. */
+static const char *check_node_info(const Manta__NodeInfo *ni)
+{
+    if (!valid_id(ni->node_id))
+        return "node_id must be 1-64 characters of [A-Za-z0-9_-]";
+    if (!ni->address || !strchr(ni->address, ':') || !valid_str(ni->address))
+        return "address must be host:port";
+    if (!valid_str(ni->node_ip) || !valid_str(ni->hostname) ||
+        !valid_str(ni->temp_dir) || !valid_str(ni->version))
+        return "overlong string field";
+    if (ni->n_labels > MAX_ENTRIES)
+        return "too many labels";
+    for (size_t i = 0; i < ni->n_labels; i++)
+        if (!ni->labels[i]->key || !*ni->labels[i]->key ||
+            !valid_str(ni->labels[i]->key) || !valid_str(ni->labels[i]->value))
+            return "label with an empty or overlong key";
+    return NULL;
+}
+
+/* ---- storage of nodes ------------------------------------------------------- */
+
+void mt_head_save_node(struct mt_head *h, const struct mt_node *n)
+{
+    struct pb_node p;
+    size_t len;
+    uint8_t *buf;
+
+    pb_node_fill(&p, n);
+    len = manta__node_info__get_packed_size(&p.info);
+    buf = mt_xmalloc(len ? len : 1);
+    manta__node_info__pack(&p.info, buf);
+    mt_storage_put(h->store, "nodes", n->id, buf, len, NULL, NULL);
+    free(buf);
+    pb_node_release(&p);
+}
+
+static void register_info(struct mt_head *h, const Manta__NodeInfo *ni,
+                          int64_t now_mono, bool *was_new, int *err);
+
+static void on_saved_row(void *arg, const char *key, const void *val,
+                         size_t len)
+{
+    struct mt_head *h = arg;
+    Manta__NodeInfo *ni = manta__node_info__unpack(NULL, len, val);
+    bool was_new;
+    int err = 0;
+
+    if (!ni || check_node_info(ni)) {
+        MT_WARN("skipping unreadable saved node %s", key);
+    } else if (ni->state == MANTA__NODE_STATE__NODE_STATE_ALIVE) {
+        /* It gets one timeout to report before it is declared dead. */
+        register_info(h, ni, mt_now_mono_ms(), &was_new, &err);
+    }
+    if (ni)
+        manta__node_info__free_unpacked(ni, NULL);
+}
+
+void mt_head_load_nodes(struct mt_head *h)
+{
+    mt_storage_scan(h->store, "nodes", on_saved_row, NULL, h);
+    if (h->nodes.n)
+        MT_INFO("loaded %zu nodes from storage", h->nodes.n);
+}
+
+/* ---- watchers ------------------------------------------------------------------ */
+
+static void watcher_remove(struct mt_head_watcher *w)
+{
+    struct mt_head_watcher **pp = &w->h->watchers;
+
+    while (*pp && *pp != w)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = w->next;
+    free(w);
+}
+
+static void on_watcher_cancel(void *arg)
+{
+    struct mt_head_watcher *w = arg;
+
+    mt_rpc_fail(w->call, -MT_ECANCELED, "watcher went away");
+    watcher_remove(w);
+}
+
+static void send_event(struct mt_head_watcher *w, const struct mt_node *n,
+                       int kind)
+{
+    Manta__NodeEvent ev = MANTA__NODE_EVENT__INIT;
+    struct pb_node p;
+
+    if (mt_rpc_stream_backlog(w->call) > WATCH_MAX_BACKLOG) {
+        mt_rpc_fail(w->call, -MT_ENOSPC, "watcher too slow");
+        watcher_remove(w);
+        return;
+    }
+    pb_node_fill(&p, n);
+    ev.kind = (Manta__NodeEvent__Kind)kind;
+    ev.node = &p.info;
+    mt_rpc_stream_send(w->call, &ev.base);
+    pb_node_release(&p);
+}
+
+void mt_head_notify(struct mt_head *h, const struct mt_node *n, int kind)
+{
+    struct mt_head_watcher *w = h->watchers, *next;
+
+    for (; w; w = next) {
+        next = w->next;
+        send_event(w, n, kind);
+    }
+}
+
+void mt_head_close_watchers(struct mt_head *h)
+{
+    while (h->watchers) {
+        struct mt_head_watcher *w = h->watchers;
+        mt_rpc_stream_finish(w->call);
+        watcher_remove(w);
+    }
+}
+
+/* ---- handlers --------------------------------------------------------------- */
+
+static void register_info(struct mt_head *h, const Manta__NodeInfo *ni,
+                          int64_t now_mono, bool *was_new, int *err)
+{
+    struct mt_qty_list total = {0};
+    struct mt_kv_list labels = {0};
+    struct mt_node_reg r;
+    struct mt_node *n;
+
+    take_res(ni->resources_total, ni->n_resources_total, &total);
+    for (size_t i = 0; i < ni->n_labels; i++)
+        mt_kv_list_set(&labels, ni->labels[i]->key, ni->labels[i]->value);
+    memset(&r, 0, sizeof(r));
+    r.id = ni->node_id;
+    r.address = ni->address;
+    r.node_ip = ni->node_ip;
+    r.hostname = ni->hostname;
+    r.temp_dir = ni->temp_dir;
+    r.version = ni->version;
+    r.total = &total;
+    r.labels = &labels;
+    r.pid = ni->pid;
+    r.start_time_ms = ni->start_time_ms;
+    n = mt_node_table_register(&h->nodes, &r, now_mono, mt_now_wall_ms(),
+                               was_new, err);
+    if (n && ni->usage)
+        take_usage(ni->usage, &n->usage);
+    mt_qty_list_release(&total);
+    mt_kv_list_release(&labels);
+}
+
+static void h_register(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg)
+{
+    const Manta__RegisterNodeRequest *req =
+        (const Manta__RegisterNodeRequest *)m;
+    Manta__RegisterNodeReply reply = MANTA__REGISTER_NODE_REPLY__INIT;
+    struct mt_head *h = arg;
+    struct mt_qty_list probe = {0};
+    const char *bad;
+    struct mt_node *n;
+    bool was_new = false;
+    int err = 0;
+
+    bad = req->node ? check_node_info(req->node) : "missing node";
+    if (!bad)
+        bad = take_res(req->node->resources_total,
+                       req->node->n_resources_total, &probe);
+    mt_qty_list_release(&probe);
+    if (bad) {
+        MT_WARN("rejected registration from %s: %s", mt_rpc_call_peer(call),
+                bad);
+        mt_rpc_fail(call, -MT_EINVAL, bad);
+        return;
+    }
+    register_info(h, req->node, mt_now_mono_ms(), &was_new, &err);
+    n = mt_node_table_find(&h->nodes, req->node->node_id);
+    if (err || !n) {
+        mt_rpc_fail(call, err ? err : -MT_EINVAL, NULL);
+        return;
+    }
+    MT_INFO("node %s node=%s addr=%s", was_new ? "registered" : "re-registered",
+            n->id, n->address);
+    mt_head_save_node(h, n);
+    mt_head_notify(h, n,
+                   was_new ? MANTA__NODE_EVENT__KIND__KIND_ADDED
+                           : MANTA__NODE_EVENT__KIND__KIND_UPDATED);
+    reply.cluster_id = h->cluster_id;
+    reply.report_period_ms = (uint32_t)h->cfg.report_period_ms;
+    reply.head_version = (char *)MT_VERSION;
+    mt_rpc_reply(call, &reply.base);
+}
+
+static void h_report(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                     void *arg)
+{
+    const Manta__ReportNodeRequest *req = (const Manta__ReportNodeRequest *)m;
+    Manta__ReportNodeReply reply = MANTA__REPORT_NODE_REPLY__INIT;
+    struct mt_head *h = arg;
+    struct mt_qty_list avail = {0};
+    struct mt_node_usage usage;
+    const char *bad;
+    int rc;
+
+    if (!valid_id(req->node_id)) {
+        mt_rpc_fail(call, -MT_EINVAL, "bad node_id");
+        return;
+    }
+    bad = take_res(req->resources_available, req->n_resources_available,
+                   &avail);
+    if (bad) {
+        mt_qty_list_release(&avail);
+        mt_rpc_fail(call, -MT_EINVAL, bad);
+        return;
+    }
+    memset(&usage, 0, sizeof(usage));
+    if (req->usage)
+        take_usage(req->usage, &usage);
+    rc = mt_node_table_report(&h->nodes, req->node_id, req->seqno, &avail,
+                              req->usage ? &usage : NULL, mt_now_mono_ms(),
+                              mt_now_wall_ms());
+    mt_qty_list_release(&avail);
+    reply.known = rc == 0;
+    mt_rpc_reply(call, &reply.base);
+}
+
+static void h_unregister(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                         void *arg)
+{
+    const Manta__UnregisterNodeRequest *req =
+        (const Manta__UnregisterNodeRequest *)m;
+    Manta__UnregisterNodeReply reply = MANTA__UNREGISTER_NODE_REPLY__INIT;
+    struct mt_head *h = arg;
+    struct mt_node *n = valid_id(req->node_id)
+                            ? mt_node_table_find(&h->nodes, req->node_id)
+                            : NULL;
+
+    if (!n) {
+        mt_rpc_fail(call, -MT_ENOENT, "unknown node");
+        return;
+    }
+    if (n->state == MT_NODE_ALIVE) {
+        char *reason = mt_xasprintf(
+            "stopped: %s", req->reason && *req->reason ? req->reason : "unregistered");
+        MT_INFO("node unregistered node=%s reason=\"%s\"", n->id, reason);
+        mt_node_table_mark_dead(&h->nodes, n, reason, mt_now_wall_ms());
+        free(reason);
+        mt_head_save_node(h, n);
+        mt_head_notify(h, n, MANTA__NODE_EVENT__KIND__KIND_DEAD);
+        mt_node_table_trim(&h->nodes);
+    }
+    mt_rpc_reply(call, &reply.base);
+}
+
+static void h_status(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                     void *arg)
+{
+    Manta__GetClusterStatusReply reply = MANTA__GET_CLUSTER_STATUS_REPLY__INIT;
+    struct mt_head *h = arg;
+    size_t n = h->nodes.n;
+    struct pb_node *pn = mt_xcalloc(n + 1, sizeof(*pn));
+    Manta__NodeInfo **nodes = mt_xcalloc(n + 1, sizeof(*nodes));
+    struct mt_qty_list total = {0}, avail = {0};
+    Manta__ResourceEntry *res, **tot_p, **av_p;
+
+    for (size_t i = 0; i < n; i++) {
+        pb_node_fill(&pn[i], h->nodes.v[i]);
+        nodes[i] = &pn[i].info;
+    }
+    mt_node_table_totals(&h->nodes, &total, &avail);
+    res = mt_xcalloc(total.n + avail.n + 1, sizeof(*res));
+    tot_p = mt_xcalloc(total.n + 1, sizeof(*tot_p));
+    av_p = mt_xcalloc(avail.n + 1, sizeof(*av_p));
+    fill_res(&total, res, tot_p);
+    fill_res(&avail, res + total.n, av_p);
+    reply.cluster_id = h->cluster_id;
+    reply.head_address = h->address;
+    reply.head_start_time_ms = h->start_time_ms;
+    reply.head_version = (char *)MT_VERSION;
+    reply.n_nodes = n;
+    reply.nodes = nodes;
+    reply.n_resources_total = total.n;
+    reply.resources_total = tot_p;
+    reply.n_resources_available = avail.n;
+    reply.resources_available = av_p;
+    mt_rpc_reply(call, &reply.base);
+    for (size_t i = 0; i < n; i++)
+        pb_node_release(&pn[i]);
+    free(pn);
+    free(nodes);
+    free(res);
+    free(tot_p);
+    free(av_p);
+    mt_qty_list_release(&total);
+    mt_qty_list_release(&avail);
+}
+
+static void h_watch(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                    void *arg)
+{
+    const Manta__WatchNodesRequest *req = (const Manta__WatchNodesRequest *)m;
+    struct mt_head *h = arg;
+    struct mt_head_watcher *w;
+
+    if (h->stopping) {
+        mt_rpc_fail(call, -MT_EUNAVAIL, "head is shutting down");
+        return;
+    }
+    w = mt_xcalloc(1, sizeof(*w));
+    w->h = h;
+    w->call = call;
+    w->next = h->watchers;
+    h->watchers = w;
+    mt_rpc_call_on_cancel(call, on_watcher_cancel, w);
+    if (req->initial_snapshot)
+        for (size_t i = 0; i < h->nodes.n; i++)
+            send_event(w, h->nodes.v[i], MANTA__NODE_EVENT__KIND__KIND_ADDED);
+}
+
+const struct mt_rpc_handler mt_head_handlers[] = {
+    {&mt_head_register_node, h_register},
+    {&mt_head_report_node, h_report},
+    {&mt_head_unregister_node, h_unregister},
+    {&mt_head_get_cluster_status, h_status},
+    {&mt_head_watch_nodes, h_watch},
+};
+
+const size_t mt_head_n_handlers =
+    sizeof(mt_head_handlers) / sizeof(mt_head_handlers[0]);

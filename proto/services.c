@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * services.c -- method table instances (see services.h).
+ */
+#include "proto/services.h"
+
+#include "head_service.pb-c.h"
+#include "worker_service.pb-c.h"
+
+#define UNARY(svc, name, req, resp)                                            \
+    {"/manta." svc "/" name, &req##__descriptor, &resp##__descriptor,         \
+     MT_RPC_UNARY}
+#define STREAM(svc, name, req, resp)                                           \
+    {"/manta." svc "/" name, &req##__descriptor, &resp##__descriptor,         \
+     MT_RPC_SERVER_STREAM}
+
+const struct mt_rpc_method mt_head_register_node =
+    UNARY("HeadService", "RegisterNode", manta__register_node_request,
+          manta__register_node_reply);
+const struct mt_rpc_method mt_head_report_node =
+    UNARY("HeadService", "ReportNode", manta__report_node_request,
+          manta__report_node_reply);
+const struct mt_rpc_method mt_head_unregister_node =
+    UNARY("HeadService", "UnregisterNode", manta__unregister_node_request,
+          manta__unregister_node_reply);
+const struct mt_rpc_method mt_head_get_cluster_status =
+    UNARY("HeadService", "GetClusterStatus", manta__get_cluster_status_request,
+          manta__get_cluster_status_reply);
+const struct mt_rpc_method mt_head_watch_nodes =
+    STREAM("HeadService", "WatchNodes", manta__watch_nodes_request,
+           manta__node_event);
+
+const struct mt_rpc_method mt_worker_get_node_info =
+    UNARY("WorkerService", "GetNodeInfo", manta__get_node_info_request,
+          manta__get_node_info_reply);

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * services.h -- the rpc method table of every Manta service: path, request
+ * and response descriptors, unary or server-streaming. protoc-c does not
+ * record streaming kinds, so this file does (notes/grpc-core.md). Both sides
+ * use these instances: servers pair them with handlers, clients call them.
+ */
+#ifndef MT_SERVICES_H
+#define MT_SERVICES_H
+
+#include "common/rpc.h"
+
+/* HeadService (proto/head_service.proto) */
+extern const struct mt_rpc_method mt_head_register_node;
+extern const struct mt_rpc_method mt_head_report_node;
+extern const struct mt_rpc_method mt_head_unregister_node;
+extern const struct mt_rpc_method mt_head_get_cluster_status;
+extern const struct mt_rpc_method mt_head_watch_nodes;
+
+/* WorkerService (proto/worker_service.proto) */
+extern const struct mt_rpc_method mt_worker_get_node_info;
+
+#endif /* MT_SERVICES_H */

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * main.c -- manta-worker: parse flags, detect resources, run the worker on
+ * a libuv loop until SIGTERM/SIGINT, then unregister and stop.
+ *
+ * Usually started by `manta start`, which passes --temp-dir; the worker
+ * writes <temp-dir>/worker.addr once it listens and worker.registered once
+ * the head has accepted it.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cli_util.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/sys.h"
+#include "worker/detect.h"
+#include "worker/worker.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: manta-worker --address HEAD_HOST:PORT [options]\n"
+            "\n"
+            "The Manta worker daemon: offers this node's resources to the head.\n"
+            "Normally started by `manta start`.\n"
+            "\n"
+            "  --address HOST:PORT    the head (required)\n"
+            "  --node-ip IP           address to bind and advertise\n"
+            "                         (default: primary IPv4 address)\n"
+            "  --port P               rpc port (default 0: pick one)\n"
+            "  --temp-dir DIR         session dir for worker.addr and markers\n"
+            "  --num-cpus N           CPUs to offer (default: detected)\n"
+            "  --num-gpus N           GPUs to offer (default 0)\n"
+            "  --memory BYTES         memory to offer, e.g. 8GiB (default: RAM)\n"
+            "  --resources JSON       custom resources, e.g. '{\"accel\": 2}'\n"
+            "  --labels K=V,...       node labels\n"
+            "  --node-id ID           node id (default: random)\n"
+            "  --report-period-ms N   report period until the head sets one\n"
+            "  --log-level L          debug|info|warn|error (default info)\n"
+            "  --version              print the version\n"
+            "  -h, --help             this text\n");
+}
+
+static uv_loop_t *loop;
+static struct mt_worker *worker;
+static uv_signal_t sig_term, sig_int;
+
+/* The rpc engine's wakeup handle keeps the loop alive: stop it here. */
+static void on_stopped(void *arg)
+{
+    uv_close((uv_handle_t *)&sig_term, NULL);
+    uv_close((uv_handle_t *)&sig_int, NULL);
+    uv_stop(loop);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    MT_INFO("signal %d: stopping", signum);
+    mt_worker_stop(worker, on_stopped, NULL);
+}
+
+enum { O_ADDR = 256, O_IP, O_PORT, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES,
+       O_LABELS, O_ID, O_PERIOD, O_LOG, O_VERSION };
+
+static const struct option opts[] = {
+    {"address", required_argument, NULL, O_ADDR},
+    {"node-ip", required_argument, NULL, O_IP},
+    {"port", required_argument, NULL, O_PORT},
+    {"temp-dir", required_argument, NULL, O_TMP},
+    {"num-cpus", required_argument, NULL, O_CPUS},
+    {"num-gpus", required_argument, NULL, O_GPUS},
+    {"memory", required_argument, NULL, O_MEM},
+    {"resources", required_argument, NULL, O_RES},
+    {"labels", required_argument, NULL, O_LABELS},
+    {"node-id", required_argument, NULL, O_ID},
+    {"report-period-ms", required_argument, NULL, O_PERIOD},
+    {"log-level", required_argument, NULL, O_LOG},
+    {"version", no_argument, NULL, O_VERSION},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int bad(const char *flag, const char *v, const char *why)
+{
+    fprintf(stderr, "manta-worker: invalid value for --%s: '%s'%s%s\n", flag,
+            v, why ? ": " : "", why ? why : "");
+    usage(stderr);
+    return MT_EXIT_USAGE;
+}
+
+static bool valid_node_id(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > 64)
+        return false;
+    return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789-_") == n;
+}
+
+int main(int argc, char **argv)
+{
+    static struct mt_worker_config cfg;
+    struct mt_detect_opts det = {-1, -1, -1, NULL};
+    struct mt_qty_list custom = {0};
+    char ip[64], err[256] = "", idlabel[80];
+    uint64_t bytes;
+    long v;
+    int c, level = MT_LOG_INFO, rc;
+
+    cfg.report_period_ms = 1000;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_ADDR:
+            if (!mt_parse_host_port(optarg))
+                return bad("address", optarg, "expected HOST:PORT");
+            cfg.head_addr = optarg;
+            break;
+        case O_IP:
+            if (!mt_valid_ipv4(optarg))
+                return bad("node-ip", optarg, "expected an IPv4 address");
+            cfg.node_ip = optarg;
+            break;
+        case O_PORT:
+            if (!mt_parse_int(optarg, 0, 65535, &v))
+                return bad("port", optarg, NULL);
+            cfg.port = (int)v;
+            break;
+        case O_TMP:
+            cfg.temp_dir = optarg;
+            break;
+        case O_CPUS:
+            if (mt_qty_parse(optarg, &det.num_cpus) < 0)
+                return bad("num-cpus", optarg, "expected a number >= 0");
+            break;
+        case O_GPUS:
+            if (mt_qty_parse(optarg, &det.num_gpus) < 0 ||
+                det.num_gpus % MT_QTY_SCALE)
+                return bad("num-gpus", optarg, "expected a whole number >= 0");
+            break;
+        case O_MEM:
+            if (mt_bytes_parse(optarg, &bytes) < 0 || bytes > (1ull << 50))
+                return bad("memory", optarg, "expected a size like 8GiB");
+            det.memory_bytes = (int64_t)bytes;
+            break;
+        case O_RES:
+            if (mt_qty_parse_json(optarg, &custom, err, sizeof(err)) < 0)
+                return bad("resources", optarg, err);
+            break;
+        case O_LABELS:
+            if (mt_kv_parse(optarg, &cfg.labels, err, sizeof(err)) < 0)
+                return bad("labels", optarg, err);
+            break;
+        case O_ID:
+            if (!valid_node_id(optarg))
+                return bad("node-id", optarg, "1-64 of [A-Za-z0-9_-]");
+            cfg.node_id = optarg;
+            break;
+        case O_PERIOD:
+            if (!mt_parse_int(optarg, 10, 600000, &v))
+                return bad("report-period-ms", optarg, NULL);
+            cfg.report_period_ms = (int)v;
+            break;
+        case O_LOG:
+            level = mt_log_parse_level(optarg);
+            if (level < 0)
+                return bad("log-level", optarg, NULL);
+            break;
+        case O_VERSION:
+            printf("manta-worker %s\n", MT_WORKER_VERSION);
+            return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            fprintf(stderr, "manta-worker: unknown or incomplete option '%s'\n",
+                    argv[optind - 1]);
+            usage(stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "manta-worker: unexpected argument '%s'\n",
+                argv[optind]);
+        usage(stderr);
+        return MT_EXIT_USAGE;
+    }
+    if (!cfg.head_addr) {
+        fprintf(stderr, "manta-worker: --address HOST:PORT is required\n");
+        usage(stderr);
+        return MT_EXIT_USAGE;
+    }
+    mt_log_init("worker", (enum mt_log_level)level, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (cfg.node_ip) {
+        cfg.bind_ip = cfg.node_ip;
+    } else {
+        mt_sys_primary_ip(ip, sizeof(ip));
+        cfg.node_ip = ip;
+        cfg.bind_ip = "0.0.0.0";
+    }
+    det.custom = &custom;
+    rc = mt_detect_resources(&det, &cfg.resources);
+    mt_qty_list_release(&custom);
+    if (rc < 0) {
+        fprintf(stderr, "manta-worker: cannot detect resources: %s\n",
+                mt_strerror(rc));
+        return 1;
+    }
+    if (cfg.temp_dir && (rc = mt_sys_mkdir_p(cfg.temp_dir)) < 0) {
+        fprintf(stderr, "manta-worker: cannot create %s: %s\n", cfg.temp_dir,
+                mt_strerror(rc));
+        return 1;
+    }
+
+    loop = uv_default_loop();
+    rc = mt_worker_start(loop, &cfg, &worker);
+    if (rc < 0) {
+        fprintf(stderr, "manta-worker: cannot start: %s\n", mt_strerror(rc));
+        return 1;
+    }
+    snprintf(idlabel, sizeof(idlabel), "%s", worker->node_id);
+    mt_kv_list_set(&cfg.labels, "manta.io/node-id", idlabel);
+    uv_signal_init(loop, &sig_term);
+    uv_signal_init(loop, &sig_int);
+    uv_signal_start(&sig_term, on_signal, SIGTERM);
+    uv_signal_start(&sig_int, on_signal, SIGINT);
+    uv_run(loop, UV_RUN_DEFAULT);
+    mt_worker_destroy(worker);
+    uv_run(loop, UV_RUN_NOWAIT);
+    if (uv_loop_close(loop) != 0)
+        MT_WARN("loop closed with handles still open");
+    mt_qty_list_release(&cfg.resources);
+    mt_kv_list_release(&cfg.labels);
+    MT_INFO("worker stopped");
+    return 0;
+}

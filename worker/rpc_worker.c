@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rpc_worker.c -- the worker's rpc adapter: the WorkerService handlers and
+ * the calls the worker makes to the head, with their protobuf conversions.
+ * Generated protobuf types stay in this file (house style H15).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "head_service.pb-c.h"
+#include "proto/services.h"
+#include "worker/worker.h"
+#include "worker_service.pb-c.h"
+
+#define REGISTER_TIMEOUT_MS 3000
+
+/* Resource and label arrays for a NodeInfo, freed after packing. */
+struct pb_arrays {
+    Manta__ResourceEntry *res;
+    Manta__ResourceEntry **res_p;
+    Manta__Label *lab;
+    Manta__Label **lab_p;
+};
+
+static void fill_arrays(struct pb_arrays *a, const struct mt_qty_list *r,
+                        const struct mt_kv_list *l)
+{
+    a->res = mt_xcalloc(r->n + 1, sizeof(*a->res));
+    a->res_p = mt_xcalloc(r->n + 1, sizeof(*a->res_p));
+    a->lab = mt_xcalloc(l->n + 1, sizeof(*a->lab));
+    a->lab_p = mt_xcalloc(l->n + 1, sizeof(*a->lab_p));
+    for (size_t i = 0; i < r->n; i++) {
+        manta__resource_entry__init(&a->res[i]);
+        a->res[i].name = r->v[i].name;
+        a->res[i].quantity = r->v[i].qty;
+        a->res_p[i] = &a->res[i];
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        manta__label__init(&a->lab[i]);
+        a->lab[i].key = l->v[i].key;
+        a->lab[i].value = l->v[i].value;
+        a->lab_p[i] = &a->lab[i];
+    }
+}
+
+static void free_arrays(struct pb_arrays *a)
+{
+    free(a->res);
+    free(a->res_p);
+    free(a->lab);
+    free(a->lab_p);
+}
+
+static void fill_usage(struct mt_worker *w, Manta__HostUsage *u)
+{
+    struct mt_cpu_sample now;
+    uint64_t total = 0, avail = 0;
+
+    manta__host_usage__init(u);
+    if (mt_sys_cpu_sample(&now) == 0) {
+        u->cpu_percent = mt_sys_cpu_percent(&w->cpu_prev, &now);
+        w->cpu_prev = now;
+    }
+    if (mt_sys_meminfo(&total, &avail) == 0) {
+        u->mem_total_bytes = total;
+        u->mem_used_bytes = total - avail;
+    }
+    u->num_cpus_online = (uint32_t)mt_sys_num_cpus();
+}
+
+/* Fill a NodeInfo describing this worker; arrays go into a. */
+static void fill_node(struct mt_worker *w, Manta__NodeInfo *ni,
+                      Manta__HostUsage *u, struct pb_arrays *a)
+{
+    manta__node_info__init(ni);
+    fill_arrays(a, &w->cfg->resources, &w->cfg->labels);
+    fill_usage(w, u);
+    ni->node_id = w->node_id;
+    ni->address = w->address;
+    ni->node_ip = (char *)w->cfg->node_ip;
+    ni->hostname = w->hostname;
+    ni->state = w->state == MT_WORKER_REGISTERED
+                    ? MANTA__NODE_STATE__NODE_STATE_ALIVE
+                    : MANTA__NODE_STATE__NODE_STATE_UNSPECIFIED;
+    ni->n_resources_total = w->cfg->resources.n;
+    ni->resources_total = a->res_p;
+    /* Nothing runs tasks yet: everything is available. */
+    ni->n_resources_available = w->cfg->resources.n;
+    ni->resources_available = a->res_p;
+    ni->n_labels = w->cfg->labels.n;
+    ni->labels = a->lab_p;
+    ni->usage = u;
+    ni->start_time_ms = w->start_time_ms;
+    ni->pid = (uint32_t)getpid();
+    ni->temp_dir = (char *)(w->cfg->temp_dir ? w->cfg->temp_dir : "");
+    ni->version = (char *)MT_WORKER_VERSION;
+}
+
+/* ---- calls to the head ------------------------------------------------------ */
+
+static void on_register_done(void *arg, const struct mt_rpc_status *st,
+                             const ProtobufCMessage *resp)
+{
+    const Manta__RegisterNodeReply *r = (const Manta__RegisterNodeReply *)resp;
+
+    mt__worker_on_registered(arg, mt_rpc_status_to_err(st->code), st->message,
+                             r ? r->cluster_id : "", r ? r->report_period_ms : 0);
+}
+
+int mt__worker_send_register(struct mt_worker *w)
+{
+    Manta__RegisterNodeRequest req = MANTA__REGISTER_NODE_REQUEST__INIT;
+    Manta__NodeInfo ni;
+    Manta__HostUsage u;
+    struct pb_arrays a;
+    int rc;
+
+    fill_node(w, &ni, &u, &a);
+    req.node = &ni;
+    rc = mt_rpc_unary(w->head, &mt_head_register_node, &req.base,
+                      REGISTER_TIMEOUT_MS, MT_RPC_WAIT_FOR_READY,
+                      on_register_done, w);
+    free_arrays(&a);
+    return rc;
+}
+
+static void on_report_done(void *arg, const struct mt_rpc_status *st,
+                           const ProtobufCMessage *resp)
+{
+    const Manta__ReportNodeReply *r = (const Manta__ReportNodeReply *)resp;
+
+    mt__worker_on_reported(arg, mt_rpc_status_to_err(st->code), st->message,
+                           r ? r->known : false);
+}
+
+int mt__worker_send_report(struct mt_worker *w)
+{
+    Manta__ReportNodeRequest req = MANTA__REPORT_NODE_REQUEST__INIT;
+    Manta__HostUsage u;
+    struct pb_arrays a;
+    int rc;
+
+    fill_arrays(&a, &w->cfg->resources, &w->cfg->labels);
+    fill_usage(w, &u);
+    req.node_id = w->node_id;
+    req.seqno = ++w->seqno;
+    req.n_resources_available = w->cfg->resources.n;
+    req.resources_available = a.res_p;
+    req.usage = &u;
+    rc = mt_rpc_unary(w->head, &mt_head_report_node, &req.base,
+                      w->report_period_ms * 2, 0, on_report_done, w);
+    free_arrays(&a);
+    return rc;
+}
+
+static void on_unregister_done(void *arg, const struct mt_rpc_status *st,
+                               const ProtobufCMessage *resp)
+{
+    if (st->code != 0)
+        MT_WARN("could not unregister from head: %s", st->message);
+    mt__worker_on_unregistered(arg);
+}
+
+int mt__worker_send_unregister(struct mt_worker *w, const char *reason)
+{
+    Manta__UnregisterNodeRequest req = MANTA__UNREGISTER_NODE_REQUEST__INIT;
+
+    req.node_id = w->node_id;
+    req.reason = (char *)reason;
+    return mt_rpc_unary(w->head, &mt_head_unregister_node, &req.base, 1000, 0,
+                        on_unregister_done, w);
+}
+
+/* ---- WorkerService ------------------------------------------------------------ */
+
+static void h_node_info(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                        void *arg)
+{
+    struct mt_worker *w = arg;
+    Manta__GetNodeInfoReply reply = MANTA__GET_NODE_INFO_REPLY__INIT;
+    Manta__NodeInfo ni;
+    Manta__HostUsage u;
+    struct pb_arrays a;
+
+    fill_node(w, &ni, &u, &a);
+    reply.node = &ni;
+    reply.head_address = (char *)w->cfg->head_addr;
+    reply.registered = w->state == MT_WORKER_REGISTERED;
+    mt_rpc_reply(call, &reply.base);
+    free_arrays(&a);
+}
+
+const struct mt_rpc_handler mt_worker_handlers[] = {
+    {&mt_worker_get_node_info, h_node_info},
+};
+
+const size_t mt_worker_n_handlers =
+    sizeof(mt_worker_handlers) / sizeof(mt_worker_handlers[0]);

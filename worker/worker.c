@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * worker.c -- the worker's membership state machine (see worker.h) and its
+ * life cycle. One timer drives everything: while REGISTERING it fires every
+ * second to retry; while REGISTERED it fires every report period.
+ */
+#include "worker/worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/log.h"
+
+#define RETRY_MS 1000
+
+static void on_timer(uv_timer_t *t);
+
+static void schedule(struct mt_worker *w, int ms)
+{
+    uv_timer_start(&w->timer, on_timer, (uint64_t)ms, 0);
+}
+
+static void write_marker(struct mt_worker *w, const char *name,
+                         const char *contents)
+{
+    char *path;
+    int rc;
+
+    if (!w->cfg->temp_dir)
+        return;
+    path = mt_xasprintf("%s/%s", w->cfg->temp_dir, name);
+    rc = mt_sys_write_file_atomic(path, contents);
+    if (rc < 0)
+        MT_WARN("cannot write %s: %s", path, mt_strerror(rc));
+    free(path);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    struct mt_worker *w = t->data;
+    int rc;
+
+    if (w->state == MT_WORKER_STOPPING || w->call_in_flight)
+        return;
+    rc = w->state == MT_WORKER_REGISTERING ? mt__worker_send_register(w)
+                                           : mt__worker_send_report(w);
+    if (rc < 0) {
+        MT_WARN("cannot contact head: %s", mt_strerror(rc));
+        schedule(w, RETRY_MS);
+        return;
+    }
+    w->call_in_flight = true;
+}
+
+static void head_lost(struct mt_worker *w, const char *msg)
+{
+    if (!w->head_unreachable)
+        MT_WARN("head %s unreachable: %s; retrying", w->cfg->head_addr, msg);
+    w->head_unreachable = true;
+}
+
+static void head_found(struct mt_worker *w)
+{
+    if (w->head_unreachable)
+        MT_INFO("head %s reachable again", w->cfg->head_addr);
+    w->head_unreachable = false;
+}
+
+void mt__worker_on_registered(struct mt_worker *w, int err, const char *msg,
+                              const char *cluster_id, uint32_t period_ms)
+{
+    w->call_in_flight = false;
+    if (w->state == MT_WORKER_STOPPING)
+        return;
+    if (err) {
+        if (err == -MT_EINVAL)
+            MT_ERROR("head rejected registration: %s", msg);
+        else
+            head_lost(w, msg);
+        schedule(w, RETRY_MS);
+        return;
+    }
+    head_found(w);
+    if (period_ms >= 10 && period_ms <= 600000)
+        w->report_period_ms = (int)period_ms;
+    snprintf(w->cluster_id, sizeof(w->cluster_id), "%s", cluster_id);
+    w->state = MT_WORKER_REGISTERED;
+    MT_INFO("registered with head %s node=%s cluster=%s period=%dms",
+            w->cfg->head_addr, w->node_id, w->cluster_id, w->report_period_ms);
+    write_marker(w, "worker.registered", w->node_id);
+    schedule(w, w->report_period_ms);
+}
+
+void mt__worker_on_reported(struct mt_worker *w, int err, const char *msg,
+                            bool known)
+{
+    w->call_in_flight = false;
+    if (w->state == MT_WORKER_STOPPING)
+        return;
+    if (err) {
+        head_lost(w, msg);
+        schedule(w, w->report_period_ms);
+        return;
+    }
+    head_found(w);
+    if (!known) {
+        MT_WARN("head does not know this node (restarted?); registering again");
+        w->state = MT_WORKER_REGISTERING;
+        schedule(w, 0);
+        return;
+    }
+    schedule(w, w->report_period_ms);
+}
+
+int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
+                    struct mt_worker **out)
+{
+    struct mt_worker *w = mt_xcalloc(1, sizeof(*w));
+    struct mt_rpc_server_opts so;
+    char bind[128];
+    int rc;
+
+    w->loop = loop;
+    w->cfg = cfg;
+    w->start_time_ms = mt_now_wall_ms();
+    w->report_period_ms = cfg->report_period_ms;
+    if (cfg->node_id)
+        snprintf(w->node_id, sizeof(w->node_id), "%s", cfg->node_id);
+    else
+        mt_random_hex(w->node_id, 16);
+    mt_sys_hostname(w->hostname, sizeof(w->hostname));
+    mt_sys_cpu_sample(&w->cpu_prev);
+    rc = mt_rpc_engine_create(loop, &w->eng);
+    if (rc < 0)
+        goto out_free;
+    memset(&so, 0, sizeof(so));
+    snprintf(bind, sizeof(bind), "%s:%d", cfg->bind_ip, cfg->port);
+    so.addr = bind;
+    so.handlers = mt_worker_handlers;
+    so.n_handlers = mt_worker_n_handlers;
+    so.arg = w;
+    rc = mt_rpc_server_start(w->eng, &so, &w->srv, &w->port);
+    if (rc < 0) {
+        MT_ERROR("cannot listen on %s: %s", bind, mt_strerror(rc));
+        goto out_engine;
+    }
+    snprintf(w->address, sizeof(w->address), "%s:%d", cfg->node_ip, w->port);
+    rc = mt_rpc_channel_create(w->eng, cfg->head_addr, 0, &w->head);
+    if (rc < 0) {
+        MT_ERROR("bad head address %s", cfg->head_addr);
+        goto out_server;
+    }
+    uv_timer_init(loop, &w->timer);
+    w->timer.data = w;
+    MT_INFO("worker node=%s listening on %s, head %s", w->node_id, w->address,
+            cfg->head_addr);
+    write_marker(w, "worker.addr", w->address);
+    schedule(w, 0);
+    *out = w;
+    return 0;
+
+out_server:
+    /* The engine's destroy runs the loop until the server is gone. */
+    mt_rpc_server_stop(w->srv, 0, NULL, NULL);
+out_engine:
+    mt_rpc_engine_destroy(w->eng);
+out_free:
+    free(w);
+    return rc;
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    struct mt_worker *w = h->data;
+
+    if (w->stopped)
+        w->stopped(w->stopped_arg);
+}
+
+static void on_server_stopped(void *arg)
+{
+    struct mt_worker *w = arg;
+
+    w->srv = NULL;
+    mt_rpc_channel_destroy(w->head);
+    w->head = NULL;
+    uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+}
+
+void mt__worker_on_unregistered(struct mt_worker *w)
+{
+    mt_rpc_server_stop(w->srv, 1000, on_server_stopped, w);
+}
+
+void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg)
+{
+    bool was_registered = w->state == MT_WORKER_REGISTERED;
+
+    if (w->state == MT_WORKER_STOPPING)
+        return;
+    w->state = MT_WORKER_STOPPING;
+    w->stopped = done;
+    w->stopped_arg = arg;
+    uv_timer_stop(&w->timer);
+    if (!was_registered || mt__worker_send_unregister(w, "worker stopped") < 0)
+        mt__worker_on_unregistered(w);
+}
+
+void mt_worker_destroy(struct mt_worker *w)
+{
+    if (!w)
+        return;
+    mt_rpc_engine_destroy(w->eng);
+    free(w);
+}

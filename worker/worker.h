@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * worker.h -- the manta-worker daemon: its configuration, its state and the
+ * life cycle main.c drives.
+ *
+ * Membership protocol with the head (worker side):
+ *   REGISTERING --RegisterNode ok--> REGISTERED --report every period-->
+ *   a report answered known=false (the head restarted or declared us dead)
+ *   sends the worker back to REGISTERING; unreachable heads are retried every
+ *   second without limit, so workers survive head restarts.
+ *
+ * THREAD: everything runs on the worker's loop thread.
+ */
+#ifndef MT_WORKER_H
+#define MT_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "common/qty.h"
+#include "common/rpc.h"
+#include "common/sys.h"
+
+#define MT_WORKER_VERSION "0.1.0"
+
+struct mt_worker_config {
+    const char *head_addr;     /* host:port */
+    const char *node_ip;       /* advertised (and bound) address */
+    const char *bind_ip;       /* address to bind; node_ip or 0.0.0.0 */
+    int port;                  /* rpc port; 0 picks one */
+    const char *temp_dir;      /* session dir; NULL: write nothing */
+    const char *node_id;       /* NULL: random */
+    struct mt_qty_list resources; /* owned by main */
+    struct mt_kv_list labels;     /* owned by main */
+    int report_period_ms;      /* until the head says otherwise */
+};
+
+enum mt_worker_state {
+    MT_WORKER_REGISTERING = 0,
+    MT_WORKER_REGISTERED = 1,
+    MT_WORKER_STOPPING = 2,
+};
+
+/* The daemon. Guarded by: loop thread. */
+struct mt_worker {
+    uv_loop_t *loop;
+    const struct mt_worker_config *cfg;
+    struct mt_rpc_engine *eng;
+    struct mt_rpc_server *srv;
+    struct mt_rpc_channel *head;
+    char node_id[65];
+    char address[128];
+    char hostname[256];
+    char cluster_id[65];
+    int port;
+    int64_t start_time_ms;
+    enum mt_worker_state state;
+    bool call_in_flight;       /* one register/report at a time */
+    bool head_unreachable;     /* for logging transitions once */
+    uint64_t seqno;
+    int report_period_ms;
+    struct mt_cpu_sample cpu_prev;
+    uv_timer_t timer;
+    void (*stopped)(void *arg);
+    void *stopped_arg;
+};
+
+/*
+ * mt_worker_start - bind the worker's rpc server and start registering.
+ * IN  cfg  borrowed; must outlive the worker
+ * RET 0 or -MT_E*
+ */
+int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
+                    struct mt_worker **out);
+
+/* mt_worker_stop - unregister (best effort, 1 s), stop serving, run done. */
+void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg);
+
+/* mt_worker_destroy - free after stop completed and the loop is idle. */
+void mt_worker_destroy(struct mt_worker *w);
+
+/* ---- rpc_worker.c ---- */
+extern const struct mt_rpc_handler mt_worker_handlers[];
+extern const size_t mt_worker_n_handlers;
+
+/* Send RegisterNode / ReportNode / UnregisterNode; results come back to
+ * mt__worker_on_* below. RET 0 or the mt_rpc_unary error. */
+int mt__worker_send_register(struct mt_worker *w);
+int mt__worker_send_report(struct mt_worker *w);
+int mt__worker_send_unregister(struct mt_worker *w, const char *reason);
+
+void mt__worker_on_registered(struct mt_worker *w, int err, const char *msg,
+                              const char *cluster_id, uint32_t period_ms);
+void mt__worker_on_reported(struct mt_worker *w, int err, const char *msg,
+                            bool known);
+void mt__worker_on_unregistered(struct mt_worker *w);
+
+#endif /* MT_WORKER_H */

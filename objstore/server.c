@@ -508,7 +508,7 @@ static int dispatch(struct conn *c, const struct mt_proto_hdr *h,
         c->srv->stats.proto_errors++;
         if (!c->hello)
             return -MT_EPROTO;
-        if (!(h->flags & MT_PROTO_F_ONEWAY))
+        if (!(h->type == MT_MSG_RELEASE && (h->flags & MT_PROTO_F_ONEWAY)))
             reply(c, h->type, h->seq, -MT_EPROTO, NULL, 0);
         return 0;
     }

@@ -9,6 +9,10 @@ int mt_test_client_cleanup(void);
 extern CU_TestInfo mt_test_arena[];
 extern CU_TestInfo mt_test_eviction_lru[];
 extern CU_TestInfo mt_test_idmap[];
+extern CU_TestInfo mt_test_protocol[];
+extern CU_TestInfo mt_test_server[];
+int mt_test_server_init(void);
+int mt_test_server_cleanup(void);
 extern CU_TestInfo mt_test_store[];
 extern CU_TestInfo mt_test_tensor[];
 
@@ -18,6 +22,8 @@ static const struct mt_suite suites[] = {
     {"client", mt_test_client, mt_test_client_init, mt_test_client_cleanup},
     {"eviction_lru", mt_test_eviction_lru, NULL, NULL},
     {"idmap", mt_test_idmap, NULL, NULL},
+    {"protocol", mt_test_protocol, NULL, NULL},
+    {"server", mt_test_server, mt_test_server_init, mt_test_server_cleanup},
     {"store", mt_test_store, NULL, NULL},
     {"tensor", mt_test_tensor, NULL, NULL},
     {NULL, NULL, NULL, NULL},

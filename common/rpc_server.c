@@ -503,8 +503,8 @@ int mt_rpc_server_start(struct mt_rpc_engine *eng,
 {
     struct mt_rpc_server *srv;
     grpc_server_credentials *creds;
-    grpc_arg args[2];
-    grpc_channel_args cargs = {2, args};
+    grpc_arg args[3];
+    grpc_channel_args cargs = {3, args};
     int bound, rc = check_table(o);
 
     if (rc < 0)
@@ -524,6 +524,11 @@ int mt_rpc_server_start(struct mt_rpc_engine *eng,
     args[1].type = GRPC_ARG_INTEGER;
     args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
     args[1].value.integer = args[0].value.integer;
+    /* gRPC sets SO_REUSEPORT by default, which would let a second daemon
+     * bind a port that is in use: refuse instead. */
+    args[2].type = GRPC_ARG_INTEGER;
+    args[2].key = (char *)GRPC_ARG_ALLOW_REUSEPORT;
+    args[2].value.integer = 0;
     srv->server = grpc_server_create(&cargs, NULL);
     grpc_server_register_completion_queue(srv->server, eng->cq, NULL);
     for (size_t i = 0; i < o->n_handlers; i++) {

@@ -66,7 +66,9 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
     so.arg = h;
     rc = mt_rpc_server_start(h->eng, &so, &h->srv, &h->port);
     if (rc < 0) {
-        MT_ERROR("cannot listen on %s: %s", cfg->bind_addr, mt_strerror(rc));
+        MT_ERROR("cannot listen on %s: %s", cfg->bind_addr,
+                 rc == -MT_EIO ? "address in use or not on this host"
+                               : mt_strerror(rc));
         goto out_engine;
     }
     snprintf(h->address, sizeof(h->address), "%s:%d", cfg->node_ip, h->port);
@@ -75,8 +77,8 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
     check_ms = cfg->node_timeout_ms / 4 > 0 ? cfg->node_timeout_ms / 4 : 1;
     uv_timer_start(&h->check_timer, on_check, (uint64_t)check_ms,
                    (uint64_t)check_ms);
-    MT_INFO("head listening on %s (advertised %s) cluster=%s storage=%s",
-            cfg->bind_addr, h->address, h->cluster_id, h->store->ops->name);
+    MT_INFO("head listening on port %d (advertised %s) cluster=%s storage=%s",
+            h->port, h->address, h->cluster_id, h->store->ops->name);
     *out = h;
     return 0;
 

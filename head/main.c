@@ -167,7 +167,8 @@ int main(int argc, char **argv)
     loop = uv_default_loop();
     rc = mt_head_start(loop, &cfg, &head);
     if (rc < 0) {
-        fprintf(stderr, "manta-head: cannot start: %s\n", mt_strerror(rc));
+        fprintf(stderr, "manta-head: cannot start: %s\n",
+                rc == -MT_EIO ? "cannot listen (port in use?)" : mt_strerror(rc));
         return 1;
     }
     uv_signal_init(loop, &sig_term);

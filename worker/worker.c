@@ -144,7 +144,9 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     so.arg = w;
     rc = mt_rpc_server_start(w->eng, &so, &w->srv, &w->port);
     if (rc < 0) {
-        MT_ERROR("cannot listen on %s: %s", bind, mt_strerror(rc));
+        MT_ERROR("cannot listen on %s: %s", bind,
+                 rc == -MT_EIO ? "address in use or not on this host"
+                               : mt_strerror(rc));
         goto out_engine;
     }
     snprintf(w->address, sizeof(w->address), "%s:%d", cfg->node_ip, w->port);

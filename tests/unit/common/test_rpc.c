@@ -224,6 +224,8 @@ static void test_unary(void)
 
     for (int i = 0; i < 50; i++) {
         call_echo("hello", 0, 5000, &m_echo, &r);
+        if (r.code != GRPC_STATUS_OK)
+            fprintf(stderr, "unary: status %d: %s\n", r.code, r.msg);
         CU_ASSERT_EQUAL(r.code, GRPC_STATUS_OK);
         CU_ASSERT_STRING_EQUAL(r.text, "hello");
         CU_ASSERT_EQUAL(r.done, 1);

@@ -15,6 +15,7 @@ int mt_test_server_init(void);
 int mt_test_server_cleanup(void);
 extern CU_TestInfo mt_test_store[];
 extern CU_TestInfo mt_test_tensor[];
+extern CU_TestInfo mt_test_transfer[];
 
 static const struct mt_suite suites[] = {
     {"allocator", mt_test_allocator, NULL, NULL},
@@ -26,6 +27,7 @@ static const struct mt_suite suites[] = {
     {"server", mt_test_server, mt_test_server_init, mt_test_server_cleanup},
     {"store", mt_test_store, NULL, NULL},
     {"tensor", mt_test_tensor, NULL, NULL},
+    {"transfer", mt_test_transfer, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

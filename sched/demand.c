@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * demand.c -- pending demand grouped by resource shape, for manta status.
+ *
+ * Rows merge every pending class with the same shape (whatever its
+ * priority, selector or strategy) and feasibility, and every pending group
+ * with the same first-bundle shape, bundle count and strategy. The format
+ * follows the anchor system's status output:
+ *    {CPU: 1}: 385+ pending tasks/actors
+ *    {CPU: 1} * 4 (PACK): 1+ pending placement groups
+ */
+#include "sched/sched_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const pg_strategy_names[MT_PG_STRATEGY_COUNT] = {
+    "PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD",
+};
+
+static bool same_row(const struct mt_demand *a, const struct mt_demand *b)
+{
+    return a->kind == b->kind && a->infeasible == b->infeasible &&
+           a->nbundles == b->nbundles && a->strategy == b->strategy &&
+           mt_res_set_equal(&a->shape, &b->shape);
+}
+
+/* Merge row into rows[0..*n); RET false when rows is full. */
+static bool add_row(struct mt_demand *rows, size_t *n, size_t cap,
+                    const struct mt_demand *row)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (same_row(&rows[i], row)) {
+            rows[i].count += row->count;
+            return true;
+        }
+    if (*n == cap)
+        return false;
+    rows[(*n)++] = *row;
+    return true;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    const struct mt_demand *x = a, *y = b;
+
+    return x->count > y->count ? -1 : x->count < y->count;
+}
+
+static size_t collect(const struct mt_sched *s, struct mt_demand *rows,
+                      size_t cap)
+{
+    size_t n = 0;
+
+    for (uint32_t i = 0; i < s->nactive; i++) {
+        const struct mt__class *c = &s->classes[s->active[i]];
+        struct mt_demand row;
+
+        memset(&row, 0, sizeof(row));
+        row.kind = MT_DECISION_TASK;
+        row.shape = c->key.res;
+        row.count = c->n;
+        row.infeasible = c->feas_epoch == s->epoch && c->feas < 0;
+        add_row(rows, &n, cap, &row);
+    }
+    for (uint32_t i = 0; i < s->npgq; i++) {
+        const struct mt__pg *pg = &s->pgs[s->pgq[i]];
+        struct mt_demand row;
+
+        memset(&row, 0, sizeof(row));
+        row.kind = MT_DECISION_PG;
+        row.shape = pg->b[0].res;
+        row.count = 1;
+        row.nbundles = pg->nb;
+        row.strategy = (enum mt_pg_strategy)pg->strategy;
+        row.infeasible = pg->reported;
+        add_row(rows, &n, cap, &row);
+    }
+    return n;
+}
+
+int mt_sched_demand(const struct mt_sched *s, struct mt_demand *out,
+                    size_t max)
+{
+    size_t cap = s->nactive + s->npgq + 1, n;
+    struct mt_demand *rows = malloc(cap * sizeof(*rows));
+
+    if (!rows)
+        return -MT_ENOMEM;
+    n = collect(s, rows, cap);
+    qsort(rows, n, sizeof(*rows), row_cmp);
+    if (n > max)
+        n = max;
+    memcpy(out, rows, n * sizeof(*rows));
+    free(rows);
+    return (int)n;
+}
+
+int mt_sched_demand_format(const struct mt_sched *s, char *buf, size_t len)
+{
+    struct mt_demand rows[64];
+    int n = mt_sched_demand(s, rows, 64);
+    size_t off = 0;
+
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char shape[256];
+        int w;
+
+        mt_res_set_format(s->names, &rows[i].shape, shape, sizeof(shape));
+        if (rows[i].kind == MT_DECISION_TASK)
+            w = snprintf(buf + (off < len ? off : len), off < len ? len - off : 0,
+                         " %s: %u+ %s tasks/actors\n", shape, rows[i].count,
+                         rows[i].infeasible ? "infeasible" : "pending");
+        else
+            w = snprintf(buf + (off < len ? off : len), off < len ? len - off : 0,
+                         " %s * %u (%s): %u+ %s placement groups\n", shape,
+                         rows[i].nbundles, pg_strategy_names[rows[i].strategy],
+                         rows[i].count,
+                         rows[i].infeasible ? "infeasible" : "pending");
+        off += w > 0 ? (size_t)w : 0;
+    }
+    return (int)off;
+}

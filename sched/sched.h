@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sched.h -- the scheduler: nodes, tasks, placement groups and TPU slices in,
+ * placement decisions out.
+ *
+ * The head feeds events (node added/dead, task submitted/finished, placement
+ * group created/removed) and calls mt_sched_decide() to get placements. The
+ * library does no I/O, reads no clock (now_ms is passed in) and starts no
+ * threads (house style H11), so every rule is unit-testable and the same code
+ * drives the simulator (manta-sim).
+ *
+ * Identities:
+ *   - nodes get a handle (uint32_t) from mt_sched_on_node_added(); handles are
+ *     never reused, a dead node's handle stays dead;
+ *   - tasks and placement groups are named by the caller's uint64_t ids;
+ *   - a grant (what a placed task holds) is named by a uint64_t handle the
+ *     library returns; mt_sched_on_task_finished(handle) gives it back.
+ *
+ * Failures are either retryable (no room now: the task stays pending and is
+ * placed by a later decide) or permanent (-MT_EINFEASIBLE: no live node could
+ * ever fit it; it stays queued and is reported once, so a node that joins
+ * later can still take it). Malformed requests get -MT_EINVAL at submission
+ * and never reach an assert.
+ *
+ * Policies, priorities, placement groups and slices: see docs/scheduler.md.
+ *
+ * THREAD: not thread safe. One loop thread owns a struct mt_sched.
+ */
+#ifndef MT_SCHED_SCHED_H
+#define MT_SCHED_SCHED_H
+
+#include "sched/labels.h"
+#include "sched/resources.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MT_NODE_NONE UINT32_MAX
+#define MT_PG_MAX_BUNDLES 1024
+
+struct mt_sched;
+
+/* ---- Options ---- */
+
+struct mt_sched_opts {
+    int64_t spread_threshold;  /* fixed-point utilization, default 0.5 */
+    int64_t top_k_fraction;    /* fixed-point share of nodes, default 0.2 */
+    uint32_t top_k_max;        /* cap on k, default 16 */
+    bool avoid_accel_nodes;    /* keep CPU-only work off GPU/TPU nodes */
+    uint64_t aging_ms;         /* +1 effective priority per this wait */
+    uint64_t starve_ms;        /* head waiting this long blocks backfill */
+    uint64_t seed;             /* random tie breaks; same seed, same run */
+};
+
+/* mt_sched_opts_init - defaults: 0.5, 0.2, 16, true, 10 s, 60 s, 1. */
+void mt_sched_opts_init(struct mt_sched_opts *o);
+
+/*
+ * mt_sched_create - an empty scheduler.
+ *
+ * IN  o    options, NULL for defaults; copied
+ * OUT out  free with mt_sched_destroy()
+ * RET 0, -MT_EINVAL (threshold or fraction outside 0..1), -MT_ENOMEM
+ */
+int mt_sched_create(const struct mt_sched_opts *o, struct mt_sched **out);
+
+/* mt_sched_destroy - free s and everything in it (NULL is fine). */
+void mt_sched_destroy(struct mt_sched *s);
+
+/*
+ * mt_sched_resource_id - the id of a resource name, interning new names.
+ *
+ * RET id >= 0, -MT_EINVAL, -MT_ENOSPC (MT_RES_MAX names), -MT_ENOMEM
+ */
+int mt_sched_resource_id(struct mt_sched *s, const char *name);
+
+/* mt_sched_resource_names - the name table (borrowed, owned by s). */
+const struct mt_res_names *mt_sched_resource_names(const struct mt_sched *s);
+
+/* ---- Nodes ---- */
+
+struct mt_node_spec {
+    const char *name;                 /* unique, e.g. the node id in hex */
+    const struct mt_res_item *res;    /* totals; GPU and TPU whole */
+    size_t nres;
+    const struct mt_label *labels;    /* may be NULL */
+    size_t nlabels;
+};
+
+/*
+ * mt_sched_on_node_added - a node joined with these totals and labels.
+ *
+ * A node with manta.io/tpu-slice-name and manta.io/tpu-worker-id labels is a
+ * host of that slice (see mt_sched_slice_reserve()).
+ *
+ * OUT node  its handle
+ * RET 0, -MT_EEXIST (name of a live node), -MT_EINVAL (negative or repeated
+ *     resources, GPU/TPU not whole or above MT_MAX_GPUS/MT_MAX_TPU_CHIPS,
+ *     bad labels), -MT_ENOMEM
+ * OWNERSHIP borrows spec
+ */
+int mt_sched_on_node_added(struct mt_sched *s, const struct mt_node_spec *spec,
+                           uint32_t *node);
+
+/*
+ * mt_sched_on_node_dead - the node is gone.
+ *
+ * Its grants become stale (finishing them returns nothing), the bundles it
+ * held are rescheduled (other bundles of their groups keep their places; a
+ * TPU slice group is re-reserved whole), and pending tasks with hard
+ * affinity to it become infeasible.
+ *
+ * RET 0, -MT_ENOENT (unknown or already dead)
+ */
+int mt_sched_on_node_dead(struct mt_sched *s, uint32_t node);
+
+/* mt_sched_node_find - handle of the live node called name. -MT_ENOENT. */
+int mt_sched_node_find(const struct mt_sched *s, const char *name,
+                       uint32_t *node);
+
+/*
+ * mt_sched_node_res - total and available quantity of resource id on node.
+ *
+ * Available excludes running grants and placement-group reservations.
+ * RET 0, -MT_ENOENT (unknown node), -MT_EINVAL (bad id)
+ */
+int mt_sched_node_res(const struct mt_sched *s, uint32_t node, int id,
+                      int64_t *total, int64_t *avail);
+
+/* mt_sched_node_alive - true for a known, live node. */
+bool mt_sched_node_alive(const struct mt_sched *s, uint32_t node);
+
+/* mt_sched_node_count - nodes ever added (live or dead); handles < this. */
+uint32_t mt_sched_node_count(const struct mt_sched *s);
+
+/*
+ * mt_sched_node_free_gpus / _free_tpu_chips - masks of whole free devices
+ * (bit i = device i) on a node, for status pages and fragmentation metrics.
+ * RET the mask; 0 for unknown or dead nodes.
+ */
+uint32_t mt_sched_node_free_gpus(const struct mt_sched *s, uint32_t node);
+uint32_t mt_sched_node_free_tpu_chips(const struct mt_sched *s, uint32_t node);
+
+/* ---- Tasks ---- */
+
+enum mt_strategy {
+    MT_STRATEGY_DEFAULT,        /* hybrid: pack below threshold, then top-k */
+    MT_STRATEGY_SPREAD,         /* round-robin over nodes with room */
+    MT_STRATEGY_NODE_AFFINITY,  /* affinity_node, hard or soft */
+    MT_STRATEGY_PG,             /* into placement group pg, bundle index */
+    MT_STRATEGY_COUNT
+};
+
+struct mt_task_spec {
+    uint64_t id;                           /* caller's task id */
+    struct mt_res_set res;                 /* may be empty (0-resource task) */
+    int32_t priority;                      /* higher first; default 0 */
+    enum mt_strategy strategy;
+    uint32_t affinity_node;                /* NODE_AFFINITY: node handle */
+    bool affinity_soft;                    /* NODE_AFFINITY: fall back */
+    const struct mt_label_selector *selector;  /* NULL: any node; borrowed */
+    uint64_t pg;                           /* PG: group id */
+    int32_t bundle;                        /* PG: index, -1 for any bundle */
+};
+
+/* mt_task_spec_init - zero resources, priority 0, DEFAULT, bundle -1. */
+void mt_task_spec_init(struct mt_task_spec *t, uint64_t id);
+
+/* What a placed task holds. Plain value. */
+struct mt_grant {
+    uint64_t handle;        /* give back with mt_sched_on_task_finished */
+    uint32_t node;
+    uint32_t gpus;          /* GPU device indices (bit mask) */
+    int64_t gpu_each;       /* fixed-point share of each device in gpus */
+    uint32_t tpu_chips;     /* TPU chip indices (bit mask), aligned block */
+    uint64_t pg;            /* group id when placed into a bundle, else 0 */
+    int32_t bundle;         /* bundle index, -1 when not in a group */
+};
+
+/*
+ * mt_sched_on_task_submitted - queue a task.
+ *
+ * RET 0, -MT_EINVAL (bad resources per mt_res_set_validate, unknown
+ *     strategy, bad selector, unknown affinity handle, bundle index out of
+ *     range), -MT_ENOENT (STRATEGY_PG with an unknown or removed group),
+ *     -MT_ENOMEM
+ * OWNERSHIP borrows t (selector strings are interned)
+ */
+int mt_sched_on_task_submitted(struct mt_sched *s, const struct mt_task_spec *t,
+                               uint64_t now_ms);
+
+/*
+ * mt_sched_allocate - place one task now, without queueing it.
+ *
+ * The synchronous core of decide, for callers that schedule inline (and for
+ * tests and benchmarks). Priorities do not apply.
+ *
+ * OUT g   the grant on success
+ * RET 0, -MT_EAGAIN (no room now), -MT_EINFEASIBLE, -MT_EINVAL, -MT_ENOENT
+ *     (group unknown or bundle not placed), -MT_ENOMEM
+ */
+int mt_sched_allocate(struct mt_sched *s, const struct mt_task_spec *t,
+                      struct mt_grant *g);
+
+/*
+ * mt_sched_on_task_finished - give back a grant.
+ *
+ * A grant whose node died, or whose bundle was removed or rescheduled, is
+ * stale: it is forgotten and returns nothing.
+ *
+ * RET 0, -MT_ENOENT (unknown handle or already given back)
+ */
+int mt_sched_on_task_finished(struct mt_sched *s, uint64_t grant);
+
+/*
+ * mt_sched_task_cancel - drop a pending task. O(pending tasks of its class).
+ *
+ * RET 0, -MT_ENOENT (not pending)
+ */
+int mt_sched_task_cancel(struct mt_sched *s, uint64_t task_id);
+
+/* ---- Decisions ---- */
+
+enum mt_decision_kind {
+    MT_DECISION_TASK,       /* id is a task id */
+    MT_DECISION_PG          /* id is a placement group id */
+};
+
+struct mt_placement {
+    enum mt_decision_kind kind;
+    uint64_t id;
+    int status;             /* 0 placed; -MT_EINFEASIBLE (still queued,
+                               reported once); -MT_ENOENT (task's group was
+                               removed: task dropped) */
+    struct mt_grant grant;  /* tasks with status 0 */
+};
+
+/*
+ * mt_sched_decide - place what can be placed now.
+ *
+ * Pending placement groups first (rescheduled bundles before new groups),
+ * then tasks in effective-priority order (docs/scheduler.md, "Priorities").
+ * For a group, status 0 means all its bundles are now reserved.
+ *
+ * OUT out  up to max decisions
+ * RET the number of decisions written (0..max), -MT_EINVAL (max == 0 with
+ *     out NULL is fine and returns 0)
+ */
+int mt_sched_decide(struct mt_sched *s, uint64_t now_ms,
+                    struct mt_placement *out, size_t max);
+
+/* mt_sched_pending - tasks still queued (including infeasible ones). */
+size_t mt_sched_pending(const struct mt_sched *s);
+
+/* ---- Placement groups ---- */
+
+enum mt_pg_strategy {
+    MT_PG_PACK,             /* as few nodes as possible (soft) */
+    MT_PG_SPREAD,           /* as many nodes as possible (soft) */
+    MT_PG_STRICT_PACK,      /* one node */
+    MT_PG_STRICT_SPREAD,    /* one node per bundle */
+    MT_PG_STRATEGY_COUNT
+};
+
+enum mt_pg_state {
+    MT_PG_PENDING,          /* no bundle placed yet */
+    MT_PG_CREATED,          /* every bundle reserved */
+    MT_PG_RESCHEDULING,     /* some bundles lost with their node */
+    MT_PG_REMOVED
+};
+
+struct mt_bundle_spec {
+    struct mt_res_set res;                     /* not empty */
+    const struct mt_label_selector *selector;  /* NULL: any node */
+};
+
+struct mt_pg_spec {
+    uint64_t id;                       /* caller's group id, != 0 */
+    enum mt_pg_strategy strategy;
+    const struct mt_bundle_spec *bundles;
+    size_t nbundles;                   /* 1..MT_PG_MAX_BUNDLES */
+};
+
+/*
+ * mt_sched_pg_create - reserve every bundle, or none.
+ *
+ * Tries at once; a group that does not fit now stays pending and is
+ * reported by a later decide (kind MT_DECISION_PG).
+ *
+ * RET 0 (created now), -MT_EAGAIN (pending), -MT_EINFEASIBLE (pending, no
+ *     set of live nodes could hold it), -MT_EINVAL (unknown strategy, no
+ *     bundles, an empty or invalid bundle, id 0), -MT_EEXIST, -MT_ENOMEM
+ * OWNERSHIP borrows spec
+ */
+int mt_sched_pg_create(struct mt_sched *s, const struct mt_pg_spec *spec,
+                       uint64_t now_ms);
+
+/*
+ * mt_sched_pg_remove - drop a group, returning every reserved unit to its
+ * node. Grants inside it become stale; pending tasks aimed at it are
+ * reported with -MT_ENOENT by the next decide.
+ *
+ * RET 0, -MT_ENOENT
+ */
+int mt_sched_pg_remove(struct mt_sched *s, uint64_t pg);
+
+/* mt_sched_pg_state - RET 0 or -MT_ENOENT (removed groups are forgotten). */
+int mt_sched_pg_state(const struct mt_sched *s, uint64_t pg,
+                      enum mt_pg_state *state);
+
+struct mt_bundle_info {
+    uint32_t node;          /* MT_NODE_NONE while not placed */
+    uint32_t gpus;          /* reserved GPU devices */
+    uint32_t tpu_chips;     /* reserved TPU chips */
+    struct mt_res_set res;  /* reserved quantities */
+};
+
+/* mt_sched_pg_bundle - where bundle idx of pg is. RET 0, -MT_ENOENT. */
+int mt_sched_pg_bundle(const struct mt_sched *s, uint64_t pg, uint32_t idx,
+                       struct mt_bundle_info *out);
+
+/* ---- TPU slices ---- */
+
+struct mt_slice_spec {
+    uint64_t id;                 /* group id, as for mt_pg_spec */
+    const char *pod_type;        /* "v4-16", "v6e-16", "tpu7x-8" ... */
+    const char *topology;        /* NULL: default for the pod type */
+    uint32_t nslices;            /* 1 or more (multislice) */
+    struct mt_res_set per_host;  /* extra per bundle, e.g. CPU; may be empty */
+};
+
+/*
+ * mt_sched_slice_reserve - reserve every host of nslices intact slices.
+ *
+ * A slice is intact when live nodes labelled with the same
+ * manta.io/tpu-slice-name, manta.io/tpu-pod-type == the normalised pod type,
+ * hold worker ids 0..hosts-1. The group gets nslices x hosts bundles;
+ * bundle s*hosts + i holds all chips of worker i of the s-th slice plus
+ * per_host. All-or-nothing; two reservations never share a slice.
+ *
+ * RET as mt_sched_pg_create(); -MT_EINVAL also for an unknown pod type
+ */
+int mt_sched_slice_reserve(struct mt_sched *s, const struct mt_slice_spec *spec,
+                           uint64_t now_ms);
+
+/*
+ * mt_sched_pg_slice_name - the slice-name label of bundle idx's host.
+ *
+ * RET a string owned by s (valid until destroy), or NULL
+ */
+const char *mt_sched_pg_slice_name(const struct mt_sched *s, uint64_t pg,
+                                   uint32_t idx);
+
+/* ---- Demand summary (manta status) ---- */
+
+struct mt_demand {
+    enum mt_decision_kind kind;   /* task shape or placement group */
+    struct mt_res_set shape;      /* tasks: the shape; groups: bundle 0 */
+    uint32_t count;               /* tasks or groups of this shape */
+    uint32_t nbundles;            /* groups only */
+    enum mt_pg_strategy strategy; /* groups only */
+    bool infeasible;
+};
+
+/*
+ * mt_sched_demand - pending demand grouped by resource shape.
+ *
+ * OUT out  up to max rows, largest count first
+ * RET rows written
+ */
+int mt_sched_demand(const struct mt_sched *s, struct mt_demand *out,
+                    size_t max);
+
+/*
+ * mt_sched_demand_format - the Demands: block of manta status, e.g.
+ *   " {CPU: 1}: 385+ pending tasks/actors"
+ *
+ * RET length written (snprintf semantics)
+ */
+int mt_sched_demand_format(const struct mt_sched *s, char *buf, size_t len);
+
+/* ---- Invariants (tests, simulator) ---- */
+
+/*
+ * mt_sched_check - verify the accounting: on every live node, available +
+ * reserved bundles + live grants == total per resource and per device,
+ * nothing negative or above total; same inside every bundle.
+ *
+ * RET 0, -MT_ESTATE (with a description in why, if not NULL)
+ */
+int mt_sched_check(const struct mt_sched *s, char *why, size_t len);
+
+#endif /* MT_SCHED_SCHED_H */

@@ -8,6 +8,7 @@
  * parsers the daemons use, so a typo fails fast with a usage message.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,6 @@
 #include "common/qty.h"
 #include "common/sys.h"
 
-#define START_TIMEOUT_MS 15000
 #define MAX_ARGS 64
 
 static void usage(FILE *f)
@@ -49,6 +49,7 @@ static void usage(FILE *f)
             "  --report-period-ms N   worker report period (default 1000)\n"
             "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"
             "  --log-level L          daemon log level (default info)\n"
+            "  --start-timeout S      seconds to wait for each daemon (default 15)\n"
             "  -h, --help             this text\n",
             MT_DEFAULT_TEMP_DIR);
 }
@@ -62,10 +63,11 @@ struct start_opts {
     const char *temp_dir;
     const char *num_cpus, *num_gpus, *memory, *resources, *labels;
     const char *period, *timeout, *log_level;
+    long start_timeout_s;
 };
 
 enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
-       O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG };
+       O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT };
 
 static const struct option opts[] = {
     {"head", no_argument, NULL, O_HEAD},
@@ -83,6 +85,7 @@ static const struct option opts[] = {
     {"report-period-ms", required_argument, NULL, O_PERIOD},
     {"node-timeout-ms", required_argument, NULL, O_TIMEOUT},
     {"log-level", required_argument, NULL, O_LOG},
+    {"start-timeout", required_argument, NULL, O_WAIT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -137,6 +140,7 @@ static int parse(int argc, char **argv, struct start_opts *o)
 
     memset(o, 0, sizeof(*o));
     o->temp_dir = MT_DEFAULT_TEMP_DIR;
+    o->start_timeout_s = 15;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -156,6 +160,10 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_PERIOD: o->period = optarg; break;
         case O_TIMEOUT: o->timeout = optarg; break;
         case O_LOG: o->log_level = optarg; break;
+        case O_WAIT:
+            if (!mt_parse_int(optarg, 1, 3600, &o->start_timeout_s))
+                return bad("start-timeout", optarg, NULL);
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -204,10 +212,20 @@ static char *launch(const struct start_opts *o, const char *name, char **args,
                 strerror((int)-pid));
         goto out;
     }
-    txt = mt_session_wait_file(o->temp_dir, marker, pid, START_TIMEOUT_MS);
+    txt = mt_session_wait_file(o->temp_dir, marker, pid,
+                               (int)o->start_timeout_s * 1000);
     if (!txt) {
-        fprintf(stderr, "manta start: %s did not come up (%s)\n", args[0],
-                mt_session_pid_alive(pid) ? "timed out" : "it exited");
+        bool alive = mt_session_pid_alive(pid);
+        char *pidfile = mt_xasprintf("%s/%s.pid", o->temp_dir, name);
+
+        fprintf(stderr, "manta start: %s did not come up within %lds (%s)\n",
+                args[0], o->start_timeout_s, alive ? "still waiting; stopped it"
+                                                   : "it exited");
+        /* Leave nothing half-started behind. */
+        if (alive)
+            kill(pid, SIGKILL);
+        unlink(pidfile);
+        free(pidfile);
         mt_session_print_log_tail(log, 15);
     }
 out:

@@ -1,0 +1,134 @@
+"""test_wire.py -- wire compatibility and hostile input at the head's port.
+
+Python stubs are generated from proto/ with protoc and grpc_python_plugin
+(Debian's python3-grpcio, run by /usr/bin/python3) and call the head's
+GetClusterStatus and WatchNodes. Then: garbage bytes on the port, a
+malformed protobuf, an unknown method and a bad registration must each get
+an error (or a dropped connection) while the head keeps serving.
+"""
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+
+from harness import (FAST, check, free_port, main, new_dir, pid_alive,
+                     read_pid, run, status)
+
+PROTO = os.environ.get("MANTA_PROTO_DIR") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "proto")
+
+import grpc  # noqa: E402  (Debian python3-grpcio)
+
+
+def stubs():
+    out = tempfile.mkdtemp(prefix="manta-pystubs-")
+    protos = [p for p in os.listdir(PROTO) if p.endswith(".proto")]
+    subprocess.run(["protoc", "-I", PROTO, "--python_out=" + out,
+                    "--grpc_out=" + out,
+                    "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin"] +
+                   protos, check=True)
+    sys.path.insert(0, out)
+    import head_service_pb2
+    import head_service_pb2_grpc
+    return head_service_pb2, head_service_pb2_grpc
+
+
+def start():
+    port = free_port()
+    d = new_dir("wire")
+    run(["start", "--head", "--port", str(port), "--node-ip", "127.0.0.1",
+         "--temp-dir", d, "--num-cpus", "3", "--labels", "zone=z1"] + FAST)
+    return "127.0.0.1:%d" % port, d
+
+
+def test_python_client_status_and_watch():
+    pb, pbg = stubs()
+    addr, d = start()
+    with grpc.insecure_channel(addr) as ch:
+        stub = pbg.HeadServiceStub(ch)
+        reply = stub.GetClusterStatus(pb.GetClusterStatusRequest(), timeout=5)
+        check(len(reply.nodes) == 1, "nodes %d" % len(reply.nodes))
+        node = reply.nodes[0]
+        check(node.state == 1, "state %d" % node.state)  # NODE_STATE_ALIVE
+        cpu = [e.quantity for e in node.resources_total if e.name == "CPU"]
+        check(cpu == [30000], "CPU fixed point %r" % cpu)
+        labels = {l.key: l.value for l in node.labels}
+        check(labels.get("zone") == "z1", "labels %r" % labels)
+        check(reply.head_address == addr, reply.head_address)
+        # Server streaming from Python: the snapshot arrives.
+        stream = stub.WatchNodes(pb.WatchNodesRequest(initial_snapshot=True),
+                                 timeout=5)
+        first = next(stream)
+        check(first.kind == 1 and first.node.node_id == node.node_id,
+              "watch event %r" % first)
+        stream.cancel()
+
+
+def raw_call(addr, method, payload):
+    with grpc.insecure_channel(addr) as ch:
+        fn = ch.unary_unary(method)  # bytes in, bytes out
+        try:
+            fn(payload, timeout=5)
+            return grpc.StatusCode.OK
+        except grpc.RpcError as e:
+            return e.code()
+
+
+def test_hostile_input():
+    pb, pbg = stubs()
+    addr, d = start()
+    head_pid = read_pid(d, "head")
+    host, port = addr.split(":")
+    # Garbage bytes, an HTTP/1 request and a half HTTP/2 preface.
+    for junk in (os.urandom(4096), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+                 b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00"):
+        s = socket.create_connection((host, int(port)), timeout=5)
+        try:
+            s.sendall(junk)
+            s.settimeout(2)
+            try:
+                s.recv(1024)
+            except (socket.timeout, ConnectionResetError):
+                pass
+        finally:
+            s.close()
+    check(pid_alive(head_pid), "head died after garbage bytes")
+    # A malformed protobuf: INVALID_ARGUMENT, not a crash.
+    code = raw_call(addr, "/manta.HeadService/RegisterNode",
+                    b"\xff\xff\xff\xff\x0f\x12")
+    check(code == grpc.StatusCode.INVALID_ARGUMENT, "malformed: %s" % code)
+    # An unknown method: UNIMPLEMENTED.
+    code = raw_call(addr, "/manta.HeadService/NoSuchMethod", b"")
+    check(code == grpc.StatusCode.UNIMPLEMENTED, "unknown: %s" % code)
+    code = raw_call(addr, "/nope.Nothing/At", b"\x01")
+    check(code == grpc.StatusCode.UNIMPLEMENTED, "unknown service: %s" % code)
+    # Well-formed but invalid registrations are refused with a reason.
+    with grpc.insecure_channel(addr) as ch:
+        stub = pbg.HeadServiceStub(ch)
+        for node in (pb.RegisterNodeRequest(),
+                     pb.RegisterNodeRequest(node={"node_id": "x/../y",
+                                                  "address": "a:1"}),
+                     pb.RegisterNodeRequest(node={"node_id": "ok",
+                                                  "address": "noport"}),
+                     pb.RegisterNodeRequest(node={
+                         "node_id": "ok", "address": "a:1",
+                         "resources_total": [{"name": "CPU",
+                                              "quantity": -5}]})):
+            try:
+                stub.RegisterNode(node, timeout=5)
+                check(False, "bad registration accepted: %r" % node)
+            except grpc.RpcError as e:
+                check(e.code() == grpc.StatusCode.INVALID_ARGUMENT,
+                      "bad registration: %s" % e.code())
+        # A report from an unknown node is answered known=false.
+        r = stub.ReportNode(pb.ReportNodeRequest(node_id="ghost"), timeout=5)
+        check(not r.known, "ghost report known")
+    check(pid_alive(head_pid), "head died")
+    st = status(d)
+    check(len(st["nodes"]) == 1 and st["nodes"][0]["state"] == "ALIVE",
+          "status after hostile input %r" % st["nodes"])
+
+
+if __name__ == "__main__":
+    main([test_python_client_status_and_watch, test_hostile_input])

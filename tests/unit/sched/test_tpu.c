@@ -81,6 +81,8 @@ static const struct slice_row slice_rows[] = {
      "v6e-1", "v6e-1", "1x1"},
     {"v5e-4", NULL, 0, MT_TPU_V5E, 4, 4, 4, 1, {2, 2, 1}, {1, 1, 1},
      "v5litepod-4", "v5litepod-4", "2x2"},
+    {"v6e-4", NULL, 0, MT_TPU_V6E, 4, 4, 4, 1, {2, 2, 1}, {1, 1, 1},
+     "v6e-4", "v6e-4", "2x2"},
     {"v6e-1", "1x1", 1, MT_TPU_V6E, 1, 1, 1, 1, {1, 1, 1}, {1, 1, 1},
      "v6e-1", "v6e-1", "1x1"},
     {"v6e-8", "2x4", 8, MT_TPU_V6E, 8, 8, 8, 1, {2, 4, 1}, {1, 1, 1},

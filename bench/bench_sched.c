@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bench_sched.c -- scheduler library microbenchmarks (one core).
+ *
+ *   decide/1cpu/N   decisions per second for 1-CPU tasks over N 64-CPU
+ *                   nodes: tasks are submitted in batches and decided; in
+ *                   the "fill" phase the cluster goes from empty to 90%
+ *                   busy, in the "churn" phase every placement is paired
+ *                   with finishing the oldest grant at ~75% busy. Both the
+ *                   decide-only rate and the full submit+decide+finish loop
+ *                   are reported.
+ *   pg/4bundle/N    4-bundle {CPU: 1} PACK group creations per second
+ *                   (create only, and create+remove).
+ *
+ * Usage: bench_sched [--nodes N[,N...]] [--tasks T] [--pgs P]
+ * The simulator run (utilization, fragmentation) is manta-sim; see
+ * bench/RESULTS-sched.md for the exact commands.
+ */
+#include "sched/sched.h"
+
+#include "common/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BATCH 1024
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct mt_sched *cluster(uint32_t n)
+{
+    struct mt_sched *s;
+    struct mt_res_item res[] = {{MT_RES_CPU, 64 * MT_RES_SCALE},
+                                {MT_RES_MEMORY, 256LL * MT_RES_SCALE}};
+
+    if (mt_sched_create(NULL, &s) < 0)
+        exit(1);
+    for (uint32_t i = 0; i < n; i++) {
+        char name[32];
+        struct mt_node_spec spec = {name, res, 2, NULL, 0};
+        uint32_t node;
+
+        snprintf(name, sizeof(name), "node-%u", i);
+        if (mt_sched_on_node_added(s, &spec, &node) < 0)
+            exit(1);
+    }
+    return s;
+}
+
+struct ring {
+    uint64_t *h;
+    size_t head;
+    size_t n;
+    size_t cap;
+};
+
+static void ring_push(struct ring *r, uint64_t h)
+{
+    r->h[(r->head + r->n++) % r->cap] = h;
+}
+
+static uint64_t ring_pop(struct ring *r)
+{
+    uint64_t h = r->h[r->head];
+
+    r->head = (r->head + 1) % r->cap;
+    r->n--;
+    return h;
+}
+
+/* Submit and decide `total` tasks; finish the oldest when above `keep`. */
+static void run_decide(struct mt_sched *s, struct ring *rp, uint64_t total,
+                       size_t keep, double *decide_s, double *loop_s,
+                       uint64_t *placed)
+{
+    static struct mt_placement out[BATCH];
+    static uint64_t id, ms;
+    struct ring r = *rp;
+    struct mt_task_spec t;
+    double t0 = now_s(), d = 0;
+    uint64_t end = id + total;
+
+    mt_task_spec_init(&t, 0);
+    mt_res_set_add(&t.res, MT_RES_CPU, MT_RES_SCALE);
+    *placed = 0;
+    while (id < end) {
+        double a;
+        int n;
+
+        for (int i = 0; i < BATCH && id < end; i++) {
+            t.id = id++;
+            mt_sched_on_task_submitted(s, &t, ms);
+        }
+        a = now_s();
+        n = mt_sched_decide(s, ms, out, BATCH);
+        d += now_s() - a;
+        for (int i = 0; i < n; i++)
+            if (out[i].status == 0) {
+                ring_push(&r, out[i].grant.handle);
+                (*placed)++;
+            }
+        while (r.n > keep)
+            mt_sched_on_task_finished(s, ring_pop(&r));
+        ms++;
+    }
+    *decide_s = d;
+    *loop_s = now_s() - t0;
+    *rp = r;
+}
+
+static void bench_decide(uint32_t nodes, uint64_t tasks)
+{
+    struct mt_sched *s = cluster(nodes);
+    size_t cap = (size_t)nodes * 64;
+    struct ring r = {malloc((cap + 2 * BATCH) * sizeof(uint64_t)), 0, 0,
+                     cap + 2 * BATCH};
+    double d, l;
+    uint64_t placed;
+
+    /* fill: empty -> 90% busy, nothing finishes */
+    run_decide(s, &r, cap * 9 / 10, cap, &d, &l, &placed);
+    printf("decide/1cpu/%u/fill    placed=%llu decide=%.0f/s loop=%.0f/s\n",
+           nodes, (unsigned long long)placed, placed / d, placed / l);
+    mt_sched_destroy(s);
+    s = cluster(nodes);
+    r.head = r.n = 0;
+    /* churn at ~75%: warm up to the level, then measure */
+    run_decide(s, &r, cap * 3 / 4, cap * 3 / 4, &d, &l, &placed);
+    run_decide(s, &r, tasks, cap * 3 / 4, &d, &l, &placed);
+    printf("decide/1cpu/%u/churn   placed=%llu decide=%.0f/s loop=%.0f/s\n",
+           nodes, (unsigned long long)placed, placed / d, placed / l);
+    mt_sched_destroy(s);
+    free(r.h);
+}
+
+static void bench_pg(uint32_t nodes, uint32_t pgs)
+{
+    struct mt_sched *s = cluster(nodes);
+    struct mt_bundle_spec b[4];
+    struct mt_pg_spec spec = {0, MT_PG_PACK, b, 4};
+    uint32_t keep = nodes * 8, ok = 0; /* live groups: half the CPUs */
+    double t0, tc = 0, tr = 0;
+
+    memset(b, 0, sizeof(b));
+    for (int i = 0; i < 4; i++)
+        mt_res_set_add(&b[i].res, MT_RES_CPU, MT_RES_SCALE);
+    /* Steady state: create one, remove the oldest once keep are live. */
+    for (uint32_t i = 0; i < pgs; i++) {
+        spec.id = i + 1;
+        t0 = now_s();
+        ok += mt_sched_pg_create(s, &spec, 0) == 0;
+        tc += now_s() - t0;
+        if (i >= keep) {
+            t0 = now_s();
+            mt_sched_pg_remove(s, i + 1 - keep);
+            tr += now_s() - t0;
+        }
+    }
+    printf("pg/4bundle/%u          created=%u/%u create=%.0f/s "
+           "create+remove=%.0f/s\n",
+           nodes, ok, pgs, pgs / tc, pgs / (tc + tr));
+    mt_sched_destroy(s);
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t nodes[8] = {1000, 10000};
+    int nn = 2;
+    uint64_t tasks = 2000000;
+    uint32_t pgs = 100000;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
+            char *p = argv[++i];
+
+            for (nn = 0; nn < 8 && *p; nn++) {
+                nodes[nn] = (uint32_t)strtoul(p, &p, 10);
+                if (*p == ',')
+                    p++;
+            }
+        } else if (!strcmp(argv[i], "--tasks") && i + 1 < argc) {
+            tasks = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--pgs") && i + 1 < argc) {
+            pgs = (uint32_t)strtoul(argv[++i], NULL, 10);
+        } else {
+            fprintf(stderr,
+                    "usage: %s [--nodes N[,N...]] [--tasks T] [--pgs P]\n",
+                    argv[0]);
+            return strcmp(argv[i], "--help") ? 2 : 0;
+        }
+    }
+    for (int i = 0; i < nn; i++) {
+        bench_decide(nodes[i], tasks);
+        bench_pg(nodes[i], pgs);
+    }
+    return 0;
+}

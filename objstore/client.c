@@ -65,6 +65,8 @@ struct mt_objc {
     uint8_t *sbuf;              /* request being built */
     uint8_t *rbuf;              /* reply being read */
     size_t rlen;
+    uint8_t *mbuf;              /* batch of PUT frames (put_many) */
+    size_t mcap;
 };
 
 /* ---- transport ---- */
@@ -137,8 +139,9 @@ static int recv_frame(struct mt_objc *c, struct mt_proto_hdr *h)
     }
 }
 
-/* Wait for the reply to the last request; copy a payload of exactly n. */
-static int recv_reply(struct mt_objc *c, uint16_t type, void *out, size_t n)
+/* Wait for the reply to request seq; copy a payload of exactly n. */
+static int recv_reply_seq(struct mt_objc *c, uint32_t seq, uint16_t type,
+                          void *out, size_t n)
 {
     struct mt_proto_hdr h;
     size_t flen;
@@ -146,7 +149,7 @@ static int recv_reply(struct mt_objc *c, uint16_t type, void *out, size_t n)
 
     if (rc < 0)
         return rc;
-    if (!(h.flags & MT_PROTO_F_REPLY) || h.seq != c->seq || h.type != type)
+    if (!(h.flags & MT_PROTO_F_REPLY) || h.seq != seq || h.type != type)
         return broken(c);
     if (h.status == 0 && h.len != n)
         return broken(c);
@@ -156,6 +159,12 @@ static int recv_reply(struct mt_objc *c, uint16_t type, void *out, size_t n)
     memmove(c->rbuf, c->rbuf + flen, c->rlen - flen);
     c->rlen -= flen;
     return h.status > 0 ? broken(c) : h.status;
+}
+
+/* Wait for the reply to the last request sent. */
+static int recv_reply(struct mt_objc *c, uint16_t type, void *out, size_t n)
+{
+    return recv_reply_seq(c, c->seq, type, out, n);
 }
 
 static int call(struct mt_objc *c, uint16_t type, const void *p1, size_t l1,
@@ -420,6 +429,7 @@ void mt_objc_disconnect(struct mt_objc *c)
     pthread_mutex_destroy(&c->mu);
     free(c->sbuf);
     free(c->rbuf);
+    free(c->mbuf);
     free(c);
 }
 
@@ -680,5 +690,102 @@ int mt_objc_flush(struct mt_objc *c)
     pthread_mutex_lock(&c->mu);
     rc = c->broken ? -MT_ECLOSED : flush_deferred(c, false);
     pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+/* ---- batched puts ---- */
+
+#define BATCH_BYTES (1u << 20)
+
+static bool inline_ok(const struct mt_objc_put_req *r)
+{
+    return r->size <= MT_PROTO_INLINE_MAX &&
+           r->meta_size <= MT_PROTO_INLINE_MAX - r->size;
+}
+
+/* Append one PUT frame to mbuf at *len. RET 0, -MT_ENOMEM. */
+static int append_put(struct mt_objc *c, const struct mt_objc_put_req *r,
+                      size_t *len)
+{
+    struct mt_proto_create q;
+    size_t need = MT_PROTO_HDR_SIZE + sizeof(q) + r->size + r->meta_size;
+    struct mt_proto_hdr h = {.len = (uint32_t)(sizeof(q) + r->size +
+                                               r->meta_size),
+                             .type = MT_MSG_PUT,
+                             .seq = ++c->seq};
+    uint8_t *p;
+
+    if (*len + need > c->mcap) {
+        size_t cap = c->mcap ? c->mcap : 64 * 1024;
+
+        while (cap < *len + need)
+            cap *= 2;
+        p = realloc(c->mbuf, cap);
+        if (!p)
+            return -MT_ENOMEM;
+        c->mbuf = p;
+        c->mcap = cap;
+    }
+    fill_create(&q, &r->id, r->size, r->meta_size, r->flags, r->tensor);
+    p = c->mbuf + *len;
+    memcpy(p, &h, sizeof(h));
+    memcpy(p + sizeof(h), &q, sizeof(q));
+    if (r->size)
+        memcpy(p + sizeof(h) + sizeof(q), r->data, r->size);
+    if (r->meta_size)
+        memcpy(p + sizeof(h) + sizeof(q) + r->size, r->meta, r->meta_size);
+    *len += need;
+    return 0;
+}
+
+/* Send reqs[0..n) (all small) as one write, then read the n replies. */
+static int put_batch(struct mt_objc *c, const struct mt_objc_put_req *reqs,
+                     size_t n, int *rcs)
+{
+    uint32_t first = c->seq + 1;
+    size_t len = 0;
+    int rc;
+
+    for (size_t i = 0; i < n; i++) {
+        rc = append_put(c, &reqs[i], &len);
+        if (rc < 0) {
+            c->seq = first - 1;
+            return rc;
+        }
+    }
+    rc = send_all(c, c->mbuf, len);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rcs[i] = recv_reply_seq(c, first + (uint32_t)i, MT_MSG_PUT, NULL, 0);
+        if (rcs[i] == -MT_ECLOSED)
+            rc = -MT_ECLOSED;
+    }
+    return rc;
+}
+
+int mt_objc_put_many(struct mt_objc *c, const struct mt_objc_put_req *reqs,
+                     size_t n, int *rcs)
+{
+    size_t i = 0;
+    int rc = 0;
+
+    while (i < n && rc == 0) {
+        size_t j = i, bytes = 0;
+
+        if (!inline_ok(&reqs[i])) {
+            rcs[i] = mt_objc_put(c, &reqs[i].id, reqs[i].data, reqs[i].size,
+                                 reqs[i].meta, reqs[i].meta_size,
+                                 reqs[i].flags, reqs[i].tensor);
+            rc = rcs[i] == -MT_ECLOSED ? rcs[i] : 0;
+            i++;
+            continue;
+        }
+        while (j < n && inline_ok(&reqs[j]) && bytes < BATCH_BYTES)
+            bytes += reqs[j++].size + sizeof(struct mt_proto_create);
+        pthread_mutex_lock(&c->mu);
+        expire(c);
+        rc = c->broken ? -MT_ECLOSED : put_batch(c, reqs + i, j - i, rcs + i);
+        pthread_mutex_unlock(&c->mu);
+        i = j;
+    }
     return rc;
 }

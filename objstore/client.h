@@ -106,6 +106,32 @@ int mt_objc_put(struct mt_objc *c, const mt_object_id *id, const void *data,
                 uint64_t size, const void *meta, uint64_t meta_size,
                 uint32_t flags, const struct mt_tensor_desc *tensor);
 
+/* One object of a batched put. */
+struct mt_objc_put_req {
+    mt_object_id id;
+    const void *data;                    /* borrowed */
+    uint64_t size;
+    const void *meta;                    /* borrowed; NULL when meta_size 0 */
+    uint64_t meta_size;
+    uint32_t flags;                      /* MT_OBJ_EVICTABLE or 0 */
+    const struct mt_tensor_desc *tensor; /* borrowed; NULL for none */
+};
+
+/*
+ * mt_objc_put_many - put n objects, pipelining the small ones: their PUT
+ * frames leave in one write (up to 1 MiB per batch) and the n replies are
+ * read afterwards, so a batch costs about one round trip. Large objects go
+ * through mt_objc_put one by one.
+ *
+ * OUT rcs   rcs[i] is what mt_objc_put would have returned for reqs[i]
+ * RET 0 when every request was answered (see rcs), -MT_ECLOSED,
+ *     -MT_ENOMEM (rcs of the unsent requests are not set)
+ * NOTE unlike mt_objc_put, a -MT_ENOSPC here is not retried after flushing
+ *      deferred releases; call mt_objc_flush() first when space is tight
+ */
+int mt_objc_put_many(struct mt_objc *c, const struct mt_objc_put_req *reqs,
+                     size_t n, int *rcs);
+
 /* ---- reading ---- */
 
 /*

@@ -36,6 +36,8 @@
 #include "objstore/protocol.h"
 
 #define READ_CHUNK (64u * 1024u)
+/* A peer that lets this much of our output pile up unread is dropped. */
+#define MAX_QUEUED_OUTPUT (16u * 1024u * 1024u)
 
 struct conn;
 
@@ -193,6 +195,13 @@ static void flush(struct conn *c)
     c->wlen = 0;
     if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &w->buf, 1, on_write) < 0) {
         free(w);
+        conn_close(c);
+        return;
+    }
+    if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) >
+        MAX_QUEUED_OUTPUT) {
+        MT_WARN("objstore client=%llu does not read its replies, dropped",
+                (unsigned long long)c->client_id);
         conn_close(c);
     }
 }

@@ -416,6 +416,84 @@ static void test_eager_release(void)
     mt_objc_disconnect(d);
 }
 
+static void test_put_many(void)
+{
+    enum { N = 300 };
+    struct mt_objc *c = conn();
+    static struct mt_objc_put_req reqs[N];
+    static int rcs[N];
+    static uint8_t big[100000];
+    char small[32];
+
+    memset(small, 's', sizeof(small));
+    fill(big, sizeof(big), 9);
+    for (int i = 0; i < N; i++) {
+        reqs[i].id = oid(7, (uint64_t)i);
+        reqs[i].data = i == 17 ? (const void *)big : small;
+        reqs[i].size = i == 17 ? sizeof(big) : sizeof(small);
+        rcs[i] = 1;
+    }
+    reqs[5].id = reqs[4].id; /* duplicate: EEXIST for the second */
+    reqs[9].flags = 0x80;    /* bad flags: EINVAL */
+    CU_ASSERT_EQUAL_FATAL(mt_objc_put_many(c, reqs, N, rcs), 0);
+    for (int i = 0; i < N; i++) {
+        int want = i == 5 ? -MT_EEXIST : i == 9 ? -MT_EINVAL : 0;
+
+        CU_ASSERT_EQUAL(rcs[i], want);
+    }
+    for (int i = 0; i < N; i++) {
+        struct mt_objc_buf b;
+
+        if (i == 5 || i == 9)
+            continue;
+        CU_ASSERT_EQUAL_FATAL(mt_objc_get(c, &reqs[i].id, 0, &b), 0);
+        CU_ASSERT_EQUAL(b.info.data_size, reqs[i].size);
+        CU_ASSERT_EQUAL(memcmp(b.data, reqs[i].data, reqs[i].size), 0);
+        CU_ASSERT_EQUAL(mt_objc_release(c, &reqs[i].id), 0);
+        CU_ASSERT_EQUAL(mt_objc_delete(c, &reqs[i].id), 0);
+    }
+    /* The client is still in step with the store. */
+    CU_ASSERT_EQUAL(mt_objc_contains(c, &reqs[0].id), -MT_ENOENT);
+    mt_objc_disconnect(c);
+}
+
+/* A second store with a spill dir: spill on pressure, restore on get. */
+static void test_spill_restore_over_socket(void)
+{
+    struct store_proc sp2;
+    struct mt_objc *c;
+    struct mt_store_stats s;
+    static uint8_t buf[3 * MIB];
+
+    CU_ASSERT_FATAL(store_proc_start(&sp2, 8 * MIB, true) == 0);
+    CU_ASSERT_FATAL(mt_objc_connect(sp2.sock, NULL, &c) == 0);
+    for (uint64_t i = 0; i < 6; i++) {
+        mt_object_id id = oid(8, i);
+
+        fill(buf, sizeof(buf), i);
+        CU_ASSERT_EQUAL(mt_objc_put(c, &id, buf, sizeof(buf), NULL, 0, 0,
+                                    NULL),
+                        0);
+    }
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT(s.spills >= 4);
+    CU_ASSERT_EQUAL(s.num_spilled + s.num_sealed, 6);
+    CU_ASSERT_EQUAL(s.evictions, 0);
+    for (uint64_t i = 0; i < 6; i++) {
+        mt_object_id id = oid(8, i);
+        struct mt_objc_buf b;
+
+        CU_ASSERT_EQUAL_FATAL(mt_objc_get(c, &id, 0, &b), 0);
+        CU_ASSERT(check(b.data, sizeof(buf), i));
+        CU_ASSERT_EQUAL(mt_objc_release(c, &id), 0);
+        CU_ASSERT_EQUAL(mt_objc_flush(c), 0);
+    }
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT(s.restores >= 4);
+    mt_objc_disconnect(c);
+    CU_ASSERT_EQUAL(store_proc_stop(&sp2), 0);
+}
+
 static void test_bad_socket_path(void)
 {
     struct mt_objc *c;
@@ -433,6 +511,8 @@ CU_TestInfo mt_test_client[] = {
     {"killed_creator", test_killed_creator},
     {"killed_reader", test_killed_reader},
     {"eager_release", test_eager_release},
+    {"put_many", test_put_many},
+    {"spill_restore_over_socket", test_spill_restore_over_socket},
     {"bad_socket_path", test_bad_socket_path},
     CU_TEST_INFO_NULL,
 };

@@ -12,6 +12,7 @@
  *                           (b) get+release of distinct objects, one round
  *                               trip each, releases batched one-way
  *                           (c) as (b) with eager (unbatched) releases
+ *                           (d) mt_objc_get_many, 64 distinct ids a batch
  *   - put GB/s of a 1 GiB object (create, memcpy in place, seal) next to
  *     plain memcpy GB/s into a pre-faulted private buffer, same run.
  *
@@ -183,6 +184,40 @@ static double bench_small_get(struct mt_objc *cl, uint64_t n, bool distinct)
     return (double)n / dt;
 }
 
+/* Pipelined distinct gets: mt_objc_get_many in batches of `batch`. */
+static double bench_small_get_many(struct mt_objc *cl, uint64_t n,
+                                   size_t batch)
+{
+    mt_object_id *ids = calloc(batch, sizeof(*ids));
+    struct mt_objc_buf *outs = calloc(batch, sizeof(*outs));
+    int *rcs = calloc(batch, sizeof(*rcs));
+    uint64_t sum = 0;
+    double t0 = now_s();
+
+    for (uint64_t i = 0; i < n; i += batch) {
+        size_t k = n - i < batch ? (size_t)(n - i) : batch;
+
+        for (size_t j = 0; j < k; j++)
+            ids[j] = small_id(i + j);
+        if (mt_objc_get_many(cl, ids, k, 0, outs, rcs) < 0)
+            exit(1);
+        for (size_t j = 0; j < k; j++) {
+            if (rcs[j] < 0)
+                exit(1);
+            sum += outs[j].data[0];
+            mt_objc_release(cl, &ids[j]);
+        }
+    }
+    t0 = now_s() - t0;
+    if (sum != n * 'x')
+        fprintf(stderr, "bad content\n");
+    mt_objc_flush(cl);
+    free(ids);
+    free(outs);
+    free(rcs);
+    return (double)n / t0;
+}
+
 static double gbps(uint64_t bytes, double s)
 {
     return (double)bytes / s / 1e9;
@@ -271,6 +306,8 @@ static int run(const struct cfg *c)
            bench_small_get(cl, c->small, true));
     printf("small get calls/s (distinct, eager rel.)    %12.0f\n",
            bench_small_get(ce, c->small, true));
+    printf("small get calls/s (get_many, batches of 64) %12.0f\n",
+           bench_small_get_many(cl, c->small, 64));
     bench_big(cl, c, &put, &cpy);
     printf("put GB/s (%llu MiB object, best of %d)      %12.2f\n",
            (unsigned long long)c->big_mib, c->reps, put);

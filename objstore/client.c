@@ -573,19 +573,26 @@ int mt_objc_put(struct mt_objc *c, const mt_object_id *id, const void *data,
 
 /* ---- reading ---- */
 
-static int get_remote(struct mt_objc *c, const mt_object_id *id,
-                      int64_t timeout_ms, struct mt_objc_buf *out)
+/*
+ * Record a pin the store just granted. A second pin on an id already cached
+ * (two GETs of one id in flight) is handed straight back to the store.
+ */
+static int cache_pinned(struct mt_objc *c, const mt_object_id *id,
+                        const struct mt_object_info *info,
+                        struct mt_objc_buf *out)
 {
-    struct mt_proto_get q = {.id = *id, .timeout_ms = timeout_ms};
-    struct mt_object_info info;
-    struct centry *e;
-    int rc;
+    struct centry *e = cache_find(c, id);
 
-    rc = call(c, MT_MSG_GET, &q, sizeof(q), NULL, 0, &info, sizeof(info));
-    if (rc < 0)
-        return rc;
-    if (check_info(c, &info) < 0)
+    if (check_info(c, info) < 0)
         return broken(c);
+    if (e) {
+        if (e->deferred)
+            defer_unlink(c, e);
+        e->refs++;
+        fill_buf(c, &e->info, out);
+        return send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, id, sizeof(*id),
+                        NULL, 0);
+    }
     e = calloc(1, sizeof(*e));
     if (!e) {
         send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, id, sizeof(*id), NULL,
@@ -593,30 +600,50 @@ static int get_remote(struct mt_objc *c, const mt_object_id *id,
         return -MT_ENOMEM;
     }
     e->node.id = *id;
-    e->info = info;
+    e->info = *info;
     e->refs = 1;
     mt_idmap_insert(&c->cache, &e->node);
-    fill_buf(c, &info, out);
+    fill_buf(c, info, out);
     return 0;
+}
+
+static int get_remote(struct mt_objc *c, const mt_object_id *id,
+                      int64_t timeout_ms, struct mt_objc_buf *out)
+{
+    struct mt_proto_get q = {.id = *id, .timeout_ms = timeout_ms};
+    struct mt_object_info info;
+    int rc;
+
+    rc = call(c, MT_MSG_GET, &q, sizeof(q), NULL, 0, &info, sizeof(info));
+    if (rc < 0)
+        return rc;
+    return cache_pinned(c, id, &info, out);
+}
+
+/* A cache hit: one more local reference, no round trip. */
+static bool get_cached(struct mt_objc *c, const mt_object_id *id,
+                       struct mt_objc_buf *out)
+{
+    struct centry *e = cache_find(c, id);
+
+    if (!e)
+        return false;
+    if (e->deferred)
+        defer_unlink(c, e);
+    e->refs++;
+    fill_buf(c, &e->info, out);
+    return true;
 }
 
 int mt_objc_get(struct mt_objc *c, const mt_object_id *id, int64_t timeout_ms,
                 struct mt_objc_buf *out)
 {
-    struct centry *e;
     int rc = 0;
 
     pthread_mutex_lock(&c->mu);
     expire(c);
-    e = cache_find(c, id);
-    if (e) {
-        if (e->deferred)
-            defer_unlink(c, e);
-        e->refs++;
-        fill_buf(c, &e->info, out);
-    } else {
-        rc = get_remote(c, id, timeout_ms, out);
-    }
+    if (!get_cached(c, id, out))
+        rc = c->broken ? -MT_ECLOSED : get_remote(c, id, timeout_ms, out);
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
@@ -787,5 +814,99 @@ int mt_objc_put_many(struct mt_objc *c, const struct mt_objc_put_req *reqs,
         pthread_mutex_unlock(&c->mu);
         i = j;
     }
+    return rc;
+}
+
+/* ---- batched gets ---- */
+
+/* Append a GET frame for ids[i] to mbuf at *len. RET 0, -MT_ENOMEM. */
+static int append_get(struct mt_objc *c, const mt_object_id *id,
+                      int64_t timeout_ms, size_t *len)
+{
+    struct mt_proto_get q = {.id = *id, .timeout_ms = timeout_ms};
+    struct mt_proto_hdr h = {.len = sizeof(q), .type = MT_MSG_GET,
+                             .seq = ++c->seq};
+    size_t need = sizeof(h) + sizeof(q);
+
+    if (*len + need > c->mcap) {
+        size_t cap = c->mcap ? c->mcap * 2 : 64 * 1024;
+        uint8_t *p = realloc(c->mbuf, cap);
+
+        if (!p)
+            return -MT_ENOMEM;
+        c->mbuf = p;
+        c->mcap = cap;
+    }
+    memcpy(c->mbuf + *len, &h, sizeof(h));
+    memcpy(c->mbuf + *len + sizeof(h), &q, sizeof(q));
+    *len += need;
+    return 0;
+}
+
+/*
+ * Read the replies to GETs seq first .. first + n - 1 (slot k answers
+ * index idx[k]); waiting GETs may be answered in any order.
+ */
+static int read_gets(struct mt_objc *c, const mt_object_id *ids,
+                     const size_t *idx, size_t n, uint32_t first,
+                     struct mt_objc_buf *outs, int *rcs)
+{
+    for (size_t got = 0; got < n; got++) {
+        struct mt_proto_hdr h;
+        struct mt_object_info info;
+        size_t k;
+        int rc = recv_frame(c, &h);
+
+        if (rc < 0)
+            return rc;
+        k = h.seq - first;
+        if (k >= n || h.type != MT_MSG_GET || rcs[idx[k]] != 1)
+            return broken(c);
+        rc = recv_reply_seq(c, h.seq, MT_MSG_GET, &info, sizeof(info));
+        if (rc == 0)
+            rc = cache_pinned(c, &ids[idx[k]], &info, &outs[idx[k]]);
+        rcs[idx[k]] = rc;
+        if (rc == -MT_ECLOSED)
+            return rc;
+    }
+    return 0;
+}
+
+static int get_batch(struct mt_objc *c, const mt_object_id *ids, size_t n,
+                     int64_t timeout_ms, struct mt_objc_buf *outs, int *rcs)
+{
+    size_t *idx = malloc(n * sizeof(*idx));
+    uint32_t first = c->seq + 1;
+    size_t len = 0, m = 0;
+    int rc = 0;
+
+    if (!idx)
+        return -MT_ENOMEM;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rcs[i] = 0;
+        if (get_cached(c, &ids[i], &outs[i]))
+            continue;
+        rcs[i] = 1; /* pending */
+        idx[m++] = i;
+        rc = append_get(c, &ids[i], timeout_ms, &len);
+    }
+    if (rc == 0 && m)
+        rc = send_all(c, c->mbuf, len);
+    if (rc == 0 && m)
+        rc = read_gets(c, ids, idx, m, first, outs, rcs);
+    free(idx);
+    return rc;
+}
+
+int mt_objc_get_many(struct mt_objc *c, const mt_object_id *ids, size_t n,
+                     int64_t timeout_ms, struct mt_objc_buf *outs, int *rcs)
+{
+    int rc;
+
+    pthread_mutex_lock(&c->mu);
+    expire(c);
+    rc = c->broken ? -MT_ECLOSED
+                   : get_batch(c, ids, n, timeout_ms, outs, rcs);
+    pthread_mutex_unlock(&c->mu);
     return rc;
 }

@@ -154,6 +154,19 @@ int mt_objc_get(struct mt_objc *c, const mt_object_id *id, int64_t timeout_ms,
  */
 int mt_objc_release(struct mt_objc *c, const mt_object_id *id);
 
+/*
+ * mt_objc_get_many - mt_objc_get for n ids with one round trip: cached ids
+ * are answered locally, the GETs for the others leave in one write and
+ * their replies are collected in whatever order the store sends them (a
+ * waiting GET may be answered after later ones).
+ *
+ * IN  timeout_ms   applies to each id separately, as in mt_objc_get
+ * OUT outs, rcs    outs[i] valid when rcs[i] == 0; release each one
+ * RET 0 when every id was answered (see rcs), -MT_ECLOSED, -MT_ENOMEM
+ */
+int mt_objc_get_many(struct mt_objc *c, const mt_object_id *ids, size_t n,
+                     int64_t timeout_ms, struct mt_objc_buf *outs, int *rcs);
+
 /* ---- other ---- */
 
 /* mt_objc_delete - RET 0, -MT_ENOENT, -MT_ESTATE (unsealed) */

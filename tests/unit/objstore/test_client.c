@@ -457,6 +457,47 @@ static void test_put_many(void)
     mt_objc_disconnect(c);
 }
 
+static void test_get_many(void)
+{
+    struct mt_objc *c = conn();
+    mt_object_id ids[6] = {oid(9, 99), oid(9, 1), oid(9, 2), oid(9, 1),
+                           oid(9, 3), oid(9, 98)};
+    struct mt_objc_buf outs[6], b;
+    int rcs[6];
+    struct mt_store_stats s;
+
+    for (uint64_t i = 1; i <= 3; i++) {
+        mt_object_id id = oid(9, i);
+        char v = (char)('0' + i);
+
+        CU_ASSERT_EQUAL(mt_objc_put(c, &id, &v, 1, NULL, 0, 0, NULL), 0);
+    }
+    /* 3 is already held: served from the cache. */
+    CU_ASSERT_EQUAL(mt_objc_get(c, &ids[4], 0, &b), 0);
+    /* ids[0] and ids[5] are missing and wait 50 ms each, so their
+     * replies come after the others' (out of order). */
+    CU_ASSERT_EQUAL_FATAL(mt_objc_get_many(c, ids, 6, 50, outs, rcs), 0);
+    CU_ASSERT_EQUAL(rcs[0], -MT_ETIMEDOUT);
+    CU_ASSERT_EQUAL(rcs[5], -MT_ETIMEDOUT);
+    for (int i = 1; i <= 4; i++) {
+        CU_ASSERT_EQUAL(rcs[i], 0);
+        CU_ASSERT_EQUAL(outs[i].data[0], '0' + (int)ids[i].b[8]);
+    }
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT_EQUAL(s.num_pinned, 3); /* one store pin per id */
+    for (int i = 1; i <= 4; i++)
+        CU_ASSERT_EQUAL(mt_objc_release(c, &ids[i]), 0);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &ids[4]), 0);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &ids[1]), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_objc_flush(c), 0);
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT_EQUAL(s.num_pinned, 0);
+    for (int i = 1; i <= 4; i++)
+        if (i != 3)
+            CU_ASSERT_EQUAL(mt_objc_delete(c, &ids[i]), 0);
+    mt_objc_disconnect(c);
+}
+
 /* A second store with a spill dir: spill on pressure, restore on get. */
 static void test_spill_restore_over_socket(void)
 {
@@ -512,6 +553,7 @@ CU_TestInfo mt_test_client[] = {
     {"killed_reader", test_killed_reader},
     {"eager_release", test_eager_release},
     {"put_many", test_put_many},
+    {"get_many", test_get_many},
     {"spill_restore_over_socket", test_spill_restore_over_socket},
     {"bad_socket_path", test_bad_socket_path},
     CU_TEST_INFO_NULL,

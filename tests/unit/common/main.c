@@ -4,12 +4,20 @@
 
 extern CU_TestInfo mt_test_error[];
 extern CU_TestInfo mt_test_rpc[];
+extern CU_TestInfo mt_test_qty[];
+extern CU_TestInfo mt_test_strbuf[];
+extern CU_TestInfo mt_test_sys[];
+extern CU_TestInfo mt_test_cli_util[];
 int mt_test_rpc_setup(void);
 int mt_test_rpc_teardown(void);
 
 static const struct mt_suite suites[] = {
     {"error", mt_test_error, NULL, NULL},
     {"rpc", mt_test_rpc, mt_test_rpc_setup, mt_test_rpc_teardown},
+    {"qty", mt_test_qty, NULL, NULL},
+    {"strbuf", mt_test_strbuf, NULL, NULL},
+    {"sys", mt_test_sys, NULL, NULL},
+    {"cli_util", mt_test_cli_util, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_strbuf.c -- the growable string buffer of common/strbuf.h: appends,
+ * printf-style appends that outgrow the buffer, release and reuse, and JSON
+ * string escaping of quotes, backslashes and control characters.
+ */
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "tests/unit/unit.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_empty(void)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "");
+    CU_ASSERT_EQUAL(sb.len, 0);
+    mt_strbuf_release(&sb);
+    mt_strbuf_release(&sb);
+    CU_ASSERT_PTR_NULL(sb.buf);
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "");
+}
+
+static void test_add(void)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+
+    mt_strbuf_adds(&sb, "hello");
+    mt_strbuf_add(&sb, ", world!!!", 7);
+    mt_strbuf_add(&sb, "ignored", 0);
+    mt_strbuf_adds(&sb, "");
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "hello, world");
+    CU_ASSERT_EQUAL(sb.len, 12);
+    CU_ASSERT_EQUAL(strlen(sb.buf), sb.len);
+    CU_ASSERT_TRUE(sb.cap > sb.len);
+
+    /* bytes are copied exactly, NUL included; the buffer stays terminated */
+    mt_strbuf_add(&sb, "a\0b", 3);
+    CU_ASSERT_EQUAL(sb.len, 15);
+    CU_ASSERT_EQUAL(memcmp(sb.buf + 12, "a\0b", 4), 0);
+
+    /* release empties; the buffer is reusable */
+    mt_strbuf_release(&sb);
+    CU_ASSERT_EQUAL(sb.len, 0);
+    CU_ASSERT_EQUAL(sb.cap, 0);
+    mt_strbuf_adds(&sb, "again");
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "again");
+    mt_strbuf_release(&sb);
+}
+
+static void test_growth(void)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    char want[5001];
+
+    for (int i = 0; i < 5000; i++) {
+        char c = (char)('a' + i % 26);
+
+        mt_strbuf_add(&sb, &c, 1);
+        want[i] = c;
+        CU_ASSERT_TRUE_FATAL(sb.cap > sb.len);
+    }
+    want[5000] = '\0';
+    CU_ASSERT_EQUAL(sb.len, 5000);
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), want);
+    mt_strbuf_release(&sb);
+
+    /* one append much larger than the first allocation */
+    memset(want, 'z', 5000);
+    mt_strbuf_adds(&sb, "<");
+    mt_strbuf_adds(&sb, want);
+    CU_ASSERT_EQUAL(sb.len, 5001);
+    CU_ASSERT_EQUAL(sb.buf[0], '<');
+    CU_ASSERT_EQUAL(strcmp(sb.buf + 1, want), 0);
+    mt_strbuf_release(&sb);
+}
+
+static void test_addf(void)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    char big[301];
+
+    mt_strbuf_addf(&sb, "%s", "");
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "");
+    CU_ASSERT_EQUAL(sb.len, 0);
+
+    mt_strbuf_addf(&sb, "%d-%s-%.2f", 42, "x", 2.25);
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "42-x-2.25");
+    mt_strbuf_addf(&sb, "|%c|", 'q');
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "42-x-2.25|q|");
+    CU_ASSERT_EQUAL(sb.len, 12);
+
+    /* printf output that outgrows the buffer several times over */
+    memset(big, 'y', 300);
+    big[300] = '\0';
+    mt_strbuf_addf(&sb, "[%s]%0400d", big, 7);
+    CU_ASSERT_EQUAL(sb.len, 12 + 302 + 400);
+    CU_ASSERT_EQUAL(strlen(sb.buf), sb.len);
+    CU_ASSERT_EQUAL(sb.buf[12], '[');
+    CU_ASSERT_EQUAL(sb.buf[313], ']');
+    CU_ASSERT_EQUAL(sb.buf[314], '0');
+    CU_ASSERT_EQUAL(sb.buf[sb.len - 1], '7');
+    mt_strbuf_release(&sb);
+}
+
+static void test_json_str(void)
+{
+    static const struct {
+        const char *in;
+        const char *want;
+    } cases[] = {
+        {"", "\"\""},
+        {"plain text", "\"plain text\""},
+        {"say \"hi\"", "\"say \\\"hi\\\"\""},
+        {"C:\\dir\\", "\"C:\\\\dir\\\\\""},
+        {"a\nb\rc\td", "\"a\\nb\\rc\\td\""},
+        {"\x01", "\"\\u0001\""},
+        {"\x1f|\b|\f", "\"\\u001f|\\u0008|\\u000c\""},
+        {"\x7f", "\"\x7f\""},
+        {"caf\xc3\xa9 /", "\"caf\xc3\xa9 /\""},
+        {"\"\\\n", "\"\\\"\\\\\\n\""},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct mt_strbuf sb = MT_STRBUF_INIT;
+
+        mt_strbuf_add_json_str(&sb, cases[i].in);
+        CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), cases[i].want);
+        CU_ASSERT_EQUAL(sb.len, strlen(cases[i].want));
+        mt_strbuf_release(&sb);
+    }
+}
+
+static void test_json_str_appends(void)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+
+    mt_strbuf_adds(&sb, "{");
+    mt_strbuf_add_json_str(&sb, "k");
+    mt_strbuf_adds(&sb, ":");
+    mt_strbuf_add_json_str(&sb, NULL); /* NULL reads as "" */
+    mt_strbuf_adds(&sb, "}");
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "{\"k\":\"\"}");
+    mt_strbuf_release(&sb);
+}
+
+CU_TestInfo mt_test_strbuf[] = {
+    {"empty", test_empty},
+    {"add", test_add},
+    {"growth", test_growth},
+    {"addf", test_addf},
+    {"json_str", test_json_str},
+    {"json_str_appends", test_json_str_appends},
+    CU_TEST_INFO_NULL,
+};

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* main.c -- unit tests of head/. */
+#include "tests/unit/unit.h"
+
+extern CU_TestInfo mt_test_node_table[];
+extern CU_TestInfo mt_test_storage[];
+
+static const struct mt_suite suites[] = {
+    {"node_table", mt_test_node_table, NULL, NULL},
+    {"storage", mt_test_storage, NULL, NULL},
+    {NULL, NULL, NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return mt_unit_main(argc, argv, suites);
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* main.c -- unit tests of worker/. */
+#include "tests/unit/unit.h"
+
+extern CU_TestInfo mt_test_detect[];
+
+static const struct mt_suite suites[] = {
+    {"detect", mt_test_detect, NULL, NULL},
+    {NULL, NULL, NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return mt_unit_main(argc, argv, suites);
+}

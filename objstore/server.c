@@ -525,8 +525,10 @@ static int dispatch(struct conn *c, const struct mt_proto_hdr *h,
         return -MT_EPROTO;
     switch (h->type) {
     case MT_MSG_HELLO:
-        return c->hello ? (reply(c, h->type, h->seq, -MT_EPROTO, NULL, 0), 0)
-                        : do_hello(c, h, p);
+        if (!c->hello)
+            return do_hello(c, h, p);
+        reply(c, h->type, h->seq, -MT_EPROTO, NULL, 0);
+        break;
     case MT_MSG_CREATE:
         do_create(c, h, p);
         break;

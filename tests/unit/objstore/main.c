@@ -14,6 +14,7 @@ extern CU_TestInfo mt_test_server[];
 int mt_test_server_init(void);
 int mt_test_server_cleanup(void);
 extern CU_TestInfo mt_test_store[];
+extern CU_TestInfo mt_test_store_main[];
 extern CU_TestInfo mt_test_tensor[];
 extern CU_TestInfo mt_test_transfer[];
 
@@ -26,6 +27,7 @@ static const struct mt_suite suites[] = {
     {"protocol", mt_test_protocol, NULL, NULL},
     {"server", mt_test_server, mt_test_server_init, mt_test_server_cleanup},
     {"store", mt_test_store, NULL, NULL},
+    {"store_main", mt_test_store_main, NULL, NULL},
     {"tensor", mt_test_tensor, NULL, NULL},
     {"transfer", mt_test_transfer, NULL, NULL},
     {NULL, NULL, NULL, NULL},

@@ -6,6 +6,7 @@
  */
 #include "objstore/client.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -535,6 +536,51 @@ static void test_spill_restore_over_socket(void)
     CU_ASSERT_EQUAL(store_proc_stop(&sp2), 0);
 }
 
+/* Several threads share one client (its mutex serializes them). */
+static void *thread_body(void *arg)
+{
+    struct mt_objc *c = arg;
+    static int next_thread;
+    uint64_t me = 1 + (uint64_t)__atomic_fetch_add(&next_thread, 1,
+                                                   __ATOMIC_RELAXED);
+    intptr_t bad = 0;
+
+    for (uint64_t i = 0; i < 300; i++) {
+        mt_object_id id = oid(10 + me, i), shared = oid(10, 0);
+        struct mt_objc_buf b, s;
+        uint8_t v = (uint8_t)i;
+
+        bad += mt_objc_put(c, &id, &v, 1, NULL, 0, 0, NULL) != 0;
+        bad += mt_objc_get(c, &id, 0, &b) != 0 || b.data[0] != v;
+        bad += mt_objc_get(c, &shared, 1000, &s) != 0 || s.data[0] != 42;
+        bad += mt_objc_release(c, &shared) != 0;
+        bad += mt_objc_release(c, &id) != 0;
+        bad += mt_objc_delete(c, &id) != 0;
+    }
+    return (void *)bad;
+}
+
+static void test_threads(void)
+{
+    struct mt_objc *c = conn();
+    mt_object_id shared = oid(10, 0);
+    uint8_t v = 42;
+    pthread_t t[4];
+
+    CU_ASSERT_EQUAL(mt_objc_put(c, &shared, &v, 1, NULL, 0, 0, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_FATAL(pthread_create(&t[i], NULL, thread_body, c) == 0);
+    for (int i = 0; i < 4; i++) {
+        void *bad;
+
+        pthread_join(t[i], &bad);
+        CU_ASSERT_EQUAL((intptr_t)bad, 0);
+    }
+    CU_ASSERT_EQUAL(mt_objc_flush(c), 0);
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &shared), 0);
+    mt_objc_disconnect(c);
+}
+
 static void test_bad_socket_path(void)
 {
     struct mt_objc *c;
@@ -555,6 +601,7 @@ CU_TestInfo mt_test_client[] = {
     {"put_many", test_put_many},
     {"get_many", test_get_many},
     {"spill_restore_over_socket", test_spill_restore_over_socket},
+    {"threads", test_threads},
     {"bad_socket_path", test_bad_socket_path},
     CU_TEST_INFO_NULL,
 };

@@ -124,3 +124,106 @@ int mt_sched_demand_format(const struct mt_sched *s, char *buf, size_t len)
     }
     return (int)off;
 }
+
+/* ---- Fragmentation ---- */
+
+struct want {
+    struct mt__req r;
+    uint32_t slice_pod;   /* slice bundles: pod type strtab id, else 0 */
+};
+
+static bool want_dup(const struct want *w, size_t n, const struct want *x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (w[i].slice_pod == x->slice_pod && w[i].r.sel == x->r.sel &&
+            mt_res_set_equal(w[i].r.res, x->r.res))
+            return true;
+    return false;
+}
+
+static void want_add(struct want *w, size_t *n, size_t cap,
+                     const struct want *x)
+{
+    if (*n < cap && !want_dup(w, *n, x))
+        w[(*n)++] = *x;
+}
+
+static size_t pending_wants(const struct mt_sched *s, struct want *w,
+                            size_t cap, struct mt_frag *f)
+{
+    uint64_t gpu = 1ULL << MT_RES_GPU, tpu = 1ULL << MT_RES_TPU;
+    size_t n = 0;
+
+    for (uint32_t i = 0; i < s->nactive; i++) {
+        const struct mt__class *c = &s->classes[s->active[i]];
+        struct want x = {{&c->key.res, c->kinds,
+                          c->key.sel.n ? &c->key.sel : NULL}, 0};
+
+        if (c->key.strategy == MT_STRATEGY_PG || !(c->kinds & (gpu | tpu)))
+            continue;
+        f->pending_gpu += c->kinds & gpu ? c->n : 0;
+        f->pending_tpu += c->kinds & tpu ? c->n : 0;
+        want_add(w, &n, cap, &x);
+    }
+    for (uint32_t i = 0; i < s->npgq; i++) {
+        const struct mt__pg *pg = &s->pgs[s->pgq[i]];
+
+        for (uint32_t b = 0; b < pg->nb; b++) {
+            const struct mt__bundle *bd = &pg->b[b];
+            uint64_t k = mt_res_set_mask(&bd->res);
+            struct want x = {{&bd->res, k, bd->sel.n ? &bd->sel : NULL},
+                             pg->is_slice ? pg->pod_type : 0};
+
+            if (bd->node != MT__NONE || !(k & (gpu | tpu)))
+                continue;
+            f->pending_gpu += (k & gpu) != 0;
+            f->pending_tpu += (k & tpu) != 0;
+            want_add(w, &n, cap, &x);
+        }
+    }
+    return n;
+}
+
+static bool usable(const struct mt_sched *s, const struct mt__node *nd,
+                   const struct want *w, size_t nw, int id)
+{
+    for (size_t i = 0; i < nw; i++) {
+        if (!(w[i].r.kinds >> id & 1) || !mt__node_fits(nd, &w[i].r))
+            continue;
+        if (w[i].slice_pod &&
+            (nd->slice < 0 || s->slices[nd->slice].pod_type != w[i].slice_pod ||
+             s->slices[nd->slice].held_by != MT__NONE))
+            continue;
+        return true;
+    }
+    return false;
+}
+
+int mt_sched_fragmentation(const struct mt_sched *s, struct mt_frag *f)
+{
+    size_t cap = 256, nw;
+    struct want *w = malloc(cap * sizeof(*w));
+
+    memset(f, 0, sizeof(*f));
+    if (!w)
+        return -MT_ENOMEM;
+    nw = pending_wants(s, w, cap, f);
+    for (uint32_t n = 0; n < s->nnodes; n++) {
+        const struct mt__node *nd = &s->nodes[n];
+        uint32_t g = 0, t;
+
+        if (!nd->alive || !(nd->ngpu | nd->ntpu))
+            continue;
+        for (int d = 0; d < nd->ngpu; d++)
+            g += nd->inst.gpu_free[d] == MT_RES_SCALE;
+        t = (uint32_t)__builtin_popcount(nd->inst.tpu_free);
+        f->free_gpus += g;
+        f->free_tpu_chips += t;
+        if (g && !usable(s, nd, w, nw, MT_RES_GPU))
+            f->stranded_gpus += g;
+        if (t && !usable(s, nd, w, nw, MT_RES_TPU))
+            f->stranded_tpu_chips += t;
+    }
+    free(w);
+    return 0;
+}

@@ -9,6 +9,11 @@
  *   2. top-k: otherwise look at nodes from the least loaded utilization
  *      bucket up, collect up to k that fit (k = top_k_fraction x nodes,
  *      at least 1, at most top_k_max) and take one at random.
+ * Accelerator best fit: a DEFAULT request that asks for GPU or TPU goes to
+ * the fullest node that fits instead (opts.accel_best_fit, on by default),
+ * so partly used GPU/TPU nodes fill up first and whole nodes stay free for
+ * 8-GPU tasks and whole hosts; the 50% spread rule would otherwise leave
+ * every accelerator node half used.
  * SPREAD: round-robin over the nodes that fit, one cursor per pool.
  *
  * Accelerator nodes: a request without GPU or TPU first tries pools whose
@@ -120,6 +125,23 @@ static uint32_t pick_topk(struct mt_sched *s, const uint32_t *pools,
     return n ? cand[mt__rand(s) % n] : MT__NONE;
 }
 
+/* Best fit: the fullest node that fits, scanning buckets from the top. */
+static uint32_t pick_fullest(struct mt_sched *s, const uint32_t *pools,
+                             uint32_t np, const struct mt__req *r,
+                             const struct mt__pick_ctx *c)
+{
+    for (int b = MT__NB - 1; b >= 0; b--) {
+        for (uint32_t i = 0; i < np; i++) {
+            struct mt__pool *p = &s->pools[pools[i]];
+
+            for (uint32_t j = 0; j < p->bkn[b]; j++)
+                if (cand_ok(s, p->bk[b][j], r, c))
+                    return p->bk[b][j];
+        }
+    }
+    return MT__NONE;
+}
+
 static uint32_t pick_spread(struct mt_sched *s, const uint32_t *pools,
                             uint32_t np, const struct mt__req *r,
                             const struct mt__pick_ctx *c)
@@ -171,6 +193,8 @@ static uint32_t pick_tier(struct mt_sched *s, const uint32_t *pools,
         return MT__NONE;
     if (strategy == MT_STRATEGY_SPREAD)
         return pick_spread(s, pools, np, r, c);
+    if (s->o.accel_best_fit && (r->kinds & mt__kinds_accel()))
+        return pick_fullest(s, pools, np, r, c);
     for (uint32_t i = 0; i < np; i++) {
         node = pick_pack(s, &s->pools[pools[i]], r, c);
         if (node != MT__NONE)

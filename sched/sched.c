@@ -10,10 +10,12 @@
  * Priorities (docs/scheduler.md): effective priority = priority +
  * floor(wait of the class head / aging_ms). Ties go to the higher base
  * priority, then to the older head, so FIFO holds within a priority. A head
- * that has waited starve_ms and still cannot be placed blocks the classes
- * after it that want any of the same resource kinds for the rest of the
- * round, so freed resources accumulate for it instead of being backfilled:
- * together with aging this bounds the wait of every feasible task.
+ * that has waited starve_ms and still cannot be placed reserves, for the
+ * rest of the round, the node closest to fitting it: later classes may not
+ * use that node, so what frees up there accumulates for the head instead of
+ * being backfilled. Aging lifts every waiting head above any fixed priority
+ * eventually, and the reservation then guarantees it a node: no feasible
+ * task waits forever.
  */
 #include "sched/sched_int.h"
 
@@ -27,6 +29,7 @@ void mt_sched_opts_init(struct mt_sched_opts *o)
     o->top_k_fraction = MT_RES_SCALE / 5;
     o->top_k_max = 16;
     o->avoid_accel_nodes = true;
+    o->accel_best_fit = true;
     o->aging_ms = 10000;
     o->starve_ms = 60000;
     o->seed = 1;
@@ -433,9 +436,21 @@ static int place_pg(struct mt_sched *s, const struct mt__ckey *k,
     return 0;
 }
 
-/* RET 0, -MT_EAGAIN, -MT_EINFEASIBLE (affinity), -MT_ENOENT (group) */
+static bool reserved(const struct mt__pick_ctx *ctx, uint32_t node)
+{
+    for (uint32_t i = 0; ctx && i < ctx->nexclude; i++)
+        if (ctx->exclude[i] == node)
+            return true;
+    return false;
+}
+
+/*
+ * Place one request, avoiding the nodes in ctx (reserved for starving
+ * heads this round). RET 0, -MT_EAGAIN, -MT_EINFEASIBLE (hard affinity),
+ * -MT_ENOENT (group gone).
+ */
 static int place(struct mt_sched *s, const struct mt__ckey *k, uint64_t kinds,
-                 struct mt_grant *out)
+                 const struct mt__pick_ctx *ctx, struct mt_grant *out)
 {
     struct mt__req r = {&k->res, kinds, k->sel.n ? &k->sel : NULL};
     uint32_t node;
@@ -449,13 +464,14 @@ static int place(struct mt_sched *s, const struct mt__ckey *k, uint64_t kinds,
     }
     if (k->strategy == MT_STRATEGY_NODE_AFFINITY) {
         node = k->affinity;
-        if (s->nodes[node].alive && mt__node_fits(&s->nodes[node], &r))
+        if (s->nodes[node].alive && !reserved(ctx, node) &&
+            mt__node_fits(&s->nodes[node], &r))
             return place_on(s, node, k, out);
         if (!k->soft)
             return mt__node_feasible(&s->nodes[node], &r) ? -MT_EAGAIN
                                                            : -MT_EINFEASIBLE;
     }
-    node = mt__pick(s, &r, k->strategy, NULL);
+    node = mt__pick(s, &r, k->strategy, ctx);
     if (node == MT__NONE)
         return -MT_EAGAIN;
     return place_on(s, node, k, out);
@@ -490,7 +506,7 @@ int mt_sched_allocate(struct mt_sched *s, const struct mt_task_spec *t,
         return -MT_EINVAL;
     if ((rc = key_build(s, t, &k)) < 0)
         return rc;
-    rc = place(s, &k, mt_res_set_mask(&k.res), g);
+    rc = place(s, &k, mt_res_set_mask(&k.res), NULL, g);
     if (rc == -MT_EAGAIN && k.strategy != MT_STRATEGY_PG) {
         struct mt__req r = {&k.res, mt_res_set_mask(&k.res),
                             k.sel.n ? &k.sel : NULL};
@@ -577,10 +593,77 @@ static size_t report_infeasible(struct mt__class *c, struct mt_placement *out,
     return n;
 }
 
-/* Place from one class until it blocks. */
+/* Nodes reserved this round for heads that waited starve_ms. */
+#define MAX_RESV 16
+
+struct resv {
+    uint32_t nodes[MAX_RESV];
+    struct mt__pick_ctx ctx;         /* exclude = nodes */
+};
+
+static double shortfall(const struct mt__node *nd, const struct mt__ckey *k)
+{
+    double sh = 0;
+
+    for (int i = 0; i < k->res.n; i++) {
+        int id = k->res.it[i].id;
+        int64_t miss = k->res.it[i].qty - nd->avail[id];
+
+        if (miss > 0)
+            sh += (double)miss / (double)nd->total[id];
+    }
+    return sh;
+}
+
+/*
+ * The node closest to fitting the head of c (least normalized shortfall),
+ * among nodes that could ever hold it and are not reserved yet. CPU-only
+ * work prefers nodes without accelerators, as placement does.
+ */
+static uint32_t resv_node(const struct mt_sched *s, const struct mt__class *c,
+                          const struct mt__pick_ctx *ctx)
+{
+    const struct mt__ckey *k = &c->key;
+    struct mt__req r = {&k->res, c->kinds, k->sel.n ? &k->sel : NULL};
+    bool cpu_only = !(c->kinds & mt__kinds_accel()) && s->o.avoid_accel_nodes;
+    uint32_t best = MT__NONE;
+    double best_sh = 1e300;
+
+    if (k->strategy == MT_STRATEGY_PG)
+        return MT__NONE;
+    if (k->strategy == MT_STRATEGY_NODE_AFFINITY && !k->soft)
+        return s->nodes[k->affinity].alive ? k->affinity : MT__NONE;
+    for (uint32_t p = 0; p < s->npools; p++) {
+        const struct mt__pool *pl = &s->pools[p];
+        double penalty = cpu_only && pl->accel ? 1e6 : 0;
+
+        if ((pl->mask & r.kinds) != r.kinds)
+            continue;
+        for (uint32_t j = 0; j < pl->n; j++) {
+            uint32_t node = pl->members[j];
+            double sh;
+
+            if (reserved(ctx, node) || !mt__node_feasible(&s->nodes[node], &r))
+                continue;
+            sh = shortfall(&s->nodes[node], k) + penalty;
+            if (sh < best_sh) {
+                best_sh = sh;
+                best = node;
+            }
+        }
+    }
+    return best;
+}
+
+/*
+ * Place from one class until it blocks. A head that has waited starve_ms
+ * and still does not fit reserves the node closest to fitting it: classes
+ * after it in this round may not use that node, so resources freed there
+ * accumulate for the head instead of being backfilled.
+ */
 static size_t run_class(struct mt_sched *s, uint32_t ci, uint64_t now,
                         struct mt_placement *out, size_t n, size_t max,
-                        uint64_t *blocked)
+                        struct resv *rv)
 {
     struct mt__class *c = &s->classes[ci];
 
@@ -588,7 +671,7 @@ static size_t run_class(struct mt_sched *s, uint32_t ci, uint64_t now,
         return report_infeasible(c, out, n, max);
     while (n < max && c->n) {
         struct mt__task *t = class_head(c);
-        int rc = place(s, &c->key, c->kinds, &out[n].grant);
+        int rc = place(s, &c->key, c->kinds, &rv->ctx, &out[n].grant);
 
         if (rc == 0) {
             out[n].kind = MT_DECISION_TASK;
@@ -607,8 +690,13 @@ static size_t run_class(struct mt_sched *s, uint32_t ci, uint64_t now,
             c->feas = rc;
             return report_infeasible(c, out, n, max);
         }
-        if (waited(now, t->submit_ms) >= (int64_t)s->o.starve_ms)
-            *blocked |= c->kinds;
+        if (waited(now, t->submit_ms) >= (int64_t)s->o.starve_ms &&
+            rv->ctx.nexclude < MAX_RESV) {
+            uint32_t node = resv_node(s, c, &rv->ctx);
+
+            if (node != MT__NONE)
+                rv->nodes[rv->ctx.nexclude++] = node;
+        }
         break;
     }
     return n;
@@ -671,7 +759,7 @@ int mt_sched_decide(struct mt_sched *s, uint64_t now_ms,
                     struct mt_placement *out, size_t max)
 {
     struct order *ord;
-    uint64_t blocked = 0;
+    struct resv rv;
     size_t n;
     uint32_t nord;
 
@@ -685,12 +773,12 @@ int mt_sched_decide(struct mt_sched *s, uint64_t now_ms,
     if (order_classes(s, now_ms, &ord) < 0)
         return n ? (int)n : -MT_ENOMEM;
     nord = s->nactive;
+    memset(&rv, 0, sizeof(rv));
+    rv.ctx.exclude = rv.nodes;
     for (uint32_t i = 0; i < nord && n < max; i++) {
         struct mt__class *c = &s->classes[ord[i].ci];
 
-        if (c->kinds & blocked)
-            continue;
-        n = run_class(s, ord[i].ci, now_ms, out, n, max, &blocked);
+        n = run_class(s, ord[i].ci, now_ms, out, n, max, &rv);
         if (c->n == 0)
             deactivate(s, ord[i].ci);
     }

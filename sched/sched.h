@@ -48,12 +48,14 @@ struct mt_sched_opts {
     int64_t top_k_fraction;    /* fixed-point share of nodes, default 0.2 */
     uint32_t top_k_max;        /* cap on k, default 16 */
     bool avoid_accel_nodes;    /* keep CPU-only work off GPU/TPU nodes */
+    bool accel_best_fit;       /* GPU/TPU work: fullest node that fits */
     uint64_t aging_ms;         /* +1 effective priority per this wait */
     uint64_t starve_ms;        /* head waiting this long blocks backfill */
     uint64_t seed;             /* random tie breaks; same seed, same run */
 };
 
-/* mt_sched_opts_init - defaults: 0.5, 0.2, 16, true, 10 s, 60 s, 1. */
+/* mt_sched_opts_init - defaults: 0.5, 0.2, 16, true, true, 10 s, 60 s,
+ * seed 1. */
 void mt_sched_opts_init(struct mt_sched_opts *o);
 
 /*
@@ -379,6 +381,28 @@ int mt_sched_demand(const struct mt_sched *s, struct mt_demand *out,
  * RET length written (snprintf semantics)
  */
 int mt_sched_demand_format(const struct mt_sched *s, char *buf, size_t len);
+
+/* Free accelerators and whether pending work could use them. */
+struct mt_frag {
+    uint32_t free_gpus;           /* whole free GPU devices, live nodes */
+    uint32_t stranded_gpus;       /* ... on nodes no pending GPU work fits */
+    uint32_t free_tpu_chips;      /* free TPU chips, live nodes */
+    uint32_t stranded_tpu_chips;  /* ... on nodes no pending TPU work fits */
+    uint32_t pending_gpu;         /* pending tasks + group bundles with GPU */
+    uint32_t pending_tpu;         /* ... with TPU (slice bundles included) */
+};
+
+/*
+ * mt_sched_fragmentation - count free accelerators no pending request can
+ * use: a node's free GPUs (TPU chips) are stranded when no pending task
+ * class or pending group bundle that asks for GPU (TPU) fits on that node
+ * now (a slice bundle counts only on a host of a free slice of its pod
+ * type). Strategy details (affinity, spread) are ignored. O(nodes x
+ * pending shapes).
+ *
+ * RET 0, -MT_ENOMEM
+ */
+int mt_sched_fragmentation(const struct mt_sched *s, struct mt_frag *out);
 
 /* ---- Invariants (tests, simulator) ---- */
 

@@ -54,7 +54,45 @@ static void test_demand_by_shape(void)
     mt_sched_destroy(s);
 }
 
+static void test_fragmentation(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    struct mt_task_spec t;
+    struct mt_grant g;
+    struct mt_frag f;
+
+    mt_t_node(s, "g0", 16, 8, 0, NULL, 0);
+    mt_t_node(s, "g1", 16, 8, 0, NULL, 0);
+    mt_t_node(s, "t0", 16, 0, 4, NULL, 0);
+    /* 1 GPU busy on each node: 7 + 7 free, an 8-GPU task cannot run. */
+    for (uint32_t n = 0; n < 2; n++) {
+        mt_t_task(&t, n, 0, 1, 0);
+        t.strategy = MT_STRATEGY_NODE_AFFINITY;
+        t.affinity_node = n;
+        CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
+    }
+    CU_ASSERT_EQUAL(mt_sched_fragmentation(s, &f), 0);
+    CU_ASSERT_EQUAL(f.free_gpus, 14);
+    CU_ASSERT_EQUAL(f.stranded_gpus, 14);  /* no pending work at all */
+    CU_ASSERT_EQUAL(f.free_tpu_chips, 4);
+    mt_t_task(&t, 10, 0, 8, 0);
+    CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 0), 0);
+    mt_t_task(&t, 11, 0, 0, 2);
+    CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 0), 0);
+    CU_ASSERT_EQUAL(mt_sched_fragmentation(s, &f), 0);
+    CU_ASSERT_EQUAL(f.pending_gpu, 1);
+    CU_ASSERT_EQUAL(f.pending_tpu, 1);
+    CU_ASSERT_EQUAL(f.stranded_gpus, 14);  /* the 8-GPU task fits nowhere */
+    CU_ASSERT_EQUAL(f.stranded_tpu_chips, 0);
+    mt_t_task(&t, 12, 0, 2, 0);
+    CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 0), 0);
+    CU_ASSERT_EQUAL(mt_sched_fragmentation(s, &f), 0);
+    CU_ASSERT_EQUAL(f.stranded_gpus, 0);
+    mt_sched_destroy(s);
+}
+
 CU_TestInfo mt_test_demand[] = {
+    {"fragmentation", test_fragmentation},
     {"demand_by_shape", test_demand_by_shape},
     CU_TEST_INFO_NULL,
 };

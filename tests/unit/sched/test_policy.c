@@ -243,7 +243,54 @@ static void test_custom_resources_and_infeasible(void)
     mt_sched_destroy(s);
 }
 
+static void test_accel_best_fit_keeps_whole_nodes(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    uint32_t a = mt_t_node(s, "a", 16, 8, 0, NULL, 0);
+    uint32_t b = mt_t_node(s, "b", 16, 8, 0, NULL, 0);
+    struct mt_task_spec t;
+    uint32_t got, first;
+
+    mt_t_task(&t, 1, 1, 1, 0);
+    CU_ASSERT_EQUAL(place(s, &t, &first), 0);
+    /* More 1-GPU work piles onto the same node, past half full. */
+    for (int i = 0; i < 6; i++) {
+        mt_t_task(&t, (uint64_t)(2 + i), 1, 1, 0);
+        CU_ASSERT_EQUAL(place(s, &t, &got), 0);
+        CU_ASSERT_EQUAL(got, first);
+    }
+    /* So an 8-GPU task still finds a whole node. */
+    mt_t_task(&t, 10, 1, 8, 0);
+    CU_ASSERT_EQUAL(place(s, &t, &got), 0);
+    CU_ASSERT_EQUAL(got, first == a ? b : a);
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
+static void test_accel_spread_when_best_fit_off(void)
+{
+    struct mt_sched_opts o;
+    struct mt_sched *s;
+    struct mt_task_spec t;
+    uint32_t got, seen = 0;
+
+    mt_sched_opts_init(&o);
+    o.accel_best_fit = false;
+    CU_ASSERT_FATAL(mt_sched_create(&o, &s) == 0);
+    mt_t_node(s, "a", 16, 8, 0, NULL, 0);
+    mt_t_node(s, "b", 16, 8, 0, NULL, 0);
+    for (int i = 0; i < 8; i++) {
+        mt_t_task(&t, (uint64_t)i, 1, 1, 0);
+        CU_ASSERT_EQUAL(place(s, &t, &got), 0);
+        seen |= 1u << got;
+    }
+    CU_ASSERT_EQUAL(seen, 3u); /* hybrid: half of each node */
+    mt_sched_destroy(s);
+}
+
 CU_TestInfo mt_test_policy[] = {
+    {"accel_best_fit_keeps_whole_nodes", test_accel_best_fit_keeps_whole_nodes},
+    {"accel_spread_when_best_fit_off", test_accel_spread_when_best_fit_off},
     {"hybrid_packs_below_threshold", test_hybrid_packs_below_threshold},
     {"spread_round_robin", test_spread_round_robin},
     {"node_affinity", test_node_affinity},

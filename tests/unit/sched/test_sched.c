@@ -138,6 +138,44 @@ static void test_starving_head_blocks_backfill(void)
     mt_sched_destroy(s);
 }
 
+/* With several nodes the starving head reserves one node, not the cluster. */
+static void test_starving_head_reserves_one_node(void)
+{
+    struct mt_sched_opts o;
+    struct mt_sched *s;
+    struct mt_placement out[16], more[16];
+    uint32_t n0, n1;
+    int n, on_n0 = 0;
+
+    mt_sched_opts_init(&o);
+    o.starve_ms = 1000;
+    o.aging_ms = 1000000;
+    CU_ASSERT_FATAL(mt_sched_create(&o, &s) == 0);
+    n0 = mt_t_node(s, "n0", 4, 0, 0, NULL, 0);
+    n1 = mt_t_node(s, "n1", 4, 0, 0, NULL, 0);
+    for (uint64_t i = 0; i < 8; i++)
+        submit(s, i, 1, 0, 0);
+    CU_ASSERT_EQUAL(mt_sched_decide(s, 0, out, 16), 8);
+    submit(s, 100, 4, 5, 0);   /* needs a whole node */
+    /* One CPU frees on each node; n0 will be the closer one. */
+    for (int i = 0; i < 8; i++)
+        if (out[i].grant.node == n0 && on_n0++ < 2)
+            mt_sched_on_task_finished(s, out[i].grant.handle);
+    for (int i = 0; i < 8; i++)
+        if (out[i].grant.node == n1) {
+            mt_sched_on_task_finished(s, out[i].grant.handle);
+            break;
+        }
+    for (uint64_t i = 0; i < 4; i++)
+        submit(s, 200 + i, 1, 0, 2000);
+    /* The head starved: n0 is reserved, small work only lands on n1. */
+    n = mt_sched_decide(s, 2000, more, 16);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_EQUAL(more[0].grant.node, n1);
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
 static void test_infeasible_reported_once(void)
 {
     struct mt_sched *s = mt_t_sched();
@@ -228,6 +266,7 @@ CU_TestInfo mt_test_sched[] = {
     {"priority_order", test_priority_order},
     {"aging_lifts_old_low_priority", test_aging_lifts_old_low_priority},
     {"starving_head_blocks_backfill", test_starving_head_blocks_backfill},
+    {"starving_head_reserves_one_node", test_starving_head_reserves_one_node},
     {"infeasible_reported_once", test_infeasible_reported_once},
     {"node_death_makes_grants_stale", test_node_death_makes_grants_stale},
     {"cancel", test_cancel},

@@ -2,7 +2,8 @@
 /*
  * bench_objstore.c -- object store microbenchmarks (bench/RESULTS-objstore.md).
  *
- * Forks a store process (store library + socket server on a libuv loop, as
+ * Measures first the ceiling of blocking calls (raw socketpair round
+ * trips). Then forks a store process (store library + socket server on a libuv loop, as
  * the worker will host it), then from one client measures:
  *   - small put calls/s     (a) put of a 100-byte object, one round trip
  *                           (b) mt_objc_put_many, 64 objects per batch
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -218,6 +220,38 @@ static double bench_small_get_many(struct mt_objc *cl, uint64_t n,
     return (double)n / t0;
 }
 
+/*
+ * The ceiling for one-at-a-time calls: blocking round trips of a 132-byte
+ * request and a 32-byte reply over a socketpair to a child process.
+ */
+static double bench_pingpong(uint64_t n)
+{
+    char b[256] = {0};
+    int sv[2];
+    double t0;
+    pid_t pid;
+
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+        exit(1);
+    pid = fork();
+    if (pid == 0) {
+        close(sv[0]);
+        while (recv(sv[1], b, sizeof(b), 0) > 0)
+            if (send(sv[1], b, 32, 0) != 32)
+                break;
+        _exit(0);
+    }
+    close(sv[1]);
+    t0 = now_s();
+    for (uint64_t i = 0; i < n; i++)
+        if (send(sv[0], b, 132, 0) != 132 || recv(sv[0], b, sizeof(b), 0) <= 0)
+            exit(1);
+    t0 = now_s() - t0;
+    close(sv[0]);
+    waitpid(pid, NULL, 0);
+    return (double)n / t0;
+}
+
 static double gbps(uint64_t bytes, double s)
 {
     return (double)bytes / s / 1e9;
@@ -296,6 +330,8 @@ static int run(const struct cfg *c)
     if (mt_objc_connect(c->sock, &po, &cl) < 0 ||
         mt_objc_connect(c->sock, &eo, &ce) < 0)
         return 1;
+    printf("raw socket round trips/s (ceiling)          %12.0f\n",
+           bench_pingpong(c->small));
     printf("small put calls/s (100 B, one round trip)   %12.0f\n",
            bench_small_put(cl, c->small));
     printf("small put calls/s (put_many, batches of 64) %12.0f\n",

@@ -18,7 +18,7 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* ---- numbers ---------------------------------------------------------------- */
+/* ---- numbers ------------------------------------------------------------- */
 
 static void test_parse_valid(void)
 {
@@ -119,7 +119,7 @@ static void test_format_round_trip(void)
     }
 }
 
-/* ---- byte sizes -------------------------------------------------------------- */
+/* ---- byte sizes ---------------------------------------------------------- */
 
 static void test_bytes_format(void)
 {
@@ -200,7 +200,7 @@ static void test_bytes_parse_invalid(void)
     CU_ASSERT_EQUAL(b, 42);
 }
 
-/* ---- lists -------------------------------------------------------------------- */
+/* ---- lists --------------------------------------------------------------- */
 
 static void test_qty_list(void)
 {
@@ -270,7 +270,7 @@ static void test_kv_list(void)
     mt_kv_list_release(&l);
 }
 
-/* ---- the JSON resource map ---------------------------------------------------- */
+/* ---- the JSON resource map ----------------------------------------------- */
 
 static void test_parse_json_valid(void)
 {
@@ -306,9 +306,10 @@ static void test_parse_json_valid(void)
     CU_ASSERT_EQUAL(mt_qty_list_get(&l, "a"), 30000);
 
     /* \" \\ and \/ escapes in names, exponents in values */
-    CU_ASSERT_EQUAL(mt_qty_parse_json("{\"q\\\"t\": 1e2, \"b\\\\s\\/\": 0.0001}",
-                                      &l, err, sizeof(err)),
-                    0);
+    CU_ASSERT_EQUAL(
+        mt_qty_parse_json("{\"q\\\"t\": 1e2, \"b\\\\s\\/\": 0.0001}", &l,
+                          err, sizeof(err)),
+        0);
     CU_ASSERT_EQUAL(mt_qty_list_get(&l, "q\"t"), 1000000);
     CU_ASSERT_EQUAL(mt_qty_list_get(&l, "b\\s/"), 1);
     mt_qty_list_release(&l);
@@ -388,7 +389,7 @@ static void test_parse_json_null_and_short_err(void)
     CU_ASSERT_EQUAL(l.n, 0);
 }
 
-/* ---- k=v label lists ---------------------------------------------------------- */
+/* ---- k=v label lists ----------------------------------------------------- */
 
 static void test_kv_parse_valid(void)
 {
@@ -474,7 +475,7 @@ CU_TestInfo mt_test_qty[] = {
     CU_TEST_INFO_NULL,
 };
 
-/* ---- KNOWN BUGS: these fail until the code is fixed ------------------------------ */
+/* ---- KNOWN BUGS: these fail until the code is fixed ---------------------- */
 
 /*
  * KNOWN BUG (common/qty.c mt_qty_format): a negative quantity is formatted

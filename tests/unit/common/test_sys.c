@@ -21,7 +21,7 @@
 #include "common/sys.h"
 #include "tests/unit/unit.h"
 
-/* ---- helpers ----------------------------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------- */
 
 /* Make a fresh directory; returns an owned path (free with rm_tree). */
 static char *make_tmpdir(void)
@@ -97,7 +97,7 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* ---- ids and plain facts ----------------------------------------------------- */
+/* ---- ids and plain facts ------------------------------------------------- */
 
 static void test_random_hex(void)
 {
@@ -159,7 +159,7 @@ static void test_facts(void)
     CU_ASSERT_TRUE(mt_valid_ipv4(buf));
 }
 
-/* ---- /proc/meminfo ---------------------------------------------------------- */
+/* ---- /proc/meminfo ------------------------------------------------------- */
 
 static void test_meminfo(void)
 {
@@ -209,7 +209,7 @@ static void test_meminfo_missing(void)
     CU_ASSERT_TRUE(avail <= total);
 }
 
-/* ---- /proc/stat ---------------------------------------------------------------- */
+/* ---- /proc/stat ---------------------------------------------------------- */
 
 static void test_cpu_sample(void)
 {
@@ -281,7 +281,7 @@ static void test_cpu_percent(void)
                                cases[i].want, 1e-9);
 }
 
-/* ---- files ---------------------------------------------------------------------- */
+/* ---- files --------------------------------------------------------------- */
 
 static void test_mkdir_p(void)
 {
@@ -372,7 +372,7 @@ CU_TestInfo mt_test_sys[] = {
     CU_TEST_INFO_NULL,
 };
 
-/* ---- KNOWN BUGS: these fail until the code is fixed ------------------------------ */
+/* ---- KNOWN BUGS: these fail until the code is fixed ---------------------- */
 
 /*
  * KNOWN BUG (common/sys.c mt_sys_mkdir_p): for the empty path the loop starts

@@ -64,7 +64,7 @@ static struct mt_node *add_node(struct mt_node_table *t, const char *id,
     return n;
 }
 
-/* ---- registration ------------------------------------------------------------- */
+/* ---- registration -------------------------------------------------------- */
 
 static void test_register_new(void)
 {
@@ -231,7 +231,7 @@ static void test_reregister_revives_dead(void)
     mt_node_table_release(&t);
 }
 
-/* ---- reports -------------------------------------------------------------------- */
+/* ---- reports ------------------------------------------------------------- */
 
 static void test_report(void)
 {
@@ -343,7 +343,7 @@ static void test_report_unknown_or_dead(void)
     mt_node_table_release(&t);
 }
 
-/* ---- death and expiry ------------------------------------------------------------ */
+/* ---- death and expiry ---------------------------------------------------- */
 
 static void test_mark_dead_twice(void)
 {
@@ -453,7 +453,7 @@ static void test_expire_without_callback(void)
     mt_node_table_release(&t);
 }
 
-/* ---- totals and trimming ----------------------------------------------------------- */
+/* ---- totals and trimming ------------------------------------------------- */
 
 static void test_totals(void)
 {

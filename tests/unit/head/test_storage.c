@@ -80,7 +80,7 @@ static void put(struct mt_storage *st, const char *table, const char *key,
     CU_ASSERT_EQUAL(s.last_err, 0);
 }
 
-/* ---- opening --------------------------------------------------------------------- */
+/* ---- opening ------------------------------------------------------------- */
 
 static void test_open_specs(void)
 {
@@ -126,7 +126,7 @@ static void test_open_specs(void)
     CU_ASSERT_EQUAL(uv_loop_close(&loop), 0);
 }
 
-/* ---- rows ------------------------------------------------------------------------- */
+/* ---- rows ---------------------------------------------------------------- */
 
 static void test_put_scan(void)
 {

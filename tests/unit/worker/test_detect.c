@@ -19,7 +19,7 @@
 
 #define GIB (1024LL * 1024 * 1024)
 
-/* ---- a fake /proc ---------------------------------------------------------------- */
+/* ---- a fake /proc -------------------------------------------------------- */
 
 struct fake_proc {
     char root[512];
@@ -60,7 +60,7 @@ static const char meminfo_16g[] = "MemTotal:       16777216 kB\n"
                                   "MemFree:         1048576 kB\n"
                                   "MemAvailable:    8388608 kB\n";
 
-/* ---- overrides ---------------------------------------------------------------------- */
+/* ---- overrides ----------------------------------------------------------- */
 
 static void test_overrides(void)
 {
@@ -156,7 +156,7 @@ static void test_fills_existing_list(void)
     mt_qty_list_release(&out);
 }
 
-/* ---- detection ------------------------------------------------------------------------ */
+/* ---- detection ----------------------------------------------------------- */
 
 static void test_detect_fake_proc(void)
 {

@@ -581,6 +581,30 @@ static void test_threads(void)
     mt_objc_disconnect(c);
 }
 
+/* The store going away turns every call into -MT_ECLOSED, never a hang. */
+static void test_store_gone(void)
+{
+    struct store_proc sp2;
+    struct mt_objc *c;
+    mt_object_id id = oid(11, 1);
+    struct mt_objc_buf b;
+
+    CU_ASSERT_FATAL(store_proc_start(&sp2, 1 * MIB, false) == 0);
+    CU_ASSERT_FATAL(mt_objc_connect(sp2.sock, NULL, &c) == 0);
+    CU_ASSERT_EQUAL(mt_objc_put(c, &id, "g", 1, NULL, 0, 0, NULL), 0);
+    CU_ASSERT_EQUAL(mt_objc_get(c, &id, 0, &b), 0);
+    CU_ASSERT_EQUAL(store_proc_stop(&sp2), 0);
+    /* Our mapping stays valid after the store exits. */
+    CU_ASSERT_EQUAL(b.data[0], 'g');
+    CU_ASSERT_EQUAL(mt_objc_get(c, &id, 0, &b), 0); /* cached: local */
+    CU_ASSERT_EQUAL(mt_objc_contains(c, &id), -MT_ECLOSED);
+    CU_ASSERT_EQUAL(mt_objc_put(c, &id, "g", 1, NULL, 0, 0, NULL),
+                    -MT_ECLOSED);
+    id = oid(11, 2);
+    CU_ASSERT_EQUAL(mt_objc_get(c, &id, 1000, &b), -MT_ECLOSED);
+    mt_objc_disconnect(c);
+}
+
 static void test_bad_socket_path(void)
 {
     struct mt_objc *c;
@@ -602,6 +626,7 @@ CU_TestInfo mt_test_client[] = {
     {"get_many", test_get_many},
     {"spill_restore_over_socket", test_spill_restore_over_socket},
     {"threads", test_threads},
+    {"store_gone", test_store_gone},
     {"bad_socket_path", test_bad_socket_path},
     CU_TEST_INFO_NULL,
 };

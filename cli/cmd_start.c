@@ -45,6 +45,8 @@ static void usage(FILE *f)
             "  --memory BYTES         memory to offer, e.g. 8GiB (default: RAM)\n"
             "  --resources JSON       custom resources, e.g. '{\"accel\": 2}'\n"
             "  --labels K=V,...       node labels\n"
+            "  --object-store-memory BYTES  object store size (default: 30%% of\n"
+            "                         RAM, capped by /dev/shm)\n"
             "tuning:\n"
             "  --report-period-ms N   worker report period (default 1000)\n"
             "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"
@@ -62,12 +64,14 @@ struct start_opts {
     const char *node_ip;
     const char *temp_dir;
     const char *num_cpus, *num_gpus, *memory, *resources, *labels;
+    const char *store_memory;
     const char *period, *timeout, *log_level;
     long start_timeout_s;
 };
 
 enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
-       O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT };
+       O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT,
+       O_OSM };
 
 static const struct option opts[] = {
     {"head", no_argument, NULL, O_HEAD},
@@ -86,6 +90,7 @@ static const struct option opts[] = {
     {"node-timeout-ms", required_argument, NULL, O_TIMEOUT},
     {"log-level", required_argument, NULL, O_LOG},
     {"start-timeout", required_argument, NULL, O_WAIT},
+    {"object-store-memory", required_argument, NULL, O_OSM},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -119,6 +124,10 @@ static int check_values(const struct start_opts *o)
         return bad("num-gpus", o->num_gpus, "expected a whole number >= 0");
     if (o->memory && mt_bytes_parse(o->memory, &b) < 0)
         return bad("memory", o->memory, "expected a size like 8GiB");
+    if (o->store_memory && (mt_bytes_parse(o->store_memory, &b) < 0 ||
+                            b < (1u << 20)))
+        return bad("object-store-memory", o->store_memory,
+                   "expected a size from 1MiB, like 2GiB");
     if (o->period && !mt_parse_int(o->period, 10, 600000, &v))
         return bad("report-period-ms", o->period, NULL);
     if (o->timeout && !mt_parse_int(o->timeout, 50, 3600000, &v))
@@ -160,6 +169,7 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_PERIOD: o->period = optarg; break;
         case O_TIMEOUT: o->timeout = optarg; break;
         case O_LOG: o->log_level = optarg; break;
+        case O_OSM: o->store_memory = optarg; break;
         case O_WAIT:
             if (!mt_parse_int(optarg, 1, 3600, &o->start_timeout_s))
                 return bad("start-timeout", optarg, NULL);
@@ -260,6 +270,7 @@ static char *start_worker(const struct start_opts *o, const char *head)
     add(args, &n, "--memory", o->memory);
     add(args, &n, "--resources", o->resources);
     add(args, &n, "--labels", o->labels);
+    add(args, &n, "--object-store-memory", o->store_memory);
     add(args, &n, "--report-period-ms", o->period);
     add(args, &n, "--log-level", o->log_level);
     return launch(o, "worker", args, "worker.registered");

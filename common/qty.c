@@ -53,22 +53,21 @@ int mt_qty_parse(const char *s, int64_t *out)
 
 char *mt_qty_format(int64_t q, char *buf, size_t len)
 {
-    int64_t whole = q / MT_QTY_SCALE, frac = q % MT_QTY_SCALE;
+    /* Work on the magnitude as unsigned so INT64_MIN is fine too. */
+    uint64_t mag = q < 0 ? (uint64_t)0 - (uint64_t)q : (uint64_t)q;
+    uint64_t whole = mag / MT_QTY_SCALE, frac = mag % MT_QTY_SCALE;
+    const char *sign = q < 0 ? "-" : "";
     char digits[8];
     int n;
 
-    if (q < 0) {
-        snprintf(buf, len, "-%s", mt_qty_format(-q, digits, sizeof(digits)));
-        return buf;
-    }
     if (frac == 0) {
-        snprintf(buf, len, "%lld", (long long)whole);
+        snprintf(buf, len, "%s%llu", sign, (unsigned long long)whole);
         return buf;
     }
-    n = snprintf(digits, sizeof(digits), "%04lld", (long long)frac);
+    n = snprintf(digits, sizeof(digits), "%04llu", (unsigned long long)frac);
     while (n > 1 && digits[n - 1] == '0')
         digits[--n] = '\0';
-    snprintf(buf, len, "%lld.%s", (long long)whole, digits);
+    snprintf(buf, len, "%s%llu.%s", sign, (unsigned long long)whole, digits);
     return buf;
 }
 

@@ -170,9 +170,12 @@ void mt_sys_hostname(char *buf, size_t len)
 
 int mt_sys_mkdir_p(const char *path)
 {
-    char *p = mt_xstrdup(path);
+    char *p;
     int rc = 0;
 
+    if (!path || !*path)
+        return -ENOENT;
+    p = mt_xstrdup(path);
     for (char *s = p + 1; *s; s++) {
         if (*s != '/')
             continue;

@@ -16,7 +16,8 @@ int64_t mt_now_wall_ms(void);
 
 /*
  * mt_random_hex - fill out with 2*nbytes random lowercase hex digits + NUL.
- * OUT out  at least 2*nbytes+1 bytes
+ * IN  nbytes  at most 64 (larger values are capped at 64)
+ * OUT out     at least 2*min(nbytes,64)+1 bytes
  */
 void mt_random_hex(char *out, size_t nbytes);
 

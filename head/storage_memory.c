@@ -61,10 +61,11 @@ static int mem_put(void *st, const char *table, const char *key,
                    void *arg)
 {
     struct mem *m = st;
-    struct row *r = find(m, table, key);
+    struct row *r;
 
-    if (!table || !key)
+    if (!table || !key || (!val && len))
         return -MT_EINVAL;
+    r = find(m, table, key);
     if (!r) {
         mt_xgrow((void **)&m->rows, &m->cap, m->n + 1, sizeof(*m->rows));
         r = &m->rows[m->n++];
@@ -74,7 +75,8 @@ static int mem_put(void *st, const char *table, const char *key,
         free(r->val);
     }
     r->val = mt_xmalloc(len);
-    memcpy(r->val, val, len);
+    if (len)
+        memcpy(r->val, val, len);
     r->len = len;
     done(arg, 0);
     return 0;

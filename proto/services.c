@@ -33,3 +33,9 @@ const struct mt_rpc_method mt_head_watch_nodes =
 const struct mt_rpc_method mt_worker_get_node_info =
     UNARY("WorkerService", "GetNodeInfo", manta__get_node_info_request,
           manta__get_node_info_reply);
+const struct mt_rpc_method mt_worker_pull_object =
+    STREAM("WorkerService", "PullObject", manta__pull_object_request,
+           manta__object_chunk);
+const struct mt_rpc_method mt_worker_fetch_object =
+    UNARY("WorkerService", "FetchObject", manta__fetch_object_request,
+          manta__fetch_object_reply);

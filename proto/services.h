@@ -19,5 +19,7 @@ extern const struct mt_rpc_method mt_head_watch_nodes;
 
 /* WorkerService (proto/worker_service.proto) */
 extern const struct mt_rpc_method mt_worker_get_node_info;
+extern const struct mt_rpc_method mt_worker_pull_object;
+extern const struct mt_rpc_method mt_worker_fetch_object;
 
 #endif /* MT_SERVICES_H */

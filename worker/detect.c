@@ -24,7 +24,9 @@ int mt_detect_resources(const struct mt_detect_opts *o,
             return rc;
     }
     /* Bytes as a whole-unit quantity: 24 GiB is about 2.6e14, far from
-     * overflowing int64. */
+     * overflowing int64; cap absurd values (above 512 TiB) instead. */
+    if (total > (1ull << 49))
+        total = 1ull << 49;
     mt_qty_list_set(out, "memory", (int64_t)total * MT_QTY_SCALE);
     if (o->num_gpus > 0)
         mt_qty_list_set(out, "GPU", o->num_gpus);

@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/cli_util.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/sys.h"
+#include "objstore/arena.h"
 #include "worker/detect.h"
 #include "worker/worker.h"
 
@@ -38,6 +40,12 @@ static void usage(FILE *f)
             "  --memory BYTES         memory to offer, e.g. 8GiB (default: RAM)\n"
             "  --resources JSON       custom resources, e.g. '{\"accel\": 2}'\n"
             "  --labels K=V,...       node labels\n"
+            "  --object-store-memory BYTES  object store size (default: 30%% of\n"
+            "                         RAM, capped by /dev/shm)\n"
+            "  --object-store-socket PATH   store socket (default:\n"
+            "                         TEMP_DIR/objstore.sock)\n"
+            "  --spill-dir DIR        where full stores spill objects\n"
+            "                         (default: TEMP_DIR/spill)\n"
             "  --node-id ID           node id (default: random)\n"
             "  --report-period-ms N   report period until the head sets one\n"
             "  --log-level L          debug|info|warn|error (default info)\n"
@@ -64,7 +72,7 @@ static void on_signal(uv_signal_t *s, int signum)
 }
 
 enum { O_ADDR = 256, O_IP, O_PORT, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES,
-       O_LABELS, O_ID, O_PERIOD, O_LOG, O_VERSION };
+       O_LABELS, O_ID, O_PERIOD, O_LOG, O_VERSION, O_OSM, O_SOCK, O_SPILL };
 
 static const struct option opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -80,6 +88,9 @@ static const struct option opts[] = {
     {"report-period-ms", required_argument, NULL, O_PERIOD},
     {"log-level", required_argument, NULL, O_LOG},
     {"version", no_argument, NULL, O_VERSION},
+    {"object-store-memory", required_argument, NULL, O_OSM},
+    {"object-store-socket", required_argument, NULL, O_SOCK},
+    {"spill-dir", required_argument, NULL, O_SPILL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -100,6 +111,33 @@ static bool valid_node_id(const char *s)
         return false;
     return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                      "0123456789-_") == n;
+}
+
+/* Fill in the object store's size, socket and spill dir defaults. */
+static int object_store_defaults(struct mt_worker_config *cfg)
+{
+    static char sock[128], spill[512];
+
+    if (!cfg->object_store_memory)
+        cfg->object_store_memory = mt_arena_default_capacity("/dev/shm");
+    if (cfg->object_store_memory < (1u << 20)) {
+        fprintf(stderr, "manta-worker: cannot size the object store (no "
+                        "memory info); pass --object-store-memory\n");
+        return -1;
+    }
+    if (!cfg->object_store_socket) {
+        if (cfg->temp_dir && strlen(cfg->temp_dir) < 80)
+            snprintf(sock, sizeof(sock), "%s/objstore.sock", cfg->temp_dir);
+        else
+            snprintf(sock, sizeof(sock), "/tmp/manta-objstore-%d.sock",
+                     (int)getpid());
+        cfg->object_store_socket = sock;
+    }
+    if (!cfg->spill_dir && cfg->temp_dir) {
+        snprintf(spill, sizeof(spill), "%s/spill", cfg->temp_dir);
+        cfg->spill_dir = spill;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -171,6 +209,21 @@ int main(int argc, char **argv)
             if (level < 0)
                 return bad("log-level", optarg, NULL);
             break;
+        case O_OSM:
+            if (mt_bytes_parse(optarg, &bytes) < 0 || bytes < (1u << 20) ||
+                bytes > (1ull << 46))
+                return bad("object-store-memory", optarg,
+                           "expected a size from 1MiB, like 2GiB");
+            cfg.object_store_memory = bytes;
+            break;
+        case O_SOCK:
+            if (strlen(optarg) >= 100)
+                return bad("object-store-socket", optarg, "path too long");
+            cfg.object_store_socket = optarg;
+            break;
+        case O_SPILL:
+            cfg.spill_dir = optarg;
+            break;
         case O_VERSION:
             printf("manta-worker %s\n", MT_WORKER_VERSION);
             return 0;
@@ -204,6 +257,8 @@ int main(int argc, char **argv)
         cfg.node_ip = ip;
         cfg.bind_ip = "0.0.0.0";
     }
+    if (object_store_defaults(&cfg) < 0)
+        return 1;
     det.custom = &custom;
     rc = mt_detect_resources(&det, &cfg.resources);
     mt_qty_list_release(&custom);
@@ -212,6 +267,9 @@ int main(int argc, char **argv)
                 mt_strerror(rc));
         return 1;
     }
+    if (mt_qty_list_get(&cfg.resources, "object_store_memory") < 0)
+        mt_qty_list_set(&cfg.resources, "object_store_memory",
+                        (int64_t)cfg.object_store_memory * MT_QTY_SCALE);
     if (cfg.temp_dir && (rc = mt_sys_mkdir_p(cfg.temp_dir)) < 0) {
         fprintf(stderr, "manta-worker: cannot create %s: %s\n", cfg.temp_dir,
                 mt_strerror(rc));

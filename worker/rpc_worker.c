@@ -196,6 +196,8 @@ static void h_node_info(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
 const struct mt_rpc_handler mt_worker_handlers[] = {
     {&mt_worker_get_node_info, h_node_info},
+    {&mt_worker_pull_object, mt__worker_h_pull},
+    {&mt_worker_fetch_object, mt__worker_h_fetch},
 };
 
 const size_t mt_worker_n_handlers =

@@ -133,9 +133,12 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
         mt_random_hex(w->node_id, 16);
     mt_sys_hostname(w->hostname, sizeof(w->hostname));
     mt_sys_cpu_sample(&w->cpu_prev);
-    rc = mt_rpc_engine_create(loop, &w->eng);
+    rc = mt__worker_objects_start(w);
     if (rc < 0)
         goto out_free;
+    rc = mt_rpc_engine_create(loop, &w->eng);
+    if (rc < 0)
+        goto out_objects;
     memset(&so, 0, sizeof(so));
     snprintf(bind, sizeof(bind), "%s:%d", cfg->bind_ip, cfg->port);
     so.addr = bind;
@@ -169,6 +172,10 @@ out_server:
     mt_rpc_server_stop(w->srv, 0, NULL, NULL);
 out_engine:
     mt_rpc_engine_destroy(w->eng);
+out_objects:
+    mt__worker_objects_stop(w);
+    uv_run(loop, UV_RUN_NOWAIT);
+    mt__worker_objects_destroy(w);
 out_free:
     free(w);
     return rc;
@@ -189,11 +196,13 @@ static void on_server_stopped(void *arg)
     w->srv = NULL;
     mt_rpc_channel_destroy(w->head);
     w->head = NULL;
+    mt__worker_objects_stop(w);
     uv_close((uv_handle_t *)&w->timer, on_timer_closed);
 }
 
 void mt__worker_on_unregistered(struct mt_worker *w)
 {
+    mt__worker_xfers_cancel(w);
     mt_rpc_server_stop(w->srv, 1000, on_server_stopped, w);
 }
 
@@ -215,6 +224,9 @@ void mt_worker_destroy(struct mt_worker *w)
 {
     if (!w)
         return;
+    /* Runs the loop until every call's last completion is in, so transfers
+     * have released their pins before the store goes away. */
     mt_rpc_engine_destroy(w->eng);
+    mt__worker_objects_destroy(w);
     free(w);
 }

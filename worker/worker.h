@@ -22,6 +22,10 @@
 #include "common/rpc.h"
 #include "common/sys.h"
 
+struct mt_store;
+struct mt_server;
+struct mt_worker_xfer;
+
 #define MT_WORKER_VERSION "0.1.0"
 
 struct mt_worker_config {
@@ -34,6 +38,9 @@ struct mt_worker_config {
     struct mt_qty_list resources; /* owned by main */
     struct mt_kv_list labels;     /* owned by main */
     int report_period_ms;      /* until the head says otherwise */
+    uint64_t object_store_memory; /* arena bytes */
+    const char *object_store_socket; /* Unix socket path of the store */
+    const char *spill_dir;     /* NULL: never spill */
 };
 
 enum mt_worker_state {
@@ -62,6 +69,9 @@ struct mt_worker {
     int report_period_ms;
     struct mt_cpu_sample cpu_prev;
     uv_timer_t timer;
+    struct mt_store *store;    /* this node's object store */
+    struct mt_server *store_srv; /* its Unix socket server */
+    struct mt_worker_xfer *xfers; /* object pulls and fetches in flight */
     void (*stopped)(void *arg);
     void *stopped_arg;
 };
@@ -79,6 +89,24 @@ void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg);
 
 /* mt_worker_destroy - free after stop completed and the loop is idle. */
 void mt_worker_destroy(struct mt_worker *w);
+
+/* ---- objects.c: the node's object store ---- */
+
+/* Create the store and serve it on cfg->object_store_socket. RET 0/-MT_E*. */
+int mt__worker_objects_start(struct mt_worker *w);
+/* Close the store's socket and every client connection. */
+void mt__worker_objects_stop(struct mt_worker *w);
+/* Free the store; after the loop has run the close callbacks. */
+void mt__worker_objects_destroy(struct mt_worker *w);
+
+/* ---- rpc_transfer.c: object pulls between workers ---- */
+
+void mt__worker_h_pull(struct mt_rpc_call *call, const ProtobufCMessage *req,
+                       void *arg);
+void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *req,
+                        void *arg);
+/* Cancel every transfer still running (shutdown). */
+void mt__worker_xfers_cancel(struct mt_worker *w);
 
 /* ---- rpc_worker.c ---- */
 extern const struct mt_rpc_handler mt_worker_handlers[];

@@ -8,8 +8,8 @@ extern CU_TestInfo mt_test_qty[];
 extern CU_TestInfo mt_test_strbuf[];
 extern CU_TestInfo mt_test_sys[];
 extern CU_TestInfo mt_test_cli_util[];
-extern CU_TestInfo mt_test_qty_known_bugs[];
-extern CU_TestInfo mt_test_sys_known_bugs[];
+extern CU_TestInfo mt_test_qty_regressions[];
+extern CU_TestInfo mt_test_sys_regressions[];
 int mt_test_rpc_setup(void);
 int mt_test_rpc_teardown(void);
 
@@ -22,8 +22,8 @@ static const struct mt_suite suites[] = {
     {"cli_util", mt_test_cli_util, NULL, NULL},
     /* Known bugs, reported and awaiting fixes: these fail until then. They
      * run last because the sys one aborts the run under ASan. */
-    {"qty_known_bugs", mt_test_qty_known_bugs, NULL, NULL},
-    {"sys_known_bugs", mt_test_sys_known_bugs, NULL, NULL},
+    {"qty_regressions", mt_test_qty_regressions, NULL, NULL},
+    {"sys_regressions", mt_test_sys_regressions, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

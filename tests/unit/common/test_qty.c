@@ -501,7 +501,7 @@ static void test_bug_format_negative_truncated(void)
     }
 }
 
-CU_TestInfo mt_test_qty_known_bugs[] = {
+CU_TestInfo mt_test_qty_regressions[] = {
     {"format_negative_truncated", test_bug_format_negative_truncated},
     CU_TEST_INFO_NULL,
 };

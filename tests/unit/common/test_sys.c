@@ -386,7 +386,7 @@ static void test_bug_mkdir_p_empty(void)
     CU_ASSERT_EQUAL(mt_sys_mkdir_p(""), -ENOENT);
 }
 
-CU_TestInfo mt_test_sys_known_bugs[] = {
+CU_TestInfo mt_test_sys_regressions[] = {
     {"mkdir_p_empty", test_bug_mkdir_p_empty},
     CU_TEST_INFO_NULL,
 };

@@ -153,6 +153,28 @@ static int check_pools(const struct mt_sched *s, char *why, size_t len)
     return 0;
 }
 
+static int check_slices(const struct mt_sched *s, char *why, size_t len)
+{
+    for (uint32_t i = 0; i < s->nslices; i++) {
+        const struct mt__slice *sl = &s->slices[i];
+        uint32_t busy = 0;
+
+        for (uint32_t w = 0; w < sl->nworkers; w++) {
+            const struct mt__node *n;
+
+            if (sl->workers[w] == MT__NONE)
+                continue;
+            n = &s->nodes[sl->workers[w]];
+            if (n->alive && n->slice == (int32_t)i)
+                busy += (uint32_t)__builtin_popcount(n->inst.tpu_mask &
+                                                     ~n->inst.tpu_free);
+        }
+        if (busy != sl->busy_chips)
+            return fail(why, len, "slice busy chips mismatch", i, 0);
+    }
+    return 0;
+}
+
 int mt_sched_check(const struct mt_sched *s, char *why, size_t len)
 {
     struct acct *acc = calloc(s->nnodes ? s->nnodes : 1, sizeof(*acc));
@@ -169,5 +191,7 @@ int mt_sched_check(const struct mt_sched *s, char *why, size_t len)
         rc = check_bundles(s, why, len);
     if (rc == 0)
         rc = check_pools(s, why, len);
+    if (rc == 0)
+        rc = check_slices(s, why, len);
     return rc;
 }

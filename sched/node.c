@@ -362,6 +362,8 @@ void mt__node_take(struct mt_sched *s, uint32_t node,
         tpu = id == MT_RES_TPU ? res->it[i].qty : tpu;
     }
     mt__inst_take(&n->inst, n->ntpu, gpu, tpu, a);
+    if (n->slice >= 0)
+        s->slices[n->slice].busy_chips += (uint32_t)__builtin_popcount(a->tpu);
     reindex(s, node);
 }
 
@@ -376,6 +378,8 @@ void mt__node_give(struct mt_sched *s, uint32_t node,
         p->sum_avail[res->it[i].id] += res->it[i].qty;
     }
     mt__inst_give(&n->inst, a);
+    if (n->slice >= 0)
+        s->slices[n->slice].busy_chips -= (uint32_t)__builtin_popcount(a->tpu);
     reindex(s, node);
 }
 

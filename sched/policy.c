@@ -52,8 +52,8 @@ static bool extra_sels_ok(const struct mt__pick_ctx *c,
 static bool cand_ok(const struct mt_sched *s, uint32_t node,
                     const struct mt__req *r, const struct mt__pick_ctx *c)
 {
-    return mt__node_fits(&s->nodes[node], r) && !excluded(c, node) &&
-           extra_sels_ok(c, &s->nodes[node]);
+    return !mt__reserved(s, node) && mt__node_fits(&s->nodes[node], r) &&
+           !excluded(c, node) && extra_sels_ok(c, &s->nodes[node]);
 }
 
 static bool pool_ok(const struct mt__pool *p, const struct mt__req *r)
@@ -125,20 +125,38 @@ static uint32_t pick_topk(struct mt_sched *s, const uint32_t *pools,
     return n ? cand[mt__rand(s) % n] : MT__NONE;
 }
 
-/* Best fit: the fullest node that fits, scanning buckets from the top. */
+/* A TPU host whose slice is whole and idle: keep it for slice requests. */
+static bool idle_slice_host(const struct mt_sched *s, uint32_t node)
+{
+    int32_t sl = s->nodes[node].slice;
+
+    return sl >= 0 && s->slices[sl].busy_chips == 0;
+}
+
+/*
+ * Best fit: the fullest node that fits, scanning buckets from the top.
+ * TPU work first avoids hosts of idle slices, so partial-host grants do
+ * not break up slices a slice reservation could take whole.
+ */
 static uint32_t pick_fullest(struct mt_sched *s, const uint32_t *pools,
                              uint32_t np, const struct mt__req *r,
                              const struct mt__pick_ctx *c)
 {
-    for (int b = MT__NB - 1; b >= 0; b--) {
-        for (uint32_t i = 0; i < np; i++) {
-            struct mt__pool *p = &s->pools[pools[i]];
+    bool tpu = r->kinds >> MT_RES_TPU & 1;
 
-            for (uint32_t j = 0; j < p->bkn[b]; j++)
-                if (cand_ok(s, p->bk[b][j], r, c))
-                    return p->bk[b][j];
-        }
-    }
+    for (int pass = tpu ? 0 : 1; pass < 2; pass++)
+        for (int b = MT__NB - 1; b >= 0; b--)
+            for (uint32_t i = 0; i < np; i++) {
+                struct mt__pool *p = &s->pools[pools[i]];
+
+                for (uint32_t j = 0; j < p->bkn[b]; j++) {
+                    uint32_t node = p->bk[b][j];
+
+                    if ((pass || !idle_slice_host(s, node)) &&
+                        cand_ok(s, node, r, c))
+                        return node;
+                }
+            }
     return MT__NONE;
 }
 

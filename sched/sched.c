@@ -55,6 +55,7 @@ int mt_sched_create(const struct mt_sched_opts *o, struct mt_sched **out)
     s->rng = s->o.seed ? s->o.seed : 1;
     s->grant_free = MT__NONE;
     s->pg_free = MT__NONE;
+    s->round = 1;
     if (mt_res_names_create(&s->names) < 0 ||
         mt_strtab_create(&s->strs) < 0)
         goto out_nomem;
@@ -436,21 +437,13 @@ static int place_pg(struct mt_sched *s, const struct mt__ckey *k,
     return 0;
 }
 
-static bool reserved(const struct mt__pick_ctx *ctx, uint32_t node)
-{
-    for (uint32_t i = 0; ctx && i < ctx->nexclude; i++)
-        if (ctx->exclude[i] == node)
-            return true;
-    return false;
-}
-
 /*
- * Place one request, avoiding the nodes in ctx (reserved for starving
- * heads this round). RET 0, -MT_EAGAIN, -MT_EINFEASIBLE (hard affinity),
- * -MT_ENOENT (group gone).
+ * Place one request, avoiding nodes reserved for starving requests this
+ * round. RET 0, -MT_EAGAIN, -MT_EINFEASIBLE (hard affinity), -MT_ENOENT
+ * (group gone).
  */
 static int place(struct mt_sched *s, const struct mt__ckey *k, uint64_t kinds,
-                 const struct mt__pick_ctx *ctx, struct mt_grant *out)
+                 struct mt_grant *out)
 {
     struct mt__req r = {&k->res, kinds, k->sel.n ? &k->sel : NULL};
     uint32_t node;
@@ -464,14 +457,14 @@ static int place(struct mt_sched *s, const struct mt__ckey *k, uint64_t kinds,
     }
     if (k->strategy == MT_STRATEGY_NODE_AFFINITY) {
         node = k->affinity;
-        if (s->nodes[node].alive && !reserved(ctx, node) &&
+        if (s->nodes[node].alive && !mt__reserved(s, node) &&
             mt__node_fits(&s->nodes[node], &r))
             return place_on(s, node, k, out);
         if (!k->soft)
             return mt__node_feasible(&s->nodes[node], &r) ? -MT_EAGAIN
                                                            : -MT_EINFEASIBLE;
     }
-    node = mt__pick(s, &r, k->strategy, ctx);
+    node = mt__pick(s, &r, k->strategy, NULL);
     if (node == MT__NONE)
         return -MT_EAGAIN;
     return place_on(s, node, k, out);
@@ -506,7 +499,7 @@ int mt_sched_allocate(struct mt_sched *s, const struct mt_task_spec *t,
         return -MT_EINVAL;
     if ((rc = key_build(s, t, &k)) < 0)
         return rc;
-    rc = place(s, &k, mt_res_set_mask(&k.res), NULL, g);
+    rc = place(s, &k, mt_res_set_mask(&k.res), g);
     if (rc == -MT_EAGAIN && k.strategy != MT_STRATEGY_PG) {
         struct mt__req r = {&k.res, mt_res_set_mask(&k.res),
                             k.sel.n ? &k.sel : NULL};
@@ -593,13 +586,8 @@ static size_t report_infeasible(struct mt__class *c, struct mt_placement *out,
     return n;
 }
 
-/* Nodes reserved this round for heads that waited starve_ms. */
-#define MAX_RESV 16
-
-struct resv {
-    uint32_t nodes[MAX_RESV];
-    struct mt__pick_ctx ctx;         /* exclude = nodes */
-};
+/* At most this many nodes are reserved for starving heads per round. */
+#define MAX_RESV 64
 
 static double shortfall(const struct mt__node *nd, const struct mt__ckey *k)
 {
@@ -620,8 +608,7 @@ static double shortfall(const struct mt__node *nd, const struct mt__ckey *k)
  * among nodes that could ever hold it and are not reserved yet. CPU-only
  * work prefers nodes without accelerators, as placement does.
  */
-static uint32_t resv_node(const struct mt_sched *s, const struct mt__class *c,
-                          const struct mt__pick_ctx *ctx)
+static uint32_t resv_node(const struct mt_sched *s, const struct mt__class *c)
 {
     const struct mt__ckey *k = &c->key;
     struct mt__req r = {&k->res, c->kinds, k->sel.n ? &k->sel : NULL};
@@ -643,7 +630,8 @@ static uint32_t resv_node(const struct mt_sched *s, const struct mt__class *c,
             uint32_t node = pl->members[j];
             double sh;
 
-            if (reserved(ctx, node) || !mt__node_feasible(&s->nodes[node], &r))
+            if (mt__reserved(s, node) ||
+                !mt__node_feasible(&s->nodes[node], &r))
                 continue;
             sh = shortfall(&s->nodes[node], k) + penalty;
             if (sh < best_sh) {
@@ -663,7 +651,7 @@ static uint32_t resv_node(const struct mt_sched *s, const struct mt__class *c,
  */
 static size_t run_class(struct mt_sched *s, uint32_t ci, uint64_t now,
                         struct mt_placement *out, size_t n, size_t max,
-                        struct resv *rv)
+                        uint32_t *nresv)
 {
     struct mt__class *c = &s->classes[ci];
 
@@ -671,7 +659,7 @@ static size_t run_class(struct mt_sched *s, uint32_t ci, uint64_t now,
         return report_infeasible(c, out, n, max);
     while (n < max && c->n) {
         struct mt__task *t = class_head(c);
-        int rc = place(s, &c->key, c->kinds, &rv->ctx, &out[n].grant);
+        int rc = place(s, &c->key, c->kinds, &out[n].grant);
 
         if (rc == 0) {
             out[n].kind = MT_DECISION_TASK;
@@ -691,11 +679,13 @@ static size_t run_class(struct mt_sched *s, uint32_t ci, uint64_t now,
             return report_infeasible(c, out, n, max);
         }
         if (waited(now, t->submit_ms) >= (int64_t)s->o.starve_ms &&
-            rv->ctx.nexclude < MAX_RESV) {
-            uint32_t node = resv_node(s, c, &rv->ctx);
+            *nresv < MAX_RESV) {
+            uint32_t node = resv_node(s, c);
 
-            if (node != MT__NONE)
-                rv->nodes[rv->ctx.nexclude++] = node;
+            if (node != MT__NONE) {
+                s->nodes[node].resv_round = s->round;
+                (*nresv)++;
+            }
         }
         break;
     }
@@ -723,8 +713,8 @@ static int order_classes(struct mt_sched *s, uint64_t now, struct order **out)
     return 0;
 }
 
-static size_t decide_pgs(struct mt_sched *s, struct mt_placement *out,
-                         size_t max)
+static size_t decide_pgs(struct mt_sched *s, uint64_t now,
+                         struct mt_placement *out, size_t max)
 {
     size_t n = 0;
     uint32_t i = 0;
@@ -743,6 +733,9 @@ static size_t decide_pgs(struct mt_sched *s, struct mt_placement *out,
             n++;
             pg->reported = rc != 0;
         }
+        if (rc == -MT_EAGAIN && pg->is_slice &&
+            waited(now, pg->submit_ms) >= (int64_t)s->o.starve_ms)
+            mt__slice_reserve_hosts(s, slot);
         if (rc == 0) {
             pg->queued = false;
             memmove(&s->pgq[i], &s->pgq[i + 1],
@@ -759,7 +752,7 @@ int mt_sched_decide(struct mt_sched *s, uint64_t now_ms,
                     struct mt_placement *out, size_t max)
 {
     struct order *ord;
-    struct resv rv;
+    uint32_t nresv = 0;
     size_t n;
     uint32_t nord;
 
@@ -767,18 +760,17 @@ int mt_sched_decide(struct mt_sched *s, uint64_t now_ms,
         return 0;
     if (!out)
         return -MT_EINVAL;
-    n = decide_pgs(s, out, max);
+    s->round++;
+    n = decide_pgs(s, now_ms, out, max);
     if (s->nactive == 0 || n >= max)
         return (int)n;
     if (order_classes(s, now_ms, &ord) < 0)
         return n ? (int)n : -MT_ENOMEM;
     nord = s->nactive;
-    memset(&rv, 0, sizeof(rv));
-    rv.ctx.exclude = rv.nodes;
     for (uint32_t i = 0; i < nord && n < max; i++) {
         struct mt__class *c = &s->classes[ord[i].ci];
 
-        n = run_class(s, ord[i].ci, now_ms, out, n, max, &rv);
+        n = run_class(s, ord[i].ci, now_ms, out, n, max, &nresv);
         if (c->n == 0)
             deactivate(s, ord[i].ci);
     }

@@ -89,6 +89,8 @@ struct mt__node {
     uint32_t bucket_pos;
     int32_t slice;                   /* index in s->slices, -1 */
     uint32_t tpu_worker;
+    uint32_t resv_round;             /* == s->round: reserved for a
+                                        starving request this round */
 };
 
 struct mt__pool {
@@ -163,6 +165,7 @@ struct mt__slice {
     uint32_t *workers;               /* node per worker id, MT__NONE */
     uint32_t nworkers;               /* array length */
     uint32_t held_by;                /* pg slot or MT__NONE */
+    uint32_t busy_chips;             /* chips in use on its hosts */
 };
 
 /* ---- Pending tasks ---- */
@@ -208,6 +211,7 @@ struct mt_sched {
     struct mt_strtab *strs;
     uint64_t rng;
     uint32_t epoch;                  /* bumped when nodes join or die */
+    uint32_t round;                  /* decide rounds; node reservations */
 
     struct mt__node *nodes;
     uint32_t nnodes;
@@ -316,5 +320,12 @@ int mt__slice_node_added(struct mt_sched *s, uint32_t node);
 void mt__slice_node_dead(struct mt_sched *s, uint32_t node);
 int mt__slice_try_place(struct mt_sched *s, uint32_t slot);
 int mt__slice_feasible(const struct mt_sched *s, const struct mt__pg *pg);
+void mt__slice_reserve_hosts(struct mt_sched *s, uint32_t slot);
+
+/* mt__reserved - node is held for a starving request this round. */
+static inline bool mt__reserved(const struct mt_sched *s, uint32_t node)
+{
+    return s->nodes[node].resv_round == s->round;
+}
 
 #endif /* MT_SCHED_SCHED_INT_H */

@@ -139,6 +139,10 @@ void mt__slice_node_dead(struct mt_sched *s, uint32_t node)
     sl = &s->slices[n->slice];
     if (n->tpu_worker < sl->nworkers && sl->workers[n->tpu_worker] == node)
         sl->workers[n->tpu_worker] = MT__NONE;
+    /* Its busy chips died with it. */
+    sl->busy_chips -= (uint32_t)__builtin_popcount(n->inst.tpu_mask &
+                                                   ~n->inst.tpu_free);
+    n->slice = -1;
 }
 
 static bool slice_intact(const struct mt_sched *s, const struct mt__slice *sl)
@@ -203,6 +207,34 @@ static void take_slice(struct mt_sched *s, uint32_t slot, uint32_t si,
         for (uint32_t m = b->a.gpus; m; m &= m - 1)
             b->inst.gpu_free[__builtin_ctz(m)] = b->a.gpu_each;
         b->inst.tpu_mask = b->inst.tpu_free = b->a.tpu;
+    }
+}
+
+/*
+ * A slice group waited starve_ms: hold the hosts of the nslices intact,
+ * unheld slices of its pod type with the fewest busy chips for this round,
+ * so tasks stop taking chips there and the slices drain for the group.
+ */
+void mt__slice_reserve_hosts(struct mt_sched *s, uint32_t slot)
+{
+    const struct mt__pg *pg = &s->pgs[slot];
+
+    for (uint32_t k = 0; k < pg->nslices; k++) {
+        uint32_t best = MT__NONE;
+
+        for (uint32_t i = 0; i < s->nslices; i++) {
+            const struct mt__slice *sl = &s->slices[i];
+
+            if (sl->held_by != MT__NONE || sl->pod_type != pg->pod_type ||
+                !slice_intact(s, sl) || mt__reserved(s, sl->workers[0]))
+                continue;
+            if (best == MT__NONE || sl->busy_chips < s->slices[best].busy_chips)
+                best = i;
+        }
+        if (best == MT__NONE)
+            return;
+        for (uint32_t w = 0; w < s->slices[best].hosts; w++)
+            s->nodes[s->slices[best].workers[w]].resv_round = s->round;
     }
 }
 

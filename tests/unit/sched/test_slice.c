@@ -228,7 +228,78 @@ static void test_bad_slice_requests(void)
     mt_sched_destroy(s);
 }
 
+static void test_partial_tpu_work_spares_idle_slices(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    struct mt_slice_spec sp;
+    struct mt_task_spec t;
+    struct mt_grant g;
+    uint32_t a0, a1, b1;
+
+    add_slice(s, "A", "v4-16", 2, 4);
+    add_slice(s, "B", "v4-16", 2, 4);
+    mt_sched_node_find(s, "A-w0", &a0);
+    mt_sched_node_find(s, "A-w1", &a1);
+    mt_sched_node_find(s, "B-w1", &b1);
+    /* Slice B is in use; more partial work must not break slice A. */
+    mt_t_task(&t, 1, 0, 0, 1);
+    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.affinity_node = b1;
+    CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
+    for (int i = 0; i < 7; i++) {
+        mt_t_task(&t, (uint64_t)(10 + i), 0, 0, 1);
+        CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
+        CU_ASSERT(g.node != a0 && g.node != a1);
+    }
+    slice_spec(&sp, 1, "v4-16", 1);
+    CU_ASSERT_EQUAL(mt_sched_slice_reserve(s, &sp, 0), 0);
+    CU_ASSERT_STRING_EQUAL(mt_sched_pg_slice_name(s, 1, 0), "A");
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
+static void test_starving_slice_reserves_hosts(void)
+{
+    struct mt_sched_opts o;
+    struct mt_sched *s;
+    struct mt_slice_spec sp;
+    struct mt_task_spec t;
+    struct mt_placement out[8];
+    struct mt_grant g;
+    uint32_t a0;
+
+    mt_sched_opts_init(&o);
+    o.starve_ms = 1000;
+    CU_ASSERT_FATAL(mt_sched_create(&o, &s) == 0);
+    a0 = add_slice(s, "A", "v4-16", 2, 4);
+    mt_t_task(&t, 1, 0, 0, 1);
+    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.affinity_node = a0;
+    CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
+    slice_spec(&sp, 7, "v4-16", 1);
+    CU_ASSERT_EQUAL(mt_sched_slice_reserve(s, &sp, 0), -MT_EAGAIN);
+    /* Pending TPU work may use slice A before the group starves ... */
+    mt_t_task(&t, 2, 0, 0, 1);
+    CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 10), 0);
+    CU_ASSERT_EQUAL(mt_sched_decide(s, 10, out, 8), 1);
+    CU_ASSERT_EQUAL(out[0].id, 2);
+    /* ... but not once it has: the hosts are held for the slice. */
+    mt_t_task(&t, 3, 0, 0, 1);
+    CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 2000), 0);
+    CU_ASSERT_EQUAL(mt_sched_decide(s, 2000, out, 8), 0);
+    mt_sched_on_task_finished(s, g.handle);
+    mt_sched_on_task_finished(s, out[0].grant.handle);
+    CU_ASSERT_EQUAL(mt_sched_decide(s, 2001, out, 8), 1);
+    CU_ASSERT_EQUAL(out[0].kind, MT_DECISION_PG);
+    CU_ASSERT_EQUAL(out[0].id, 7);
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
 CU_TestInfo mt_test_slice[] = {
+    {"partial_tpu_work_spares_idle_slices",
+     test_partial_tpu_work_spares_idle_slices},
+    {"starving_slice_reserves_hosts", test_starving_slice_reserves_hosts},
     {"reserve_whole_slice", test_reserve_whole_slice},
     {"concurrent_get_different_slices", test_concurrent_get_different_slices},
     {"busy_host_blocks_whole_slice", test_busy_host_blocks_whole_slice},

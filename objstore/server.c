@@ -317,19 +317,23 @@ static void answer_get(struct conn *c, const mt_object_id *id, uint32_t seq,
 }
 
 /*
- * Store seal callback: answer every waiter of id. Replies are only queued
+ * Store listener: on a seal, answer every waiter of id. Replies are only queued
  * in the first pass; flushing (which may close a connection and free its
  * other waiters) waits until no waiter pointer is held.
  */
-static void on_sealed(void *arg, const mt_object_id *id)
+static void on_event(void *arg, enum mt_store_event ev,
+                     const mt_object_id *id)
 {
     struct mt_server *srv = arg;
-    struct mt_idmap_node *n = mt_idmap_find(&srv->waits, id);
+    struct mt_idmap_node *n;
     struct conn **todo = NULL;
     size_t ntodo = 0, cap = 0;
     struct waiter *w, *next;
     struct wait_list *wl;
 
+    if (ev != MT_STORE_SEALED)
+        return;
+    n = mt_idmap_find(&srv->waits, id);
     if (!n)
         return;
     wl = MT_CONTAINER_OF(n, struct wait_list, node);
@@ -728,12 +732,20 @@ static int listen_fd(const char *path)
 int mt_server_start(uv_loop_t *loop, struct mt_store *st, const char *path,
                     struct mt_server **out)
 {
-    struct mt_server *srv;
-    int fd = listen_fd(path), rc;
+    struct mt_server *srv = mt_xcalloc(1, sizeof(*srv));
+    int fd, rc;
 
-    if (fd < 0)
+    rc = mt_store_listen(st, on_event, srv);
+    if (rc < 0) {
+        free(srv);
+        return rc;
+    }
+    fd = listen_fd(path);
+    if (fd < 0) {
+        mt_store_unlisten(st, on_event, srv);
+        free(srv);
         return fd;
-    srv = mt_xcalloc(1, sizeof(*srv));
+    }
     srv->loop = loop;
     srv->st = st;
     srv->path = mt_xstrdup(path);
@@ -746,7 +758,6 @@ int mt_server_start(uv_loop_t *loop, struct mt_store *st, const char *path,
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection);
     MT_ASSERT(rc == 0);
-    mt_store_set_seal_cb(st, on_sealed, srv);
     *out = srv;
     return 0;
 }
@@ -761,7 +772,7 @@ void mt_server_stop(struct mt_server *srv)
     if (!srv || srv->stopping)
         return;
     srv->stopping = true;
-    mt_store_set_seal_cb(srv->st, NULL, NULL);
+    mt_store_unlisten(srv->st, on_event, srv);
     while (srv->conns)
         conn_close(srv->conns);
     unlink(srv->path);

@@ -35,8 +35,9 @@ struct mt_server_stats {
  * IN  loop, st   borrowed; both must outlive the server
  * IN  path       socket path (copied)
  * OUT out        the server, freed by mt_server_stop()
- * RET 0, -MT_EINVAL (path too long), -errno from bind/listen
- * NOTE the server installs itself as st's seal callback
+ * RET 0, -MT_EINVAL (path too long), -errno from bind/listen, -MT_ENOSPC
+ *     (st has MT_STORE_MAX_LISTENERS listeners already)
+ * NOTE the server adds itself as a listener of st (seals wake waiters)
  */
 int mt_server_start(uv_loop_t *loop, struct mt_store *st, const char *path,
                     struct mt_server **out);

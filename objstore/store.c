@@ -63,8 +63,10 @@ struct mt_store {
     const struct mt_evict_ops *evict;
     void *evict_st;
     char *spill_dir;                   /* NULL: no spilling */
-    mt_store_seal_cb seal_cb;
-    void *seal_arg;
+    struct {
+        mt_store_event_cb cb;
+        void *arg;
+    } listeners[MT_STORE_MAX_LISTENERS]; /* cb NULL: free slot */
     struct mt_store_stats st;          /* counters kept up to date */
 };
 
@@ -112,6 +114,14 @@ static void spill_path(const struct mt_store *st, const mt_object_id *id,
     char hex[MT_OBJECT_ID_HEX_LEN + 1];
 
     snprintf(buf, len, "%s/%s.obj", st->spill_dir, mt_object_id_hex(id, hex));
+}
+
+static void notify(struct mt_store *st, enum mt_store_event ev,
+                   const mt_object_id *id)
+{
+    for (int i = 0; i < MT_STORE_MAX_LISTENERS; i++)
+        if (st->listeners[i].cb)
+            st->listeners[i].cb(st->listeners[i].arg, ev, id);
 }
 
 /* Unlink e from everything and free it, whatever its state. */
@@ -203,13 +213,20 @@ static int spill_entry(struct mt_store *st, struct entry *e)
 /* Drop or spill one victim chosen by the policy. */
 static int evict_one(struct mt_store *st, struct entry *e)
 {
+    mt_object_id id = e->node.id;
+    int rc;
+
     if (e->flags & MT_OBJ_EVICTABLE) {
         st->st.evictions++;
         st->st.evicted_bytes += total_size(e);
         free_entry(st, e);
+        notify(st, MT_STORE_EVICTED, &id);
         return 0;
     }
-    return spill_entry(st, e);
+    rc = spill_entry(st, e);
+    if (rc == 0)
+        notify(st, MT_STORE_SPILLED, &id);
+    return rc;
 }
 
 /* Allocate n bytes, evicting/spilling LRU candidates until a hole fits. */
@@ -339,10 +356,23 @@ void mt_store_destroy(struct mt_store *st)
     free(st);
 }
 
-void mt_store_set_seal_cb(struct mt_store *st, mt_store_seal_cb cb, void *arg)
+int mt_store_listen(struct mt_store *st, mt_store_event_cb cb, void *arg)
 {
-    st->seal_cb = cb;
-    st->seal_arg = arg;
+    for (int i = 0; i < MT_STORE_MAX_LISTENERS; i++) {
+        if (!st->listeners[i].cb) {
+            st->listeners[i].cb = cb;
+            st->listeners[i].arg = arg;
+            return 0;
+        }
+    }
+    return -MT_ENOSPC;
+}
+
+void mt_store_unlisten(struct mt_store *st, mt_store_event_cb cb, void *arg)
+{
+    for (int i = 0; i < MT_STORE_MAX_LISTENERS; i++)
+        if (st->listeners[i].cb == cb && st->listeners[i].arg == arg)
+            st->listeners[i].cb = NULL;
 }
 
 int mt_store_fd(const struct mt_store *st)
@@ -425,8 +455,7 @@ int mt_store_seal(struct mt_store *st, const mt_object_id *id)
     st->st.num_unsealed--;
     st->st.num_sealed++;
     refresh_candidate(st, e);
-    if (st->seal_cb)
-        st->seal_cb(st->seal_arg, id);
+    notify(st, MT_STORE_SEALED, id);
     return 0;
 }
 
@@ -456,6 +485,7 @@ int mt_store_get(struct mt_store *st, const mt_object_id *id,
         rc = restore_entry(st, e);
         if (rc < 0)
             return rc;
+        notify(st, MT_STORE_RESTORED, id);
     }
     if (e->pins++ == 0) {
         st->st.num_pinned++;
@@ -497,9 +527,10 @@ int mt_store_delete(struct mt_store *st, const mt_object_id *id)
     if (e->pins > 0) {
         e->deleting = true;
         refresh_candidate(st, e);
-        return 0;
+    } else {
+        free_entry(st, e);
     }
-    free_entry(st, e);
+    notify(st, MT_STORE_DELETED, id);
     return 0;
 }
 
@@ -530,6 +561,7 @@ int mt_store_set_evictable(struct mt_store *st, const mt_object_id *id,
 int mt_store_spill(struct mt_store *st, const mt_object_id *id)
 {
     struct entry *e = lookup(st, id);
+    int rc;
 
     if (!e || e->deleting)
         return -MT_ENOENT;
@@ -537,7 +569,10 @@ int mt_store_spill(struct mt_store *st, const mt_object_id *id)
         return -MT_ENOTSUP;
     if (e->state != ENTRY_SEALED || e->pins > 0)
         return -MT_ESTATE;
-    return spill_entry(st, e);
+    rc = spill_entry(st, e);
+    if (rc == 0)
+        notify(st, MT_STORE_SPILLED, id);
+    return rc;
 }
 
 /* ---- figures ---- */

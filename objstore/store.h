@@ -74,8 +74,24 @@ struct mt_store_stats {
     uint64_t restored_total;   /* their bytes (total) */
 };
 
-/* Called after an object is sealed (e.g. to wake waiting gets). */
-typedef void (*mt_store_seal_cb)(void *arg, const mt_object_id *id);
+/* What happened to an object (listeners, mt_store_listen). */
+enum mt_store_event {
+    MT_STORE_SEALED = 1,   /* sealed: visible to gets */
+    MT_STORE_DELETED = 2,  /* deleted by request (space may follow later) */
+    MT_STORE_EVICTED = 3,  /* dropped to make room: this copy is gone */
+    MT_STORE_SPILLED = 4,  /* moved to disk (still present) */
+    MT_STORE_RESTORED = 5, /* read back from disk */
+};
+
+/*
+ * A listener. It runs inside the store call that caused the event and may
+ * read the store and pin/release (get, release, contains, stats) but must
+ * not create, seal, abort, delete or spill.
+ */
+typedef void (*mt_store_event_cb)(void *arg, enum mt_store_event ev,
+                                  const mt_object_id *id);
+
+#define MT_STORE_MAX_LISTENERS 4
 
 /* ---- lifecycle ---- */
 
@@ -97,11 +113,17 @@ int mt_store_create(const struct mt_store_opts *o, struct mt_store **out);
 void mt_store_destroy(struct mt_store *st);
 
 /*
- * mt_store_set_seal_cb - call cb(arg, id) after every successful seal.
+ * mt_store_listen - call cb(arg, ev, id) on every event from now on (the
+ * socket server listens for seals to wake waiting gets; the worker will
+ * listen to keep the head's object directory current).
  *
- * OWNERSHIP borrows arg for the store's lifetime
+ * RET 0, -MT_ENOSPC (MT_STORE_MAX_LISTENERS already)
+ * OWNERSHIP borrows arg until mt_store_unlisten()
  */
-void mt_store_set_seal_cb(struct mt_store *st, mt_store_seal_cb cb, void *arg);
+int mt_store_listen(struct mt_store *st, mt_store_event_cb cb, void *arg);
+
+/* mt_store_unlisten - remove the listener (cb, arg); absent is fine. */
+void mt_store_unlisten(struct mt_store *st, mt_store_event_cb cb, void *arg);
 
 /* ---- the arena ---- */
 

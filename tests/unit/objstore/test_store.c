@@ -333,39 +333,81 @@ static void test_delete_while_pinned(void)
     mt_store_destroy(st);
 }
 
-static int seals;
+struct events {
+    int n[6];              /* count per enum mt_store_event */
+    mt_object_id last[6];  /* last id per event */
+};
 
-static void on_seal(void *arg, const mt_object_id *id)
+static void on_event(void *arg, enum mt_store_event ev, const mt_object_id *id)
 {
-    (void)id;
-    seals += *(int *)arg;
+    struct events *e = arg;
+
+    e->n[ev]++;
+    e->last[ev] = *id;
 }
 
-static void test_tensor_and_seal_cb(void)
+static void test_tensor_and_events(void)
 {
     struct mt_store *st = mk(64 * KIB, NULL);
     struct mt_tensor_desc t = {.code = MT_DL_FLOAT, .bits = 32, .lanes = 1,
                                .ndim = 2, .shape = {16, 16}};
     mt_object_id id = oid(1);
     struct mt_object_info info;
-    int one = 1;
+    struct events ev = {0}, other = {0};
 
-    mt_store_set_seal_cb(st, on_seal, &one);
-    seals = 0;
+    CU_ASSERT_EQUAL(mt_store_listen(st, on_event, &ev), 0);
+    CU_ASSERT_EQUAL(mt_store_listen(st, on_event, &other), 0);
+    CU_ASSERT_EQUAL(mt_store_listen(st, on_event, &other), 0);
+    CU_ASSERT_EQUAL(mt_store_listen(st, on_event, &other), 0);
+    CU_ASSERT_EQUAL(mt_store_listen(st, on_event, &other), -MT_ENOSPC);
+    mt_store_unlisten(st, on_event, &other);
     CU_ASSERT_EQUAL(mt_store_create_object(st, &id, 1023, 0, 0, &t, &info),
                     -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_store_create_object(st, &id, 1024, 0, MT_OBJ_TENSOR,
                                            NULL, &info),
                     -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_store_create_object(st, &id, 1024, 0, 0, &t, &info), 0);
+    CU_ASSERT_EQUAL(ev.n[MT_STORE_SEALED], 0);
     CU_ASSERT_EQUAL(mt_store_seal(st, &id), 0);
-    CU_ASSERT_EQUAL(seals, 1);
+    CU_ASSERT_EQUAL(ev.n[MT_STORE_SEALED], 1);
+    CU_ASSERT(mt_object_id_eq(&ev.last[MT_STORE_SEALED], &id));
     CU_ASSERT_EQUAL(mt_store_get(st, &id, &info), 0);
     CU_ASSERT(info.flags & MT_OBJ_TENSOR);
     CU_ASSERT_EQUAL(info.tensor.shape[1], 16);
     CU_ASSERT_EQUAL(info.tensor.code, MT_DL_FLOAT);
     CU_ASSERT_EQUAL(mt_store_release(st, &id), 0);
+    /* Evict it: an evicted event names it. */
+    CU_ASSERT_EQUAL(mt_store_set_evictable(st, &id, true), 0);
+    CU_ASSERT_EQUAL(put(st, 2, 64 * KIB - 512, 0), 0);
+    CU_ASSERT_EQUAL(ev.n[MT_STORE_EVICTED], 1);
+    CU_ASSERT(mt_object_id_eq(&ev.last[MT_STORE_EVICTED], &id));
+    id = oid(2);
+    CU_ASSERT_EQUAL(mt_store_delete(st, &id), 0);
+    CU_ASSERT_EQUAL(ev.n[MT_STORE_DELETED], 1);
+    CU_ASSERT_EQUAL(ev.n[MT_STORE_SEALED], 2);
+    CU_ASSERT_EQUAL(other.n[MT_STORE_SEALED], 0); /* unlisten took all 3 */
     mt_store_destroy(st);
+}
+
+static void test_spill_events(void)
+{
+    char dir[64];
+    struct mt_store *st;
+    struct events ev = {0};
+    struct mt_object_info info;
+    mt_object_id id = oid(1);
+
+    make_dir(dir, sizeof(dir));
+    st = mk(64 * KIB, dir);
+    CU_ASSERT_EQUAL(mt_store_listen(st, on_event, &ev), 0);
+    CU_ASSERT_EQUAL(put(st, 1, 100, 0), 0);
+    CU_ASSERT_EQUAL(mt_store_spill(st, &id), 0);
+    CU_ASSERT_EQUAL(ev.n[MT_STORE_SPILLED], 1);
+    CU_ASSERT_EQUAL(mt_store_get(st, &id, &info), 0);
+    CU_ASSERT_EQUAL(ev.n[MT_STORE_RESTORED], 1);
+    CU_ASSERT_EQUAL(mt_store_release(st, &id), 0);
+    mt_store_destroy(st);
+    rmdir(dir);
 }
 
 CU_TestInfo mt_test_store[] = {
@@ -377,6 +419,7 @@ CU_TestInfo mt_test_store[] = {
     {"spill_and_restore", test_spill_and_restore},
     {"spill_explicit_and_cleanup", test_spill_explicit_and_cleanup},
     {"delete_while_pinned", test_delete_while_pinned},
-    {"tensor_and_seal_cb", test_tensor_and_seal_cb},
+    {"tensor_and_events", test_tensor_and_events},
+    {"spill_events", test_spill_events},
     CU_TEST_INFO_NULL,
 };

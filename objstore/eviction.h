@@ -7,6 +7,10 @@
  * it needs space. The policy only CHOOSES; the store deletes or spills the
  * victims and then calls remove() for each (house style H12).
  *
+ * Candidates come in two classes: MT_EVICT_DROP (evictable copies: freeing
+ * costs nothing) and MT_EVICT_SPILL (primary copies: freeing means writing
+ * them to disk). A policy should offer DROP candidates before SPILL ones.
+ *
  * Each candidate has a `slot`, a pointer-sized cell owned by the store entry
  * in which the policy keeps its per-object handle, so neither side needs a
  * second hash table.
@@ -20,6 +24,12 @@
 #include <stdint.h>
 
 #include "common/ids.h"
+
+/* Candidate classes (add's cls). */
+enum mt_evict_class {
+    MT_EVICT_DROP = 0,  /* evictable copy: delete it */
+    MT_EVICT_SPILL = 1, /* primary copy: spill it to disk */
+};
 
 struct mt_evict_ops {
     /* short name for logs and --help, e.g. "lru" */
@@ -36,11 +46,13 @@ struct mt_evict_ops {
     void (*destroy)(void *st);
 
     /*
-     * add - id (of size bytes) became a candidate; it counts as just used.
+     * add - id (of size bytes, class cls) became a candidate; it counts as
+     * just used.
      * OUT slot  the policy stores its handle here
      * OWNERSHIP borrows id (the policy copies it)
      */
-    void (*add)(void *st, const mt_object_id *id, uint64_t size, void **slot);
+    void (*add)(void *st, const mt_object_id *id, uint64_t size,
+                enum mt_evict_class cls, void **slot);
 
     /* remove - the candidate in *slot is no longer one; clears *slot. */
     void (*remove)(void *st, void **slot);
@@ -58,7 +70,10 @@ struct mt_evict_ops {
                          size_t *n);
 };
 
-/* Least recently used first: a candidate's clock starts when it is added. */
+/*
+ * Least recently used first, DROP candidates before SPILL ones: a
+ * candidate's clock starts when it is added.
+ */
 extern const struct mt_evict_ops mt_evict_lru;
 
 #endif /* MT_EVICTION_H */

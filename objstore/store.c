@@ -10,8 +10,9 @@
  * DESIGN: one loop thread owns all store state. The object table is an idmap
  * of struct entry; each resident entry owns one allocator block. Space is
  * reclaimed by asking the eviction policy (eviction.h) for victims: the
- * policy chooses, the store deletes evictable victims and spills the others
- * (when a spill dir is set). A spilled entry keeps its table slot, holds no
+ * policy chooses (evictable copies first, then primaries, each LRU), the
+ * store deletes evictable victims and spills the others (when a spill dir
+ * is set). A spilled entry keeps its table slot, holds no
  * block, and is read back by the next get.
  *
  * INVARIANTS: an entry is a policy candidate exactly when it is sealed,
@@ -91,6 +92,8 @@ static void refresh_candidate(struct mt_store *st, struct entry *e)
 
     if (want && !e->candidate)
         st->evict->add(st->evict_st, &e->node.id, total_size(e),
+                       (e->flags & MT_OBJ_EVICTABLE) ? MT_EVICT_DROP
+                                                     : MT_EVICT_SPILL,
                        &e->evict_slot);
     else if (!want && e->candidate)
         st->evict->remove(st->evict_st, &e->evict_slot);
@@ -550,6 +553,11 @@ int mt_store_set_evictable(struct mt_store *st, const mt_object_id *id,
 
     if (!e)
         return -MT_ENOENT;
+    /* The candidate class changes with the flag: take it out first. */
+    if (e->candidate) {
+        st->evict->remove(st->evict_st, &e->evict_slot);
+        e->candidate = false;
+    }
     if (evictable)
         e->flags |= MT_OBJ_EVICTABLE;
     else

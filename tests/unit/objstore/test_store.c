@@ -285,6 +285,34 @@ static void test_spill_and_restore(void)
     rmdir(dir);
 }
 
+/* With a spill dir, evictable copies are dropped before primaries spill. */
+static void test_drop_before_spill(void)
+{
+    char dir[64];
+    struct mt_store *st;
+    struct mt_store_stats s;
+
+    make_dir(dir, sizeof(dir));
+    st = mk(64 * KIB, dir);
+    CU_ASSERT_EQUAL(put(st, 1, 16 * KIB, 0), 0);                /* primary */
+    CU_ASSERT_EQUAL(put(st, 2, 16 * KIB, 0), 0);                /* primary */
+    CU_ASSERT_EQUAL(put(st, 3, 16 * KIB, MT_OBJ_EVICTABLE), 0); /* copy */
+    CU_ASSERT_EQUAL(put(st, 4, 16 * KIB, MT_OBJ_EVICTABLE), 0); /* copy */
+    CU_ASSERT_EQUAL(put(st, 5, 32 * KIB, 0), 0);
+    mt_store_stats(st, &s);
+    CU_ASSERT_EQUAL(s.evictions, 2);
+    CU_ASSERT_EQUAL(s.spills, 0);
+    CU_ASSERT(has(st, 1) && has(st, 2));
+    CU_ASSERT(!has(st, 3) && !has(st, 4));
+    CU_ASSERT_EQUAL(put(st, 6, 16 * KIB, 0), 0);
+    mt_store_stats(st, &s);
+    CU_ASSERT_EQUAL(s.spills, 1);
+    CU_ASSERT_EQUAL(s.num_spilled, 1);
+    CU_ASSERT(has(st, 1)); /* spilled, still there */
+    mt_store_destroy(st);
+    rmdir(dir);
+}
+
 static void test_spill_explicit_and_cleanup(void)
 {
     char dir[64];
@@ -417,6 +445,7 @@ CU_TestInfo mt_test_store[] = {
     {"eviction_order", test_eviction_order},
     {"eviction_contiguous", test_eviction_contiguous},
     {"spill_and_restore", test_spill_and_restore},
+    {"drop_before_spill", test_drop_before_spill},
     {"spill_explicit_and_cleanup", test_spill_explicit_and_cleanup},
     {"delete_while_pinned", test_delete_while_pinned},
     {"tensor_and_events", test_tensor_and_events},

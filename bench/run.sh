@@ -12,3 +12,6 @@ for b in bench_rpc bench_sched bench_objstore; do
         "$BIN/$b" || echo "$b failed with status $?"
     fi
 done
+echo
+echo "== bench_transfer.sh (inter-node pull over loopback)"
+"$(dirname "$0")/bench_transfer.sh" "$BUILD" 1GiB 3 || echo "bench_transfer failed"

@@ -79,8 +79,8 @@ int mt_rpc_channel_create(struct mt_rpc_engine *eng, const char *target,
 {
     struct mt_rpc_channel *ch;
     grpc_channel_credentials *creds;
-    grpc_arg args[4];
-    grpc_channel_args cargs = {4, args};
+    grpc_arg args[5];
+    grpc_channel_args cargs = {5, args};
     int limit = max_msg_bytes ? max_msg_bytes : MT_RPC_DEFAULT_MAX_MSG;
 
     if (!target || !*target)
@@ -101,6 +101,11 @@ int mt_rpc_channel_create(struct mt_rpc_engine *eng, const char *target,
     args[3].type = GRPC_ARG_INTEGER;
     args[3].key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
     args[3].value.integer = 1000;
+    /* A large receive window lets object pulls stream at memory speed
+     * instead of waiting for window updates every 64 KiB. */
+    args[4].type = GRPC_ARG_INTEGER;
+    args[4].key = (char *)GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES;
+    args[4].value.integer = 16 * 1024 * 1024;
     /* Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC also uses it as the
      * connect timeout, and 100 ms is too short for a loaded machine. */
     creds = grpc_insecure_credentials_create();

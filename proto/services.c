@@ -30,6 +30,22 @@ const struct mt_rpc_method mt_head_watch_nodes =
     STREAM("HeadService", "WatchNodes", manta__watch_nodes_request,
            manta__node_event);
 
+const struct mt_rpc_method mt_head_submit_task =
+    UNARY("HeadService", "SubmitTask", manta__submit_task_request,
+          manta__submit_task_reply);
+const struct mt_rpc_method mt_head_watch_task =
+    STREAM("HeadService", "WatchTask", manta__watch_task_request,
+           manta__task_event);
+const struct mt_rpc_method mt_head_cancel_task =
+    UNARY("HeadService", "CancelTask", manta__cancel_task_request,
+          manta__cancel_task_reply);
+const struct mt_rpc_method mt_head_list_tasks =
+    UNARY("HeadService", "ListTasks", manta__list_tasks_request,
+          manta__list_tasks_reply);
+const struct mt_rpc_method mt_head_report_tasks =
+    UNARY("HeadService", "ReportTasks", manta__report_tasks_request,
+          manta__report_tasks_reply);
+
 const struct mt_rpc_method mt_worker_get_node_info =
     UNARY("WorkerService", "GetNodeInfo", manta__get_node_info_request,
           manta__get_node_info_reply);
@@ -39,3 +55,9 @@ const struct mt_rpc_method mt_worker_pull_object =
 const struct mt_rpc_method mt_worker_fetch_object =
     UNARY("WorkerService", "FetchObject", manta__fetch_object_request,
           manta__fetch_object_reply);
+const struct mt_rpc_method mt_worker_run_task =
+    UNARY("WorkerService", "RunTask", manta__run_task_request,
+          manta__run_task_reply);
+const struct mt_rpc_method mt_worker_stop_task =
+    UNARY("WorkerService", "StopTask", manta__stop_task_request,
+          manta__stop_task_reply);

@@ -16,10 +16,17 @@ extern const struct mt_rpc_method mt_head_report_node;
 extern const struct mt_rpc_method mt_head_unregister_node;
 extern const struct mt_rpc_method mt_head_get_cluster_status;
 extern const struct mt_rpc_method mt_head_watch_nodes;
+extern const struct mt_rpc_method mt_head_submit_task;
+extern const struct mt_rpc_method mt_head_watch_task;
+extern const struct mt_rpc_method mt_head_cancel_task;
+extern const struct mt_rpc_method mt_head_list_tasks;
+extern const struct mt_rpc_method mt_head_report_tasks;
 
 /* WorkerService (proto/worker_service.proto) */
 extern const struct mt_rpc_method mt_worker_get_node_info;
 extern const struct mt_rpc_method mt_worker_pull_object;
 extern const struct mt_rpc_method mt_worker_fetch_object;
+extern const struct mt_rpc_method mt_worker_run_task;
+extern const struct mt_rpc_method mt_worker_stop_task;
 
 #endif /* MT_SERVICES_H */

@@ -148,6 +148,16 @@ static int check_pools(const struct mt_sched *s, char *why, size_t len)
                 sum += s->nodes[pl->members[j]].avail[id];
             if (sum != pl->sum_avail[id])
                 return fail(why, len, "pool sum mismatch", p, id);
+            for (int b = 0; b < MT__HB; b++) {
+                uint32_t cnt = 0;
+
+                for (uint32_t j = 0; j < pl->n; j++)
+                    cnt += (pl->mask >> id & 1) &&
+                           mt__hist_bucket(s->nodes[pl->members[j]].avail[id]) == b;
+                if (cnt != pl->hist[id][b] ||
+                    (cnt && b > pl->hmax[id]))
+                    return fail(why, len, "pool histogram mismatch", p, id);
+            }
         }
     }
     return 0;

@@ -262,6 +262,41 @@ bool mt__node_feasible(const struct mt__node *n, const struct mt__req *r)
 
 /* ---- Pool indexes ---- */
 
+/* ---- Free-amount histograms ---- */
+
+int mt__hist_bucket(int64_t avail)
+{
+    uint64_t units = avail > 0 ? (uint64_t)(avail / MT_RES_SCALE) : 0;
+
+    return units ? 64 - __builtin_clzll(units) : 0;
+}
+
+static void hist_add(struct mt__pool *p, int id, int64_t avail)
+{
+    int b = mt__hist_bucket(avail);
+
+    p->hist[id][b]++;
+    if (b > p->hmax[id])
+        p->hmax[id] = (uint8_t)b;
+}
+
+static void hist_del(struct mt__pool *p, int id, int64_t avail)
+{
+    int b = mt__hist_bucket(avail);
+
+    p->hist[id][b]--;
+    while (p->hmax[id] > 0 && p->hist[id][p->hmax[id]] == 0)
+        p->hmax[id]--;
+}
+
+static void hist_move(struct mt__pool *p, int id, int64_t from, int64_t to)
+{
+    if (mt__hist_bucket(from) == mt__hist_bucket(to))
+        return;
+    hist_del(p, id, from);
+    hist_add(p, id, to);
+}
+
 static uint32_t util_of(const struct mt__node *n)
 {
     uint32_t u = 0;
@@ -356,6 +391,7 @@ void mt__node_take(struct mt_sched *s, uint32_t node,
     for (int i = 0; i < res->n; i++) {
         uint16_t id = res->it[i].id;
 
+        hist_move(p, id, n->avail[id], n->avail[id] - res->it[i].qty);
         n->avail[id] -= res->it[i].qty;
         p->sum_avail[id] -= res->it[i].qty;
         gpu = id == MT_RES_GPU ? res->it[i].qty : gpu;
@@ -374,8 +410,11 @@ void mt__node_give(struct mt_sched *s, uint32_t node,
     struct mt__pool *p = &s->pools[n->pool];
 
     for (int i = 0; i < res->n; i++) {
-        n->avail[res->it[i].id] += res->it[i].qty;
-        p->sum_avail[res->it[i].id] += res->it[i].qty;
+        uint16_t id = res->it[i].id;
+
+        hist_move(p, id, n->avail[id], n->avail[id] + res->it[i].qty);
+        n->avail[id] += res->it[i].qty;
+        p->sum_avail[id] += res->it[i].qty;
     }
     mt__inst_give(&n->inst, a);
     if (n->slice >= 0)
@@ -457,8 +496,10 @@ static int pool_add(struct mt_sched *s, uint32_t node)
     n->pool = pi;
     n->pool_pos = p->n;
     p->members[p->n++] = node;
-    for (int i = 0; i < n->nkind; i++)
+    for (int i = 0; i < n->nkind; i++) {
         p->sum_avail[n->kind[i]] += n->avail[n->kind[i]];
+        hist_add(p, n->kind[i], n->avail[n->kind[i]]);
+    }
     n->util = util_of(n);
     below_set(p, n->pool_pos, n->util < s->o.spread_threshold);
     return bucket_add(s, p, bucket_of(n->util), node);
@@ -471,8 +512,10 @@ static void pool_del(struct mt_sched *s, uint32_t node)
     uint32_t pos = n->pool_pos, last = p->members[p->n - 1];
 
     bucket_del(s, p, node);
-    for (int i = 0; i < n->nkind; i++)
+    for (int i = 0; i < n->nkind; i++) {
         p->sum_avail[n->kind[i]] -= n->avail[n->kind[i]];
+        hist_del(p, n->kind[i], n->avail[n->kind[i]]);
+    }
     below_set(p, pos, below_get(p, p->n - 1));
     below_set(p, p->n - 1, false);
     p->members[pos] = last;

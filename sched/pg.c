@@ -343,9 +343,14 @@ int mt__pg_try_place(struct mt_sched *s, uint32_t slot)
         pg->reported = false;
         return 0;
     }
-    if (rc == -MT_EAGAIN && mt__pg_feasible(s, pg) < 0)
-        return -MT_EINFEASIBLE;
-    return rc;
+    if (rc != -MT_EAGAIN)
+        return rc;
+    /* Feasibility only changes when nodes join or die. */
+    if (pg->feas_epoch != s->epoch + 1) {
+        pg->feas = mt__pg_feasible(s, pg);
+        pg->feas_epoch = s->epoch + 1;
+    }
+    return pg->feas < 0 ? -MT_EINFEASIBLE : rc;
 }
 
 /* ---- Public API ---- */

@@ -20,8 +20,10 @@
  * nodes have neither; only when none fits does it use GPU/TPU nodes
  * (opts.avoid_accel_nodes).
  *
- * Pools whose summed free quantities cannot cover the request are skipped in
- * O(1), so a full cluster answers "no room" without scanning every node.
+ * Pools whose summed free quantities cannot cover the request, or in which
+ * no member has that much of some resource free (per-pool histogram by bit
+ * length of the free amount), are skipped in O(1), so a full or fragmented
+ * cluster answers "no room" without scanning every node.
  */
 #include "sched/sched_int.h"
 
@@ -60,9 +62,15 @@ static bool pool_ok(const struct mt__pool *p, const struct mt__req *r)
 {
     if (p->n == 0 || (p->mask & r->kinds) != r->kinds)
         return false;
-    for (int i = 0; i < r->res->n; i++)
-        if (p->sum_avail[r->res->it[i].id] < r->res->it[i].qty)
+    for (int i = 0; i < r->res->n; i++) {
+        int id = r->res->it[i].id;
+        int64_t q = r->res->it[i].qty;
+
+        /* Total free too small, or no member has that much free. */
+        if (p->sum_avail[id] < q ||
+            (p->hmax[id] < 63 && q / MT_RES_SCALE >> p->hmax[id] != 0))
             return false;
+    }
     return true;
 }
 

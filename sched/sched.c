@@ -294,6 +294,7 @@ static int class_new(struct mt_sched *s, const struct mt__ckey *k, uint64_t h,
     c->kinds = mt_res_set_mask(&k->res);
     c->active_pos = MT__NONE;
     c->feas_epoch = UINT32_MAX;
+    c->resv = MT__NONE;
     if (mt__map_put(&s->class_by_hash, h, s->nclasses) < 0)
         return -MT_ENOMEM;
     *out = s->nclasses++;
@@ -589,6 +590,14 @@ static size_t report_infeasible(struct mt__class *c, struct mt_placement *out,
 /* At most this many nodes are reserved for starving heads per round. */
 #define MAX_RESV 64
 
+static struct mt__req r_of(const struct mt__class *c)
+{
+    struct mt__req r = {&c->key.res, c->kinds,
+                        c->key.sel.n ? &c->key.sel : NULL};
+
+    return r;
+}
+
 static double shortfall(const struct mt__node *nd, const struct mt__ckey *k)
 {
     double sh = 0;
@@ -680,8 +689,14 @@ static size_t run_class(struct mt_sched *s, uint32_t ci, uint64_t now,
         }
         if (waited(now, t->submit_ms) >= (int64_t)s->o.starve_ms &&
             *nresv < MAX_RESV) {
-            uint32_t node = resv_node(s, c);
+            struct mt__req r = r_of(c);
+            uint32_t node = c->resv;
 
+            /* Keep the same node while it stays usable: it accumulates. */
+            if (node == MT__NONE || !s->nodes[node].alive ||
+                mt__reserved(s, node) ||
+                !mt__node_feasible(&s->nodes[node], &r))
+                node = c->resv = resv_node(s, c);
             if (node != MT__NONE) {
                 s->nodes[node].resv_round = s->round;
                 (*nresv)++;
@@ -713,16 +728,56 @@ static int order_classes(struct mt_sched *s, uint64_t now, struct order **out)
     return 0;
 }
 
+/*
+ * Slice groups that failed this round, by pod type: a later group of the
+ * same pod type asking for as many slices or more cannot fit either, so it
+ * is not tried again (keeps a long queue of slice requests O(queue)).
+ */
+#define SLICE_MISS_MAX 8
+
+struct slice_miss {
+    uint32_t pod[SLICE_MISS_MAX];
+    uint32_t k[SLICE_MISS_MAX];
+    uint32_t n;
+};
+
+static bool slice_missed(const struct slice_miss *m, const struct mt__pg *pg)
+{
+    for (uint32_t i = 0; pg->is_slice && i < m->n; i++)
+        if (m->pod[i] == pg->pod_type && pg->nslices >= m->k[i])
+            return true;
+    return false;
+}
+
+static void slice_miss_add(struct slice_miss *m, const struct mt__pg *pg)
+{
+    for (uint32_t i = 0; i < m->n; i++)
+        if (m->pod[i] == pg->pod_type) {
+            if (pg->nslices < m->k[i])
+                m->k[i] = pg->nslices;
+            return;
+        }
+    if (m->n < SLICE_MISS_MAX) {
+        m->pod[m->n] = pg->pod_type;
+        m->k[m->n++] = pg->nslices;
+    }
+}
+
 static size_t decide_pgs(struct mt_sched *s, uint64_t now,
                          struct mt_placement *out, size_t max)
 {
+    struct slice_miss miss = {{0}, {0}, 0};
     size_t n = 0;
     uint32_t i = 0;
 
     while (i < s->npgq && n < max) {
         uint32_t slot = s->pgq[i];
         struct mt__pg *pg = &s->pgs[slot];
-        int rc = mt__pg_try_place(s, slot);
+        int rc = slice_missed(&miss, pg) ? -MT_EAGAIN
+                                         : mt__pg_try_place(s, slot);
+
+        if (rc == -MT_EAGAIN && pg->is_slice)
+            slice_miss_add(&miss, pg);
 
         if (rc == 0 || (rc == -MT_EINFEASIBLE && !pg->reported)) {
             memset(&out[n], 0, sizeof(out[n]));

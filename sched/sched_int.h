@@ -34,6 +34,7 @@
 
 #define MT__NODE_MAGIC 0x4d544e44u   /* "MTND" */
 #define MT__NB 20                    /* utilization buckets per pool */
+#define MT__HB 65                    /* free-amount histogram buckets */
 #define MT__NONE UINT32_MAX
 
 /* ---- u64 -> u32 hash map (open addressing, backward-shift delete) ---- */
@@ -106,6 +107,11 @@ struct mt__pool {
     uint32_t bkcap[MT__NB];
     uint32_t spread_pos;             /* SPREAD round-robin cursor */
     int64_t sum_avail[MT_RES_MAX];   /* over live members */
+    /* Members by bit length of their free whole units, per resource, and
+     * the highest non-empty length: no member has more than
+     * 2^hmax - 1 units free, so bigger requests skip the pool in O(1). */
+    uint32_t hist[MT_RES_MAX][MT__HB];
+    uint8_t hmax[MT_RES_MAX];
 };
 
 /* ---- Grants ---- */
@@ -150,6 +156,8 @@ struct mt__pg {
     uint32_t unplaced;
     uint64_t submit_ms;
     uint32_t next_free;
+    uint32_t feas_epoch;             /* s->epoch when feas was computed */
+    int feas;                        /* 0 or -MT_EINFEASIBLE */
     /* slice groups */
     uint32_t pod_type;               /* strtab id of normalised pod type */
     uint32_t hosts;
@@ -200,7 +208,7 @@ struct mt__class {
     uint32_t feas_epoch;             /* s->epoch when feas was computed */
     int feas;                        /* 0 or -MT_EINFEASIBLE */
     uint32_t active_pos;             /* in s->active, MT__NONE */
-    uint64_t sort_key;               /* scratch for decide */
+    uint32_t resv;                   /* node reserved while starving */
 };
 
 /* ---- The scheduler ---- */
@@ -277,6 +285,7 @@ void mt__node_take(struct mt_sched *s, uint32_t node,
                    const struct mt_res_set *res, struct mt__alloc *a);
 void mt__node_give(struct mt_sched *s, uint32_t node,
                    const struct mt_res_set *res, const struct mt__alloc *a);
+int mt__hist_bucket(int64_t avail);
 uint64_t mt__rand(struct mt_sched *s);
 uint32_t mt__kinds_accel(void);
 

@@ -31,6 +31,7 @@
 
 #include "sched/labels.h"
 #include "sched/resources.h"
+#include "sched/tpu.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -353,6 +354,49 @@ int mt_sched_slice_reserve(struct mt_sched *s, const struct mt_slice_spec *spec,
  */
 const char *mt_sched_pg_slice_name(const struct mt_sched *s, uint64_t pg,
                                    uint32_t idx);
+
+/* The hosts of one slice held by a slice group, for the gang env. */
+struct mt_slice_info {
+    const char *name;            /* slice-name label (owned by s) */
+    struct mt_tpu_slice shape;   /* tpu.h numbers of the slice */
+    uint32_t nhosts;
+    const uint32_t *nodes;       /* node handle by worker id (owned by s;
+                                    valid until the next event) */
+};
+
+/*
+ * mt_sched_pg_slice - the j-th slice (0..nslices-1) of a created slice
+ * group: what mt_tpu_gang (accel_env.h) needs, once the caller maps node
+ * handles to host addresses. slice_id j, num_slices = nslices.
+ *
+ * RET 0, -MT_ENOENT (unknown group, not a slice group, not created, j out
+ *     of range)
+ */
+int mt_sched_pg_slice(const struct mt_sched *s, uint64_t pg, uint32_t j,
+                      struct mt_slice_info *out);
+
+/*
+ * mt_sched_node_tpu_slice - the slice shape a TPU host belongs to (from its
+ * labels). RET 0, -MT_ENOENT (unknown node, no slice labels, bad pod type)
+ */
+int mt_sched_node_tpu_slice(const struct mt_sched *s, uint32_t node,
+                            struct mt_tpu_slice *out);
+
+struct mt_env;
+
+/*
+ * mt_sched_grant_env - the accelerator env of a task grant, computed once:
+ * CUDA_VISIBLE_DEVICES (the granted devices, "" for none) and, for TPU
+ * chips, mt_accel_env_tpu_host() of the host's slice shape. Slice gangs use
+ * mt_sched_pg_slice() + mt_accel_env_tpu_gang() instead (they need host
+ * addresses and ports, which the head owns).
+ *
+ * OUT env  caller-initialised (mt_env_init); variables added
+ * RET 0, -MT_EINVAL, -MT_ENOENT (TPU grant on a host without slice
+ *     labels), -MT_ENOMEM
+ */
+int mt_sched_grant_env(const struct mt_sched *s, const struct mt_grant *g,
+                       struct mt_env *env);
 
 /* ---- Demand summary (manta status) ---- */
 

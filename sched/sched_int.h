@@ -26,6 +26,7 @@
 #define MT_SCHED_SCHED_INT_H
 
 #include "sched/sched.h"
+#include "sched/tpu.h"
 
 #include "common/error.h"
 #include "common/log.h"
@@ -170,6 +171,7 @@ struct mt__slice {
     uint32_t name;                   /* strtab id */
     uint32_t pod_type;               /* strtab id, normalised */
     uint32_t hosts;                  /* from tpu.h; 0 when unknown */
+    struct mt_tpu_slice shape;       /* valid when hosts > 0 */
     uint32_t *workers;               /* node per worker id, MT__NONE */
     uint32_t nworkers;               /* array length */
     uint32_t held_by;                /* pg slot or MT__NONE */

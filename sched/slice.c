@@ -19,6 +19,7 @@
  */
 #include "sched/sched_int.h"
 
+#include "sched/accel_env.h"
 #include "sched/tpu.h"
 
 #include <stdlib.h>
@@ -93,6 +94,7 @@ static void slice_shape(struct mt_sched *s, struct mt__slice *sl,
         return;
     sl->pod_type = (uint32_t)id;
     sl->hosts = shape.hosts;
+    sl->shape = shape;
 }
 
 int mt__slice_node_added(struct mt_sched *s, uint32_t node)
@@ -337,4 +339,55 @@ const char *mt_sched_pg_slice_name(const struct mt_sched *s, uint64_t pg_id,
     n = &s->nodes[pg->b[idx].node];
     return n->slice < 0 ? NULL
                         : mt_strtab_str(s->strs, s->slices[n->slice].name);
+}
+
+int mt_sched_pg_slice(const struct mt_sched *s, uint64_t pg_id, uint32_t j,
+                      struct mt_slice_info *out)
+{
+    const struct mt__pg *pg = mt__pg_find(s, pg_id);
+    const struct mt__slice *sl;
+
+    if (!pg || !pg->is_slice || j >= pg->nslices ||
+        pg->state != MT_PG_CREATED || pg->b[j * pg->hosts].slice == MT__NONE)
+        return -MT_ENOENT;
+    sl = &s->slices[pg->b[j * pg->hosts].slice];
+    out->name = mt_strtab_str(s->strs, sl->name);
+    out->shape = sl->shape;
+    out->nodes = sl->workers;
+    out->nhosts = sl->hosts;
+    return 0;
+}
+
+int mt_sched_node_tpu_slice(const struct mt_sched *s, uint32_t node,
+                            struct mt_tpu_slice *out)
+{
+    const struct mt__node *n;
+
+    if (node >= s->nnodes)
+        return -MT_ENOENT;
+    n = &s->nodes[node];
+    if (n->slice < 0 || s->slices[n->slice].hosts == 0)
+        return -MT_ENOENT;
+    *out = s->slices[n->slice].shape;
+    return 0;
+}
+
+int mt_sched_grant_env(const struct mt_sched *s, const struct mt_grant *g,
+                       struct mt_env *env)
+{
+    uint32_t ids[32], n = 0, chips[MT_MAX_TPU_CHIPS], nc = 0;
+    struct mt_tpu_slice shape;
+    int rc;
+
+    if (!g || !env || g->node >= s->nnodes)
+        return -MT_EINVAL;
+    for (uint32_t m = g->gpus; m; m &= m - 1)
+        ids[n++] = (uint32_t)__builtin_ctz(m);
+    if ((rc = mt_accel_env_gpu(ids, n, env)) < 0 || !g->tpu_chips)
+        return rc;
+    for (uint32_t m = g->tpu_chips; m; m &= m - 1)
+        chips[nc++] = (uint32_t)__builtin_ctz(m);
+    if ((rc = mt_sched_node_tpu_slice(s, g->node, &shape)) < 0)
+        return rc;
+    return mt_accel_env_tpu_host(&shape, chips, nc, env);
 }

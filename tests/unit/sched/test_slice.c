@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "sched/accel_env.h"
 #include "sched/sched.h"
 #include "tests/unit/unit.h"
 
@@ -296,7 +297,71 @@ static void test_starving_slice_reserves_hosts(void)
     mt_sched_destroy(s);
 }
 
+static void test_slice_info_for_gang_env(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    struct mt_slice_spec sp;
+    struct mt_slice_info si;
+    struct mt_tpu_slice shape;
+    uint32_t w0;
+
+    add_slice(s, "A", "v6e-16", 4, 4);
+    slice_spec(&sp, 1, "v6e-16", 1);
+    CU_ASSERT_EQUAL(mt_sched_pg_slice(s, 1, 0, &si), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_sched_slice_reserve(s, &sp, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(mt_sched_pg_slice(s, 1, 0, &si), 0);
+    CU_ASSERT_STRING_EQUAL(si.name, "A");
+    CU_ASSERT_EQUAL(si.nhosts, 4);
+    CU_ASSERT_EQUAL(si.shape.hosts, 4);
+    CU_ASSERT_EQUAL(si.shape.chips_per_host, 4);
+    CU_ASSERT_EQUAL(mt_sched_node_find(s, "A-w0", &w0), 0);
+    CU_ASSERT_EQUAL(si.nodes[0], w0);
+    CU_ASSERT_EQUAL(mt_sched_pg_slice(s, 1, 1, &si), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_sched_node_tpu_slice(s, w0, &shape), 0);
+    CU_ASSERT_EQUAL(shape.chips, 16);
+    mt_sched_destroy(s);
+}
+
+static void test_grant_env(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    struct mt_task_spec t;
+    struct mt_grant g;
+    struct mt_env env;
+    uint32_t plain;
+
+    add_slice(s, "A", "v6e-16", 4, 4);
+    mt_t_node(s, "g", 8, 4, 0, NULL, 0);
+    plain = mt_t_node(s, "t", 8, 0, 4, NULL, 0); /* TPU, no slice labels */
+    mt_t_task(&t, 1, 0, 2, 0);
+    CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
+    mt_env_init(&env);
+    CU_ASSERT_EQUAL(mt_sched_grant_env(s, &g, &env), 0);
+    CU_ASSERT_STRING_EQUAL(mt_env_get(&env, "CUDA_VISIBLE_DEVICES"), "0,1");
+    mt_env_release(&env);
+    mt_t_task(&t, 2, 0, 0, 2);
+    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    CU_ASSERT_EQUAL(mt_sched_node_find(s, "A-w2", &t.affinity_node), 0);
+    CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
+    mt_env_init(&env);
+    CU_ASSERT_EQUAL(mt_sched_grant_env(s, &g, &env), 0);
+    CU_ASSERT_STRING_EQUAL(mt_env_get(&env, "CUDA_VISIBLE_DEVICES"), "");
+    CU_ASSERT_STRING_EQUAL(mt_env_get(&env, "TPU_VISIBLE_CHIPS"), "0,1");
+    CU_ASSERT_STRING_EQUAL(mt_env_get(&env, "TPU_CHIPS_PER_HOST_BOUNDS"),
+                           "1,2,1");
+    CU_ASSERT_STRING_EQUAL(mt_env_get(&env, "TPU_HOST_BOUNDS"), "1,1,1");
+    mt_env_release(&env);
+    t.affinity_node = plain;
+    CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
+    mt_env_init(&env);
+    CU_ASSERT_EQUAL(mt_sched_grant_env(s, &g, &env), -MT_ENOENT);
+    mt_env_release(&env);
+    mt_sched_destroy(s);
+}
+
 CU_TestInfo mt_test_slice[] = {
+    {"slice_info_for_gang_env", test_slice_info_for_gang_env},
+    {"grant_env", test_grant_env},
     {"partial_tpu_work_spares_idle_slices",
      test_partial_tpu_work_spares_idle_slices},
     {"starving_slice_reserves_hosts", test_starving_slice_reserves_hosts},

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rpc_status.c -- `manta status`: ask the head for GetClusterStatus and print
- * it as text (in the spirit of `ray status`) or as one JSON object.
+ * it as text (in the spirit of `ray status`) or as one JSON object (written
+ * by proto/status_json.c, shared with the head's dashboard).
  *
  * Resources are shown as used/total, used = total - available. Memory-like
  * resources (memory, object_store_memory) are printed in bytes units.
@@ -23,6 +24,7 @@
 #include "common/sys.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
+#include "proto/status_json.h"
 
 #define STATUS_TIMEOUT_MS 4000
 
@@ -60,87 +62,11 @@ static int64_t find_qty(Manta__ResourceEntry **e, size_t n, const char *name)
     return 0;
 }
 
-/* ---- JSON ------------------------------------------------------------------ */
-
-static void json_res(struct mt_strbuf *sb, Manta__ResourceEntry **e, size_t n)
-{
-    char num[32];
-
-    mt_strbuf_adds(sb, "{");
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            mt_strbuf_adds(sb, ", ");
-        mt_strbuf_add_json_str(sb, e[i]->name);
-        mt_strbuf_addf(sb, ": %s", mt_qty_format(e[i]->quantity, num,
-                                                 sizeof(num)));
-    }
-    mt_strbuf_adds(sb, "}");
-}
-
-static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
-{
-    mt_strbuf_adds(sb, "{\"node_id\": ");
-    mt_strbuf_add_json_str(sb, n->node_id);
-    mt_strbuf_adds(sb, ", \"address\": ");
-    mt_strbuf_add_json_str(sb, n->address);
-    mt_strbuf_adds(sb, ", \"node_ip\": ");
-    mt_strbuf_add_json_str(sb, n->node_ip);
-    mt_strbuf_adds(sb, ", \"hostname\": ");
-    mt_strbuf_add_json_str(sb, n->hostname);
-    mt_strbuf_addf(sb, ", \"state\": \"%s\"",
-                   n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE ? "ALIVE"
-                                                                   : "DEAD");
-    mt_strbuf_adds(sb, ", \"resources_total\": ");
-    json_res(sb, n->resources_total, n->n_resources_total);
-    mt_strbuf_adds(sb, ", \"resources_available\": ");
-    json_res(sb, n->resources_available, n->n_resources_available);
-    mt_strbuf_adds(sb, ", \"labels\": {");
-    for (size_t i = 0; i < n->n_labels; i++) {
-        if (i)
-            mt_strbuf_adds(sb, ", ");
-        mt_strbuf_add_json_str(sb, n->labels[i]->key);
-        mt_strbuf_adds(sb, ": ");
-        mt_strbuf_add_json_str(sb, n->labels[i]->value);
-    }
-    mt_strbuf_adds(sb, "}");
-    if (n->usage)
-        mt_strbuf_addf(sb,
-                       ", \"usage\": {\"cpu_percent\": %.1f, "
-                       "\"mem_used_bytes\": %llu, \"mem_total_bytes\": %llu}",
-                       n->usage->cpu_percent,
-                       (unsigned long long)n->usage->mem_used_bytes,
-                       (unsigned long long)n->usage->mem_total_bytes);
-    mt_strbuf_addf(sb, ", \"pid\": %u, \"start_time_ms\": %lld, "
-                       "\"last_report_ms\": %lld, \"death_time_ms\": %lld",
-                   n->pid, (long long)n->start_time_ms,
-                   (long long)n->last_report_ms, (long long)n->death_time_ms);
-    mt_strbuf_adds(sb, ", \"death_reason\": ");
-    mt_strbuf_add_json_str(sb, n->death_reason);
-    mt_strbuf_adds(sb, "}");
-}
-
 static void print_json(const Manta__GetClusterStatusReply *r)
 {
     struct mt_strbuf sb = MT_STRBUF_INIT;
 
-    mt_strbuf_adds(&sb, "{\"cluster_id\": ");
-    mt_strbuf_add_json_str(&sb, r->cluster_id);
-    mt_strbuf_adds(&sb, ", \"head_address\": ");
-    mt_strbuf_add_json_str(&sb, r->head_address);
-    mt_strbuf_adds(&sb, ", \"head_version\": ");
-    mt_strbuf_add_json_str(&sb, r->head_version);
-    mt_strbuf_addf(&sb, ", \"head_start_time_ms\": %lld",
-                   (long long)r->head_start_time_ms);
-    mt_strbuf_adds(&sb, ", \"resources_total\": ");
-    json_res(&sb, r->resources_total, r->n_resources_total);
-    mt_strbuf_adds(&sb, ", \"resources_available\": ");
-    json_res(&sb, r->resources_available, r->n_resources_available);
-    mt_strbuf_adds(&sb, ", \"nodes\": [");
-    for (size_t i = 0; i < r->n_nodes; i++) {
-        mt_strbuf_adds(&sb, i ? ",\n  " : "\n  ");
-        json_node(&sb, r->nodes[i]);
-    }
-    mt_strbuf_adds(&sb, r->n_nodes ? "\n]}\n" : "]}\n");
+    mt_status_json(&sb, r);
     fputs(mt_strbuf_str(&sb), stdout);
     mt_strbuf_release(&sb);
 }

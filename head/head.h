@@ -31,6 +31,7 @@ struct mt_head_config {
 };
 
 struct mt_head_watcher;
+struct mt_strbuf;
 
 /* The daemon. Guarded by: loop thread. */
 struct mt_head {
@@ -87,5 +88,12 @@ void mt_head_notify(struct mt_head *h, const struct mt_node *n, int kind);
 
 /* End every WatchNodes stream (shutdown). */
 void mt_head_close_watchers(struct mt_head *h);
+
+/*
+ * mt_head_status_json - append the cluster status as the JSON object that
+ * `manta status --format json` prints (proto/status_json.h), built by the
+ * same code as the GetClusterStatus reply. Used by the dashboard.
+ */
+void mt_head_status_json(struct mt_head *h, struct mt_strbuf *out);
 
 #endif /* MT_HEAD_H */

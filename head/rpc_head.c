@@ -18,6 +18,7 @@
 #include "head/head.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
+#include "proto/status_json.h"
 
 #define MAX_ID_LEN 64
 #define MAX_STR_LEN 1024
@@ -407,47 +408,86 @@ static void h_unregister(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt_rpc_reply(call, &reply.base);
 }
 
+/* ---- cluster status ------------------------------------------------------ */
+
+/* The storage behind a built GetClusterStatusReply (all borrowed from h). */
+struct status_scratch {
+    struct pb_node *pn;
+    Manta__NodeInfo **nodes;
+    size_t n;
+    struct mt_qty_list total, avail;
+    Manta__ResourceEntry *res, **tot_p, **av_p;
+};
+
+/*
+ * Build the cluster status from the node table. The reply points into h and
+ * into sc: use it before the loop runs again, then status_release(sc).
+ * Shared by GetClusterStatus and the dashboard (mt_head_status_json).
+ */
+static void status_build(struct mt_head *h, Manta__GetClusterStatusReply *reply,
+                         struct status_scratch *sc)
+{
+    size_t n = h->nodes.n;
+
+    memset(sc, 0, sizeof(*sc));
+    sc->n = n;
+    sc->pn = mt_xcalloc(n + 1, sizeof(*sc->pn));
+    sc->nodes = mt_xcalloc(n + 1, sizeof(*sc->nodes));
+    for (size_t i = 0; i < n; i++) {
+        pb_node_fill(&sc->pn[i], h->nodes.v[i]);
+        sc->nodes[i] = &sc->pn[i].info;
+    }
+    mt_node_table_totals(&h->nodes, &sc->total, &sc->avail);
+    sc->res = mt_xcalloc(sc->total.n + sc->avail.n + 1, sizeof(*sc->res));
+    sc->tot_p = mt_xcalloc(sc->total.n + 1, sizeof(*sc->tot_p));
+    sc->av_p = mt_xcalloc(sc->avail.n + 1, sizeof(*sc->av_p));
+    fill_res(&sc->total, sc->res, sc->tot_p);
+    fill_res(&sc->avail, sc->res + sc->total.n, sc->av_p);
+    manta__get_cluster_status_reply__init(reply);
+    reply->cluster_id = h->cluster_id;
+    reply->head_address = h->address;
+    reply->head_start_time_ms = h->start_time_ms;
+    reply->head_version = (char *)MT_VERSION;
+    reply->n_nodes = n;
+    reply->nodes = sc->nodes;
+    reply->n_resources_total = sc->total.n;
+    reply->resources_total = sc->tot_p;
+    reply->n_resources_available = sc->avail.n;
+    reply->resources_available = sc->av_p;
+}
+
+static void status_release(struct status_scratch *sc)
+{
+    for (size_t i = 0; i < sc->n; i++)
+        pb_node_release(&sc->pn[i]);
+    free(sc->pn);
+    free(sc->nodes);
+    free(sc->res);
+    free(sc->tot_p);
+    free(sc->av_p);
+    mt_qty_list_release(&sc->total);
+    mt_qty_list_release(&sc->avail);
+}
+
+void mt_head_status_json(struct mt_head *h, struct mt_strbuf *out)
+{
+    Manta__GetClusterStatusReply reply;
+    struct status_scratch sc;
+
+    status_build(h, &reply, &sc);
+    mt_status_json(out, &reply);
+    status_release(&sc);
+}
+
 static void h_status(struct mt_rpc_call *call, const ProtobufCMessage *m,
                      void *arg)
 {
-    Manta__GetClusterStatusReply reply = MANTA__GET_CLUSTER_STATUS_REPLY__INIT;
-    struct mt_head *h = arg;
-    size_t n = h->nodes.n;
-    struct pb_node *pn = mt_xcalloc(n + 1, sizeof(*pn));
-    Manta__NodeInfo **nodes = mt_xcalloc(n + 1, sizeof(*nodes));
-    struct mt_qty_list total = {0}, avail = {0};
-    Manta__ResourceEntry *res, **tot_p, **av_p;
+    Manta__GetClusterStatusReply reply;
+    struct status_scratch sc;
 
-    for (size_t i = 0; i < n; i++) {
-        pb_node_fill(&pn[i], h->nodes.v[i]);
-        nodes[i] = &pn[i].info;
-    }
-    mt_node_table_totals(&h->nodes, &total, &avail);
-    res = mt_xcalloc(total.n + avail.n + 1, sizeof(*res));
-    tot_p = mt_xcalloc(total.n + 1, sizeof(*tot_p));
-    av_p = mt_xcalloc(avail.n + 1, sizeof(*av_p));
-    fill_res(&total, res, tot_p);
-    fill_res(&avail, res + total.n, av_p);
-    reply.cluster_id = h->cluster_id;
-    reply.head_address = h->address;
-    reply.head_start_time_ms = h->start_time_ms;
-    reply.head_version = (char *)MT_VERSION;
-    reply.n_nodes = n;
-    reply.nodes = nodes;
-    reply.n_resources_total = total.n;
-    reply.resources_total = tot_p;
-    reply.n_resources_available = avail.n;
-    reply.resources_available = av_p;
+    status_build(arg, &reply, &sc);
     mt_rpc_reply(call, &reply.base);
-    for (size_t i = 0; i < n; i++)
-        pb_node_release(&pn[i]);
-    free(pn);
-    free(nodes);
-    free(res);
-    free(tot_p);
-    free(av_p);
-    mt_qty_list_release(&total);
-    mt_qty_list_release(&avail);
+    status_release(&sc);
 }
 
 static void h_watch(struct mt_rpc_call *call, const ProtobufCMessage *m,

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * status_json.c -- the JSON form of GetClusterStatusReply (see
+ * status_json.h). Field order and spacing are part of the output users
+ * script against: change them only on purpose.
+ */
+#include "proto/status_json.h"
+
+#include "common/qty.h"
+
+static void json_res(struct mt_strbuf *sb, Manta__ResourceEntry **e, size_t n)
+{
+    char num[32];
+
+    mt_strbuf_adds(sb, "{");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            mt_strbuf_adds(sb, ", ");
+        mt_strbuf_add_json_str(sb, e[i]->name);
+        mt_strbuf_addf(sb, ": %s", mt_qty_format(e[i]->quantity, num,
+                                                 sizeof(num)));
+    }
+    mt_strbuf_adds(sb, "}");
+}
+
+static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
+{
+    mt_strbuf_adds(sb, "{\"node_id\": ");
+    mt_strbuf_add_json_str(sb, n->node_id);
+    mt_strbuf_adds(sb, ", \"address\": ");
+    mt_strbuf_add_json_str(sb, n->address);
+    mt_strbuf_adds(sb, ", \"node_ip\": ");
+    mt_strbuf_add_json_str(sb, n->node_ip);
+    mt_strbuf_adds(sb, ", \"hostname\": ");
+    mt_strbuf_add_json_str(sb, n->hostname);
+    mt_strbuf_addf(sb, ", \"state\": \"%s\"",
+                   n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE ? "ALIVE"
+                                                                   : "DEAD");
+    mt_strbuf_adds(sb, ", \"resources_total\": ");
+    json_res(sb, n->resources_total, n->n_resources_total);
+    mt_strbuf_adds(sb, ", \"resources_available\": ");
+    json_res(sb, n->resources_available, n->n_resources_available);
+    mt_strbuf_adds(sb, ", \"labels\": {");
+    for (size_t i = 0; i < n->n_labels; i++) {
+        if (i)
+            mt_strbuf_adds(sb, ", ");
+        mt_strbuf_add_json_str(sb, n->labels[i]->key);
+        mt_strbuf_adds(sb, ": ");
+        mt_strbuf_add_json_str(sb, n->labels[i]->value);
+    }
+    mt_strbuf_adds(sb, "}");
+    if (n->usage)
+        mt_strbuf_addf(sb,
+                       ", \"usage\": {\"cpu_percent\": %.1f, "
+                       "\"mem_used_bytes\": %llu, \"mem_total_bytes\": %llu}",
+                       n->usage->cpu_percent,
+                       (unsigned long long)n->usage->mem_used_bytes,
+                       (unsigned long long)n->usage->mem_total_bytes);
+    mt_strbuf_addf(sb, ", \"pid\": %u, \"start_time_ms\": %lld, "
+                       "\"last_report_ms\": %lld, \"death_time_ms\": %lld",
+                   n->pid, (long long)n->start_time_ms,
+                   (long long)n->last_report_ms, (long long)n->death_time_ms);
+    mt_strbuf_adds(sb, ", \"death_reason\": ");
+    mt_strbuf_add_json_str(sb, n->death_reason);
+    mt_strbuf_adds(sb, "}");
+}
+
+void mt_status_json(struct mt_strbuf *sb,
+                    const Manta__GetClusterStatusReply *r)
+{
+    mt_strbuf_adds(sb, "{\"cluster_id\": ");
+    mt_strbuf_add_json_str(sb, r->cluster_id);
+    mt_strbuf_adds(sb, ", \"head_address\": ");
+    mt_strbuf_add_json_str(sb, r->head_address);
+    mt_strbuf_adds(sb, ", \"head_version\": ");
+    mt_strbuf_add_json_str(sb, r->head_version);
+    mt_strbuf_addf(sb, ", \"head_start_time_ms\": %lld",
+                   (long long)r->head_start_time_ms);
+    mt_strbuf_adds(sb, ", \"resources_total\": ");
+    json_res(sb, r->resources_total, r->n_resources_total);
+    mt_strbuf_adds(sb, ", \"resources_available\": ");
+    json_res(sb, r->resources_available, r->n_resources_available);
+    mt_strbuf_adds(sb, ", \"nodes\": [");
+    for (size_t i = 0; i < r->n_nodes; i++) {
+        mt_strbuf_adds(sb, i ? ",\n  " : "\n  ");
+        json_node(sb, r->nodes[i]);
+    }
+    mt_strbuf_adds(sb, r->n_nodes ? "\n]}\n" : "]}\n");
+}

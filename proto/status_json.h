@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * status_json.h -- render a GetClusterStatusReply as the one JSON object
+ * that `manta status --format json` prints and the head's dashboard serves
+ * at /api/cluster_status. One writer, so the two never drift apart.
+ *
+ * Quantities are fixed point (DESIGN.md section 4) and are written as the
+ * shortest exact decimal (mt_qty_format), so 4 CPUs read 4 and 0.5 GPU 0.5.
+ */
+#ifndef MT_STATUS_JSON_H
+#define MT_STATUS_JSON_H
+
+#include "common/strbuf.h"
+#include "head_service.pb-c.h"
+
+/*
+ * mt_status_json - append r as a JSON object followed by a newline.
+ *
+ * IN  r   borrowed; every string field must be non-NULL (protobuf-c fills
+ *         unset strings with "")
+ * OUT sb  the object is appended
+ * THREAD  any (no shared state)
+ */
+void mt_status_json(struct mt_strbuf *sb,
+                    const Manta__GetClusterStatusReply *r);
+
+#endif /* MT_STATUS_JSON_H */

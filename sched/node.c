@@ -614,21 +614,78 @@ out_labels:
     return rc;
 }
 
-int mt_sched_on_node_dead(struct mt_sched *s, uint32_t node)
+/* Everything node death does once the node is out of its pool. */
+static void node_kill(struct mt_sched *s, uint32_t node)
 {
-    struct mt__node *n;
+    struct mt__node *n = &s->nodes[node];
 
-    if (node >= s->nnodes || !s->nodes[node].alive)
-        return -MT_ENOENT;
-    n = &s->nodes[node];
-    pool_del(s, node);
     n->alive = false;
     mt__map_del(&s->node_by_name, n->name);
     s->nalive--;
     s->epoch++;
     mt__slice_node_dead(s, node);
     mt__pg_on_node_dead(s, node);
+}
+
+int mt_sched_on_node_dead(struct mt_sched *s, uint32_t node)
+{
+    if (node >= s->nnodes || !s->nodes[node].alive)
+        return -MT_ENOENT;
+    pool_del(s, node);
+    node_kill(s, node);
     return 0;
+}
+
+static int update_check(const struct mt__node *n, const struct mt_res_item *res,
+                        size_t nres)
+{
+    uint64_t seen = 0;
+
+    for (size_t i = 0; i < nres; i++) {
+        uint16_t id = res[i].id;
+        int64_t q = res[i].qty;
+
+        if (id >= MT_RES_MAX || q < 0 || (seen >> id & 1))
+            return -MT_EINVAL;
+        seen |= 1ULL << id;
+        if ((id == MT_RES_GPU || id == MT_RES_TPU) && q != n->total[id])
+            return -MT_ENOTSUP;
+        if (q < n->total[id] - n->avail[id])
+            return -MT_ESTATE;
+    }
+    return 0;
+}
+
+int mt_sched_on_node_update(struct mt_sched *s, uint32_t node,
+                            const struct mt_res_item *res, size_t nres)
+{
+    struct mt__node *n;
+    int rc;
+
+    if (node >= s->nnodes || !s->nodes[node].alive)
+        return -MT_ENOENT;
+    n = &s->nodes[node];
+    if ((nres && !res) || (rc = update_check(n, res, nres)) < 0)
+        return nres && !res ? -MT_EINVAL : rc;
+    /* Re-file the node: its kinds (and so its pool) may change. */
+    pool_del(s, node);
+    for (size_t i = 0; i < nres; i++) {
+        uint16_t id = res[i].id;
+
+        n->avail[id] += res[i].qty - n->total[id];
+        n->total[id] = res[i].qty;
+        n->kinds = res[i].qty ? n->kinds | 1ULL << id
+                              : n->kinds & ~(1ULL << id);
+    }
+    n->nkind = 0;
+    for (int id = 0; id < MT_RES_MAX; id++)
+        if (n->kinds >> id & 1)
+            n->kind[n->nkind++] = (uint8_t)id;
+    rc = pool_add(s, node);
+    s->epoch++;
+    if (rc < 0)
+        node_kill(s, node); /* out of memory: no pool can index it */
+    return rc;
 }
 
 int mt_sched_node_find(const struct mt_sched *s, const char *name,

@@ -118,6 +118,22 @@ int mt_sched_on_node_added(struct mt_sched *s, const struct mt_node_spec *spec,
  */
 int mt_sched_on_node_dead(struct mt_sched *s, uint32_t node);
 
+/*
+ * mt_sched_on_node_update - new totals for some resources of a live node
+ * (e.g. memory resized, a custom resource added or set to 0).
+ *
+ * Each item sets the total of its id; ids not listed keep theirs. The
+ * available amount moves by the same delta. GPU and TPU counts cannot
+ * change this way (remove and re-add the node).
+ *
+ * RET 0, -MT_ENOENT (unknown or dead node), -MT_EINVAL (negative, repeated
+ *     or out-of-range ids), -MT_ENOTSUP (GPU or TPU total changed),
+ *     -MT_ESTATE (a new total below what is in use now; nothing changed),
+ *     -MT_ENOMEM (the node could not be re-indexed and is now dead)
+ */
+int mt_sched_on_node_update(struct mt_sched *s, uint32_t node,
+                            const struct mt_res_item *res, size_t nres);
+
 /* mt_sched_node_find - handle of the live node called name. -MT_ENOENT. */
 int mt_sched_node_find(const struct mt_sched *s, const char *name,
                        uint32_t *node);

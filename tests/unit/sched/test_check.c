@@ -2,9 +2,10 @@
 /*
  * test_check.c -- the randomized property test.
  *
- * Thousands of random operations (nodes joining and dying, tasks allocated
- * directly or through submit/decide, grants finished twice, placement groups
- * created and removed, tasks into bundles, TPU slices reserved) and, after
+ * Thousands of random operations (nodes joining, dying and resized, tasks
+ * allocated directly or through submit/decide, grants finished twice,
+ * placement groups created and removed, tasks into bundles, TPU slices
+ * reserved) and, after
  * every one, two checks: the library's own mt_sched_check(), and an
  * independent recount from what the test itself holds: for every live node
  * and for CPU, GPU and TPU, 0 <= available <= total and
@@ -235,6 +236,19 @@ static void op_node_dead(struct world *w)
         CU_ASSERT_EQUAL(mt_sched_on_node_dead(w->s, n), 0);
 }
 
+static void op_update(struct world *w)
+{
+    struct mt_res_item r = {MT_RES_CPU, (int64_t)(1 + rnd(w, 16)) * 10000};
+    uint32_t n;
+    int rc;
+
+    if (!w->nnodes)
+        return;
+    n = rnd(w, w->nnodes);
+    rc = mt_sched_on_node_update(w->s, n, &r, 1);
+    CU_ASSERT(rc == 0 || rc == -MT_ESTATE || rc == -MT_ENOENT);
+}
+
 /* Independent recount of CPU, GPU and TPU per live node. */
 static void recount(struct world *w)
 {
@@ -293,8 +307,10 @@ static void run_ops(uint64_t seed, int nops)
             op_submit_decide(w);
         else if (op < 80)
             op_finish(w);
-        else if (op < 88)
+        else if (op < 86)
             op_pg_create(w);
+        else if (op < 88)
+            op_update(w);
         else if (op < 91)
             op_slice(w);
         else

@@ -237,7 +237,45 @@ static void test_tpu_bigger_than_host(void)
     mt_sched_destroy(s);
 }
 
+static void test_node_update(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    uint32_t n = mt_t_node(s, "n", 4, 2, 0, NULL, 0);
+    int acc = mt_sched_resource_id(s, "accel");
+    struct mt_res_item grow[] = {{MT_RES_CPU, 80000}, {(uint16_t)acc, 10000}};
+    struct mt_res_item shrink[] = {{MT_RES_CPU, 10000}};
+    struct mt_res_item gpu[] = {{MT_RES_GPU, 40000}};
+    struct mt_res_item bad[] = {{MT_RES_CPU, -1}};
+    struct mt_task_spec t;
+    struct mt_grant g;
+    int64_t total, avail;
+
+    mt_t_task(&t, 1, 2, 0, 0);
+    CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
+    mt_t_task(&t, 2, 1, 0, 0);
+    mt_res_set_add(&t.res, acc, 5000);
+    CU_ASSERT_EQUAL(mt_sched_allocate(s, &t, &g), -MT_EINFEASIBLE);
+    CU_ASSERT_EQUAL(mt_sched_on_node_update(s, n, grow, 2), 0);
+    mt_sched_node_res(s, n, MT_RES_CPU, &total, &avail);
+    CU_ASSERT_EQUAL(total, 80000);
+    CU_ASSERT_EQUAL(avail, 60000);
+    CU_ASSERT_EQUAL(mt_sched_allocate(s, &t, &g), 0);
+    CU_ASSERT_EQUAL(mt_sched_on_node_update(s, n, shrink, 1), -MT_ESTATE);
+    CU_ASSERT_EQUAL(mt_sched_on_node_update(s, n, gpu, 1), -MT_ENOTSUP);
+    CU_ASSERT_EQUAL(mt_sched_on_node_update(s, n, bad, 1), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_sched_on_node_update(s, 99, grow, 1), -MT_ENOENT);
+    mt_sched_node_res(s, n, MT_RES_CPU, &total, &avail);
+    CU_ASSERT_EQUAL(total, 80000);
+    shrink[0].qty = 30000;
+    CU_ASSERT_EQUAL(mt_sched_on_node_update(s, n, shrink, 1), 0);
+    mt_sched_node_res(s, n, MT_RES_CPU, &total, &avail);
+    CU_ASSERT_EQUAL(avail, 0);
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
 CU_TestInfo mt_test_node[] = {
+    {"node_update", test_node_update},
     {"node_validation", test_node_validation},
     {"node_lookup_and_death", test_node_lookup_and_death},
     {"gpu_fractions_pack", test_gpu_fractions_pack},

@@ -35,7 +35,8 @@ static void usage(FILE *f)
             "  --head                 start the head (and a worker) here\n"
             "  --address HOST:PORT    join the head at HOST:PORT\n"
             "  --port P               head rpc port (default 6380; 0 picks one)\n"
-            "  --dashboard-port D     reserved for the dashboard (not served yet)\n"
+            "  --dashboard-port D     with --head: serve the dashboard and /metrics\n"
+            "                         over HTTP on D (0 picks one; default: none)\n"
             "  --node-ip IP           this node's address (default: primary IPv4)\n"
             "  --temp-dir DIR         session dir (default %s)\n"
             "  --no-worker            with --head: start only the head\n"
@@ -61,6 +62,7 @@ struct start_opts {
     int no_worker;
     const char *address;
     const char *port;
+    const char *dashboard_port;
     const char *node_ip;
     const char *temp_dir;
     const char *num_cpus, *num_gpus, *memory, *resources, *labels;
@@ -116,6 +118,8 @@ static int check_values(const struct start_opts *o)
 
     if (o->port && !mt_parse_int(o->port, 0, 65535, &v))
         return bad("port", o->port, NULL);
+    if (o->dashboard_port && !mt_parse_int(o->dashboard_port, 0, 65535, &v))
+        return bad("dashboard-port", o->dashboard_port, NULL);
     if (o->node_ip && !mt_valid_ipv4(o->node_ip))
         return bad("node-ip", o->node_ip, "expected an IPv4 address");
     if (o->num_cpus && mt_qty_parse(o->num_cpus, &q) < 0)
@@ -157,7 +161,7 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_HEAD: o->head = 1; break;
         case O_ADDR: o->address = optarg; break;
         case O_PORT: o->port = optarg; break;
-        case O_DASH: break;
+        case O_DASH: o->dashboard_port = optarg; break;
         case O_IP: o->node_ip = optarg; break;
         case O_TMP: o->temp_dir = optarg; break;
         case O_NOWORKER: o->no_worker = 1; break;
@@ -198,6 +202,8 @@ static int parse(int argc, char **argv, struct start_opts *o)
         return bad("address", o->address, "expected HOST:PORT");
     if (o->no_worker && !o->head)
         return bad("no-worker", "", "only with --head");
+    if (o->dashboard_port && !o->head)
+        return bad("dashboard-port", o->dashboard_port, "only with --head");
     return check_values(o);
 }
 
@@ -251,6 +257,7 @@ static char *start_head(const struct start_opts *o)
     add(args, &n, "--port", o->port ? o->port : "6380");
     add(args, &n, "--node-ip", o->node_ip);
     add(args, &n, "--temp-dir", o->temp_dir);
+    add(args, &n, "--dashboard-port", o->dashboard_port);
     add(args, &n, "--report-period-ms", o->period);
     add(args, &n, "--node-timeout-ms", o->timeout);
     add(args, &n, "--log-level", o->log_level);
@@ -312,6 +319,23 @@ static int prepare_dir(const struct start_opts *o)
     return 0;
 }
 
+/* The head writes dashboard.addr before head.addr: show it. */
+static void print_dashboard(const char *dir)
+{
+    char *path = mt_session_path(dir, "dashboard.addr");
+    char *url = mt_sys_read_file(path);
+
+    if (url && *url) {
+        url[strcspn(url, "\r\n ")] = '\0';
+        printf("Dashboard: %s (Prometheus metrics at %s/metrics)\n\n", url,
+               url);
+    } else {
+        printf("Dashboard: not serving (see %s/logs/head.log)\n\n", dir);
+    }
+    free(url);
+    free(path);
+}
+
 int mt_cmd_start(int argc, char **argv)
 {
     struct start_opts o;
@@ -345,6 +369,8 @@ int mt_cmd_start(int argc, char **argv)
                o.temp_dir);
         printf("To add a machine to this cluster, run there:\n"
                "    manta start --address %s\n\n", head_addr);
+        if (o.dashboard_port)
+            print_dashboard(o.temp_dir);
     } else {
         printf("Manta worker joined the cluster at %s (session %s).\n\n",
                head_addr, o.temp_dir);

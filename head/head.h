@@ -2,7 +2,8 @@
 /*
  * head.h -- the manta-head daemon: its configuration, its state, and the
  * entry points main.c drives. The rpc handlers (rpc_head.c) translate
- * between protobuf and the plain tables kept here.
+ * between protobuf and the plain tables kept here; the dashboard
+ * (dashboard.c) serves the same status over HTTP.
  *
  * THREAD: everything runs on the head's loop thread.
  */
@@ -28,9 +29,12 @@ struct mt_head_config {
     int report_period_ms;       /* what workers are told; default 1000 */
     int node_timeout_ms;        /* silence before DEAD; default 3000 */
     int grace_ms;               /* graceful shutdown budget; default 2000 */
+    int dashboard_port;         /* HTTP dashboard; 0 picks one, -1 = off */
 };
 
 struct mt_head_watcher;
+struct mt_head_tasks;
+struct mt_dashboard;
 struct mt_strbuf;
 
 /* The daemon. Guarded by: loop thread. */
@@ -47,6 +51,10 @@ struct mt_head {
     int64_t start_time_ms;
     uv_timer_t check_timer;
     struct mt_head_watcher *watchers;
+    struct mt_dashboard *dash;  /* NULL when cfg.dashboard_port < 0 */
+    char dashboard_url[160];    /* "http://ip:port", "" when off */
+    struct mt_head_tasks *tq;   /* the task service (taskq.h) */
+    void (*tq_stopped)(struct mt_head *h);
     bool stopping;
     void (*stopped)(void *arg);
     void *stopped_arg;

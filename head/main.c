@@ -4,8 +4,10 @@
  * SIGTERM/SIGINT, then stop gracefully.
  *
  * Usually started by `manta start --head`, which passes --temp-dir; the head
- * then writes <temp-dir>/head.addr once it listens, so the CLI knows it is up.
+ * then writes <temp-dir>/head.addr once it listens, so the CLI knows it is up,
+ * and, with --dashboard-port, <temp-dir>/dashboard.addr (http://ip:port).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,7 +34,10 @@ static void usage(FILE *f)
             "  --node-ip IP           address to bind and advertise\n"
             "                         (default: bind all, advertise the\n"
             "                         primary IPv4 address)\n"
-            "  --temp-dir DIR         session dir; head.addr is written there\n"
+            "  --temp-dir DIR         session dir; head.addr and dashboard.addr\n"
+            "                         are written there\n"
+            "  --dashboard-port D     serve the dashboard and /metrics over HTTP\n"
+            "                         on D (0 picks one; default: no dashboard)\n"
             "  --storage SPEC         state backend: memory (default)\n"
             "  --report-period-ms N   how often workers report (default 1000)\n"
             "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"
@@ -62,12 +67,13 @@ static void on_signal(uv_signal_t *s, int signum)
 }
 
 enum { O_PORT = 256, O_IP, O_TMP, O_STORAGE, O_PERIOD, O_TIMEOUT, O_GRACE,
-       O_LOG, O_VERSION };
+       O_LOG, O_VERSION, O_DASH };
 
 static const struct option opts[] = {
     {"port", required_argument, NULL, O_PORT},
     {"node-ip", required_argument, NULL, O_IP},
     {"temp-dir", required_argument, NULL, O_TMP},
+    {"dashboard-port", required_argument, NULL, O_DASH},
     {"storage", required_argument, NULL, O_STORAGE},
     {"report-period-ms", required_argument, NULL, O_PERIOD},
     {"node-timeout-ms", required_argument, NULL, O_TIMEOUT},
@@ -78,6 +84,24 @@ static const struct option opts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/*
+ * dashboard.addr holds the dashboard's URL; it is written before head.addr,
+ * so whoever waits for head.addr finds it. Without a dashboard a stale one
+ * is removed. RET 0 or -errno.
+ */
+static int write_dashboard_addr(const char *dir, const char *url)
+{
+    char *path = mt_xasprintf("%s/dashboard.addr", dir);
+    int rc = 0;
+
+    if (*url)
+        rc = mt_sys_write_file_atomic(path, url);
+    else if (unlink(path) < 0 && errno != ENOENT)
+        rc = -errno;
+    free(path);
+    return rc;
+}
+
 static int bad_value(const char *flag, const char *v)
 {
     fprintf(stderr, "manta-head: invalid value for --%s: '%s'\n", flag, v);
@@ -87,7 +111,8 @@ static int bad_value(const char *flag, const char *v)
 
 int main(int argc, char **argv)
 {
-    struct mt_head_config cfg = {NULL, NULL, NULL, "memory", 1000, 3000, 2000};
+    struct mt_head_config cfg = {NULL, NULL, NULL, "memory", 1000, 3000, 2000,
+                                 -1};
     long port = MT_HEAD_DEFAULT_PORT, v;
     const char *node_ip = NULL;
     char ip[64], bind[128], *addr_path;
@@ -107,6 +132,11 @@ int main(int argc, char **argv)
             break;
         case O_TMP:
             cfg.temp_dir = optarg;
+            break;
+        case O_DASH:
+            if (!mt_parse_int(optarg, 0, 65535, &v))
+                return bad_value("dashboard-port", optarg);
+            cfg.dashboard_port = (int)v;
             break;
         case O_STORAGE:
             cfg.storage = optarg;
@@ -177,6 +207,8 @@ int main(int argc, char **argv)
     uv_signal_start(&sig_int, on_signal, SIGINT);
     if (cfg.temp_dir) {
         rc = mt_sys_mkdir_p(cfg.temp_dir);
+        if (rc == 0)
+            rc = write_dashboard_addr(cfg.temp_dir, head->dashboard_url);
         addr_path = mt_xasprintf("%s/head.addr", cfg.temp_dir);
         if (rc == 0)
             rc = mt_sys_write_file_atomic(addr_path, head->address);

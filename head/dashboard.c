@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * dashboard.c -- the head's HTTP dashboard: /, /api/cluster_status and
+ * /metrics (see dashboard.h for the routes and limits).
+ *
+ * DESIGN: one request per connection. A connection reads into a fixed
+ * MT_DASHBOARD_MAX_HEADER buffer until the blank line that ends the headers,
+ * answers from the head's tables in one uv_write, shuts its side down and
+ * then drains whatever the client still sends until EOF (so a client that
+ * sent a body still reads the answer instead of a reset). One timer per
+ * connection bounds each phase: reading the request, writing the answer and
+ * draining. The request line is checked as bytes arrive, so binary garbage
+ * gets its 400 at once rather than after the timeout.
+ *
+ * The JSON comes from mt_head_status_json (the same builder and writer as
+ * `manta status --format json`); the metrics are read from the node table.
+ *
+ * OWNERSHIP: the dashboard owns its connections; a connection is freed in
+ * the close callback of the last of its two handles (socket, timer) and the
+ * dashboard in the close callback of the last handle once it is closing.
+ *
+ * THREAD: the head's loop thread only.
+ */
+#include "head/dashboard.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/qty.h"
+#include "common/strbuf.h"
+#include "common/sys.h"
+#include "head/head.h"
+
+#define LISTEN_BACKLOG 128
+#define MAX_METHOD 16
+
+enum conn_state {
+    C_READ,   /* waiting for the request headers */
+    C_WRITE,  /* answer written, waiting for the write to finish */
+    C_DRAIN,  /* our side shut down; reading until EOF */
+};
+
+/* One client connection. Guarded by: loop thread. */
+struct conn {
+    uv_tcp_t tcp;                 /* data = this */
+    uv_timer_t timer;             /* bounds the current phase */
+    uv_write_t wr;
+    uv_shutdown_t sd;
+    struct mt_dashboard *d;
+    struct conn *prev, *next;     /* in d->conns */
+    enum conn_state state;
+    int open;                     /* handles not yet closed (0..2) */
+    bool closing;
+    bool eof;                     /* the client will send nothing more */
+    struct mt_strbuf head;        /* response status line and headers */
+    struct mt_strbuf body;        /* response body */
+    size_t len;                   /* bytes in buf */
+    char buf[MT_DASHBOARD_MAX_HEADER];
+};
+
+/* The dashboard. Guarded by: loop thread. */
+struct mt_dashboard {
+    uv_loop_t *loop;
+    struct mt_head *h;            /* NULL once closing */
+    int fd;                       /* listening socket until uv owns it */
+    int port;
+    bool started;                 /* listener is a uv handle */
+    bool closing;
+    bool listener_open;
+    uv_tcp_t listener;
+    struct conn *conns;
+    size_t n_conns;
+    uint64_t rejected;            /* connections over MT_DASHBOARD_MAX_CONNS */
+};
+
+/* ---- connections --------------------------------------------------------- */
+
+static void maybe_free(struct mt_dashboard *d)
+{
+    if (d->closing && !d->listener_open && d->n_conns == 0)
+        free(d);
+}
+
+static void on_conn_closed(uv_handle_t *handle)
+{
+    struct conn *c = handle->data;
+    struct mt_dashboard *d = c->d;
+
+    if (--c->open > 0)
+        return;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        d->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    d->n_conns--;
+    mt_strbuf_release(&c->head);
+    mt_strbuf_release(&c->body);
+    free(c);
+    maybe_free(d);
+}
+
+static void conn_close(struct conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    uv_timer_stop(&c->timer);
+    uv_close((uv_handle_t *)&c->timer, on_conn_closed);
+    uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+}
+
+static void on_timeout(uv_timer_t *t);
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    struct conn *c = req->handle->data;
+
+    if (status < 0 || c->eof)
+        conn_close(c);
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+    struct conn *c = req->handle->data;
+
+    if (status < 0 || c->closing) {
+        conn_close(c);
+        return;
+    }
+    /* Half-close and drain, so the client reads the answer before EOF. */
+    c->state = C_DRAIN;
+    uv_timer_start(&c->timer, on_timeout, MT_DASHBOARD_TIMEOUT_MS / 2, 0);
+    if (uv_shutdown(&c->sd, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
+        conn_close(c);
+}
+
+static const char *reason_phrase(int code)
+{
+    switch (code) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Content Too Large";
+    default: return "Error";
+    }
+}
+
+/*
+ * Send the answer: code, content type and c->body (already filled). The
+ * body is left out for HEAD, with its length still announced.
+ */
+static void respond(struct conn *c, int code, const char *type, bool head_only)
+{
+    uv_buf_t bufs[2];
+    unsigned nbufs = 1;
+
+    mt_strbuf_addf(&c->head,
+                   "HTTP/1.1 %d %s\r\n"
+                   "Content-Type: %s\r\n"
+                   "Content-Length: %zu\r\n"
+                   "Cache-Control: no-store\r\n"
+                   "X-Content-Type-Options: nosniff\r\n"
+                   "%s"
+                   "Connection: close\r\n\r\n",
+                   code, reason_phrase(code), type, c->body.len,
+                   code == 405 ? "Allow: GET, HEAD\r\n" : "");
+    bufs[0] = uv_buf_init(c->head.buf, (unsigned)c->head.len);
+    if (!head_only && c->body.len)
+        bufs[nbufs++] = uv_buf_init(c->body.buf, (unsigned)c->body.len);
+    c->state = C_WRITE;
+    uv_timer_start(&c->timer, on_timeout, MT_DASHBOARD_TIMEOUT_MS, 0);
+    if (uv_write(&c->wr, (uv_stream_t *)&c->tcp, bufs, nbufs, on_written) < 0)
+        conn_close(c);
+}
+
+static void respond_error(struct conn *c, int code, bool head_only)
+{
+    MT_DEBUG("dashboard: %d for %s", code, code == 408 ? "a slow client"
+                                                       : "a bad request");
+    mt_strbuf_addf(&c->body, "%d %s\n", code, reason_phrase(code));
+    respond(c, code, "text/plain; charset=utf-8", head_only);
+}
+
+static void on_timeout(uv_timer_t *t)
+{
+    struct conn *c = t->data;
+
+    if (c->state == C_READ)
+        respond_error(c, 408, false);
+    else
+        conn_close(c);
+}
+
+/* ---- request parsing ----------------------------------------------------- */
+
+/* RFC 9110 token characters (method names, header names). */
+static bool is_tchar(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+           (ch >= '0' && ch <= '9') || (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/*
+ * Check "METHOD SP /target SP HTTP/1.x" (line, without its line end).
+ * OUT method, path  NUL-terminated in place (path without ?query)
+ * RET 0 or 400
+ */
+static int parse_request_line(char *line, char **method, char **path)
+{
+    char *sp1 = strchr(line, ' '), *sp2, *version;
+
+    if (!sp1 || sp1 == line || sp1 - line > MAX_METHOD)
+        return 400;
+    sp2 = strchr(sp1 + 1, ' ');
+    if (!sp2 || sp1[1] != '/')
+        return 400;
+    version = sp2 + 1;
+    if (strcmp(version, "HTTP/1.1") != 0 && strcmp(version, "HTTP/1.0") != 0)
+        return 400;
+    for (char *p = sp1 + 1; p < sp2; p++)
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+            return 400;
+    *sp1 = '\0';
+    *sp2 = '\0';
+    sp1[1 + strcspn(sp1 + 1, "?#")] = '\0';
+    *method = line;
+    *path = sp1 + 1;
+    return 0;
+}
+
+/* Every header line must be "name: value" with a token name. RET 0 or 400. */
+static int check_headers(const char *p, const char *end)
+{
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *colon;
+        size_t n;
+
+        if (!eol)
+            eol = end;
+        n = (size_t)(eol - p);
+        if (n && p[n - 1] == '\r')
+            n--;
+        if (n) {
+            colon = memchr(p, ':', n);
+            if (!colon || colon == p)
+                return 400;
+            for (const char *q = p; q < colon; q++)
+                if (!is_tchar((unsigned char)*q))
+                    return 400;
+            for (const char *q = colon; q < p + n; q++)
+                if ((unsigned char)*q < 0x20 && *q != '\t')
+                    return 400;
+        }
+        p = eol + 1;
+    }
+    return 0;
+}
+
+/* Where the header block ends (after its blank line), or NULL. */
+static char *headers_end(char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != '\n')
+            continue;
+        if (i + 1 < len && buf[i + 1] == '\n')
+            return buf + i + 2;
+        if (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n')
+            return buf + i + 3;
+    }
+    return NULL;
+}
+
+/*
+ * Look at what has arrived. RET 0: need more bytes; 200: a whole request,
+ * with *method and *path set (in place); 4xx: reject.
+ */
+static int parse(struct conn *c, char **method, char **path)
+{
+    size_t i, line_len;
+    char *eol, *end;
+    int rc;
+
+    for (i = 0; i < c->len && c->buf[i] != ' '; i++)
+        if (!is_tchar((unsigned char)c->buf[i]) || i >= MAX_METHOD)
+            return 400;
+    eol = memchr(c->buf, '\n', c->len);
+    if (eol && memchr(c->buf, '\0', (size_t)(eol - c->buf)))
+        return 400;
+    end = headers_end(c->buf, c->len);
+    if (!end) {
+        if (c->len >= sizeof(c->buf))
+            return 413;
+        return 0;
+    }
+    line_len = (size_t)(eol - c->buf);
+    if (line_len && c->buf[line_len - 1] == '\r')
+        line_len--;
+    if (check_headers(eol + 1, end))
+        return 400;
+    c->buf[line_len] = '\0';
+    rc = parse_request_line(c->buf, method, path);
+    return rc ? rc : 200;
+}
+
+/* ---- the page ------------------------------------------------------------ */
+
+/*
+ * Self-contained: no external scripts, styles or fonts, so it works on an
+ * air-gapped cluster. It polls /api/cluster_status every 2 s.
+ */
+static const char page_html[] =
+    "<!DOCTYPE html>\n"
+    "<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+    "<title>Manta dashboard</title>\n"
+    "<style>\n"
+    "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\n"
+    "h1{font-size:1.3em;margin:0 0 .2em}\n"
+    "h2{font-size:1.05em;margin:1.2em 0 .4em}\n"
+    "#meta,#err{color:#666}#err{color:#b00}\n"
+    "table{border-collapse:collapse}td,th{padding:.25em .7em;text-align:left;"
+    "border-bottom:1px solid #ddd;vertical-align:top}\n"
+    "th{background:#f4f4f4}.ALIVE{color:#070}.DEAD{color:#b00}\n"
+    "code{font-size:.95em}.bar{display:inline-block;width:60px;height:8px;"
+    "background:#eee;margin-right:.4em}.bar i{display:block;height:8px;"
+    "background:#48c}\n"
+    "</style></head><body>\n"
+    "<h1>Manta cluster</h1><div id=\"meta\">loading&hellip;</div>"
+    "<div id=\"err\"></div>\n"
+    "<h2>Resources</h2><table id=\"totals\"></table>\n"
+    "<h2>Nodes</h2><table id=\"nodes\"></table>\n"
+    "<script>\n"
+    "'use strict';\n"
+    "const BYTES={memory:1,object_store_memory:1};\n"
+    "function esc(s){return String(s).replace(/[&<>\"']/g,c=>({'&':'&amp;',"
+    "'<':'&lt;','>':'&gt;','\"':'&quot;',\"'\":'&#39;'})[c]);}\n"
+    "function bytes(b){const u=['B','KiB','MiB','GiB','TiB','PiB'];let i=0;"
+    "while(b>=1024&&i<u.length-1){b/=1024;i++;}"
+    "return (i?b.toFixed(1):b)+u[i];}\n"
+    "function amt(n,v){return BYTES[n]?bytes(v):(+v.toFixed(4)).toString();}\n"
+    "function bar(f){f=Math.max(0,Math.min(1,f||0));"
+    "return '<span class=\"bar\"><i style=\"width:'+(f*100).toFixed(0)+"
+    "'%\"></i></span>';}\n"
+    "function usage(tot,av,alive){return Object.keys(tot).sort().map(n=>{"
+    "const t=tot[n],u=alive?t-(av[n]||0):0;"
+    "return bar(t?u/t:0)+esc(amt(n,u)+'/'+amt(n,t)+' '+n);}).join('<br>');}\n"
+    "function render(s){\n"
+    " const alive=s.nodes.filter(n=>n.state==='ALIVE').length;\n"
+    " const up=Math.max(0,"
+    "Math.round((Date.now()-s.head_start_time_ms)/1000));\n"
+    " document.getElementById('meta').innerHTML='head <code>'+"
+    "esc(s.head_address)+'</code> &middot; cluster <code>'+esc(s.cluster_id)+"
+    "'</code> &middot; version '+esc(s.head_version)+' &middot; up '+up+"
+    "'s &middot; '+alive+' alive, '+(s.nodes.length-alive)+' dead';\n"
+    " let t='<tr><th>resource</th><th>used / total</th></tr>';\n"
+    " const names=Object.keys(s.resources_total).sort();\n"
+    " for(const n of names){const tot=s.resources_total[n],"
+    "u=tot-(s.resources_available[n]||0);\n"
+    "  t+='<tr><td>'+esc(n)+'</td><td>'+bar(tot?u/tot:0)+"
+    "esc(amt(n,u)+' / '+amt(n,tot))+'</td></tr>';}\n"
+    " if(!names.length)t+='<tr><td colspan=\"2\">(no resources)</td></tr>';\n"
+    " document.getElementById('totals').innerHTML=t;\n"
+    " let h='<tr><th>node</th><th>state</th><th>address</th><th>host</th>"
+    "<th>resources used / total</th><th>cpu</th><th>memory</th></tr>';\n"
+    " for(const n of s.nodes){const a=n.state==='ALIVE',g=n.usage||{};\n"
+    "  h+='<tr><td><code title=\"'+esc(n.node_id)+'\">'+"
+    "esc(n.node_id.slice(0,12))+'</code></td><td class=\"'+esc(n.state)+"
+    "'\">'+esc(n.state)+(a?'':'<br><small>'+esc(n.death_reason)+'</small>')+"
+    "'</td><td>'+esc(n.address)+'</td><td>'+esc(n.hostname)+'</td><td>'+"
+    "usage(n.resources_total,n.resources_available,a)+'</td><td>'+"
+    "(a&&g.cpu_percent!==undefined?bar(g.cpu_percent/100)+"
+    "g.cpu_percent.toFixed(1)+'%':'')+'</td><td>'+"
+    "(a&&g.mem_total_bytes?bar(g.mem_used_bytes/g.mem_total_bytes)+"
+    "esc(bytes(g.mem_used_bytes)+' / '+bytes(g.mem_total_bytes)):'')+"
+    "'</td></tr>';}\n"
+    " if(!s.nodes.length)h+='<tr><td colspan=\"7\">(no nodes)</td></tr>';\n"
+    " document.getElementById('nodes').innerHTML=h;\n"
+    "}\n"
+    "async function tick(){\n"
+    " try{const r=await fetch('/api/cluster_status',{cache:'no-store'});\n"
+    "  if(!r.ok)throw new Error('HTTP '+r.status);\n"
+    "  render(await r.json());document.getElementById('err').textContent='';}\n"
+    " catch(e){document.getElementById('err').textContent="
+    "'cannot reach the head: '+e.message;}\n"
+    " setTimeout(tick,2000);\n"
+    "}\n"
+    "tick();\n"
+    "</script></body></html>\n";
+
+/* ---- routes -------------------------------------------------------------- */
+
+static void serve(struct conn *c, const char *method, const char *path)
+{
+    bool head_only = strcmp(method, "HEAD") == 0;
+    struct mt_head *h = c->d->h;
+
+    if (!head_only && strcmp(method, "GET") != 0) {
+        respond_error(c, 405, false);
+        return;
+    }
+    MT_DEBUG("dashboard: %s %s", method, path);
+    if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0) {
+        mt_strbuf_adds(&c->body, page_html);
+        respond(c, 200, "text/html; charset=utf-8", head_only);
+    } else if (strcmp(path, "/api/cluster_status") == 0) {
+        mt_head_status_json(h, &c->body);
+        respond(c, 200, "application/json", head_only);
+    } else if (strcmp(path, "/metrics") == 0) {
+        mt_dashboard_metrics(h, &c->body);
+        respond(c, 200, "text/plain; version=0.0.4; charset=utf-8",
+                head_only);
+    } else {
+        respond_error(c, 404, head_only);
+    }
+}
+
+static void on_alloc(uv_handle_t *handle, size_t hint, uv_buf_t *out)
+{
+    struct conn *c = handle->data;
+
+    /* Once answered, the buffer only soaks up what is drained. */
+    if (c->state != C_READ)
+        *out = uv_buf_init(c->buf, sizeof(c->buf));
+    else
+        *out = uv_buf_init(c->buf + c->len, (unsigned)(sizeof(c->buf) -
+                                                       c->len));
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    struct conn *c = s->data;
+    char *method, *path;
+    int rc;
+
+    if (nread < 0) {
+        /*
+         * The client may half-close after its request: finish the answer
+         * (or answer a partial request with 400) before closing.
+         */
+        uv_read_stop(s);
+        c->eof = true;
+        if (nread == UV_EOF && c->state == C_READ && c->len && !c->closing)
+            respond_error(c, 400, false);
+        else if (nread != UV_EOF || c->state != C_WRITE)
+            conn_close(c);
+        return;
+    }
+    if (nread == 0 || c->state != C_READ || c->closing)
+        return;
+    c->len += (size_t)nread;
+    rc = parse(c, &method, &path);
+    if (rc == 0)
+        return;
+    if (rc == 200)
+        serve(c, method, path);
+    else
+        respond_error(c, rc, false);
+}
+
+static void on_reject_closed(uv_handle_t *handle)
+{
+    free(handle);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    struct mt_dashboard *d = server->data;
+    struct conn *c;
+
+    if (status < 0) {
+        MT_WARN("dashboard: accept failed: %s", uv_strerror(status));
+        return;
+    }
+    if (d->n_conns >= MT_DASHBOARD_MAX_CONNS) {
+        uv_tcp_t *t = mt_xmalloc(sizeof(*t));
+
+        /* Accept and drop at once, so the backlog never fills with them. */
+        uv_tcp_init(d->loop, t);
+        uv_accept(server, (uv_stream_t *)t);
+        uv_close((uv_handle_t *)t, on_reject_closed);
+        if (d->rejected++ == 0)
+            MT_WARN("dashboard: over %d connections, dropping new ones",
+                    MT_DASHBOARD_MAX_CONNS);
+        return;
+    }
+    c = mt_xcalloc(1, sizeof(*c));
+    c->d = d;
+    c->open = 2;
+    uv_tcp_init(d->loop, &c->tcp);
+    uv_timer_init(d->loop, &c->timer);
+    c->tcp.data = c;
+    c->timer.data = c;
+    c->next = d->conns;
+    if (d->conns)
+        d->conns->prev = c;
+    d->conns = c;
+    d->n_conns++;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0 ||
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0) {
+        conn_close(c);
+        return;
+    }
+    uv_timer_start(&c->timer, on_timeout, MT_DASHBOARD_TIMEOUT_MS, 0);
+}
+
+/* ---- life cycle ---------------------------------------------------------- */
+
+int mt_dashboard_create(const char *host, int port, struct mt_dashboard **out,
+                        int *bound)
+{
+    struct sockaddr_in sa;
+    socklen_t salen = sizeof(sa);
+    struct mt_dashboard *d;
+    int fd, one = 1;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        return -MT_EINVAL;
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        listen(fd, LISTEN_BACKLOG) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &salen) < 0)
+        goto out_errno;
+    d = mt_xcalloc(1, sizeof(*d));
+    d->fd = fd;
+    d->port = ntohs(sa.sin_port);
+    *bound = d->port;
+    *out = d;
+    return 0;
+
+out_errno:
+    port = -errno;
+    close(fd);
+    return port;
+}
+
+int mt_dashboard_start(struct mt_dashboard *d, uv_loop_t *loop,
+                       struct mt_head *h)
+{
+    int rc;
+
+    d->loop = loop;
+    d->h = h;
+    uv_tcp_init(loop, &d->listener);
+    d->listener.data = d;
+    d->started = true;
+    d->listener_open = true;
+    rc = uv_tcp_open(&d->listener, d->fd);
+    if (rc == 0) {
+        d->fd = -1;
+        rc = uv_listen((uv_stream_t *)&d->listener, LISTEN_BACKLOG,
+                       on_connection);
+    }
+    if (rc < 0) {
+        MT_ERROR("dashboard: cannot serve on port %d: %s", d->port,
+                 uv_strerror(rc));
+        return -MT_EIO;
+    }
+    return 0;
+}
+
+static void on_listener_closed(uv_handle_t *handle)
+{
+    struct mt_dashboard *d = handle->data;
+
+    d->listener_open = false;
+    maybe_free(d);
+}
+
+void mt_dashboard_close(struct mt_dashboard *d)
+{
+    struct conn *c, *next;
+
+    if (!d || d->closing)
+        return;
+    d->closing = true;
+    d->h = NULL;
+    if (d->fd >= 0)
+        close(d->fd);
+    d->fd = -1;
+    if (!d->started) {
+        free(d);
+        return;
+    }
+    uv_close((uv_handle_t *)&d->listener, on_listener_closed);
+    for (c = d->conns; c; c = next) {
+        next = c->next;
+        conn_close(c);
+    }
+}
+
+/* ---- metrics ------------------------------------------------------------- */
+
+/* A label value: backslash, double quote and newline escaped. */
+static void add_label(struct mt_strbuf *sb, const char *name, const char *v,
+                      bool first)
+{
+    mt_strbuf_addf(sb, "%s%s=\"", first ? "" : ",", name);
+    for (const char *p = v ? v : ""; *p; p++) {
+        if (*p == '\\')
+            mt_strbuf_adds(sb, "\\\\");
+        else if (*p == '"')
+            mt_strbuf_adds(sb, "\\\"");
+        else if (*p == '\n')
+            mt_strbuf_adds(sb, "\\n");
+        else
+            mt_strbuf_add(sb, p, 1);
+    }
+    mt_strbuf_adds(sb, "\"");
+}
+
+static void family(struct mt_strbuf *sb, const char *name, const char *help)
+{
+    mt_strbuf_addf(sb, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/* name{[node_id,]resource,kind} for every entry of l. */
+static void res_samples(struct mt_strbuf *sb, const char *name,
+                        const char *node_id, const struct mt_qty_list *l,
+                        const char *kind)
+{
+    char num[32];
+
+    for (size_t i = 0; i < l->n; i++) {
+        mt_strbuf_addf(sb, "%s{", name);
+        if (node_id)
+            add_label(sb, "node_id", node_id, true);
+        add_label(sb, "resource", l->v[i].name, !node_id);
+        add_label(sb, "kind", kind, false);
+        mt_strbuf_addf(sb, "} %s\n", mt_qty_format(l->v[i].qty, num,
+                                                   sizeof(num)));
+    }
+}
+
+enum host_gauge { G_CPU_PERCENT, G_MEM_USED, G_MEM_TOTAL };
+
+/* One host-usage gauge for every alive node. */
+static void node_gauge(struct mt_strbuf *sb, const struct mt_node_table *t,
+                       const char *name, const char *help, enum host_gauge g)
+{
+    family(sb, name, help);
+    for (size_t i = 0; i < t->n; i++) {
+        const struct mt_node_usage *u = &t->v[i]->usage;
+
+        if (t->v[i]->state != MT_NODE_ALIVE)
+            continue;
+        mt_strbuf_addf(sb, "%s{", name);
+        add_label(sb, "node_id", t->v[i]->id, true);
+        if (g == G_CPU_PERCENT)
+            mt_strbuf_addf(sb, "} %.1f\n", u->cpu_percent);
+        else
+            mt_strbuf_addf(sb, "} %llu\n",
+                           (unsigned long long)(g == G_MEM_USED
+                                                    ? u->mem_used_bytes
+                                                    : u->mem_total_bytes));
+    }
+}
+
+static void node_metrics(struct mt_strbuf *sb, const struct mt_node_table *t)
+{
+    family(sb, "manta_node_up", "1 while the node is ALIVE, 0 once DEAD.");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct mt_node *n = t->v[i];
+
+        mt_strbuf_adds(sb, "manta_node_up{");
+        add_label(sb, "node_id", n->id, true);
+        add_label(sb, "address", n->address, false);
+        add_label(sb, "hostname", n->hostname, false);
+        mt_strbuf_addf(sb, "} %d\n", n->state == MT_NODE_ALIVE);
+    }
+    family(sb, "manta_node_resources",
+           "Logical resources of each alive node (kind: total, available).");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct mt_node *n = t->v[i];
+
+        if (n->state != MT_NODE_ALIVE)
+            continue;
+        res_samples(sb, "manta_node_resources", n->id, &n->total, "total");
+        res_samples(sb, "manta_node_resources", n->id, &n->avail,
+                    "available");
+    }
+    node_gauge(sb, t, "manta_node_cpu_percent",
+               "Host CPU utilisation of each alive node, 0-100.",
+               G_CPU_PERCENT);
+    node_gauge(sb, t, "manta_node_mem_used_bytes",
+               "Host memory in use on each alive node.", G_MEM_USED);
+    node_gauge(sb, t, "manta_node_mem_total_bytes",
+               "Host memory of each alive node.", G_MEM_TOTAL);
+}
+
+void mt_dashboard_metrics(struct mt_head *h, struct mt_strbuf *sb)
+{
+    struct mt_qty_list total = {0}, avail = {0};
+    double up = (double)(mt_now_wall_ms() - h->start_time_ms) / 1000.0;
+
+    family(sb, "manta_head_info", "The head's version and cluster id (1).");
+    mt_strbuf_adds(sb, "manta_head_info{");
+    add_label(sb, "version", MT_VERSION, true);
+    add_label(sb, "cluster_id", h->cluster_id, false);
+    mt_strbuf_adds(sb, "} 1\n");
+    family(sb, "manta_head_uptime_seconds", "Seconds since the head started.");
+    mt_strbuf_addf(sb, "manta_head_uptime_seconds %.3f\n", up < 0 ? 0.0 : up);
+    family(sb, "manta_cluster_nodes", "Nodes known to the head, by state.");
+    mt_strbuf_addf(sb, "manta_cluster_nodes{state=\"ALIVE\"} %zu\n",
+                   mt_node_table_count(&h->nodes, MT_NODE_ALIVE));
+    mt_strbuf_addf(sb, "manta_cluster_nodes{state=\"DEAD\"} %zu\n",
+                   mt_node_table_count(&h->nodes, MT_NODE_DEAD));
+    mt_node_table_totals(&h->nodes, &total, &avail);
+    family(sb, "manta_cluster_resources",
+           "Logical resources summed over alive nodes (kind: total, "
+           "available).");
+    res_samples(sb, "manta_cluster_resources", NULL, &total, "total");
+    res_samples(sb, "manta_cluster_resources", NULL, &avail, "available");
+    mt_qty_list_release(&total);
+    mt_qty_list_release(&avail);
+    node_metrics(sb, &h->nodes);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * dashboard.h -- the head's dashboard: a small HTTP/1.1 server on the head's
+ * libuv loop that serves
+ *
+ *   GET /                    a self-contained HTML page of nodes and totals
+ *                            that refreshes itself every 2 s
+ *   GET /api/cluster_status  the JSON of `manta status --format json`
+ *   GET /metrics             Prometheus text format 0.0.4 (manta_* names)
+ *
+ * Every connection carries one request and is closed after the answer
+ * (Connection: close). Requests are peer input: headers are limited to
+ * MT_DASHBOARD_MAX_HEADER bytes (413 beyond), a request not complete within
+ * MT_DASHBOARD_TIMEOUT_MS gets 408, at most MT_DASHBOARD_MAX_CONNS
+ * connections are open at once (more are closed on accept), anything that is
+ * not HTTP/1.x gets 400, methods other than GET/HEAD get 405, unknown paths
+ * 404. Nothing a client sends can stop the head's rpc from being served.
+ *
+ * Life cycle: mt_dashboard_create binds the socket (synchronously, so the
+ * head can fail to start cleanly when the port is taken), mt_dashboard_start
+ * attaches it to the loop, mt_dashboard_close stops serving and frees it.
+ *
+ * THREAD: the head's loop thread only.
+ */
+#ifndef MT_DASHBOARD_H
+#define MT_DASHBOARD_H
+
+#include <uv.h>
+
+#define MT_DASHBOARD_MAX_HEADER (16 * 1024)
+#define MT_DASHBOARD_TIMEOUT_MS 5000
+#define MT_DASHBOARD_MAX_CONNS 64
+
+struct mt_head;
+struct mt_strbuf;
+struct mt_dashboard;
+
+/*
+ * mt_dashboard_create - bind and listen on host:port (IPv4).
+ *
+ * IN  host  dotted IPv4 address to bind, e.g. "0.0.0.0" or "127.0.0.2"
+ * IN  port  0 picks a free port
+ * OUT out   the dashboard, not serving yet; free with mt_dashboard_close()
+ * OUT bound the port actually bound
+ * RET 0, -MT_EINVAL (bad host or port), -errno (e.g. -EADDRINUSE)
+ */
+int mt_dashboard_create(const char *host, int port, struct mt_dashboard **out,
+                        int *bound);
+
+/*
+ * mt_dashboard_start - accept connections on loop and answer them from h.
+ *
+ * IN  h  borrowed; must stay valid until mt_dashboard_close()
+ * RET 0 or -MT_EIO; on failure the dashboard serves nothing but must still
+ *     be closed with mt_dashboard_close()
+ */
+int mt_dashboard_start(struct mt_dashboard *d, uv_loop_t *loop,
+                       struct mt_head *h);
+
+/*
+ * mt_dashboard_close - stop accepting, drop every open connection and free
+ * d once its handles are closed (at once when it was never started). h is
+ * not used after this returns. Accepts NULL.
+ */
+void mt_dashboard_close(struct mt_dashboard *d);
+
+/*
+ * mt_dashboard_metrics - append the head's metrics in Prometheus text
+ * format 0.0.4 (what GET /metrics serves).
+ */
+void mt_dashboard_metrics(struct mt_head *h, struct mt_strbuf *out);
+
+#endif /* MT_DASHBOARD_H */

@@ -1,0 +1,304 @@
+"""test_dashboard.py -- the head's HTTP dashboard (`--dashboard-port`):
+the page, /api/cluster_status (the same JSON as `manta status --format
+json`) and Prometheus /metrics; 404/405 answers; garbage, oversize, slow
+and too many clients get a 4xx or a close while the head keeps serving rpc;
+a taken dashboard port fails the start with nothing left running; the head
+stops cleanly with dashboard connections open.
+"""
+import http.client
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+
+from harness import (BIN, FAST, check, free_port, main, new_dir, pid_alive,
+                     read_pid, run, status, wait_until)
+
+GIB = 1 << 30
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
+
+
+def start_head(tag, extra=()):
+    """Head + worker on 127.0.0.1 with a dashboard; RET (dir, addr, dport)."""
+    port, dport = free_port(), free_port()
+    d = new_dir(tag)
+    out = run(["start", "--head", "--port", str(port), "--dashboard-port",
+               str(dport), "--node-ip", "127.0.0.1", "--temp-dir", d,
+               "--num-cpus", "3", "--memory", "1GiB", "--resources",
+               '{"accel": 2}', "--labels", "role=head"] + FAST +
+              list(extra)).stdout
+    url = "http://127.0.0.1:%d" % dport
+    check("Dashboard: " + url in out, "start summary: %r" % out)
+    with open(os.path.join(d, "dashboard.addr")) as f:
+        check(f.read().strip() == url, "dashboard.addr")
+    return d, "127.0.0.1:%d" % port, dport
+
+
+def get(dport, path, method="GET", body=None, headers=None):
+    c = http.client.HTTPConnection("127.0.0.1", dport, timeout=10)
+    try:
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+    finally:
+        c.close()
+
+
+def raw(dport, data, shut=False, timeout=10):
+    """Send raw bytes; RET what came back before the server closed."""
+    s = socket.create_connection(("127.0.0.1", dport), timeout=timeout)
+    try:
+        try:
+            s.sendall(data)
+            if shut:
+                s.shutdown(socket.SHUT_WR)
+        except OSError:  # the server may answer and close mid-send
+            pass
+        got = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+        except ConnectionResetError:
+            pass
+        return got
+    finally:
+        s.close()
+
+
+def status_code(resp):
+    m = re.match(rb"HTTP/1\.1 (\d{3}) ", resp)
+    return int(m.group(1)) if m else None
+
+
+def metrics(dport):
+    """Parse /metrics; RET {(name, frozenset(labels)): value}."""
+    code, hdr, body = get(dport, "/metrics")
+    check(code == 200, "/metrics %d" % code)
+    check(hdr["content-type"].startswith("text/plain; version=0.0.4"),
+          hdr["content-type"])
+    typed, out = set(), {}
+    for line in body.decode().splitlines():
+        if line.startswith("# TYPE "):
+            typed.add(line.split()[2])
+            continue
+        if line.startswith("#") or not line:
+            continue
+        m = SAMPLE.match(line)
+        check(m, "bad metrics line %r" % line)
+        name, labels = m.group(1), m.group(3) or ""
+        check(name in typed, "%s has no TYPE line before it" % name)
+        pairs = LABEL.findall(labels)
+        check("".join('%s="%s"%s' % p for p in pairs) == labels,
+              "bad labels %r" % labels)
+        key = (name, frozenset((k, v) for k, v, _ in pairs))
+        check(key not in out, "duplicate sample %r" % line)
+        out[key] = float(m.group(4))
+    return out
+
+
+def sample(ms, name, **labels):
+    return ms.get((name, frozenset(labels.items())))
+
+
+def head_ok(d, addr):
+    check(pid_alive(read_pid(d, "head")), "head died")
+    st = status(address=addr)
+    check(len(st["nodes"]) >= 1, "status after abuse: %r" % st)
+
+
+def stop_clean(d):
+    run(["stop", "--temp-dir", d])
+    with open(os.path.join(d, "logs", "head.log")) as f:
+        log = f.read()
+    for bad in ("handles still open", "Sanitizer", "runtime error"):
+        check(bad not in log, "head log has %r:\n%s" % (bad, log[-3000:]))
+
+
+def test_routes():
+    d, addr, dport = start_head("dash")
+    st = status(address=addr)
+
+    code, hdr, page = get(dport, "/")
+    check(code == 200 and hdr["content-type"].startswith("text/html"),
+          "/ %d %r" % (code, hdr))
+    check(b"<table" in page and b"/api/cluster_status" in page, "page")
+    check(not re.search(rb'<(script|link|img)[^>]+(src|href)=', page),
+          "page must not load external assets")
+    check(hdr.get("connection") == "close", "Connection: close")
+
+    code, hdr, body = get(dport, "/api/cluster_status")
+    check(code == 200 and hdr["content-type"] == "application/json",
+          "/api %d %r" % (code, hdr))
+    js = json.loads(body)
+    for k in ("cluster_id", "head_address", "head_version",
+              "resources_total"):
+        check(js[k] == st[k], "%s: %r vs %r" % (k, js[k], st[k]))
+    check(sorted(n["node_id"] for n in js["nodes"]) ==
+          sorted(n["node_id"] for n in st["nodes"]), "node ids")
+    tot = js["resources_total"]
+    check(tot["CPU"] == 3 and tot["memory"] == GIB and tot["accel"] == 2,
+          "totals %r" % tot)
+    n = js["nodes"][0]
+    check(n["state"] == "ALIVE" and n["labels"]["role"] == "head", n)
+    check(set(n) == set(st["nodes"][0]), "node keys differ from the CLI's")
+
+    ms = metrics(dport)
+    nid = n["node_id"]
+    check(sample(ms, "manta_cluster_nodes", state="ALIVE") == 1, "ALIVE")
+    check(sample(ms, "manta_cluster_nodes", state="DEAD") == 0, "DEAD")
+    check(sample(ms, "manta_cluster_resources", resource="CPU",
+                 kind="total") == 3, "cluster CPU total")
+    check(sample(ms, "manta_cluster_resources", resource="accel",
+                 kind="available") == 2, "cluster accel available")
+    check(sample(ms, "manta_cluster_resources", resource="memory",
+                 kind="total") == GIB, "cluster memory")
+    check(sample(ms, "manta_node_resources", node_id=nid, resource="CPU",
+                 kind="total") == 3, "node CPU")
+    check(sample(ms, "manta_node_mem_total_bytes", node_id=nid) > 0, "mem")
+    cpu = sample(ms, "manta_node_cpu_percent", node_id=nid)
+    check(cpu is not None and 0 <= cpu <= 100, "cpu %r" % cpu)
+    check(sample(ms, "manta_head_uptime_seconds") > 0, "uptime")
+
+    # HEAD, a query string, unknown paths and other methods.
+    code, hdr, body = get(dport, "/metrics", method="HEAD")
+    check(code == 200 and body == b"" and int(hdr["content-length"]) > 0,
+          "HEAD /metrics")
+    check(get(dport, "/metrics?x=1")[0] == 200, "query string")
+    check(get(dport, "/nope")[0] == 404, "unknown path")
+    check(get(dport, "/api/cluster_status/x")[0] == 404, "sub path")
+    code, hdr, _ = get(dport, "/metrics", method="POST", body=b"x" * 5000)
+    check(code == 405 and "GET" in hdr.get("allow", ""), "POST %d" % code)
+    check(get(dport, "/", method="DELETE")[0] == 405, "DELETE")
+    head_ok(d, addr)
+    stop_clean(d)
+
+
+def test_bad_clients():
+    d, addr, dport = start_head("dashbad")
+    cases = [
+        ("binary garbage", b"\x00\x01\x02\xff garbage\r\n\r\n", (400,)),
+        ("garbage without line end", b"\x16\x03\x01\x02\x00", (400,)),
+        ("not http", b"GET / FOO/9\r\n\r\n", (400,)),
+        ("relative target", b"GET metrics HTTP/1.1\r\n\r\n", (400,)),
+        ("bad header", b"GET / HTTP/1.1\r\nno colon here\r\n\r\n", (400,)),
+        ("oversize header", b"GET / HTTP/1.1\r\nX-Big: " + b"a" * 20000 +
+         b"\r\n\r\n", (413,)),
+        ("long method", b"A" * 100 + b" / HTTP/1.1\r\n\r\n", (400,)),
+    ]
+    for what, data, want in cases:
+        resp = raw(dport, data)
+        code = status_code(resp)
+        check(code in want or resp == b"", "%s: got %r" % (what, resp[:80]))
+        print("  %s -> %s" % (what, code or "closed"))
+    # A request cut short by the client's EOF.
+    check(status_code(raw(dport, b"GET / HT", shut=True)) == 400,
+          "truncated request")
+    # A whole request followed by EOF still gets its answer.
+    check(status_code(raw(dport, b"GET /metrics HTTP/1.0\r\n\r\n",
+                          shut=True)) == 200, "request then EOF")
+    head_ok(d, addr)
+
+    # A slow client is answered 408 after about 5 s.
+    t0 = time.monotonic()
+    resp = raw(dport, b"GET / HTTP/1.1\r\nHost: x\r\n", timeout=15)
+    took = time.monotonic() - t0
+    check(status_code(resp) == 408 and 4 < took < 10,
+          "slow client: %r after %.1fs" % (resp[:40], took))
+
+    # Too many idle connections: rpc keeps working, and the dashboard comes
+    # back once they go away.
+    socks = [socket.create_connection(("127.0.0.1", dport))
+             for _ in range(100)]
+    try:
+        head_ok(d, addr)
+    finally:
+        for s in socks:
+            s.close()
+    wait_until(lambda: get(dport, "/metrics")[0] == 200, 5,
+               "dashboard answering after the flood")
+    head_ok(d, addr)
+    with open(os.path.join(d, "logs", "head.log")) as f:
+        check("dropping new ones" in f.read(), "connection cap not hit")
+
+    # Stop while a client is half-way through a request.
+    s = socket.create_connection(("127.0.0.1", dport))
+    s.sendall(b"GET / HTTP/1.1\r\n")
+    try:
+        stop_clean(d)
+    finally:
+        s.close()
+
+
+def test_dead_node_in_metrics():
+    d, addr, dport = start_head("dashdead")
+    w = new_dir("dashw")
+    run(["start", "--address", addr, "--node-ip", "127.0.0.2", "--temp-dir",
+         w, "--num-cpus", "2"] + FAST[:2])
+    ms = metrics(dport)
+    check(sample(ms, "manta_cluster_nodes", state="ALIVE") == 2, "2 alive")
+    check(sample(ms, "manta_cluster_resources", resource="CPU",
+                 kind="total") == 5, "CPU 5")
+    run(["stop", "--temp-dir", w])
+    ms = metrics(dport)
+    check(sample(ms, "manta_cluster_nodes", state="DEAD") == 1, "1 dead")
+    check(sample(ms, "manta_cluster_resources", resource="CPU",
+                 kind="total") == 3, "CPU back to 3")
+    ups = {dict(k[1])["node_id"]: v for k, v in ms.items()
+           if k[0] == "manta_node_up"}
+    check(sorted(ups.values()) == [0, 1], "node_up %r" % ups)
+    js = json.loads(get(dport, "/api/cluster_status")[2])
+    check(sorted(n["state"] for n in js["nodes"]) == ["ALIVE", "DEAD"],
+          "states in JSON")
+    stop_clean(d)
+
+
+def test_bad_port_and_taken_port():
+    for args in (["--dashboard-port", "70000"], ["--dashboard-port", "x"]):
+        p = run(["start", "--head"] + args, check=False)
+        check(p.returncode == 2, "%s exited %d" % (args, p.returncode))
+    p = run(["start", "--address", "127.0.0.1:1", "--dashboard-port", "0"],
+            check=False)
+    check(p.returncode == 2, "--dashboard-port without --head")
+    p = subprocess.run([os.path.join(BIN, "manta-head"), "--dashboard-port",
+                        "-1"], capture_output=True, text=True, timeout=10)
+    check(p.returncode == 2, "manta-head --dashboard-port -1")
+    p = subprocess.run([os.path.join(BIN, "manta-head"), "--help"],
+                       capture_output=True, text=True, timeout=10)
+    check("--dashboard-port" in p.stdout, "manta-head --help")
+
+    # The dashboard port is taken: the start fails, nothing stays up.
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen(1)
+    try:
+        d = new_dir("dashtaken")
+        p = run(["start", "--head", "--port", str(free_port()),
+                 "--dashboard-port", str(blocker.getsockname()[1]),
+                 "--node-ip", "127.0.0.1", "--temp-dir", d,
+                 "--start-timeout", "10"], check=False)
+        check(p.returncode != 0, "start over a taken dashboard port")
+        check(not pid_alive(read_pid(d, "head")), "head left running")
+        check(not os.path.exists(os.path.join(d, "head.addr")), "head.addr")
+    finally:
+        blocker.close()
+
+    # Without --dashboard-port nothing is served and no file is written.
+    d = new_dir("nodash")
+    out = run(["start", "--head", "--no-worker", "--port", str(free_port()),
+               "--node-ip", "127.0.0.1", "--temp-dir", d]).stdout
+    check("Dashboard" not in out, out)
+    check(not os.path.exists(os.path.join(d, "dashboard.addr")),
+          "dashboard.addr without a dashboard")
+    stop_clean(d)
+
+
+if __name__ == "__main__":
+    main([test_routes, test_bad_clients, test_dead_node_in_metrics,
+          test_bad_port_and_taken_port])

@@ -3,8 +3,8 @@
  * bench_objstore.c -- object store microbenchmarks (bench/RESULTS-objstore.md).
  *
  * Measures first the ceiling of blocking calls (raw socketpair round
- * trips). Then forks a store process (store library + socket server on a libuv loop, as
- * the worker will host it), then from one client measures:
+ * trips). Then forks a store process (store library + socket server on a
+ * libuv loop, as the worker hosts it) and from one client measures:
  *   - small put calls/s     (a) put of a 100-byte object, one round trip
  *                           (b) mt_objc_put_many, 64 objects per batch
  *   - small get calls/s     (a) get+release of one object, the anchor
@@ -305,7 +305,7 @@ static void parse(int argc, char **argv, struct cfg *c)
 
     c->small = 200000;
     c->big_mib = 1024;
-    c->reps = 3;
+    c->reps = 5;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         if (ch == 's')
             c->small = strtoull(optarg, NULL, 10);

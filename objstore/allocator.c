@@ -52,8 +52,9 @@ static void bin_unlink(struct mt_allocator *a, struct mt_block *b)
 
 int mt_allocator_init(struct mt_allocator *a, uint64_t base, uint64_t size)
 {
-    uint64_t start = (base + MT_ALLOC_ALIGN - 1) & ~(uint64_t)(MT_ALLOC_ALIGN - 1);
-    uint64_t end = (base + size) & ~(uint64_t)(MT_ALLOC_ALIGN - 1);
+    const uint64_t mask = ~(uint64_t)(MT_ALLOC_ALIGN - 1);
+    uint64_t start = (base + MT_ALLOC_ALIGN - 1) & mask;
+    uint64_t end = (base + size) & mask;
     struct mt_block *b;
 
     *a = (struct mt_allocator){0};

@@ -90,7 +90,12 @@ int mt_objc_create(struct mt_objc *c, const mt_object_id *id,
                    const struct mt_tensor_desc *tensor,
                    struct mt_objc_buf *out);
 
-/* mt_objc_seal - RET 0, -MT_ENOENT, -MT_ESTATE (sealed), -MT_EPERM (not ours) */
+/*
+ * mt_objc_seal - make a created object immutable and visible.
+ *
+ * RET 0, -MT_ENOENT, -MT_ESTATE (sealed already), -MT_EPERM (another
+ *     client created it)
+ */
 int mt_objc_seal(struct mt_objc *c, const mt_object_id *id);
 
 /* mt_objc_abort - RET 0, -MT_ENOENT, -MT_ESTATE, -MT_EPERM */

@@ -27,7 +27,7 @@ void mt_sched_opts_init(struct mt_sched_opts *o)
     memset(o, 0, sizeof(*o));
     o->spread_threshold = MT_RES_SCALE / 2;
     o->top_k_fraction = MT_RES_SCALE / 5;
-    o->top_k_max = 16;
+    o->top_k_max = 4;
     o->avoid_accel_nodes = true;
     o->accel_best_fit = true;
     o->aging_ms = 10000;

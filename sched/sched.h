@@ -47,7 +47,7 @@ struct mt_sched;
 struct mt_sched_opts {
     int64_t spread_threshold;  /* fixed-point utilization, default 0.5 */
     int64_t top_k_fraction;    /* fixed-point share of nodes, default 0.2 */
-    uint32_t top_k_max;        /* cap on k, default 16 */
+    uint32_t top_k_max;        /* cap on k, default 4 */
     bool avoid_accel_nodes;    /* keep CPU-only work off GPU/TPU nodes */
     bool accel_best_fit;       /* GPU/TPU work: fullest node that fits */
     uint64_t aging_ms;         /* +1 effective priority per this wait */
@@ -55,7 +55,7 @@ struct mt_sched_opts {
     uint64_t seed;             /* random tie breaks; same seed, same run */
 };
 
-/* mt_sched_opts_init - defaults: 0.5, 0.2, 16, true, true, 10 s, 60 s,
+/* mt_sched_opts_init - defaults: 0.5, 0.2, 4, true, true, 10 s, 60 s,
  * seed 1. */
 void mt_sched_opts_init(struct mt_sched_opts *o);
 

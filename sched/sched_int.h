@@ -72,16 +72,18 @@ struct mt__alloc {
 
 /* A node. Guarded by: loop thread. */
 struct mt__node {
+    /* Hot: read by every fit check; CPU, GPU, TPU, memory and object
+     * store availability share the first cache line with kinds. */
+    uint64_t kinds;                  /* ids with total > 0 */
+    int64_t avail[MT_RES_MAX];       /* total - grants - bundle reserves */
     uint32_t magic;                  /* MT__NODE_MAGIC */
     bool alive;
-    uint32_t name;                   /* strtab id */
-    uint64_t kinds;                  /* ids with total > 0 */
-    uint8_t nkind;
-    uint8_t kind[MT_RES_MAX];        /* the ids of kinds, ascending */
     uint8_t ngpu;
     uint8_t ntpu;
+    uint8_t nkind;
+    uint32_t name;                   /* strtab id */
+    uint8_t kind[MT_RES_MAX];        /* the ids of kinds, ascending */
     int64_t total[MT_RES_MAX];
-    int64_t avail[MT_RES_MAX];       /* total - grants - bundle reserves */
     struct mt__inst inst;
     struct mt_labelset labels;
     uint32_t util;                   /* fixed-point 0..10000 */

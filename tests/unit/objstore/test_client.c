@@ -88,6 +88,34 @@ static void test_put_get(void)
     mt_objc_disconnect(c);
 }
 
+/* A small tensor travels inline (PUT) with its descriptor. */
+static void test_put_inline_tensor(void)
+{
+    struct mt_objc *c = conn();
+    struct mt_tensor_desc t = {.code = MT_DL_BFLOAT, .bits = 16, .lanes = 1,
+                               .ndim = 2, .shape = {4, 8},
+                               .strides = {1, 4}};
+    mt_object_id id = oid(1, 2);
+    uint16_t data[32] = {0};
+    struct mt_objc_buf b;
+
+    CU_ASSERT_EQUAL(mt_objc_put(c, &id, data, sizeof(data), NULL, 0, 0, &t),
+                    0);
+    CU_ASSERT_EQUAL_FATAL(mt_objc_get(c, &id, 0, &b), 0);
+    CU_ASSERT(b.info.flags & MT_OBJ_TENSOR);
+    CU_ASSERT_EQUAL(b.info.tensor.code, MT_DL_BFLOAT);
+    CU_ASSERT_EQUAL(b.info.tensor.ndim, 2);
+    CU_ASSERT_EQUAL(b.info.tensor.shape[1], 8);
+    CU_ASSERT_EQUAL(b.info.tensor.strides[1], 4);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &id), 0);
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &id), 0);
+    /* A shape reaching past the data is refused. */
+    t.shape[0] = 5;
+    CU_ASSERT_EQUAL(mt_objc_put(c, &id, data, sizeof(data), NULL, 0, 0, &t),
+                    -MT_EINVAL);
+    mt_objc_disconnect(c);
+}
+
 static void test_create_seal_large_tensor(void)
 {
     struct mt_objc *c = conn();
@@ -614,6 +642,7 @@ static void test_bad_socket_path(void)
 
 CU_TestInfo mt_test_client[] = {
     {"put_get", test_put_get},
+    {"put_inline_tensor", test_put_inline_tensor},
     {"create_seal_large_tensor", test_create_seal_large_tensor},
     {"errors", test_errors},
     {"get_timeout", test_get_timeout},

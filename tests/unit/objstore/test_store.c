@@ -6,6 +6,7 @@
 #include "objstore/store.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +314,35 @@ static void test_drop_before_spill(void)
     rmdir(dir);
 }
 
+/* Spill I/O failures are errors, never lost objects or crashes. */
+static void test_spill_io_errors(void)
+{
+    char dir[64], path[128], hex[MT_OBJECT_ID_HEX_LEN + 1];
+    struct mt_store *st;
+    struct mt_object_info info;
+    mt_object_id id = oid(1);
+
+    make_dir(dir, sizeof(dir));
+    st = mk(64 * KIB, dir);
+    CU_ASSERT_EQUAL(put(st, 1, 32 * KIB, 0), 0);
+    CU_ASSERT_EQUAL(put(st, 2, 16 * KIB, 0), 0);
+    /* The spill dir vanishes: making room fails with EIO, 1 stays. */
+    CU_ASSERT_EQUAL(rmdir(dir), 0);
+    CU_ASSERT_EQUAL(put(st, 3, 32 * KIB, 0), -MT_EIO);
+    CU_ASSERT(has(st, 1) && has(st, 2));
+    check_pattern(st, 1, 32 * KIB);
+    /* Back again: spilling works; then the spill file goes missing. */
+    CU_ASSERT_EQUAL(mkdir(dir, 0700), 0);
+    CU_ASSERT_EQUAL(mt_store_spill(st, &id), 0);
+    snprintf(path, sizeof(path), "%s/%s.obj", dir, mt_object_id_hex(&id, hex));
+    CU_ASSERT_EQUAL(unlink(path), 0);
+    CU_ASSERT_EQUAL(mt_store_get(st, &id, &info), -MT_EIO);
+    CU_ASSERT_EQUAL(mt_store_delete(st, &id), 0);
+    check_pattern(st, 2, 16 * KIB);
+    mt_store_destroy(st);
+    rmdir(dir);
+}
+
 static void test_spill_explicit_and_cleanup(void)
 {
     char dir[64];
@@ -446,6 +476,7 @@ CU_TestInfo mt_test_store[] = {
     {"eviction_contiguous", test_eviction_contiguous},
     {"spill_and_restore", test_spill_and_restore},
     {"drop_before_spill", test_drop_before_spill},
+    {"spill_io_errors", test_spill_io_errors},
     {"spill_explicit_and_cleanup", test_spill_explicit_and_cleanup},
     {"delete_while_pinned", test_delete_while_pinned},
     {"tensor_and_events", test_tensor_and_events},

@@ -2,13 +2,61 @@
 /*
  * cli.h -- the `manta` command's subcommands. Each takes the arguments after
  * its name (argv[0] is the subcommand) and returns the process exit code:
- * 0 success, 1 failure, 2 bad usage (MT_EXIT_USAGE).
+ * 0 success, 1 failure, 2 bad usage (MT_EXIT_USAGE); `manta submit` passes
+ * on its task's exit code instead.
  */
 #ifndef MT_CLI_H
 #define MT_CLI_H
 
+#include <uv.h>
+
+#include "common/rpc.h"
+
 int mt_cmd_start(int argc, char **argv);
 int mt_cmd_stop(int argc, char **argv);
 int mt_cmd_status(int argc, char **argv);
+int mt_cmd_submit(int argc, char **argv);
+int mt_cmd_list(int argc, char **argv);
+
+/* ---- helpers shared by the commands that talk to the head (rpc_list.c) ---- */
+
+/* A private loop, rpc engine and channel to the head, for one command. */
+struct mt_cli_conn {
+    uv_loop_t loop;
+    struct mt_rpc_engine *eng;
+    struct mt_rpc_channel *ch;
+};
+
+/*
+ * mt_cli_head_addr - the head address for `manta <cmd>`: addr when given
+ * (checked to be HOST:PORT), else the contents of <dir>/head.addr (dir
+ * defaults to MT_DEFAULT_TEMP_DIR). On failure prints one line
+ * "manta <cmd>: ..." to stderr; the caller adds its usage text on 2.
+ *
+ * OUT out  returns owned, free with free(); NULL on failure
+ * RET 0, MT_EXIT_USAGE (both given, or a malformed addr), 1 (no address)
+ */
+int mt_cli_head_addr(const char *cmd, const char *addr, const char *dir,
+                     char **out);
+
+/*
+ * mt_cli_conn_open - init c's loop, start an engine and open a channel to
+ * addr (connects lazily). On failure everything is released.
+ * RET 0 or -MT_E*
+ */
+int mt_cli_conn_open(struct mt_cli_conn *c, const char *addr);
+
+/*
+ * mt_cli_conn_close - destroy the channel (calls in flight get their
+ * callbacks with CANCELLED), the engine and the loop. Every other handle on
+ * the loop must have been closed.
+ */
+void mt_cli_conn_close(struct mt_cli_conn *c);
+
+/* mt_cli_one_line - turn newlines in s into spaces, in place. */
+void mt_cli_one_line(char *s);
+
+/* mt_cli_task_state_name - "PENDING", "RUNNING", ... for a TaskState. */
+const char *mt_cli_task_state_name(int state);
 
 #endif /* MT_CLI_H */

@@ -20,6 +20,8 @@ static const struct {
     {"start", mt_cmd_start, "start a head and/or a worker on this machine"},
     {"stop", mt_cmd_stop, "stop what this machine started"},
     {"status", mt_cmd_status, "show nodes and resources of a cluster"},
+    {"submit", mt_cmd_submit, "run a command as a task and relay its output"},
+    {"list", mt_cmd_list, "list the cluster's nodes or tasks"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -2,7 +2,9 @@
 --help everywhere, usage errors exit 2 with a message, an unreachable head
 fails status within 5 s with one line, a second start over a live session
 is refused, a worker that cannot join is not left behind, stop is
-idempotent, and the daemons reject bad flags too.
+idempotent, and the daemons reject bad flags too. `manta submit` and
+`manta list` check every value before contacting the head; against a fake
+head (Python gRPC) the TaskSpec submit sends and its exit codes are checked.
 """
 import os
 import subprocess
@@ -19,7 +21,8 @@ def sh(args, timeout=30):
 
 def test_help_everywhere():
     for args in (["--help"], ["start", "--help"], ["stop", "--help"],
-                 ["status", "--help"]):
+                 ["status", "--help"], ["submit", "--help"],
+                 ["list", "--help"]):
         p = run(args)
         check("usage:" in p.stdout, "no usage in %s: %r" % (args, p.stdout))
     for prog in ("manta-head", "manta-worker"):
@@ -47,6 +50,38 @@ def test_bad_usage_exits_2():
         ["status", "--format", "yaml"],
         ["status", "--address", "a:1", "--temp-dir", "/tmp"],
         ["status", "--address", "noport"],
+        ["submit"],
+        ["submit", "echo", "hi"],
+        ["submit", "--"],
+        ["submit", "--num-cpus", "1"],
+        ["submit", "--bogus", "--", "true"],
+        ["submit", "--label-selector", "zone in (a|b", "--", "true"],
+        ["submit", "--label-selector", "zone=", "--", "true"],
+        ["submit", "--label-selector", "a,,b", "--", "true"],
+        ["submit", "--label-selector", "zone ~ a", "--", "true"],
+        ["submit", "--label-selector", "!a=b", "--", "true"],
+        ["submit", "--label-selector", ",".join("k%d" % i for i in range(9)),
+         "--", "true"],
+        ["submit", "--resources", "not json", "--", "true"],
+        ["submit", "--resources", "{\"GPU\": -1}", "--", "true"],
+        ["submit", "--num-cpus", "1", "--resources", "{\"CPU\": 2}", "--",
+         "true"],
+        ["submit", "--num-cpus", "-1", "--", "true"],
+        ["submit", "--num-gpus", "1.5", "--", "true"],
+        ["submit", "--memory", "lots", "--", "true"],
+        ["submit", "--priority", "x", "--", "true"],
+        ["submit", "--max-retries", "-1", "--", "true"],
+        ["submit", "--env", "NOEQUALS", "--", "true"],
+        ["submit", "--address", "noport", "--", "true"],
+        ["submit", "--address", "a:1", "--temp-dir", "/tmp", "--", "true"],
+        ["list"],
+        ["list", "frobs"],
+        ["list", "nodes", "tasks"],
+        ["list", "tasks", "--format", "yaml"],
+        ["list", "tasks", "--limit", "0"],
+        ["list", "tasks", "--limit", "x"],
+        ["list", "nodes", "--address", "noport"],
+        ["list", "nodes", "--bogus"],
     ]
     for args in cases:
         p = run(args, check=False)
@@ -85,6 +120,130 @@ def test_status_unreachable():
                                                time.monotonic() - t0))
 
 
+def test_submit_list_unreachable_and_not_yet():
+    port = free_port()
+    for args in (["submit", "--address", "127.0.0.1:%d" % port, "--", "true"],
+                 ["list", "tasks", "--address", "127.0.0.1:%d" % port]):
+        t0 = time.monotonic()
+        p = run(args, check=False)
+        took = time.monotonic() - t0
+        check(p.returncode == 1, "%s: exit %d" % (args, p.returncode))
+        check(took < 5, "%s took %.1fs" % (args, took))
+        lines = p.stderr.strip().splitlines()
+        check(len(lines) == 1 and "cannot" in lines[0], p.stderr)
+    d = new_dir("empty")
+    p = run(["submit", "--temp-dir", d, "--", "true"], check=False)
+    check(p.returncode == 1 and "no head address" in p.stderr, p.stderr)
+    for kind, why in (("actors", "actors"),
+                      ("placement-groups", "placement groups"),
+                      ("objects", "object directory")):
+        p = run(["list", kind], check=False)
+        check(p.returncode == 1 and "not available yet" in p.stderr and
+              why in p.stderr, "%s: %d %s" % (kind, p.returncode, p.stderr))
+
+
+def fake_head():
+    """A HeadService in this process that records submitted specs and
+    plays a script per program name. RET (address, specs, cancels, stop)."""
+    import sys
+    import tempfile
+    from concurrent import futures
+    import grpc
+    proto = os.environ.get("MANTA_PROTO_DIR") or os.path.join(
+        os.path.dirname(__file__), "..", "..", "proto")
+    out = tempfile.mkdtemp(prefix="manta-pystubs-")
+    sh(["protoc", "-I", proto, "--python_out=" + out, "--grpc_out=" + out,
+        "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin",
+        "common.proto", "head_service.proto"])
+    sys.path.insert(0, out)
+    import head_service_pb2 as pb
+    import head_service_pb2_grpc as pbg
+    specs, cancels = [], []
+
+    class Head(pbg.HeadServiceServicer):
+        def SubmitTask(self, req, ctx):
+            specs.append(req.spec)
+            return pb.SubmitTaskReply(task_id="t%d" % len(specs))
+
+        def WatchTask(self, req, ctx):
+            spec = specs[int(req.task_id[1:]) - 1]
+            prog = spec.argv[0]
+            yield pb.TaskEvent(state=2)                        # PENDING
+            if prog == "infeasible":
+                yield pb.TaskEvent(state=6, error="infeasible: 64 CPU")
+                return
+            yield pb.TaskEvent(state=4, node_id="n1")          # RUNNING
+            yield pb.TaskEvent(output=b"out\n", fd=1)
+            yield pb.TaskEvent(output=b"err\n", fd=2)
+            if prog == "sleep":
+                for _ in range(200):
+                    if req.task_id in cancels:
+                        yield pb.TaskEvent(state=7, error="cancelled")
+                        return
+                    time.sleep(0.05)
+            yield pb.TaskEvent(state=5, exit_code=int(spec.argv[1]))
+
+        def CancelTask(self, req, ctx):
+            cancels.append(req.task_id)
+            return pb.CancelTaskReply(state=7)
+
+    srv = grpc.server(futures.ThreadPoolExecutor(8))
+    pbg.add_HeadServiceServicer_to_server(Head(), srv)
+    port = srv.add_insecure_port("127.0.0.1:0")
+    srv.start()
+    return "127.0.0.1:%d" % port, specs, cancels, srv
+
+
+def test_submit_against_fake_head():
+    import signal
+    addr, specs, cancels, srv = fake_head()
+    try:
+        p = run(["submit", "--address", addr, "--", "prog", "3"], check=False)
+        check(p.returncode == 3, "exit %d: %s" % (p.returncode, p.stderr))
+        check(p.stdout == "out\n" and p.stderr == "err\n",
+              "relayed %r %r" % (p.stdout, p.stderr))
+        s = specs[-1]
+        check(s.kind == 1 and list(s.argv) == ["prog", "3"], str(s))
+        check([(r.name, r.quantity) for r in s.resources] == [("CPU", 10000)],
+              "default resources %s" % s.resources)
+        check(s.max_retries == -1, "default max_retries %d" % s.max_retries)
+
+        run(["submit", "--address", addr, "--num-cpus", "0", "--num-gpus",
+             "0.5", "--memory", "1GiB", "--resources", '{"accel": 2}',
+             "--label-selector", "zone in (a|b),!spot,gpu,x!=y,w notin (c,d)",
+             "--priority", "-5", "--max-retries", "0", "--name", "nm",
+             "--env", "A=1", "--env", "B=x=y", "--cwd", "/srv", "--spread",
+             "--no-wait", "--", "prog", "0"])
+        s = specs[-1]
+        res = {r.name: r.quantity for r in s.resources}
+        check(res == {"CPU": 0, "GPU": 5000, "memory": (1 << 30) * 10000,
+                      "accel": 20000}, "resources %r" % res)
+        sel = [(m.key, m.op, list(m.values)) for m in s.label_selector]
+        check(sel == [("zone", 2, ["a", "b"]), ("spot", 5, []),
+                      ("gpu", 4, []), ("x", 1, ["y"]),
+                      ("w", 3, ["c", "d"])], "selector %r" % sel)
+        check((s.priority, s.max_retries, s.name, s.cwd, s.strategy) ==
+              (-5, 0, "nm", "/srv", 1), str(s))
+        check({e.key: e.value for e in s.env} == {"A": "1", "B": "x=y"},
+              "env %s" % s.env)
+
+        p = run(["submit", "--address", addr, "--", "infeasible"], check=False)
+        check(p.returncode == 1 and
+              "task failed: infeasible: 64 CPU" in p.stderr, p.stderr)
+
+        proc = subprocess.Popen([MANTA, "submit", "--address", addr, "--",
+                                 "sleep", "0"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+        check(proc.returncode == 130, "ctrl-c exit %d: %s" % (
+            proc.returncode, err))
+        check(cancels == ["t%d" % len(specs)], "cancels %r" % cancels)
+    finally:
+        srv.stop(0)
+
+
 def test_second_start_refused_and_stop_idempotent():
     d = new_dir("twice")
     port = free_port()
@@ -119,5 +278,7 @@ def test_worker_that_cannot_join_is_not_left_behind():
 
 if __name__ == "__main__":
     main([test_help_everywhere, test_bad_usage_exits_2, test_status_unreachable,
+          test_submit_list_unreachable_and_not_yet,
+          test_submit_against_fake_head,
           test_second_start_refused_and_stop_idempotent,
           test_worker_that_cannot_join_is_not_left_behind])

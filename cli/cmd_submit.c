@@ -1,0 +1,894 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_submit.c -- `manta submit ... -- PROGRAM ARGS...`: run a command task
+ * on the cluster, relay its output and exit with its status.
+ *
+ * Every option is checked and turned into a TaskSpec before the head is
+ * contacted, so a typo fails with a usage message (exit 2) and never leaves
+ * a task behind. Then SubmitTask; with --no-wait the task id is printed and
+ * we are done. Otherwise WatchTask(output) streams the task's state changes
+ * and output: output goes to our fd 1 / fd 2 as it arrives, state changes go
+ * to stderr with --verbose, and the final state decides the exit code:
+ * FINISHED -> the task's exit code, FAILED -> 1 with one line, CANCELLED ->
+ * 130. Ctrl-C sends CancelTask and keeps waiting for the end; a second
+ * Ctrl-C leaves at once.
+ *
+ * DESIGN: one private loop runs the rpc engine and a SIGINT watcher; every
+ * callback runs on it, so the watch state needs no locks.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/session.h"
+#include "common/alloc.h"
+#include "common/cli_util.h"
+#include "common/error.h"
+#include "common/qty.h"
+#include "head_service.pb-c.h"
+#include "proto/services.h"
+
+#define SUBMIT_TIMEOUT_MS 4000
+#define SEL_MAX_EXPRS 8     /* the scheduler's limits (sched/labels.h) */
+#define SEL_MAX_VALUES 8
+#define EXIT_CANCELLED 130
+
+/* ---- usage ------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: manta submit [--address HOST:PORT | --temp-dir DIR] [options]\n"
+            "                    -- PROGRAM [ARGS...]\n"
+            "\n"
+            "Run PROGRAM as a task on the cluster, relay its stdout and stderr,\n"
+            "and exit with its exit code (1 if the task failed, 130 if it was\n"
+            "cancelled). Ctrl-C cancels the task; a second Ctrl-C leaves at once.\n"
+            "\n"
+            "  --address HOST:PORT    the head (default: read from the session dir)\n"
+            "  --temp-dir DIR         session dir holding head.addr (default %s)\n"
+            "resources (default: 1 CPU):\n"
+            "  --num-cpus N           CPUs, fractions allowed (0 is fine)\n"
+            "  --num-gpus N           GPUs: a fraction below 1 or a whole number\n"
+            "  --memory BYTES         memory, e.g. 512MiB\n"
+            "  --resources JSON       other resources, e.g. '{\"accel\": 0.5}'\n"
+            "placement:\n"
+            "  --label-selector EXPR  run only on nodes whose labels match EXPR:\n"
+            "                         comma-separated expressions, all must hold:\n"
+            "                           key=value       label equals value\n"
+            "                           key!=value      differs, or is absent\n"
+            "                           key in (a|b)    equals one of a, b\n"
+            "                           key notin (a|b) equals none of them\n"
+            "                           key             label is present\n"
+            "                           !key            label is absent\n"
+            "                         key=a|b and key!=a|b are short for in/notin\n"
+            "  --spread               spread tasks over nodes instead of packing\n"
+            "  --priority N           higher runs first (default 0)\n"
+            "task:\n"
+            "  --name NAME            shown by `manta list tasks`\n"
+            "  --max-retries N        reruns when its worker dies (default 3)\n"
+            "  --env K=V              extra environment variable (repeatable)\n"
+            "  --cwd DIR              working directory on the node (a relative\n"
+            "                         DIR is taken from here)\n"
+            "output:\n"
+            "  --no-wait              print the task id and exit at once\n"
+            "  -v, --verbose          report state changes on stderr\n"
+            "  -h, --help             this text\n"
+            "\n"
+            "examples:\n"
+            "  manta submit -- hostname\n"
+            "  manta submit --num-gpus 1 --env CUDA_CACHE=0 -- ./train --epochs 3\n"
+            "  manta submit --label-selector 'zone in (a|b),!spot' -- ./job.sh\n"
+            "  id=$(manta submit --no-wait --name nightly -- make test)\n",
+            MT_DEFAULT_TEMP_DIR);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("manta submit: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    usage(stderr);
+    return MT_EXIT_USAGE;
+}
+
+/* ---- label selectors -------------------------------------------------------- */
+
+struct sel_expr {
+    char *key;
+    int op;       /* MANTA__LABEL_MATCH__OP__* */
+    char **vals;
+    size_t n;
+    size_t cap;
+};
+
+struct selector {
+    struct sel_expr *v;
+    size_t n;
+    size_t cap;
+};
+
+static void selector_release(struct selector *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].key);
+        for (size_t j = 0; j < s->v[i].n; j++)
+            free(s->v[i].vals[j]);
+        free(s->v[i].vals);
+    }
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Label keys as `manta start --labels` accepts them. */
+static bool key_char(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '/' ||
+           c == '-';
+}
+
+static bool val_char(int c)
+{
+    return c && !strchr(",|()=! \t\r\n", c);
+}
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+static bool is_word(const char *p, const char *w)
+{
+    size_t n = strlen(w);
+
+    return strncmp(p, w, n) == 0 && !key_char((unsigned char)p[n]);
+}
+
+/* Values separated by any char of seps; RET where parsing stopped or NULL. */
+static const char *parse_values(const char *p, const char *seps,
+                                struct sel_expr *e, char *err, size_t errlen)
+{
+    for (;;) {
+        const char *v;
+
+        p = skip_ws(p);
+        v = p;
+        while (val_char((unsigned char)*p))
+            p++;
+        if (p == v) {
+            snprintf(err, errlen, "missing value %s'%s'", *p ? "before " : "",
+                     *p ? p : "at the end");
+            return NULL;
+        }
+        mt_xgrow((void **)&e->vals, &e->cap, e->n + 1, sizeof(*e->vals));
+        e->vals[e->n++] = mt_xstrndup(v, (size_t)(p - v));
+        p = skip_ws(p);
+        if (!*p || !strchr(seps, *p))
+            return p;
+        p++;
+    }
+}
+
+/* The operator after a key; RET where its operand starts, or NULL. */
+static const char *parse_op(const char *p, struct sel_expr *e, bool *list)
+{
+    *list = false;
+    if (p[0] == '!' && p[1] == '=') {
+        e->op = MANTA__LABEL_MATCH__OP__OP_NE;
+        return p + 2;
+    }
+    if (p[0] == '=') {
+        e->op = MANTA__LABEL_MATCH__OP__OP_EQ;
+        return p + (p[1] == '=' ? 2 : 1);
+    }
+    *list = true;
+    if (is_word(p, "in")) {
+        e->op = MANTA__LABEL_MATCH__OP__OP_IN;
+        return p + 2;
+    }
+    if (is_word(p, "notin")) {
+        e->op = MANTA__LABEL_MATCH__OP__OP_NOT_IN;
+        return p + 5;
+    }
+    return NULL;
+}
+
+/* One expression; s is NUL-terminated. RET 0 or -MT_EINVAL. */
+static int parse_expr(const char *s, struct sel_expr *e, char *err,
+                      size_t errlen)
+{
+    const char *p = skip_ws(s), *k;
+    bool neg = *p == '!', list;
+
+    if (!*p) {
+        snprintf(err, errlen, "empty expression (a stray ',')");
+        return -MT_EINVAL;
+    }
+    if (neg)
+        p = skip_ws(p + 1);
+    for (k = p; key_char((unsigned char)*p); p++)
+        ;
+    if (p == k) {
+        snprintf(err, errlen, "expected a label key in '%s'", s);
+        return -MT_EINVAL;
+    }
+    e->key = mt_xstrndup(k, (size_t)(p - k));
+    p = skip_ws(p);
+    if (neg || !*p) {
+        e->op = neg ? MANTA__LABEL_MATCH__OP__OP_NOT_EXISTS
+                    : MANTA__LABEL_MATCH__OP__OP_EXISTS;
+        if (!*p)
+            return 0;
+        snprintf(err, errlen, "'!%s' takes nothing after the key", e->key);
+        return -MT_EINVAL;
+    }
+    p = parse_op(p, e, &list);
+    if (!p) {
+        snprintf(err, errlen, "expected =, !=, in (...) or notin (...) after "
+                 "'%s' in '%s'", e->key, s);
+        return -MT_EINVAL;
+    }
+    p = skip_ws(p);
+    if (list && *p++ != '(') {
+        snprintf(err, errlen, "expected '(' after in/notin in '%s'", s);
+        return -MT_EINVAL;
+    }
+    p = parse_values(p, list ? "|," : "|", e, err, errlen);
+    if (p && list && *p++ != ')') {
+        snprintf(err, errlen, "expected ')' to close the list in '%s'", s);
+        return -MT_EINVAL;
+    }
+    if (p && *skip_ws(p)) {
+        snprintf(err, errlen, "unexpected '%s' in '%s'", skip_ws(p), s);
+        return -MT_EINVAL;
+    }
+    if (!p)
+        return -MT_EINVAL;
+    if (!list && e->n > 1) /* key=a|b */
+        e->op = e->op == MANTA__LABEL_MATCH__OP__OP_EQ
+                    ? MANTA__LABEL_MATCH__OP__OP_IN
+                    : MANTA__LABEL_MATCH__OP__OP_NOT_IN;
+    return 0;
+}
+
+/*
+ * selector_parse - comma-separated expressions; commas inside (...) belong
+ * to the list, so Ray's `key in (a,b)` reads as well.
+ * RET 0 or -MT_EINVAL (err says why)
+ */
+static int selector_parse(const char *text, struct selector *s, char *err,
+                          size_t errlen)
+{
+    const char *p = text;
+
+    if (!*skip_ws(p)) {
+        snprintf(err, errlen, "empty selector");
+        return -MT_EINVAL;
+    }
+    for (;;) {
+        const char *q = p;
+        int depth = 0, rc;
+        char *item;
+
+        for (; *q && (*q != ',' || depth > 0); q++)
+            depth += (*q == '(') - (*q == ')');
+        item = mt_xstrndup(p, (size_t)(q - p));
+        mt_xgrow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v));
+        memset(&s->v[s->n], 0, sizeof(s->v[0]));
+        rc = parse_expr(item, &s->v[s->n++], err, errlen);
+        free(item);
+        if (rc < 0)
+            return rc;
+        if (s->v[s->n - 1].n > SEL_MAX_VALUES) {
+            snprintf(err, errlen, "at most %d values in one list",
+                     SEL_MAX_VALUES);
+            return -MT_EINVAL;
+        }
+        if (!*q)
+            return 0;
+        if (s->n == SEL_MAX_EXPRS) {
+            snprintf(err, errlen, "at most %d expressions", SEL_MAX_EXPRS);
+            return -MT_EINVAL;
+        }
+        p = q + 1;
+    }
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+struct submit_opts {
+    const char *addr, *dir;
+    const char *name, *cwd;
+    bool spread, no_wait, verbose;
+    long priority;
+    long max_retries;            /* -1: the head's default */
+    struct mt_qty_list res;      /* fixed point, zeros included */
+    struct mt_kv_list env;
+    struct selector sel;
+    char *abs_cwd;               /* owned when cwd was relative */
+    char **argv;                 /* borrowed: the program and its arguments */
+    int argc;
+};
+
+static void opts_release(struct submit_opts *o)
+{
+    mt_qty_list_release(&o->res);
+    mt_kv_list_release(&o->env);
+    selector_release(&o->sel);
+    free(o->abs_cwd);
+}
+
+enum { O_ADDR = 256, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES, O_SEL, O_PRIO,
+       O_RETRY, O_NAME, O_ENV, O_CWD, O_SPREAD, O_NOWAIT };
+
+static const struct option long_opts[] = {
+    {"address", required_argument, NULL, O_ADDR},
+    {"temp-dir", required_argument, NULL, O_TMP},
+    {"num-cpus", required_argument, NULL, O_CPUS},
+    {"num-gpus", required_argument, NULL, O_GPUS},
+    {"memory", required_argument, NULL, O_MEM},
+    {"resources", required_argument, NULL, O_RES},
+    {"label-selector", required_argument, NULL, O_SEL},
+    {"priority", required_argument, NULL, O_PRIO},
+    {"max-retries", required_argument, NULL, O_RETRY},
+    {"name", required_argument, NULL, O_NAME},
+    {"env", required_argument, NULL, O_ENV},
+    {"cwd", required_argument, NULL, O_CWD},
+    {"spread", no_argument, NULL, O_SPREAD},
+    {"no-wait", no_argument, NULL, O_NOWAIT},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Flags that name a resource; resources JSON may not repeat them. */
+struct res_flags {
+    const char *cpus, *gpus, *memory, *json;
+};
+
+static int set_resource(struct submit_opts *o, const char *flag,
+                        const char *name, int64_t q)
+{
+    if (mt_qty_list_get(&o->res, name) >= 0)
+        return usage_error("%s is given by both --%s and --resources", name,
+                           flag);
+    mt_qty_list_set(&o->res, name, q);
+    return 0;
+}
+
+static int check_resources(struct submit_opts *o, const struct res_flags *f)
+{
+    char err[256] = "";
+    int64_t q;
+    uint64_t bytes;
+
+    if (f->json && mt_qty_parse_json(f->json, &o->res, err, sizeof(err)) < 0)
+        return usage_error("invalid --resources '%s': %s", f->json, err);
+    if (f->cpus) {
+        if (mt_qty_parse(f->cpus, &q) < 0)
+            return usage_error("invalid --num-cpus '%s': expected a number "
+                               ">= 0", f->cpus);
+        if (set_resource(o, "num-cpus", "CPU", q))
+            return MT_EXIT_USAGE;
+    }
+    if (f->gpus) {
+        if (mt_qty_parse(f->gpus, &q) < 0 ||
+            (q > MT_QTY_SCALE && q % MT_QTY_SCALE))
+            return usage_error("invalid --num-gpus '%s': expected a fraction "
+                               "below 1 or a whole number", f->gpus);
+        if (set_resource(o, "num-gpus", "GPU", q))
+            return MT_EXIT_USAGE;
+    }
+    if (f->memory) {
+        if (mt_bytes_parse(f->memory, &bytes) < 0 ||
+            bytes > (uint64_t)(INT64_MAX / MT_QTY_SCALE))
+            return usage_error("invalid --memory '%s': expected bytes like "
+                               "512MiB or 4GiB", f->memory);
+        if (set_resource(o, "memory", "memory", (int64_t)bytes * MT_QTY_SCALE))
+            return MT_EXIT_USAGE;
+    }
+    /* Like Ray, a task takes 1 CPU unless it says otherwise. */
+    if (mt_qty_list_get(&o->res, "CPU") < 0)
+        mt_qty_list_set(&o->res, "CPU", MT_QTY_SCALE);
+    return 0;
+}
+
+static int add_env(struct submit_opts *o, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    char *key;
+
+    if (!eq || eq == kv)
+        return usage_error("invalid --env '%s': expected KEY=VALUE", kv);
+    key = mt_xstrndup(kv, (size_t)(eq - kv));
+    mt_kv_list_set(&o->env, key, eq + 1);
+    free(key);
+    return 0;
+}
+
+static int set_cwd(struct submit_opts *o, const char *dir)
+{
+    char here[PATH_MAX];
+
+    if (!*dir)
+        return usage_error("--cwd needs a directory");
+    o->cwd = dir;
+    if (dir[0] == '/')
+        return 0;
+    if (!getcwd(here, sizeof(here)))
+        return usage_error("--cwd '%s': cannot resolve it: %s", dir,
+                           strerror(errno));
+    o->abs_cwd = mt_xasprintf("%s/%s", here, dir);
+    o->cwd = o->abs_cwd;
+    return 0;
+}
+
+/* The index of the first "--", or argc when there is none. */
+static int find_dashdash(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") == 0)
+            return i;
+    return argc;
+}
+
+/* One option from getopt; RET 0, -1 (printed help: exit 0) or the exit code. */
+static int take_opt(struct submit_opts *o, struct res_flags *rf, int c,
+                    const char *bad)
+{
+    char err[256] = "";
+
+    switch (c) {
+    case O_ADDR: o->addr = optarg; return 0;
+    case O_TMP: o->dir = optarg; return 0;
+    case O_CPUS: rf->cpus = optarg; return 0;
+    case O_GPUS: rf->gpus = optarg; return 0;
+    case O_MEM: rf->memory = optarg; return 0;
+    case O_RES: rf->json = optarg; return 0;
+    case O_NAME: o->name = optarg; return 0;
+    case O_ENV: return add_env(o, optarg);
+    case O_CWD: return set_cwd(o, optarg);
+    case O_SPREAD: o->spread = true; return 0;
+    case O_NOWAIT: o->no_wait = true; return 0;
+    case 'v': o->verbose = true; return 0;
+    case O_SEL:
+        if (o->sel.n)
+            return usage_error("give --label-selector once (join "
+                               "expressions with ',')");
+        if (selector_parse(optarg, &o->sel, err, sizeof(err)) < 0)
+            return usage_error("invalid --label-selector '%s': %s", optarg,
+                               err);
+        return 0;
+    case O_PRIO:
+        if (!mt_parse_int(optarg, INT32_MIN, INT32_MAX, &o->priority))
+            return usage_error("invalid --priority '%s': expected a whole "
+                               "number", optarg);
+        return 0;
+    case O_RETRY:
+        if (!mt_parse_int(optarg, 0, INT32_MAX, &o->max_retries))
+            return usage_error("invalid --max-retries '%s': expected a whole "
+                               "number >= 0", optarg);
+        return 0;
+    case 'h':
+        usage(stdout);
+        return -1;
+    default:
+        return usage_error("unknown or incomplete option '%s'", bad);
+    }
+}
+
+/* Parse and check everything. RET 0, -1 (help shown) or the exit code. */
+static int parse_opts(int argc, char **argv, struct submit_opts *o)
+{
+    struct res_flags rf = {0};
+    int end = find_dashdash(argc, argv), c, rc;
+
+    o->max_retries = -1;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(end, argv, "+hv", long_opts, NULL)) != -1) {
+        rc = take_opt(o, &rf, c, argv[optind - 1]);
+        if (rc)
+            return rc;
+    }
+    if (optind < end)
+        return usage_error("unexpected argument '%s' (put the program after "
+                           "--)", argv[optind]);
+    if (end >= argc)
+        return usage_error("missing -- before the program to run");
+    if (end + 1 >= argc)
+        return usage_error("missing the program to run after --");
+    if (o->addr && o->dir)
+        return usage_error("give --address or --temp-dir, not both");
+    if (o->addr && !mt_parse_host_port(o->addr))
+        return usage_error("invalid --address '%s': expected HOST:PORT",
+                           o->addr);
+    o->argv = argv + end + 1;
+    o->argc = argc - end - 1;
+    return check_resources(o, &rf);
+}
+
+/* ---- the task spec ---------------------------------------------------------- */
+
+/*
+ * Storage behind a TaskSpec built from the options: the protobuf structs
+ * point into these arrays and into the options (borrowed strings).
+ */
+struct spec_buf {
+    Manta__TaskSpec spec;
+    Manta__ResourceEntry *res;
+    Manta__ResourceEntry **res_p;
+    Manta__Label *env;
+    Manta__Label **env_p;
+    Manta__LabelMatch *sel;
+    Manta__LabelMatch **sel_p;
+};
+
+static void spec_build(struct spec_buf *b, const struct submit_opts *o)
+{
+    Manta__TaskSpec *s = &b->spec;
+    size_t nres = o->res.n, nenv = o->env.n, nsel = o->sel.n;
+
+    manta__task_spec__init(s);
+    s->kind = MANTA__TASK_KIND__TASK_KIND_COMMAND;
+    s->name = (char *)(o->name ? o->name : "");
+    s->argv = o->argv;
+    s->n_argv = (size_t)o->argc;
+    s->cwd = (char *)(o->cwd ? o->cwd : "");
+    s->priority = (int32_t)o->priority;
+    s->max_retries = (int32_t)o->max_retries;
+    s->strategy = o->spread ? MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD
+                            : MANTA__SCHEDULING_STRATEGY__STRATEGY_DEFAULT;
+    b->res = mt_xcalloc(nres + 1, sizeof(*b->res));
+    b->res_p = mt_xcalloc(nres + 1, sizeof(*b->res_p));
+    for (size_t i = 0; i < nres; i++) {
+        manta__resource_entry__init(&b->res[i]);
+        b->res[i].name = o->res.v[i].name;
+        b->res[i].quantity = o->res.v[i].qty;
+        b->res_p[i] = &b->res[i];
+    }
+    s->resources = b->res_p;
+    s->n_resources = nres;
+    b->env = mt_xcalloc(nenv + 1, sizeof(*b->env));
+    b->env_p = mt_xcalloc(nenv + 1, sizeof(*b->env_p));
+    for (size_t i = 0; i < nenv; i++) {
+        manta__label__init(&b->env[i]);
+        b->env[i].key = o->env.v[i].key;
+        b->env[i].value = o->env.v[i].value;
+        b->env_p[i] = &b->env[i];
+    }
+    s->env = b->env_p;
+    s->n_env = nenv;
+    b->sel = mt_xcalloc(nsel + 1, sizeof(*b->sel));
+    b->sel_p = mt_xcalloc(nsel + 1, sizeof(*b->sel_p));
+    for (size_t i = 0; i < nsel; i++) {
+        manta__label_match__init(&b->sel[i]);
+        b->sel[i].key = o->sel.v[i].key;
+        b->sel[i].op = (Manta__LabelMatch__Op)o->sel.v[i].op;
+        b->sel[i].values = o->sel.v[i].vals;
+        b->sel[i].n_values = o->sel.v[i].n;
+        b->sel_p[i] = &b->sel[i];
+    }
+    s->label_selector = b->sel_p;
+    s->n_label_selector = nsel;
+}
+
+static void spec_release(struct spec_buf *b)
+{
+    free(b->res);
+    free(b->res_p);
+    free(b->env);
+    free(b->env_p);
+    free(b->sel);
+    free(b->sel_p);
+}
+
+/* ---- watching --------------------------------------------------------------- */
+
+/* What we know of the task while following it. Guarded by: the loop. */
+struct watch {
+    struct mt_cli_conn *conn;
+    const char *task_id;         /* borrowed */
+    bool verbose;
+    bool done;                   /* the watch stream ended */
+    int state;                   /* last state seen (TaskState) */
+    uint32_t attempt;
+    char *node_id;               /* owned */
+    char *note;                  /* owned: last non-final error shown */
+    int exit_code;
+    char *error;                 /* owned: final error text */
+    char stream_err[256];        /* why the stream ended early */
+    bool out_closed[3];          /* stdout/stderr gone (EPIPE) */
+    int sigints;                 /* Ctrl-Cs so far */
+    bool cancel_sent;
+    uv_signal_t sigint;
+};
+
+static bool final_state(int st)
+{
+    return st == MANTA__TASK_STATE__TASK_STATE_FINISHED ||
+           st == MANTA__TASK_STATE__TASK_STATE_FAILED ||
+           st == MANTA__TASK_STATE__TASK_STATE_CANCELLED;
+}
+
+static void relay(struct watch *w, unsigned fd, const uint8_t *p, size_t n)
+{
+    fd = fd == 2 ? 2 : 1;
+    while (n && !w->out_closed[fd]) {
+        ssize_t k = write((int)fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            w->out_closed[fd] = true; /* a closed pipe: drop the rest */
+            break;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+static void set_str(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = s && *s ? mt_xstrdup(s) : NULL;
+}
+
+/* Report a state change on stderr (always for notes, else with -v). */
+static void show_state(struct watch *w, const Manta__TaskEvent *ev)
+{
+    bool changed = (int)ev->state != w->state || ev->attempt != w->attempt;
+    const char *node = *ev->node_id ? ev->node_id : "?";
+
+    if (w->verbose && changed) {
+        if (ev->attempt > w->attempt)
+            fprintf(stderr, "manta: task %s retrying (attempt %u)\n",
+                    w->task_id, ev->attempt + 1);
+        if (ev->state == MANTA__TASK_STATE__TASK_STATE_RUNNING)
+            fprintf(stderr, "manta: task %s running on node %s\n", w->task_id,
+                    node);
+        else if (ev->state == MANTA__TASK_STATE__TASK_STATE_SCHEDULED)
+            fprintf(stderr, "manta: task %s scheduled on node %s\n",
+                    w->task_id, node);
+        else if (ev->state == MANTA__TASK_STATE__TASK_STATE_PENDING)
+            fprintf(stderr, "manta: task %s pending\n", w->task_id);
+        else if (ev->state == MANTA__TASK_STATE__TASK_STATE_WAITING_FOR_ARGS)
+            fprintf(stderr, "manta: task %s waiting for its arguments\n",
+                    w->task_id);
+    }
+    /* A live task with an error is waiting for a reason (infeasible...). */
+    if (!final_state(ev->state) && *ev->error &&
+        (!w->note || strcmp(w->note, ev->error))) {
+        fprintf(stderr, "manta: task %s is %s: %s\n", w->task_id,
+                mt_cli_task_state_name(ev->state), ev->error);
+        set_str(&w->note, ev->error);
+    }
+}
+
+static void on_event(void *arg, const ProtobufCMessage *msg)
+{
+    struct watch *w = arg;
+    const Manta__TaskEvent *ev = (const Manta__TaskEvent *)msg;
+
+    if (ev->output.len)
+        relay(w, ev->fd, ev->output.data, ev->output.len);
+    if (ev->state == MANTA__TASK_STATE__TASK_STATE_UNSPECIFIED ||
+        final_state(w->state))
+        return;
+    show_state(w, ev);
+    w->state = ev->state;
+    w->attempt = ev->attempt;
+    if (*ev->node_id)
+        set_str(&w->node_id, ev->node_id);
+    if (final_state(ev->state)) {
+        w->exit_code = ev->exit_code;
+        set_str(&w->error, ev->error);
+    }
+}
+
+static void on_watch_done(void *arg, const struct mt_rpc_status *st,
+                          const ProtobufCMessage *resp)
+{
+    struct watch *w = arg;
+
+    w->done = true;
+    if (st->code)
+        snprintf(w->stream_err, sizeof(w->stream_err), "%s%s%s",
+                 mt_rpc_status_name(st->code), *st->message ? ": " : "",
+                 st->message);
+    else
+        snprintf(w->stream_err, sizeof(w->stream_err), "%s",
+                 "the head closed the watch before the task ended");
+}
+
+static void on_cancel_done(void *arg, const struct mt_rpc_status *st,
+                           const ProtobufCMessage *resp)
+{
+    struct watch *w = arg;
+
+    if (st->code && !w->done)
+        fprintf(stderr, "manta: could not cancel task %s: %s%s%s\n",
+                w->task_id, mt_rpc_status_name(st->code),
+                *st->message ? ": " : "", st->message);
+}
+
+static void send_cancel(struct watch *w)
+{
+    Manta__CancelTaskRequest req = MANTA__CANCEL_TASK_REQUEST__INIT;
+
+    if (w->cancel_sent || !w->task_id)
+        return;
+    w->cancel_sent = true;
+    req.task_id = (char *)w->task_id;
+    fprintf(stderr, "manta: cancelling task %s (Ctrl-C again to leave now)\n",
+            w->task_id);
+    if (mt_rpc_unary(w->conn->ch, &mt_head_cancel_task, &req.base,
+                     SUBMIT_TIMEOUT_MS, 0, on_cancel_done, w) < 0)
+        fprintf(stderr, "manta: could not cancel task %s\n", w->task_id);
+}
+
+static void on_sigint(uv_signal_t *h, int signum)
+{
+    struct watch *w = h->data;
+
+    if (++w->sigints > 1) {
+        fprintf(stderr, "manta: leaving; task %s may still be running\n",
+                w->task_id ? w->task_id : "(not submitted yet)");
+        _exit(EXIT_CANCELLED);
+    }
+    send_cancel(w);
+}
+
+/* The exit code for how the task ended, with its one line on stderr. */
+static int final_exit(const struct watch *w)
+{
+    switch (w->state) {
+    case MANTA__TASK_STATE__TASK_STATE_FINISHED:
+        if (w->verbose)
+            fprintf(stderr, "manta: task %s finished with exit code %d\n",
+                    w->task_id, w->exit_code);
+        return w->exit_code >= 0 && w->exit_code <= 255 ? w->exit_code : 1;
+    case MANTA__TASK_STATE__TASK_STATE_FAILED:
+        fprintf(stderr, "manta submit: task failed: %s\n",
+                w->error ? w->error : "no reason given");
+        return 1;
+    case MANTA__TASK_STATE__TASK_STATE_CANCELLED:
+        fprintf(stderr, "manta submit: task %s cancelled%s%s\n", w->task_id,
+                w->error ? ": " : "", w->error ? w->error : "");
+        return EXIT_CANCELLED;
+    default:
+        fprintf(stderr, "manta submit: lost track of task %s: %s\n",
+                w->task_id, w->stream_err);
+        return 1;
+    }
+}
+
+/* Follow the task to its end. RET the exit code. */
+static int watch_task(struct watch *w)
+{
+    Manta__WatchTaskRequest req = MANTA__WATCH_TASK_REQUEST__INIT;
+    int rc;
+
+    req.task_id = (char *)w->task_id;
+    req.output = true;
+    rc = mt_rpc_stream_open(w->conn->ch, &mt_head_watch_task, &req.base, 0, 0,
+                            on_event, on_watch_done, w, NULL);
+    if (rc < 0) {
+        fprintf(stderr, "manta submit: cannot watch task %s: %s\n",
+                w->task_id, mt_strerror(rc));
+        return 1;
+    }
+    if (w->sigints)
+        send_cancel(w); /* Ctrl-C while submitting */
+    while (!w->done)
+        uv_run(&w->conn->loop, UV_RUN_ONCE);
+    return final_exit(w);
+}
+
+/* ---- command ---------------------------------------------------------------- */
+
+/* SubmitTask. OUT id owned. RET 0 or 1 (reason printed). */
+static int submit(struct mt_cli_conn *c, const char *addr,
+                  const struct submit_opts *o, char **id)
+{
+    Manta__SubmitTaskRequest req = MANTA__SUBMIT_TASK_REQUEST__INIT;
+    Manta__SubmitTaskReply *r;
+    struct spec_buf b;
+    ProtobufCMessage *resp = NULL;
+    char err[512] = "";
+    int rc;
+
+    spec_build(&b, o);
+    req.spec = &b.spec;
+    rc = mt_rpc_unary_sync(c->ch, &mt_head_submit_task, &req.base,
+                           SUBMIT_TIMEOUT_MS, 0, &resp, err, sizeof(err));
+    spec_release(&b);
+    r = (Manta__SubmitTaskReply *)resp;
+    if (rc == 0 && (!r || !*r->task_id)) {
+        rc = -MT_EPROTO;
+        snprintf(err, sizeof(err), "the head returned no task id");
+    }
+    if (rc < 0) {
+        mt_cli_one_line(err);
+        fprintf(stderr, "manta submit: %s %s: %s\n",
+                rc == -MT_EUNAVAIL || rc == -MT_ETIMEDOUT
+                    ? "cannot reach the head at" : "submit failed at",
+                addr, err);
+        if (r)
+            manta__submit_task_reply__free_unpacked(r, NULL);
+        return 1;
+    }
+    *id = mt_xstrdup(r->task_id);
+    manta__submit_task_reply__free_unpacked(r, NULL);
+    return 0;
+}
+
+static int run(const struct submit_opts *o, const char *addr)
+{
+    struct mt_cli_conn conn;
+    struct watch w;
+    char *id = NULL;
+    int rc = mt_cli_conn_open(&conn, addr);
+
+    if (rc < 0) {
+        fprintf(stderr, "manta submit: cannot reach the head at %s: %s\n",
+                addr, mt_strerror(rc));
+        return 1;
+    }
+    memset(&w, 0, sizeof(w));
+    w.conn = &conn;
+    w.verbose = o->verbose;
+    uv_signal_init(&conn.loop, &w.sigint);
+    w.sigint.data = &w;
+    if (!o->no_wait)
+        uv_signal_start(&w.sigint, on_sigint, SIGINT);
+    rc = submit(&conn, addr, o, &id);
+    if (rc == 0 && o->no_wait) {
+        printf("%s\n", id);
+    } else if (rc == 0) {
+        w.task_id = id;
+        if (w.verbose)
+            fprintf(stderr, "manta: submitted task %s\n", id);
+        rc = watch_task(&w);
+    }
+    uv_close((uv_handle_t *)&w.sigint, NULL);
+    uv_run(&conn.loop, UV_RUN_NOWAIT);
+    mt_cli_conn_close(&conn);
+    free(w.node_id);
+    free(w.note);
+    free(w.error);
+    free(id);
+    return rc;
+}
+
+int mt_cmd_submit(int argc, char **argv)
+{
+    struct submit_opts o;
+    char *addr = NULL;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    rc = parse_opts(argc, argv, &o);
+    if (rc == 0)
+        rc = mt_cli_head_addr("submit", o.addr, o.dir, &addr);
+    if (rc == 0)
+        rc = run(&o, addr);
+    free(addr);
+    opts_release(&o);
+    return rc < 0 ? 0 : rc;
+}

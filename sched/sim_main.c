@@ -90,6 +90,7 @@ struct sim {
     uint32_t cpu_nodes, gpu_nodes, tpu_hosts;
     double util_sum[3];         /* CPU, GPU, TPU */
     double frag_gpu, frag_tpu, free_gpu, free_tpu;
+    double idle_gpu, idle_tpu;  /* free whole GPUs / chips, all samples */
     uint32_t frag_samples_gpu, frag_samples_tpu, samples;
 };
 
@@ -408,6 +409,8 @@ static void sample(struct sim *m)
     m->samples++;
     if (mt_sched_fragmentation(m->s, &f) < 0)
         return;
+    m->idle_gpu += f.free_gpus;
+    m->idle_tpu += f.free_tpu_chips;
     if (f.pending_gpu && f.free_gpus) {
         m->frag_gpu += (double)f.stranded_gpus / f.free_gpus;
         m->free_gpu += f.free_gpus;
@@ -473,16 +476,22 @@ static void report(struct sim *m, double wall_s)
                kind_names[k], m->nwait[k], pct(m->wait[k], m->nwait[k], 0.5),
                pct(m->wait[k], m->nwait[k], 0.99), unplaced[k]);
     }
-    printf("fragmentation GPU: %.1f%% of %.0f free GPUs stranded (avg over "
-           "%u samples with GPU demand pending)\n",
+    printf("fragmentation GPU: %.0f free GPUs on average (%.1f%% of %u); "
+           "in the %u samples with GPU work pending, %.1f%% of %.0f free "
+           "GPUs could serve none of it\n",
+           m->idle_gpu / m->samples,
+           100 * m->idle_gpu / m->samples / (m->gpu_nodes * 8.0 + 1e-9),
+           m->gpu_nodes * 8, m->frag_samples_gpu,
            m->frag_samples_gpu ? 100 * m->frag_gpu / m->frag_samples_gpu : 0,
-           m->frag_samples_gpu ? m->free_gpu / m->frag_samples_gpu : 0,
-           m->frag_samples_gpu);
-    printf("fragmentation TPU: %.1f%% of %.0f free chips stranded (avg over "
-           "%u samples with TPU demand pending)\n",
+           m->frag_samples_gpu ? m->free_gpu / m->frag_samples_gpu : 0);
+    printf("fragmentation TPU: %.0f free chips on average (%.1f%% of %u); "
+           "in the %u samples with TPU work pending, %.1f%% of %.0f free "
+           "chips could serve none of it\n",
+           m->idle_tpu / m->samples,
+           100 * m->idle_tpu / m->samples / (m->tpu_hosts * 4.0 + 1e-9),
+           m->tpu_hosts * 4, m->frag_samples_tpu,
            m->frag_samples_tpu ? 100 * m->frag_tpu / m->frag_samples_tpu : 0,
-           m->frag_samples_tpu ? m->free_tpu / m->frag_samples_tpu : 0,
-           m->frag_samples_tpu);
+           m->frag_samples_tpu ? m->free_tpu / m->frag_samples_tpu : 0);
 }
 
 static void usage(FILE *f)

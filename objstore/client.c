@@ -710,6 +710,17 @@ int mt_objc_stats(struct mt_objc *c, struct mt_store_stats *out)
     return rc;
 }
 
+int mt_objc_server_stats(struct mt_objc *c, struct mt_server_stats *out)
+{
+    int rc;
+
+    pthread_mutex_lock(&c->mu);
+    expire(c);
+    rc = call(c, MT_MSG_SERVER_STATS, NULL, 0, NULL, 0, out, sizeof(*out));
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
 int mt_objc_flush(struct mt_objc *c)
 {
     int rc;

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "common/ids.h"
+#include "objstore/server.h"
 #include "objstore/store.h"
 
 struct mt_objc;
@@ -182,6 +183,12 @@ int mt_objc_contains(struct mt_objc *c, const mt_object_id *id);
 
 /* mt_objc_stats - the store's figures. RET 0 or a transport error. */
 int mt_objc_stats(struct mt_objc *c, struct mt_store_stats *out);
+
+/*
+ * mt_objc_server_stats - the socket server's figures (clients, requests,
+ * protocol errors, waiting gets). RET 0 or a transport error.
+ */
+int mt_objc_server_stats(struct mt_objc *c, struct mt_server_stats *out);
 
 /* mt_objc_flush - send every deferred release now. RET 0, -MT_ECLOSED */
 int mt_objc_flush(struct mt_objc *c);

@@ -52,6 +52,7 @@ static int fixed_size(uint16_t type, uint32_t *out)
         *out = MT_OBJECT_ID_LEN;
         return 0;
     case MT_MSG_STATS:
+    case MT_MSG_SERVER_STATS:
         *out = 0;
         return 0;
     default:

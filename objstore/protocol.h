@@ -34,6 +34,7 @@
  *   CONTAINS mt_object_id -> empty; status 0 sealed, -MT_EAGAIN unsealed,
  *            -MT_ENOENT
  *   STATS    empty -> struct mt_store_stats
+ *   SERVER_STATS  empty -> struct mt_server_stats (server.h)
  *
  * ROBUSTNESS: a payload of the wrong size for its type, an unknown type or
  * a bad field gets an -MT_EPROTO / -MT_EINVAL reply and the connection goes
@@ -70,6 +71,7 @@ enum mt_proto_type {
     MT_MSG_DELETE = 8,
     MT_MSG_CONTAINS = 9,
     MT_MSG_STATS = 10,
+    MT_MSG_SERVER_STATS = 11,
 };
 
 struct mt_proto_hdr {

@@ -464,6 +464,10 @@ static void do_simple(struct conn *c, const struct mt_proto_hdr *h,
         reply(c, h->type, h->seq, 0, &s, sizeof(s));
         return;
     }
+    if (h->type == MT_MSG_SERVER_STATS) {
+        reply(c, h->type, h->seq, 0, &c->srv->stats, sizeof(c->srv->stats));
+        return;
+    }
     memcpy(&id, p, sizeof(id));
     rc = h->type == MT_MSG_DELETE ? mt_store_delete(st, &id)
                                   : mt_store_contains(st, &id);

@@ -235,11 +235,17 @@ static int late_reader(void *arg)
     return rc;
 }
 
+static bool one_waiting(void *arg)
+{
+    struct mt_server_stats s;
+
+    return mt_objc_server_stats(arg, &s) == 0 && s.waiting == 1;
+}
+
 static void test_get_waits_for_seal(void)
 {
     struct mt_objc *c = conn();
     struct waiter_arg w = {.id = oid(4, 2)};
-    struct timespec pause_50ms = {0, 50000000};
     struct mt_objc_buf b;
     pid_t pid;
     char ch;
@@ -248,8 +254,8 @@ static void test_get_waits_for_seal(void)
     CU_ASSERT_EQUAL_FATAL(mt_objc_create(c, &w.id, 4, 0, 0, NULL, &b), 0);
     pid = child_start(late_reader, &w);
     CU_ASSERT_EQUAL(read(w.ready[0], &ch, 1), 1);
-    /* Give the child's GET time to park; correctness does not depend on it. */
-    nanosleep(&pause_50ms, NULL);
+    /* Seal only once the child's GET is parked in the store. */
+    CU_ASSERT(wait_until(one_waiting, c, 5000));
     memcpy(b.data, "late", 4);
     CU_ASSERT_EQUAL(mt_objc_seal(c, &w.id), 0);
     CU_ASSERT_EQUAL(child_wait(pid, 10000), 0);

@@ -30,7 +30,8 @@ static void test_fixed_sizes(void)
     CU_ASSERT_EQUAL(chk(MT_MSG_STATS, 0, 0, buf), 0);
     CU_ASSERT_EQUAL(chk(MT_MSG_STATS, 0, 1, buf), -MT_EPROTO);
     CU_ASSERT_EQUAL(chk(0, 0, 0, buf), -MT_EPROTO);
-    CU_ASSERT_EQUAL(chk(11, 0, 0, buf), -MT_EPROTO);
+    CU_ASSERT_EQUAL(chk(MT_MSG_SERVER_STATS, 0, 0, buf), 0);
+    CU_ASSERT_EQUAL(chk(12, 0, 0, buf), -MT_EPROTO);
     CU_ASSERT_EQUAL(chk(MT_MSG_SEAL, MT_PROTO_F_REPLY, 20, buf), -MT_EPROTO);
     CU_ASSERT_EQUAL(chk(MT_MSG_SEAL, MT_PROTO_F_ONEWAY, 20, buf), -MT_EPROTO);
     CU_ASSERT_EQUAL(chk(MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, 40, buf), 0);

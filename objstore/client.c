@@ -43,6 +43,7 @@ struct centry {
     struct mt_object_info info;
     uint32_t refs;              /* caller gets not yet released */
     bool deferred;              /* refs == 0, release not sent yet */
+    bool doomed;                /* we deleted it: no cache hits, no deferral */
     uint64_t deferred_ms;       /* when it joined the deferred list */
     struct centry *dprev;       /* deferred list, oldest first */
     struct centry *dnext;
@@ -585,6 +586,12 @@ static int cache_pinned(struct mt_objc *c, const mt_object_id *id,
 
     if (check_info(c, info) < 0)
         return broken(c);
+    if (e && e->doomed) {
+        /* Cannot happen while our pin blocks re-creation; stay safe. */
+        send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, id, sizeof(*id), NULL,
+                 0);
+        return -MT_ENOENT;
+    }
     if (e) {
         if (e->deferred)
             defer_unlink(c, e);
@@ -626,7 +633,7 @@ static bool get_cached(struct mt_objc *c, const mt_object_id *id,
 {
     struct centry *e = cache_find(c, id);
 
-    if (!e)
+    if (!e || e->doomed)
         return false;
     if (e->deferred)
         defer_unlink(c, e);
@@ -659,7 +666,7 @@ int mt_objc_release(struct mt_objc *c, const mt_object_id *id)
         rc = -MT_ENOENT;
     } else if (--e->refs == 0) {
         defer_push(c, e);
-        if (c->eager || c->ndeferred > c->defer_max)
+        if (c->eager || e->doomed || c->ndeferred > c->defer_max)
             rc = flush_deferred(c, false);
     }
     if (rc == 0)
@@ -689,6 +696,9 @@ int mt_objc_delete(struct mt_objc *c, const mt_object_id *id)
             goto out;
     }
     rc = call(c, MT_MSG_DELETE, id, sizeof(*id), NULL, 0, NULL, 0);
+    e = rc == 0 ? cache_find(c, id) : NULL;
+    if (e)
+        e->doomed = true; /* still held by the caller: see release */
 out:
     pthread_mutex_unlock(&c->mu);
     return rc;

@@ -22,6 +22,8 @@
  *    a delete of that id, when a create meets -MT_ENOSPC (then the create is
  *    retried once), and on disconnect. Pins stay correct: the store never
  *    frees bytes a client may still read; deferral only delays eviction.
+ *    An object this client deleted while holding it is never deferred and
+ *    never served from the cache again.
  *
  * THREAD any thread; one mutex per client.
  */
@@ -175,7 +177,12 @@ int mt_objc_get_many(struct mt_objc *c, const mt_object_id *ids, size_t n,
 
 /* ---- other ---- */
 
-/* mt_objc_delete - RET 0, -MT_ENOENT, -MT_ESTATE (unsealed) */
+/*
+ * mt_objc_delete - delete a sealed object (freed at its last release).
+ *
+ * RET 0, -MT_ENOENT, -MT_ESTATE (unsealed)
+ * NOTE buffers this client still holds stay valid until released
+ */
 int mt_objc_delete(struct mt_objc *c, const mt_object_id *id);
 
 /* mt_objc_contains - RET 0 (sealed), -MT_EAGAIN (unsealed), -MT_ENOENT */

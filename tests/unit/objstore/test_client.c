@@ -88,6 +88,31 @@ static void test_put_get(void)
     mt_objc_disconnect(c);
 }
 
+/* Deleting an object we still hold: hidden at once, freed at release. */
+static void test_delete_while_held(void)
+{
+    struct mt_objc *c = conn();
+    mt_object_id id = oid(1, 3);
+    struct mt_objc_buf b, g;
+    struct mt_store_stats s;
+
+    CU_ASSERT_EQUAL(mt_objc_put(c, &id, "held", 4, NULL, 0, 0, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(mt_objc_get(c, &id, 0, &b), 0);
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &id), 0);
+    /* Hidden from our own gets (no cache hit), still mapped for b. */
+    CU_ASSERT_EQUAL(mt_objc_get(c, &id, 0, &g), -MT_ENOENT);
+    CU_ASSERT_EQUAL(memcmp(b.data, "held", 4), 0);
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT_EQUAL(s.num_objects, 1);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &id), 0);
+    /* The release went out at once (not deferred): same stream, in order. */
+    CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
+    CU_ASSERT_EQUAL(s.num_objects, 0);
+    CU_ASSERT_EQUAL(s.used, 0);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &id), -MT_ENOENT);
+    mt_objc_disconnect(c);
+}
+
 /* A small tensor travels inline (PUT) with its descriptor. */
 static void test_put_inline_tensor(void)
 {
@@ -649,6 +674,7 @@ static void test_bad_socket_path(void)
 CU_TestInfo mt_test_client[] = {
     {"put_get", test_put_get},
     {"put_inline_tensor", test_put_inline_tensor},
+    {"delete_while_held", test_delete_while_held},
     {"create_seal_large_tensor", test_create_seal_large_tensor},
     {"errors", test_errors},
     {"get_timeout", test_get_timeout},

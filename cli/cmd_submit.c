@@ -16,6 +16,7 @@
  * DESIGN: one private loop runs the rpc engine and a SIGINT watcher; every
  * callback runs on it, so the watch state needs no locks.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -38,6 +39,7 @@
 #define SUBMIT_TIMEOUT_MS 4000
 #define SEL_MAX_EXPRS 8     /* the scheduler's limits (sched/labels.h) */
 #define SEL_MAX_VALUES 8
+#define RES_MAX_KINDS 8     /* resource kinds in one task */
 #define EXIT_CANCELLED 130
 
 /* ---- usage ------------------------------------------------------------------ */
@@ -362,6 +364,19 @@ struct res_flags {
     const char *cpus, *gpus, *memory, *json;
 };
 
+/* Resource names as the head accepts them. */
+static bool valid_res_name(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > 128)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("._-/:", s[i]))
+            return false;
+    return true;
+}
+
 static int set_resource(struct submit_opts *o, const char *flag,
                         const char *name, int64_t q)
 {
@@ -406,6 +421,13 @@ static int check_resources(struct submit_opts *o, const struct res_flags *f)
     /* Like Ray, a task takes 1 CPU unless it says otherwise. */
     if (mt_qty_list_get(&o->res, "CPU") < 0)
         mt_qty_list_set(&o->res, "CPU", MT_QTY_SCALE);
+    if (o->res.n > RES_MAX_KINDS)
+        return usage_error("at most %d kinds of resources in one task",
+                           RES_MAX_KINDS);
+    for (size_t i = 0; i < o->res.n; i++)
+        if (!valid_res_name(o->res.v[i].name))
+            return usage_error("invalid resource name '%s': use up to 128 of "
+                               "A-Z a-z 0-9 . _ - / :", o->res.v[i].name);
     return 0;
 }
 
@@ -649,35 +671,39 @@ static void set_str(char **dst, const char *s)
     *dst = s && *s ? mt_xstrdup(s) : NULL;
 }
 
-/* Report a state change on stderr (always for notes, else with -v). */
+/*
+ * Report what happened on stderr. With -v every state change; without, only
+ * why a live task is stuck (the head's note, e.g. "infeasible: ..."), since
+ * a task that never starts must not look like a hang. Retries are -v only.
+ */
 static void show_state(struct watch *w, const Manta__TaskEvent *ev)
 {
     bool changed = (int)ev->state != w->state || ev->attempt != w->attempt;
-    const char *node = *ev->node_id ? ev->node_id : "?";
+    bool retry = ev->attempt > w->attempt;
+    bool note = !final_state(ev->state) && *ev->error &&
+                (!w->note || strcmp(w->note, ev->error));
+    const char *id = w->task_id, *node = *ev->node_id ? ev->node_id : "?";
 
-    if (w->verbose && changed) {
-        if (ev->attempt > w->attempt)
-            fprintf(stderr, "manta: task %s retrying (attempt %u)\n",
-                    w->task_id, ev->attempt + 1);
-        if (ev->state == MANTA__TASK_STATE__TASK_STATE_RUNNING)
-            fprintf(stderr, "manta: task %s running on node %s\n", w->task_id,
-                    node);
-        else if (ev->state == MANTA__TASK_STATE__TASK_STATE_SCHEDULED)
-            fprintf(stderr, "manta: task %s scheduled on node %s\n",
-                    w->task_id, node);
-        else if (ev->state == MANTA__TASK_STATE__TASK_STATE_PENDING)
-            fprintf(stderr, "manta: task %s pending\n", w->task_id);
-        else if (ev->state == MANTA__TASK_STATE__TASK_STATE_WAITING_FOR_ARGS)
-            fprintf(stderr, "manta: task %s waiting for its arguments\n",
-                    w->task_id);
-    }
-    /* A live task with an error is waiting for a reason (infeasible...). */
-    if (!final_state(ev->state) && *ev->error &&
-        (!w->note || strcmp(w->note, ev->error))) {
-        fprintf(stderr, "manta: task %s is %s: %s\n", w->task_id,
-                mt_cli_task_state_name(ev->state), ev->error);
+    if (retry && w->verbose)
+        fprintf(stderr, "manta: task %s retrying (attempt %u): %s\n", id,
+                ev->attempt + 1, *ev->error ? ev->error : "");
+    else if (note && (w->verbose || !retry))
+        fprintf(stderr, "manta: task %s is %s: %s\n", id,
+                ev->state == MANTA__TASK_STATE__TASK_STATE_PENDING
+                    ? "pending" : mt_cli_task_state_name(ev->state),
+                ev->error);
+    if (note)
         set_str(&w->note, ev->error);
-    }
+    if (!w->verbose || !changed)
+        return;
+    if (ev->state == MANTA__TASK_STATE__TASK_STATE_RUNNING)
+        fprintf(stderr, "manta: task %s running on node %s\n", id, node);
+    else if (ev->state == MANTA__TASK_STATE__TASK_STATE_SCHEDULED)
+        fprintf(stderr, "manta: task %s scheduled on node %s\n", id, node);
+    else if (ev->state == MANTA__TASK_STATE__TASK_STATE_PENDING)
+        fprintf(stderr, "manta: task %s pending\n", id);
+    else if (ev->state == MANTA__TASK_STATE__TASK_STATE_WAITING_FOR_ARGS)
+        fprintf(stderr, "manta: task %s waiting for its arguments\n", id);
 }
 
 static void on_event(void *arg, const ProtobufCMessage *msg)

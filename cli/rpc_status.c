@@ -171,7 +171,15 @@ static void print_text(const Manta__GetClusterStatusReply *r)
     }
     if (!r->n_resources_total)
         mt_strbuf_adds(&sb, " (no resources)\n");
-    mt_strbuf_adds(&sb, "Demands:\n (no resource demands)\n");
+    mt_strbuf_adds(&sb, "Demands:\n");
+    for (size_t i = 0; i < r->n_demands; i++)
+        mt_strbuf_addf(&sb, " %s\n", r->demands[i]);
+    if (!r->n_demands)
+        mt_strbuf_adds(&sb, " (no resource demands)\n");
+    if (r->pending_tasks || r->running_tasks)
+        mt_strbuf_addf(&sb, "Tasks: %llu running, %llu pending\n",
+                       (unsigned long long)r->running_tasks,
+                       (unsigned long long)r->pending_tasks);
     fputs(mt_strbuf_str(&sb), stdout);
     mt_strbuf_release(&sb);
 }

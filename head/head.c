@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/dashboard.h"
+#include "head/taskq.h"
 #include "head_service.pb-c.h"
 
 static void on_node_died(void *arg, struct mt_node *n)
@@ -31,6 +32,7 @@ static void on_node_died(void *arg, struct mt_node *n)
             n->death_reason);
     mt_head_save_node(h, n);
     mt_head_notify(h, n, MANTA__NODE_EVENT__KIND__KIND_DEAD);
+    mt__sched_node_down(h, n);
 }
 
 static void on_check(uv_timer_t *t)
@@ -91,10 +93,13 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
                  mt_strerror(rc));
         goto out_free;
     }
+    rc = mt__tasks_start(h);
+    if (rc < 0)
+        goto out_storage;
     mt_head_load_nodes(h);
     rc = mt_rpc_engine_create(loop, &h->eng);
     if (rc < 0)
-        goto out_storage;
+        goto out_tasks;
     if (cfg->dashboard_port >= 0) {
         rc = open_dashboard(h);
         if (rc < 0)
@@ -129,6 +134,10 @@ out_dashboard:
     mt_dashboard_close(h->dash);
 out_engine:
     mt_rpc_engine_destroy(h->eng);
+out_tasks:
+    mt__tasks_stop(h, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+    mt__tasks_release(h);
 out_storage:
     mt_storage_close(h->store);
 out_free:
@@ -143,6 +152,7 @@ static void on_timer_closed(uv_handle_t *handle)
 
     mt_storage_close(h->store);
     h->store = NULL;
+    mt__tasks_release(h);
     mt_node_table_release(&h->nodes);
     if (h->stopped)
         h->stopped(h->stopped_arg);
@@ -167,6 +177,7 @@ void mt_head_stop(struct mt_head *h, void (*done)(void *arg), void *arg)
     h->dash = NULL;
     uv_timer_stop(&h->check_timer);
     mt_head_close_watchers(h);
+    mt__tasks_stop(h, NULL);
     if (h->srv)
         mt_rpc_server_stop(h->srv, (uint32_t)h->cfg.grace_ms,
                            on_server_stopped, h);

@@ -33,6 +33,7 @@ struct mt_head_config {
 };
 
 struct mt_head_watcher;
+struct mt_head_tasks;
 struct mt_dashboard;
 struct mt_strbuf;
 
@@ -52,6 +53,8 @@ struct mt_head {
     struct mt_head_watcher *watchers;
     struct mt_dashboard *dash;  /* NULL when cfg.dashboard_port < 0 */
     char dashboard_url[160];    /* "http://ip:port", "" when off */
+    struct mt_head_tasks *tq;   /* the task service (taskq.h) */
+    void (*tq_stopped)(struct mt_head *h);
     bool stopping;
     void (*stopped)(void *arg);
     void *stopped_arg;

@@ -84,6 +84,7 @@ struct mt_node *mt_node_table_register(struct mt_node_table *t,
         n = mt_xcalloc(1, sizeof(*n));
         n->magic = MT_NODE_MAGIC;
         n->id = mt_xstrdup(r->id);
+        n->sched_node = UINT32_MAX;
         mt_xgrow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v));
         t->v[t->n++] = n;
     }

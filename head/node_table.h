@@ -57,6 +57,7 @@ struct mt_node {
     int64_t last_seen_mono;    /* monotonic ms */
     uint64_t seqno;            /* last report number */
     uint64_t death_order;      /* for trimming old dead nodes */
+    uint32_t sched_node;       /* scheduler handle; UINT32_MAX when none */
 };
 
 struct mt_node_table {

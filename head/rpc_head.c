@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/head.h"
+#include "head/taskq.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
 #include "proto/status_json.h"
@@ -203,6 +204,8 @@ static void on_saved_row(void *arg, const char *key, const void *val,
     } else if (ni->state == MANTA__NODE_STATE__NODE_STATE_ALIVE) {
         /* It gets one timeout to report before it is declared dead. */
         register_info(h, ni, mt_now_mono_ms(), &was_new, &err);
+        if (!err && mt_node_table_find(&h->nodes, ni->node_id))
+            mt__sched_node_up(h, mt_node_table_find(&h->nodes, ni->node_id));
     }
     if (ni)
         manta__node_info__free_unpacked(ni, NULL);
@@ -338,6 +341,7 @@ static void h_register(struct mt_rpc_call *call, const ProtobufCMessage *m,
     MT_INFO("node %s node=%s addr=%s", was_new ? "registered" : "re-registered",
             n->id, n->address);
     mt_head_save_node(h, n);
+    mt__sched_node_up(h, n);
     mt_head_notify(h, n,
                    was_new ? MANTA__NODE_EVENT__KIND__KIND_ADDED
                            : MANTA__NODE_EVENT__KIND__KIND_UPDATED);
@@ -355,6 +359,7 @@ static void h_report(struct mt_rpc_call *call, const ProtobufCMessage *m,
     struct mt_head *h = arg;
     struct mt_qty_list avail = {0};
     struct mt_node_usage usage;
+    struct mt_node *n;
     const char *bad;
     int rc;
 
@@ -372,7 +377,11 @@ static void h_report(struct mt_rpc_call *call, const ProtobufCMessage *m,
     memset(&usage, 0, sizeof(usage));
     if (req->usage)
         take_usage(req->usage, &usage);
-    rc = mt_node_table_report(&h->nodes, req->node_id, req->seqno, &avail,
+    n = mt_node_table_find(&h->nodes, req->node_id);
+    /* Once the scheduler knows the node, it is the truth about what is
+     * free there; the report only refreshes host usage. */
+    rc = mt_node_table_report(&h->nodes, req->node_id, req->seqno,
+                              n && n->sched_node != UINT32_MAX ? NULL : &avail,
                               req->usage ? &usage : NULL, mt_now_mono_ms(),
                               mt_now_wall_ms());
     mt_qty_list_release(&avail);
@@ -403,6 +412,7 @@ static void h_unregister(struct mt_rpc_call *call, const ProtobufCMessage *m,
         free(reason);
         mt_head_save_node(h, n);
         mt_head_notify(h, n, MANTA__NODE_EVENT__KIND__KIND_DEAD);
+        mt__sched_node_down(h, n);
         mt_node_table_trim(&h->nodes);
     }
     mt_rpc_reply(call, &reply.base);
@@ -412,12 +422,39 @@ static void h_unregister(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
 /* The storage behind a built GetClusterStatusReply (all borrowed from h). */
 struct status_scratch {
+    char *demand_text;          /* owned; demands[] point into it */
+    char **demands;
     struct pb_node *pn;
     Manta__NodeInfo **nodes;
     size_t n;
     struct mt_qty_list total, avail;
     Manta__ResourceEntry *res, **tot_p, **av_p;
 };
+
+/* Demand lines from the scheduler, and task counts. */
+static void status_add_demands(struct mt_head *h,
+                               Manta__GetClusterStatusReply *reply,
+                               struct status_scratch *sc)
+{
+    size_t n = 0;
+    char *line, *save = NULL;
+
+    sc->demand_text = mt__sched_demands(h);
+    for (const char *p = sc->demand_text; *p; p++)
+        n += *p == '\n';
+    sc->demands = mt_xcalloc(n + 1, sizeof(*sc->demands));
+    n = 0;
+    for (line = strtok_r(sc->demand_text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save))
+        sc->demands[n++] = line + strspn(line, " ");
+    reply->n_demands = n;
+    reply->demands = sc->demands;
+    reply->pending_tasks =
+        mt_task_table_count(&h->tq->table, MT_TASK_PENDING);
+    reply->running_tasks =
+        mt_task_table_count(&h->tq->table, MT_TASK_RUNNING) +
+        mt_task_table_count(&h->tq->table, MT_TASK_SCHEDULED);
+}
 
 /*
  * Build the cluster status from the node table. The reply points into h and
@@ -430,6 +467,8 @@ static void status_build(struct mt_head *h, Manta__GetClusterStatusReply *reply,
     size_t n = h->nodes.n;
 
     memset(sc, 0, sizeof(*sc));
+    for (size_t i = 0; i < n; i++)
+        mt__sched_sync_avail(h, h->nodes.v[i]);
     sc->n = n;
     sc->pn = mt_xcalloc(n + 1, sizeof(*sc->pn));
     sc->nodes = mt_xcalloc(n + 1, sizeof(*sc->nodes));
@@ -454,10 +493,13 @@ static void status_build(struct mt_head *h, Manta__GetClusterStatusReply *reply,
     reply->resources_total = sc->tot_p;
     reply->n_resources_available = sc->avail.n;
     reply->resources_available = sc->av_p;
+    status_add_demands(h, reply, sc);
 }
 
 static void status_release(struct status_scratch *sc)
 {
+    free(sc->demand_text);
+    free(sc->demands);
     for (size_t i = 0; i < sc->n; i++)
         pb_node_release(&sc->pn[i]);
     free(sc->pn);
@@ -518,6 +560,11 @@ const struct mt_rpc_handler mt_head_handlers[] = {
     {&mt_head_unregister_node, h_unregister},
     {&mt_head_get_cluster_status, h_status},
     {&mt_head_watch_nodes, h_watch},
+    {&mt_head_submit_task, mt__h_submit_task},
+    {&mt_head_watch_task, mt__h_watch_task},
+    {&mt_head_cancel_task, mt__h_cancel_task},
+    {&mt_head_list_tasks, mt__h_list_tasks},
+    {&mt_head_report_tasks, mt__h_report_tasks},
 };
 
 const size_t mt_head_n_handlers =

@@ -80,6 +80,16 @@ void mt_status_json(struct mt_strbuf *sb,
     json_res(sb, r->resources_total, r->n_resources_total);
     mt_strbuf_adds(sb, ", \"resources_available\": ");
     json_res(sb, r->resources_available, r->n_resources_available);
+    mt_strbuf_addf(sb, ", \"pending_tasks\": %llu, \"running_tasks\": %llu",
+                   (unsigned long long)r->pending_tasks,
+                   (unsigned long long)r->running_tasks);
+    mt_strbuf_adds(sb, ", \"demands\": [");
+    for (size_t i = 0; i < r->n_demands; i++) {
+        if (i)
+            mt_strbuf_adds(sb, ", ");
+        mt_strbuf_add_json_str(sb, r->demands[i]);
+    }
+    mt_strbuf_adds(sb, "]");
     mt_strbuf_adds(sb, ", \"nodes\": [");
     for (size_t i = 0; i < r->n_nodes; i++) {
         mt_strbuf_adds(sb, i ? ",\n  " : "\n  ");

@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rpc_tasks.c -- the head's task service, rpc side: SubmitTask, WatchTask,
+ * CancelTask, ListTasks and ReportTasks handlers; dispatch of placed tasks
+ * to their workers (WorkerService.RunTask / StopTask); retries when a
+ * worker dies. Generated protobuf types stay in this file (house style H15);
+ * the task table (tasks.h) keeps each spec as an opaque serialized blob.
+ *
+ * Everything a client or worker sends is validated here; a bad field ends
+ * the call with INVALID_ARGUMENT and a reason.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/qty.h"
+#include "common/strbuf.h"
+#include "common/sys.h"
+#include "head/taskq.h"
+#include "head_service.pb-c.h"
+#include "proto/services.h"
+#include "sched/accel_env.h"
+#include "worker_service.pb-c.h"
+
+#define MAX_ARGS 4096
+#define MAX_ARGV_BYTES (1u << 20)
+#define MAX_STR 4096
+#define WATCH_MAX_BACKLOG 4096
+#define RUN_TIMEOUT_MS 10000
+#define LIST_DEFAULT 100
+#define LIST_MAX 10000
+
+struct mt_task_watcher {
+    struct mt_head *h;
+    struct mt_rpc_call *call;
+    uint64_t num;
+    bool output;
+    struct mt_task_watcher *next;
+};
+
+/* ---- validation and conversion ------------------------------------------- */
+
+static bool valid_name(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    if (n == 0 || n > 128)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("._-/:", s[i]))
+            return false;
+    return true;
+}
+
+/* RET NULL or why the spec cannot run; *err says how to answer. */
+static const char *check_spec(const Manta__TaskSpec *s, int *err)
+{
+    size_t bytes = 0;
+
+    *err = -MT_ENOTSUP;
+    if (s->kind == MANTA__TASK_KIND__TASK_KIND_FUNCTION)
+        return "function tasks are not supported yet (command tasks are)";
+    if (s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_PLACEMENT_GROUP)
+        return "placement groups are not supported yet";
+    *err = -MT_EINVAL;
+    if (s->kind != MANTA__TASK_KIND__TASK_KIND_COMMAND)
+        return "kind must be TASK_KIND_COMMAND";
+    if (s->n_argv == 0 || !s->argv[0][0])
+        return "argv must name a program";
+    if (s->n_argv > MAX_ARGS)
+        return "too many arguments";
+    for (size_t i = 0; i < s->n_argv; i++)
+        bytes += strlen(s->argv[i]) + 1;
+    for (size_t i = 0; i < s->n_env; i++) {
+        if (!s->env[i]->key[0] || strchr(s->env[i]->key, '='))
+            return "environment names must be non-empty and without '='";
+        bytes += strlen(s->env[i]->key) + strlen(s->env[i]->value) + 2;
+    }
+    if (bytes > MAX_ARGV_BYTES || strlen(s->cwd) > MAX_STR ||
+        strlen(s->name) > 256)
+        return "arguments, environment, cwd or name too large";
+    if (s->n_resources > MT_RES_SET_MAX)
+        return "too many resource kinds in one task (at most 8)";
+    for (size_t i = 0; i < s->n_resources; i++) {
+        if (!valid_name(s->resources[i]->name))
+            return "bad resource name";
+        if (s->resources[i]->quantity < 0)
+            return "negative resource quantity";
+    }
+    if (s->n_label_selector > MT_SEL_MAX_EXPRS)
+        return "too many label selector expressions (at most 8)";
+    for (size_t i = 0; i < s->n_label_selector; i++) {
+        const Manta__LabelMatch *m = s->label_selector[i];
+        if (!m->key[0] || m->n_values > MT_SEL_MAX_VALUES ||
+            (unsigned)m->op > MANTA__LABEL_MATCH__OP__OP_NOT_EXISTS)
+            return "bad label selector expression";
+    }
+    if (s->strategy > MANTA__SCHEDULING_STRATEGY__STRATEGY_PLACEMENT_GROUP)
+        return "unknown scheduling strategy";
+    return NULL;
+}
+
+/* Storage for a scheduler request built from a TaskSpec. */
+struct sched_req {
+    struct mt_task_spec spec;
+    struct mt_label_expr exprs[MT_SEL_MAX_EXPRS];
+    struct mt_label_selector sel;
+};
+
+static const enum mt_label_op label_ops[] = {
+    MT_LABEL_EQ, MT_LABEL_NE, MT_LABEL_IN,
+    MT_LABEL_NOT_IN, MT_LABEL_EXISTS, MT_LABEL_NOT_EXISTS,
+};
+
+/* Fill r from s (s must outlive r). RET 0 or -MT_E* with why set. */
+static int build_sched_req(struct mt_head *h, struct mt_task *t,
+                           const Manta__TaskSpec *s, struct sched_req *r,
+                           const char **why)
+{
+    struct mt_sched *sc = h->tq->sched;
+    bool any = false;
+
+    mt_task_spec_init(&r->spec, t->num);
+    for (size_t i = 0; i < s->n_resources; i++) {
+        int id = mt_sched_resource_id(sc, s->resources[i]->name);
+        if (id < 0 || mt_res_set_add(&r->spec.res, id,
+                                     s->resources[i]->quantity) < 0) {
+            *why = "too many distinct resource names in the cluster";
+            return -MT_EINVAL;
+        }
+        any = true;
+    }
+    if (!any) /* default: one CPU, as Ray does for tasks */
+        mt_res_set_add(&r->spec.res, mt_sched_resource_id(sc, "CPU"),
+                       MT_QTY_SCALE);
+    r->spec.priority = s->priority;
+    for (size_t i = 0; i < s->n_label_selector; i++) {
+        r->exprs[i].key = s->label_selector[i]->key;
+        r->exprs[i].op = label_ops[s->label_selector[i]->op];
+        r->exprs[i].values = (const char *const *)s->label_selector[i]->values;
+        r->exprs[i].nvalues = s->label_selector[i]->n_values;
+    }
+    r->sel.exprs = r->exprs;
+    r->sel.n = s->n_label_selector;
+    if (r->sel.n)
+        r->spec.selector = &r->sel;
+    if (s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD) {
+        r->spec.strategy = MT_STRATEGY_SPREAD;
+    } else if (s->strategy ==
+               MANTA__SCHEDULING_STRATEGY__STRATEGY_NODE_AFFINITY) {
+        struct mt_node *n = mt_node_table_find(&h->nodes, s->affinity_node_id);
+        if (!n || n->sched_node == UINT32_MAX) {
+            *why = "affinity node is not a live node of this cluster";
+            return -MT_EINVAL;
+        }
+        r->spec.strategy = MT_STRATEGY_NODE_AFFINITY;
+        r->spec.affinity_node = n->sched_node;
+        r->spec.affinity_soft = s->affinity_soft;
+    }
+    return 0;
+}
+
+static Manta__TaskSpec *spec_of(const struct mt_task *t)
+{
+    return manta__task_spec__unpack(NULL, t->spec_len, t->spec);
+}
+
+/* Queue t in the scheduler. RET 0 or -MT_E* with why set. */
+static int enqueue(struct mt_head *h, struct mt_task *t, const char **why)
+{
+    Manta__TaskSpec *s = spec_of(t);
+    struct sched_req r;
+    int rc;
+
+    if (!s) {
+        *why = "corrupt task spec";
+        return -MT_EPROTO;
+    }
+    rc = build_sched_req(h, t, s, &r, why);
+    if (rc == 0) {
+        rc = mt_sched_on_task_submitted(h->tq->sched, &r.spec,
+                                        (uint64_t)mt_now_mono_ms());
+        if (rc < 0)
+            *why = rc == -MT_EINVAL ? "the scheduler rejected the request "
+                                      "(bad resources, GPU not whole above 1, "
+                                      "or bad selector)"
+                                    : mt_strerror(rc);
+    }
+    manta__task_spec__free_unpacked(s, NULL);
+    if (rc == 0)
+        mt__sched_kick(h);
+    return rc;
+}
+
+/* ---- watchers ------------------------------------------------------------- */
+
+static void fill_event(const struct mt_task *t, Manta__TaskEvent *ev)
+{
+    manta__task_event__init(ev);
+    ev->state = (Manta__TaskState)t->state;
+    ev->exit_code = t->exit_code;
+    ev->error = t->error ? t->error : (char *)"";
+    ev->node_id = t->node_id ? t->node_id : (char *)"";
+    ev->attempt = t->attempt;
+}
+
+static void watcher_unlink(struct mt_task *t, struct mt_task_watcher *w)
+{
+    struct mt_task_watcher **pp = &t->watchers;
+
+    while (*pp && *pp != w)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = w->next;
+    free(w);
+}
+
+static void on_watcher_cancel(void *arg)
+{
+    struct mt_task_watcher *w = arg;
+    struct mt_task *t = mt_task_find(&w->h->tq->table, w->num);
+
+    mt_rpc_fail(w->call, -MT_ECANCELED, "watcher went away");
+    if (t)
+        watcher_unlink(t, w);
+    else
+        free(w);
+}
+
+/* Send ev; drop a watcher that cannot keep up. RET false if dropped. */
+static bool watcher_send(struct mt_task *t, struct mt_task_watcher *w,
+                         const Manta__TaskEvent *ev)
+{
+    if (mt_rpc_stream_backlog(w->call) > WATCH_MAX_BACKLOG ||
+        mt_rpc_stream_send(w->call, &ev->base) < 0) {
+        mt_rpc_fail(w->call, -MT_ENOSPC, "watcher too slow; output lost");
+        watcher_unlink(t, w);
+        return false;
+    }
+    return true;
+}
+
+void mt__task_notify(struct mt_head *h, struct mt_task *t)
+{
+    struct mt_task_watcher *w, *next;
+    Manta__TaskEvent ev;
+
+    fill_event(t, &ev);
+    for (w = t->watchers; w; w = next) {
+        next = w->next;
+        if (!watcher_send(t, w, &ev))
+            continue;
+        if (mt_task_terminal(t)) {
+            mt_rpc_stream_finish(w->call);
+            watcher_unlink(t, w);
+        }
+    }
+}
+
+static void notify_output(struct mt_task *t, uint32_t fd, const uint8_t *data,
+                          size_t len)
+{
+    struct mt_task_watcher *w, *next;
+    Manta__TaskEvent ev;
+
+    fill_event(t, &ev);
+    ev.output.data = (uint8_t *)data;
+    ev.output.len = len;
+    ev.fd = fd;
+    for (w = t->watchers; w; w = next) {
+        next = w->next;
+        if (w->output)
+            watcher_send(t, w, &ev);
+    }
+}
+
+/* ---- links to workers ------------------------------------------------------ */
+
+static struct mt_rpc_channel *link_get(struct mt_head *h,
+                                       const struct mt_node *n)
+{
+    struct mt_head_tasks *q = h->tq;
+    struct mt_worker_link *l;
+
+    for (size_t i = 0; i < q->n_links; i++) {
+        l = &q->links[i];
+        if (strcmp(l->node_id, n->id) != 0)
+            continue;
+        if (strcmp(l->address, n->address) == 0)
+            return l->ch;
+        mt__link_drop(h, n->id); /* the worker moved */
+        break;
+    }
+    mt_xgrow((void **)&q->links, &q->cap_links, q->n_links + 1,
+             sizeof(*q->links));
+    l = &q->links[q->n_links];
+    if (mt_rpc_channel_create(h->eng, n->address, 0, &l->ch) < 0)
+        return NULL;
+    l->node_id = mt_xstrdup(n->id);
+    l->address = mt_xstrdup(n->address);
+    q->n_links++;
+    return l->ch;
+}
+
+void mt__link_drop(struct mt_head *h, const char *node_id)
+{
+    struct mt_head_tasks *q = h->tq;
+
+    for (size_t i = 0; i < q->n_links; i++) {
+        if (strcmp(q->links[i].node_id, node_id) != 0)
+            continue;
+        mt_rpc_channel_destroy(q->links[i].ch);
+        free(q->links[i].node_id);
+        free(q->links[i].address);
+        q->links[i] = q->links[--q->n_links];
+        return;
+    }
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+struct run_ctx {
+    struct mt_head *h;
+    uint64_t num;
+    uint32_t attempt;
+};
+
+static void stop_on_worker(struct mt_head *h, struct mt_task *t, bool force);
+
+static void release_grant(struct mt_head *h, struct mt_task *t)
+{
+    if (t->has_grant)
+        mt_sched_on_task_finished(h->tq->sched, t->grant);
+    t->has_grant = false;
+}
+
+static void end_task(struct mt_head *h, struct mt_task *t,
+                     enum mt_task_state state, int exit_code,
+                     const char *error)
+{
+    release_grant(h, t);
+    mt_task_finish(&h->tq->table, t, state, exit_code, error,
+                   mt_now_wall_ms());
+    h->tq->finished++;
+    MT_DEBUG("task %s %s exit=%d %s", t->id, mt_task_state_name(t->state),
+             t->exit_code, t->error ? t->error : "");
+    mt__task_notify(h, t);
+    mt__sched_kick(h);
+}
+
+static void on_run_done(void *arg, const struct mt_rpc_status *st,
+                        const ProtobufCMessage *resp)
+{
+    struct run_ctx *c = arg;
+    struct mt_head *h = c->h;
+    uint32_t attempt = c->attempt;
+    struct mt_task *t = h->tq ? mt_task_find(&h->tq->table, c->num) : NULL;
+    int err = mt_rpc_status_to_err(st->code);
+
+    free(c);
+    if (!t || t->attempt != attempt || t->state != MT_TASK_SCHEDULED ||
+        h->tq->closing)
+        return;
+    if (err == 0 || err == -MT_EEXIST) {
+        t->state = MT_TASK_RUNNING;
+        if (!t->start_ms)
+            t->start_ms = mt_now_wall_ms();
+        mt__task_notify(h, t);
+        if (t->cancel_requested)
+            stop_on_worker(h, t, false);
+    } else if (err == -MT_EINVAL || err == -MT_ENOTSUP) {
+        char *msg = mt_xasprintf("worker refused the task: %s", st->message);
+        end_task(h, t, MT_TASK_FAILED, -1, msg);
+        free(msg);
+    } else {
+        MT_WARN("task %s: RunTask on node %s failed: %s", t->id, t->node_id,
+                st->message);
+        mt__task_node_lost(h, t);
+    }
+}
+
+/* Accelerator environment for a grant. */
+static void grant_env(const struct mt_grant *g, struct mt_env *env)
+{
+    uint32_t ids[32];
+    size_t n = 0;
+
+    for (uint32_t i = 0; i < 32; i++)
+        if (g->gpus & (1u << i))
+            ids[n++] = i;
+    mt_accel_env_gpu(ids, n, env);
+}
+
+static struct mt_node *node_by_handle(struct mt_head *h, uint32_t handle)
+{
+    for (size_t i = 0; i < h->nodes.n; i++)
+        if (h->nodes.v[i]->sched_node == handle &&
+            h->nodes.v[i]->state == MT_NODE_ALIVE)
+            return h->nodes.v[i];
+    return NULL;
+}
+
+void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
+                       const struct mt_grant *g)
+{
+    Manta__RunTaskRequest req = MANTA__RUN_TASK_REQUEST__INIT;
+    struct mt_node *n = node_by_handle(h, g->node);
+    struct mt_rpc_channel *ch = n ? link_get(h, n) : NULL;
+    Manta__Label *labs = NULL, **labp = NULL;
+    struct mt_env env;
+    struct run_ctx *c;
+    int rc = -MT_EUNAVAIL;
+
+    t->state = MT_TASK_SCHEDULED;
+    t->grant = g->handle;
+    t->has_grant = true;
+    t->node_handle = g->node;
+    t->infeasible = false;
+    mt_task_set_error(t, NULL);
+    free(t->node_id);
+    t->node_id = mt_xstrdup(n ? n->id : "");
+    h->tq->dispatched++;
+    mt_env_init(&env);
+    req.spec = spec_of(t);
+    if (ch && req.spec) {
+        grant_env(g, &env);
+        labs = mt_xcalloc(env.n + 1, sizeof(*labs));
+        labp = mt_xcalloc(env.n + 1, sizeof(*labp));
+        for (size_t i = 0; i < env.n; i++) {
+            manta__label__init(&labs[i]);
+            labs[i].key = env.vars[i].name;
+            labs[i].value = env.vars[i].value ? env.vars[i].value : (char *)"";
+            labp[i] = &labs[i];
+        }
+        req.attempt = t->attempt;
+        req.n_env = env.n;
+        req.env = labp;
+        c = mt_xmalloc(sizeof(*c));
+        c->h = h;
+        c->num = t->num;
+        c->attempt = t->attempt;
+        rc = mt_rpc_unary(ch, &mt_worker_run_task, &req.base, RUN_TIMEOUT_MS,
+                          0, on_run_done, c);
+        if (rc < 0)
+            free(c);
+    }
+    if (req.spec)
+        manta__task_spec__free_unpacked(req.spec, NULL);
+    free(labs);
+    free(labp);
+    mt_env_release(&env);
+    mt__task_notify(h, t);
+    if (rc < 0)
+        mt__task_node_lost(h, t);
+}
+
+void mt__task_infeasible(struct mt_head *h, struct mt_task *t)
+{
+    Manta__TaskSpec *s = spec_of(t);
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    char q[32];
+
+    mt_strbuf_adds(&sb, "infeasible: no node in the cluster can ever satisfy {");
+    for (size_t i = 0; s && i < s->n_resources; i++)
+        mt_strbuf_addf(&sb, "%s%s: %s", i ? ", " : "", s->resources[i]->name,
+                       mt_qty_format(s->resources[i]->quantity, q, sizeof(q)));
+    if (s && s->n_resources == 0)
+        mt_strbuf_adds(&sb, "CPU: 1");
+    mt_strbuf_addf(&sb, "}%s; it stays pending until such a node joins",
+                   s && s->n_label_selector ? " with its label selector" : "");
+    t->infeasible = true;
+    mt_task_set_error(t, mt_strbuf_str(&sb));
+    MT_WARN("task %s %s", t->id, mt_strbuf_str(&sb));
+    mt_strbuf_release(&sb);
+    if (s)
+        manta__task_spec__free_unpacked(s, NULL);
+    mt__task_notify(h, t);
+}
+
+void mt__task_unplaceable(struct mt_head *h, struct mt_task *t, int err)
+{
+    end_task(h, t, MT_TASK_FAILED, -1, mt_strerror(err));
+}
+
+void mt__task_node_lost(struct mt_head *h, struct mt_task *t)
+{
+    char *msg;
+    const char *why = NULL;
+    const char *node = t->node_id && *t->node_id ? t->node_id : "?";
+
+    release_grant(h, t);
+    if (t->cancel_requested) {
+        end_task(h, t, MT_TASK_CANCELLED, -1, "cancelled (its worker died)");
+        return;
+    }
+    if (t->attempt >= (uint32_t)t->max_retries) {
+        msg = mt_xasprintf("worker died: node %s was lost while running the "
+                           "task (attempt %u of %d)", node, t->attempt + 1,
+                           t->max_retries + 1);
+        end_task(h, t, MT_TASK_FAILED, -1, msg);
+        free(msg);
+        return;
+    }
+    t->attempt++;
+    h->tq->retried++;
+    t->state = MT_TASK_PENDING;
+    msg = mt_xasprintf("worker on node %s died; retrying (attempt %u of %d)",
+                       node, t->attempt + 1, t->max_retries + 1);
+    MT_WARN("task %s: %s", t->id, msg);
+    mt_task_set_error(t, msg);
+    free(msg);
+    if (enqueue(h, t, &why) < 0) {
+        end_task(h, t, MT_TASK_FAILED, -1, why);
+        return;
+    }
+    mt__task_notify(h, t);
+}
+
+/* ---- stop ------------------------------------------------------------------- */
+
+static void on_stop_done(void *arg, const struct mt_rpc_status *st,
+                         const ProtobufCMessage *resp)
+{
+    if (st->code != 0)
+        MT_WARN("StopTask failed: %s", st->message);
+}
+
+static void stop_on_worker(struct mt_head *h, struct mt_task *t, bool force)
+{
+    Manta__StopTaskRequest req = MANTA__STOP_TASK_REQUEST__INIT;
+    struct mt_node *n = mt_node_table_find(&h->nodes, t->node_id);
+    struct mt_rpc_channel *ch = n ? link_get(h, n) : NULL;
+
+    if (!ch)
+        return;
+    req.task_id = t->id;
+    req.attempt = t->attempt;
+    req.force = force;
+    mt_rpc_unary(ch, &mt_worker_stop_task, &req.base, RUN_TIMEOUT_MS, 0,
+                 on_stop_done, NULL);
+}
+
+/* ---- handlers ---------------------------------------------------------------- */
+
+static char *summary_of(const Manta__TaskSpec *s)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    char *out;
+
+    for (size_t i = 0; i < s->n_argv && sb.len < 200; i++)
+        mt_strbuf_addf(&sb, "%s%s", i ? " " : "", s->argv[i]);
+    if (sb.len > 200)
+        sb.buf[200] = '\0';
+    out = mt_xstrdup(mt_strbuf_str(&sb));
+    mt_strbuf_release(&sb);
+    return out;
+}
+
+void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                     void *arg)
+{
+    const Manta__SubmitTaskRequest *req = (const Manta__SubmitTaskRequest *)m;
+    Manta__SubmitTaskReply reply = MANTA__SUBMIT_TASK_REPLY__INIT;
+    struct mt_head *h = arg;
+    Manta__TaskSpec copy;
+    int err = -MT_EINVAL;
+    const char *why = req->spec ? check_spec(req->spec, &err) : "missing spec";
+    struct mt_task *t;
+    uint8_t *blob;
+    size_t len;
+    char *summary;
+
+    if (why) {
+        mt_rpc_fail(call, err, why);
+        return;
+    }
+    summary = summary_of(req->spec);
+    t = mt_task_new(&h->tq->table, req->spec->name, summary,
+                    req->spec->max_retries, mt_now_wall_ms());
+    free(summary);
+    copy = *req->spec;
+    copy.task_id = t->id;
+    len = manta__task_spec__get_packed_size(&copy);
+    blob = mt_xmalloc(len ? len : 1);
+    manta__task_spec__pack(&copy, blob);
+    mt_task_set_spec(t, blob, len);
+    free(blob);
+    if (enqueue(h, t, &why) < 0) {
+        end_task(h, t, MT_TASK_FAILED, -1, why);
+        mt_rpc_fail(call, -MT_EINVAL, why);
+        return;
+    }
+    reply.task_id = t->id;
+    mt_rpc_reply(call, &reply.base);
+}
+
+void mt__h_watch_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                    void *arg)
+{
+    const Manta__WatchTaskRequest *req = (const Manta__WatchTaskRequest *)m;
+    struct mt_head *h = arg;
+    struct mt_task *t = mt_task_find_id(&h->tq->table, req->task_id);
+    struct mt_task_watcher *w;
+    Manta__TaskEvent ev;
+
+    if (!t) {
+        mt_rpc_fail(call, -MT_ENOENT, "no such task");
+        return;
+    }
+    w = mt_xcalloc(1, sizeof(*w));
+    w->h = h;
+    w->call = call;
+    w->num = t->num;
+    w->output = req->output;
+    w->next = t->watchers;
+    t->watchers = w;
+    /* Current state, then buffered output; a finished task's final state
+     * comes last so its output always precedes it. */
+    fill_event(t, &ev);
+    if (!mt_task_terminal(t))
+        mt_rpc_stream_send(call, &ev.base);
+    if (req->output) {
+        if (t->out_dropped) {
+            char note[96];
+            snprintf(note, sizeof(note),
+                     "[manta: %llu earlier bytes of output dropped]\n",
+                     (unsigned long long)t->out_dropped);
+            fill_event(t, &ev);
+            ev.output.data = (uint8_t *)note;
+            ev.output.len = strlen(note);
+            ev.fd = 2;
+            mt_rpc_stream_send(call, &ev.base);
+        }
+        for (struct mt_task_output *o = t->out_head; o; o = o->next) {
+            fill_event(t, &ev);
+            ev.output.data = o->data;
+            ev.output.len = o->len;
+            ev.fd = o->fd;
+            mt_rpc_stream_send(call, &ev.base);
+        }
+    }
+    mt_rpc_call_on_cancel(call, on_watcher_cancel, w);
+    if (mt_task_terminal(t))
+        mt__task_notify(h, t); /* sends the final state and ends it */
+}
+
+void mt__h_cancel_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                     void *arg)
+{
+    const Manta__CancelTaskRequest *req = (const Manta__CancelTaskRequest *)m;
+    Manta__CancelTaskReply reply = MANTA__CANCEL_TASK_REPLY__INIT;
+    struct mt_head *h = arg;
+    struct mt_task *t = mt_task_find_id(&h->tq->table, req->task_id);
+
+    if (!t) {
+        mt_rpc_fail(call, -MT_ENOENT, "no such task");
+        return;
+    }
+    if (t->state == MT_TASK_PENDING) {
+        mt_sched_task_cancel(h->tq->sched, t->num);
+        end_task(h, t, MT_TASK_CANCELLED, -1, "cancelled before it ran");
+    } else if (!mt_task_terminal(t)) {
+        t->cancel_requested = true;
+        if (t->state == MT_TASK_RUNNING)
+            stop_on_worker(h, t, req->force);
+    }
+    reply.state = (Manta__TaskState)t->state;
+    mt_rpc_reply(call, &reply.base);
+}
+
+struct list_ctx {
+    Manta__TaskInfo *infos;
+    Manta__TaskInfo **ptrs;
+    Manta__TaskSpec **specs;
+    size_t n, max;
+};
+
+static bool list_one(void *arg, struct mt_task *t)
+{
+    struct list_ctx *c = arg;
+    Manta__TaskInfo *ti = &c->infos[c->n];
+
+    manta__task_info__init(ti);
+    c->specs[c->n] = spec_of(t);
+    ti->spec = c->specs[c->n];
+    ti->state = (Manta__TaskState)t->state;
+    ti->node_id = t->node_id ? t->node_id : (char *)"";
+    ti->attempt = t->attempt;
+    ti->exit_code = t->exit_code;
+    ti->error = t->error ? t->error : (char *)"";
+    ti->submit_time_ms = t->submit_ms;
+    ti->start_time_ms = t->start_ms;
+    ti->end_time_ms = t->end_ms;
+    c->ptrs[c->n] = ti;
+    return ++c->n < c->max;
+}
+
+void mt__h_list_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                   void *arg)
+{
+    const Manta__ListTasksRequest *req = (const Manta__ListTasksRequest *)m;
+    Manta__ListTasksReply reply = MANTA__LIST_TASKS_REPLY__INIT;
+    struct mt_head *h = arg;
+    struct list_ctx c;
+
+    c.max = req->limit ? (req->limit > LIST_MAX ? LIST_MAX : req->limit)
+                       : LIST_DEFAULT;
+    if (c.max > h->tq->table.n)
+        c.max = h->tq->table.n;
+    c.n = 0;
+    c.infos = mt_xcalloc(c.max + 1, sizeof(*c.infos));
+    c.ptrs = mt_xcalloc(c.max + 1, sizeof(*c.ptrs));
+    c.specs = mt_xcalloc(c.max + 1, sizeof(*c.specs));
+    if (c.max)
+        mt_task_table_visit_newest(&h->tq->table, list_one, &c);
+    reply.n_tasks = c.n;
+    reply.tasks = c.ptrs;
+    reply.total = h->tq->table.n;
+    mt_rpc_reply(call, &reply.base);
+    for (size_t i = 0; i < c.n; i++)
+        if (c.specs[i])
+            manta__task_spec__free_unpacked(c.specs[i], NULL);
+    free(c.infos);
+    free(c.ptrs);
+    free(c.specs);
+}
+
+static void apply_update(struct mt_head *h, const char *node_id,
+                         const Manta__TaskUpdate *u)
+{
+    struct mt_task *t = mt_task_find_id(&h->tq->table, u->task_id);
+
+    if (!t || t->attempt != u->attempt || mt_task_terminal(t) ||
+        !t->node_id || strcmp(t->node_id, node_id) != 0)
+        return; /* stale: an older attempt or another node */
+    if (u->output.len && (u->fd == 1 || u->fd == 2)) {
+        mt_task_add_output(t, u->fd, u->output.data, u->output.len);
+        notify_output(t, u->fd, u->output.data, u->output.len);
+    }
+    switch (u->state) {
+    case MANTA__TASK_STATE__TASK_STATE_RUNNING:
+        if (t->state == MT_TASK_SCHEDULED) {
+            t->state = MT_TASK_RUNNING;
+            t->start_ms = mt_now_wall_ms();
+            mt__task_notify(h, t);
+        }
+        break;
+    case MANTA__TASK_STATE__TASK_STATE_FINISHED:
+        end_task(h, t, t->cancel_requested ? MT_TASK_CANCELLED
+                                           : MT_TASK_FINISHED,
+                 u->exit_code, t->cancel_requested ? "cancelled by request"
+                                                   : NULL);
+        break;
+    case MANTA__TASK_STATE__TASK_STATE_FAILED:
+        end_task(h, t, t->cancel_requested ? MT_TASK_CANCELLED
+                                           : MT_TASK_FAILED,
+                 u->exit_code, u->error[0] ? u->error : "failed on the worker");
+        break;
+    default:
+        break;
+    }
+}
+
+void mt__h_report_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                           void *arg)
+{
+    const Manta__ReportTasksRequest *req = (const Manta__ReportTasksRequest *)m;
+    Manta__ReportTasksReply reply = MANTA__REPORT_TASKS_REPLY__INIT;
+    struct mt_head *h = arg;
+
+    for (size_t i = 0; i < req->n_updates; i++)
+        apply_update(h, req->node_id, req->updates[i]);
+    mt_rpc_reply(call, &reply.base);
+}
+
+void mt__tasks_close_rpc(struct mt_head *h)
+{
+    struct mt_head_tasks *q = h->tq;
+
+    for (size_t i = 0; i < q->table.cap; i++) {
+        struct mt_task *t = q->table.slots[i];
+        while (t && t->watchers) {
+            struct mt_task_watcher *w = t->watchers;
+            mt_rpc_fail(w->call, -MT_EUNAVAIL, "head is shutting down");
+            watcher_unlink(t, w);
+        }
+    }
+    while (q->n_links)
+        mt__link_drop(h, q->links[0].node_id);
+}

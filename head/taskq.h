@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * taskq.h -- internals of the head's task service, shared by scheduling.c
+ * (the scheduler glue: nodes in, placements out; plain C) and rpc_tasks.c
+ * (the rpc adapter: submissions, watchers, dispatch to workers, reports).
+ *
+ * THREAD: the head's loop thread only.
+ */
+#ifndef MT_HEAD_TASKQ_H
+#define MT_HEAD_TASKQ_H
+
+#include <uv.h>
+
+#include "common/rpc.h"
+#include "head/head.h"
+#include "head/tasks.h"
+#include "sched/sched.h"
+
+/* A channel to one worker, opened on first dispatch. */
+struct mt_worker_link {
+    char *node_id;
+    char *address;
+    struct mt_rpc_channel *ch;
+};
+
+/* The task service of a head. Guarded by: loop thread. */
+struct mt_head_tasks {
+    struct mt_sched *sched;
+    struct mt_task_table table;
+    uv_timer_t kick;             /* runs decide soon after a change */
+    bool kick_armed;
+    bool closing;
+    struct mt_worker_link *links;
+    size_t n_links, cap_links;
+    uint64_t dispatched, finished, retried;
+};
+
+/* ---- scheduling.c ---- */
+
+/* Create the scheduler and the task table. RET 0 or -MT_E*. */
+int mt__tasks_start(struct mt_head *h);
+/* Close the kick timer; done() runs after it is closed. */
+void mt__tasks_stop(struct mt_head *h, void (*done)(struct mt_head *h));
+/* Free the scheduler and the table (after stop). */
+void mt__tasks_release(struct mt_head *h);
+/* A node registered (again): add it to the scheduler if needed. */
+void mt__sched_node_up(struct mt_head *h, struct mt_node *n);
+/* A node died or left: tell the scheduler, fail or retry its tasks. */
+void mt__sched_node_down(struct mt_head *h, struct mt_node *n);
+/* Run decide soon (coalesced). */
+void mt__sched_kick(struct mt_head *h);
+/* Copy the scheduler's view of what is free on n into n->avail. */
+void mt__sched_sync_avail(struct mt_head *h, struct mt_node *n);
+/* The Demands block of `manta status`; RET owned string. */
+char *mt__sched_demands(struct mt_head *h);
+
+/* ---- rpc_tasks.c ---- */
+
+/* A task was placed: hand it to its worker. */
+void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
+                       const struct mt_grant *g);
+/* The scheduler says no node can ever run it (reported once). */
+void mt__task_infeasible(struct mt_head *h, struct mt_task *t);
+/* The task can never be placed (its group went away): fail it. */
+void mt__task_unplaceable(struct mt_head *h, struct mt_task *t, int err);
+/* The node running t died: retry it or fail it. */
+void mt__task_node_lost(struct mt_head *h, struct mt_task *t);
+/* Tell watchers about t's current state; end their streams if terminal. */
+void mt__task_notify(struct mt_head *h, struct mt_task *t);
+/* Drop the link (channel) to a node. */
+void mt__link_drop(struct mt_head *h, const char *node_id);
+/* End every watcher and close every link (shutdown). */
+void mt__tasks_close_rpc(struct mt_head *h);
+
+/* HeadService task handlers (listed in rpc_head.c's table). */
+void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg);
+void mt__h_watch_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                      void *arg);
+void mt__h_cancel_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg);
+void mt__h_list_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                      void *arg);
+void mt__h_report_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                        void *arg);
+
+#endif /* MT_HEAD_TASKQ_H */

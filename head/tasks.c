@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tasks.c -- the head's task table (see tasks.h).
+ *
+ * DESIGN: an open-addressing hash from the task number to the task, linear
+ * probing with backward-shift deletion, kept under half full. Listing sorts
+ * a snapshot, which is fine for the tens of thousands of tasks one listing
+ * covers. Output is a singly linked list of chunks trimmed from the front.
+ */
+#include "head/tasks.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/log.h"
+
+static size_t slot_of(const struct mt_task_table *t, uint64_t num)
+{
+    uint64_t h = num * 0x9e3779b97f4a7c15ull;
+
+    return (size_t)(h >> 20) & (t->cap - 1);
+}
+
+static void insert_slot(struct mt_task_table *t, struct mt_task *task)
+{
+    size_t i = slot_of(t, task->num);
+
+    while (t->slots[i])
+        i = (i + 1) & (t->cap - 1);
+    t->slots[i] = task;
+}
+
+static void grow(struct mt_task_table *t)
+{
+    struct mt_task **old = t->slots;
+    size_t old_cap = t->cap;
+
+    t->cap = old_cap ? old_cap * 2 : 1024;
+    t->slots = mt_xcalloc(t->cap, sizeof(*t->slots));
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i])
+            insert_slot(t, old[i]);
+    free(old);
+}
+
+void mt_task_table_init(struct mt_task_table *t, uint64_t first_num)
+{
+    memset(t, 0, sizeof(*t));
+    t->next_num = first_num ? first_num : 1;
+    grow(t);
+}
+
+static void free_output(struct mt_task *task)
+{
+    struct mt_task_output *o;
+
+    while ((o = task->out_head)) {
+        task->out_head = o->next;
+        free(o);
+    }
+    task->out_tail = NULL;
+    task->out_bytes = 0;
+}
+
+static void task_free(struct mt_task *task)
+{
+    free_output(task);
+    free(task->name);
+    free(task->summary);
+    free(task->spec);
+    free(task->node_id);
+    free(task->error);
+    free(task);
+}
+
+void mt_task_table_release(struct mt_task_table *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i])
+            task_free(t->slots[i]);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+struct mt_task *mt_task_find(const struct mt_task_table *t, uint64_t num)
+{
+    size_t i = slot_of(t, num);
+
+    while (t->slots[i]) {
+        if (t->slots[i]->num == num)
+            return t->slots[i];
+        i = (i + 1) & (t->cap - 1);
+    }
+    return NULL;
+}
+
+struct mt_task *mt_task_find_id(const struct mt_task_table *t, const char *id)
+{
+    char *end;
+    uint64_t num;
+
+    if (!id || strlen(id) != 16)
+        return NULL;
+    num = strtoull(id, &end, 16);
+    if (*end)
+        return NULL;
+    return mt_task_find(t, num);
+}
+
+/* Remove with backward shift so probe chains stay intact. */
+static void remove_slot(struct mt_task_table *t, uint64_t num)
+{
+    size_t i = slot_of(t, num), j;
+
+    while (t->slots[i] && t->slots[i]->num != num)
+        i = (i + 1) & (t->cap - 1);
+    if (!t->slots[i])
+        return;
+    t->slots[i] = NULL;
+    t->n--;
+    for (j = (i + 1) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1)) {
+        struct mt_task *moved = t->slots[j];
+        t->slots[j] = NULL;
+        insert_slot(t, moved);
+    }
+}
+
+struct mt_task *mt_task_new(struct mt_task_table *t, const char *name,
+                            const char *summary, int max_retries,
+                            int64_t now_wall)
+{
+    struct mt_task *task = mt_xcalloc(1, sizeof(*task));
+
+    if ((t->n + 1) * 2 > t->cap)
+        grow(t);
+    task->magic = MT_TASK_MAGIC;
+    task->num = t->next_num++;
+    snprintf(task->id, sizeof(task->id), "%016" PRIx64, task->num);
+    task->name = mt_xstrdup(name ? name : "");
+    task->summary = mt_xstrdup(summary ? summary : "");
+    task->state = MT_TASK_PENDING;
+    task->max_retries = max_retries < 0 ? MT_TASK_DEFAULT_RETRIES : max_retries;
+    task->submit_ms = now_wall;
+    insert_slot(t, task);
+    t->n++;
+    return task;
+}
+
+void mt_task_set_spec(struct mt_task *task, const void *spec, size_t len)
+{
+    free(task->spec);
+    task->spec = mt_xmalloc(len ? len : 1);
+    if (len)
+        memcpy(task->spec, spec, len);
+    task->spec_len = len;
+}
+
+bool mt_task_terminal(const struct mt_task *task)
+{
+    return task->state == MT_TASK_FINISHED || task->state == MT_TASK_FAILED ||
+           task->state == MT_TASK_CANCELLED;
+}
+
+void mt_task_set_error(struct mt_task *task, const char *error)
+{
+    free(task->error);
+    task->error = error ? mt_xstrdup(error) : NULL;
+}
+
+/* Forget the oldest finished tasks beyond the limit, except keep. */
+static void forget_old(struct mt_task_table *t, const struct mt_task *keep)
+{
+    while (t->n_done_kept > MT_TASK_KEEP_DONE) {
+        struct mt_task *oldest = NULL;
+
+        for (size_t i = 0; i < t->cap; i++) {
+            struct mt_task *x = t->slots[i];
+            if (x && x != keep && mt_task_terminal(x) && !x->watchers &&
+                (!oldest || x->done_order < oldest->done_order))
+                oldest = x;
+        }
+        if (!oldest)
+            return;
+        remove_slot(t, oldest->num);
+        task_free(oldest);
+        t->n_done_kept--;
+    }
+}
+
+void mt_task_finish(struct mt_task_table *t, struct mt_task *task,
+                    enum mt_task_state state, int exit_code, const char *error,
+                    int64_t now_wall)
+{
+    MT_ASSERT(task->magic == MT_TASK_MAGIC);
+    if (mt_task_terminal(task))
+        return;
+    task->state = state;
+    task->exit_code = exit_code;
+    if (error)
+        mt_task_set_error(task, error);
+    task->end_ms = now_wall;
+    task->has_grant = false;
+    task->done_order = ++t->done;
+    t->n_done_kept++;
+    /* Trim in batches so finishing stays O(1) amortised. */
+    if (t->n_done_kept > MT_TASK_KEEP_DONE + MT_TASK_KEEP_DONE / 10)
+        forget_old(t, task);
+}
+
+void mt_task_add_output(struct mt_task *task, uint32_t fd, const void *data,
+                        size_t len)
+{
+    struct mt_task_output *o;
+
+    if (len == 0)
+        return;
+    if (len > MT_TASK_OUTPUT_MAX) {
+        task->out_dropped += len - MT_TASK_OUTPUT_MAX;
+        data = (const uint8_t *)data + (len - MT_TASK_OUTPUT_MAX);
+        len = MT_TASK_OUTPUT_MAX;
+    }
+    o = mt_xmalloc(sizeof(*o) + len);
+    o->next = NULL;
+    o->fd = fd;
+    o->len = (uint32_t)len;
+    memcpy(o->data, data, len);
+    if (task->out_tail)
+        task->out_tail->next = o;
+    else
+        task->out_head = o;
+    task->out_tail = o;
+    task->out_bytes += len;
+    while (task->out_bytes > MT_TASK_OUTPUT_MAX && task->out_head != o) {
+        struct mt_task_output *old = task->out_head;
+        task->out_head = old->next;
+        task->out_bytes -= old->len;
+        task->out_dropped += old->len;
+        free(old);
+    }
+}
+
+static int newest_first(const void *a, const void *b)
+{
+    uint64_t x = (*(struct mt_task *const *)a)->num;
+    uint64_t y = (*(struct mt_task *const *)b)->num;
+
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void mt_task_table_visit_newest(const struct mt_task_table *t,
+                                mt_task_visit_fn fn, void *arg)
+{
+    struct mt_task **all = mt_xmalloc((t->n + 1) * sizeof(*all));
+    size_t n = 0;
+
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i])
+            all[n++] = t->slots[i];
+    qsort(all, n, sizeof(*all), newest_first);
+    for (size_t i = 0; i < n; i++)
+        if (!fn(arg, all[i]))
+            break;
+    free(all);
+}
+
+size_t mt_task_table_count(const struct mt_task_table *t,
+                           enum mt_task_state s)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < t->cap; i++)
+        n += t->slots[i] && t->slots[i]->state == s;
+    return n;
+}
+
+const char *mt_task_state_name(enum mt_task_state s)
+{
+    static const char *names[] = {"UNSPECIFIED", "WAITING_FOR_ARGS",
+                                  "PENDING",     "SCHEDULED",
+                                  "RUNNING",     "FINISHED",
+                                  "FAILED",      "CANCELLED"};
+
+    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s]
+                                                           : "UNKNOWN";
+}

@@ -25,7 +25,8 @@
  *    An object this client deleted while holding it is never deferred and
  *    never served from the cache again.
  *
- * THREAD any thread; one mutex per client.
+ * THREAD any thread; one mutex per client. Do not use a client in a child
+ * after fork(): connect a new one there.
  */
 #ifndef MT_CLIENT_H
 #define MT_CLIENT_H
@@ -34,10 +35,10 @@
 #include <stdint.h>
 
 #include "common/ids.h"
-#include "objstore/server.h"
 #include "objstore/store.h"
 
 struct mt_objc;
+struct mt_server_stats; /* objstore/protocol.h */
 
 /* Options for mt_objc_connect(). Zero means the default. */
 struct mt_objc_opts {

@@ -34,7 +34,7 @@
  *   CONTAINS mt_object_id -> empty; status 0 sealed, -MT_EAGAIN unsealed,
  *            -MT_ENOENT
  *   STATS    empty -> struct mt_store_stats
- *   SERVER_STATS  empty -> struct mt_server_stats (server.h)
+ *   SERVER_STATS  empty -> struct mt_server_stats (below)
  *
  * ROBUSTNESS: a payload of the wrong size for its type, an unknown type or
  * a bad field gets an -MT_EPROTO / -MT_EINVAL reply and the connection goes
@@ -106,6 +106,15 @@ struct mt_proto_get {
     mt_object_id id;
     uint32_t reserved;
     int64_t timeout_ms;
+};
+
+/* Socket server figures: the SERVER_STATS reply, mt_server_stats(). */
+struct mt_server_stats {
+    uint64_t clients;      /* connections open now */
+    uint64_t accepted;     /* connections accepted (total) */
+    uint64_t requests;     /* requests handled (total) */
+    uint64_t proto_errors; /* malformed requests answered or dropped */
+    uint64_t waiting;      /* gets waiting for a seal now */
 };
 
 _Static_assert(sizeof(struct mt_proto_hdr) == MT_PROTO_HDR_SIZE, "hdr");

@@ -15,18 +15,10 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "objstore/protocol.h"
 #include "objstore/store.h"
 
 struct mt_server;
-
-/* Per-server figures (mt_server_stats). */
-struct mt_server_stats {
-    uint64_t clients;      /* connections open now */
-    uint64_t accepted;     /* connections accepted (total) */
-    uint64_t requests;     /* requests handled (total) */
-    uint64_t proto_errors; /* malformed requests answered or dropped */
-    uint64_t waiting;      /* gets waiting for a seal now */
-};
 
 /*
  * mt_server_start - listen on path (unlinked first if it exists) and serve
@@ -52,7 +44,7 @@ int mt_server_start(uv_loop_t *loop, struct mt_store *st, const char *path,
  */
 void mt_server_stop(struct mt_server *srv);
 
-/* mt_server_stats - fill out with the current figures. */
+/* mt_server_stats - fill out with the current figures (protocol.h). */
 void mt_server_stats(const struct mt_server *srv, struct mt_server_stats *out);
 
 #endif /* MT_SERVER_H */

@@ -18,7 +18,7 @@ int mt_cmd_status(int argc, char **argv);
 int mt_cmd_submit(int argc, char **argv);
 int mt_cmd_list(int argc, char **argv);
 
-/* ---- helpers shared by the commands that talk to the head (rpc_list.c) ---- */
+/* ---- helpers shared by the commands that talk to the head (rpc_list.c) --- */
 
 /* A private loop, rpc engine and channel to the head, for one command. */
 struct mt_cli_conn {

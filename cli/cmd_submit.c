@@ -42,7 +42,7 @@
 #define RES_MAX_KINDS 8     /* resource kinds in one task */
 #define EXIT_CANCELLED 130
 
-/* ---- usage ------------------------------------------------------------------ */
+/* ---- usage --------------------------------------------------------------- */
 
 static void usage(FILE *f)
 {
@@ -92,7 +92,8 @@ static void usage(FILE *f)
             MT_DEFAULT_TEMP_DIR);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 static int usage_error(const char *fmt, ...)
 {
@@ -107,7 +108,7 @@ static int usage_error(const char *fmt, ...)
     return MT_EXIT_USAGE;
 }
 
-/* ---- label selectors -------------------------------------------------------- */
+/* ---- label selectors ----------------------------------------------------- */
 
 struct sel_expr {
     char *key;
@@ -312,7 +313,7 @@ static int selector_parse(const char *text, struct selector *s, char *err,
     }
 }
 
-/* ---- options ---------------------------------------------------------------- */
+/* ---- options ------------------------------------------------------------- */
 
 struct submit_opts {
     const char *addr, *dir;
@@ -546,7 +547,7 @@ static int parse_opts(int argc, char **argv, struct submit_opts *o)
     return check_resources(o, &rf);
 }
 
-/* ---- the task spec ---------------------------------------------------------- */
+/* ---- the task spec ------------------------------------------------------- */
 
 /*
  * Storage behind a TaskSpec built from the options: the protobuf structs
@@ -621,7 +622,7 @@ static void spec_release(struct spec_buf *b)
     free(b->sel_p);
 }
 
-/* ---- watching --------------------------------------------------------------- */
+/* ---- watching ------------------------------------------------------------ */
 
 /* What we know of the task while following it. Guarded by: the loop. */
 struct watch {
@@ -826,7 +827,7 @@ static int watch_task(struct watch *w)
     return final_exit(w);
 }
 
-/* ---- command ---------------------------------------------------------------- */
+/* ---- command ------------------------------------------------------------- */
 
 /* SubmitTask. OUT id owned. RET 0 or 1 (reason printed). */
 static int submit(struct mt_cli_conn *c, const char *addr,

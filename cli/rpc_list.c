@@ -35,7 +35,7 @@
 #define LIST_MAX_LIMIT 100000
 #define CMD_WIDTH 48
 
-/* ---- shared with cmd_submit.c --------------------------------------------- */
+/* ---- shared with cmd_submit.c -------------------------------------------- */
 
 int mt_cli_head_addr(const char *cmd, const char *addr, const char *dir,
                      char **out)
@@ -127,7 +127,8 @@ static int call_head(const char *addr, const struct mt_rpc_method *m,
 const char *mt_cli_task_state_name(int state)
 {
     switch (state) {
-    case MANTA__TASK_STATE__TASK_STATE_WAITING_FOR_ARGS: return "WAITING_FOR_ARGS";
+    case MANTA__TASK_STATE__TASK_STATE_WAITING_FOR_ARGS:
+        return "WAITING_FOR_ARGS";
     case MANTA__TASK_STATE__TASK_STATE_PENDING: return "PENDING";
     case MANTA__TASK_STATE__TASK_STATE_SCHEDULED: return "SCHEDULED";
     case MANTA__TASK_STATE__TASK_STATE_RUNNING: return "RUNNING";
@@ -138,7 +139,7 @@ const char *mt_cli_task_state_name(int state)
     }
 }
 
-/* ---- tables ----------------------------------------------------------------- */
+/* ---- tables -------------------------------------------------------------- */
 
 /*
  * A text table: cells are owned strings, row-major. Columns are as wide as
@@ -219,7 +220,7 @@ static void json_res(struct mt_strbuf *sb, Manta__ResourceEntry **e, size_t n)
     mt_strbuf_adds(sb, "}");
 }
 
-/* ---- nodes ------------------------------------------------------------------ */
+/* ---- nodes --------------------------------------------------------------- */
 
 /* "used/total" of one resource on a node; "-" when the node has none. */
 static char *node_usage(const Manta__NodeInfo *n, const char *name)
@@ -325,7 +326,8 @@ static void nodes_json(const Manta__GetClusterStatusReply *r, size_t shown,
 
 static int list_nodes(const char *addr, long limit, bool json)
 {
-    Manta__GetClusterStatusRequest req = MANTA__GET_CLUSTER_STATUS_REQUEST__INIT;
+    Manta__GetClusterStatusRequest req =
+        MANTA__GET_CLUSTER_STATUS_REQUEST__INIT;
     Manta__GetClusterStatusReply *r;
     struct mt_strbuf sb = MT_STRBUF_INIT;
     ProtobufCMessage *resp;
@@ -351,7 +353,7 @@ static int list_nodes(const char *addr, long limit, bool json)
     return 0;
 }
 
-/* ---- tasks ------------------------------------------------------------------ */
+/* ---- tasks --------------------------------------------------------------- */
 
 /* argv joined by spaces, cut to CMD_WIDTH with "..." for the table. */
 static char *task_command(const Manta__TaskSpec *s, bool cut)
@@ -490,7 +492,7 @@ static int list_tasks(const char *addr, long limit, bool json)
     return 0;
 }
 
-/* ---- command ---------------------------------------------------------------- */
+/* ---- command ------------------------------------------------------------- */
 
 static void usage(FILE *f)
 {

@@ -17,6 +17,7 @@
 
 #include "common/alloc.h"
 #include "common/cli_util.h"
+#include "common/daemon.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/sys.h"
@@ -50,20 +51,11 @@ static void usage(FILE *f)
 
 static uv_loop_t *loop;
 static struct mt_head *head;
-static uv_signal_t sig_term, sig_int;
+static struct mt_daemon daemon_;
 
-/* The rpc engine's wakeup handle keeps the loop alive: stop it here. */
-static void on_stopped(void *arg)
+static void stop_head(void *d, void (*done)(void *arg), void *arg)
 {
-    uv_close((uv_handle_t *)&sig_term, NULL);
-    uv_close((uv_handle_t *)&sig_int, NULL);
-    uv_stop(loop);
-}
-
-static void on_signal(uv_signal_t *s, int signum)
-{
-    MT_INFO("signal %d: stopping", signum);
-    mt_head_stop(head, on_stopped, NULL);
+    mt_head_stop(d, done, arg);
 }
 
 enum { O_PORT = 256, O_IP, O_TMP, O_STORAGE, O_PERIOD, O_TIMEOUT, O_GRACE,
@@ -201,10 +193,7 @@ int main(int argc, char **argv)
                 rc == -MT_EIO ? "cannot listen (port in use?)" : mt_strerror(rc));
         return 1;
     }
-    uv_signal_init(loop, &sig_term);
-    uv_signal_init(loop, &sig_int);
-    uv_signal_start(&sig_term, on_signal, SIGTERM);
-    uv_signal_start(&sig_int, on_signal, SIGINT);
+    mt_daemon_init(&daemon_, loop, stop_head, head);
     if (cfg.temp_dir) {
         rc = mt_sys_mkdir_p(cfg.temp_dir);
         if (rc == 0)
@@ -216,10 +205,10 @@ int main(int argc, char **argv)
         if (rc < 0) {
             MT_ERROR("cannot write session files under %s: %s", cfg.temp_dir,
                      mt_strerror(rc));
-            mt_head_stop(head, on_stopped, NULL);
+            mt_daemon_shutdown(&daemon_);
         }
     }
-    uv_run(loop, UV_RUN_DEFAULT);
+    mt_daemon_run(&daemon_);
     mt_head_destroy(head);
     uv_run(loop, UV_RUN_NOWAIT);
     if (uv_loop_close(loop) != 0)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/cli_util.h"
+#include "common/daemon.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/sys.h"
@@ -55,20 +56,11 @@ static void usage(FILE *f)
 
 static uv_loop_t *loop;
 static struct mt_worker *worker;
-static uv_signal_t sig_term, sig_int;
+static struct mt_daemon daemon_;
 
-/* The rpc engine's wakeup handle keeps the loop alive: stop it here. */
-static void on_stopped(void *arg)
+static void stop_worker(void *d, void (*done)(void *arg), void *arg)
 {
-    uv_close((uv_handle_t *)&sig_term, NULL);
-    uv_close((uv_handle_t *)&sig_int, NULL);
-    uv_stop(loop);
-}
-
-static void on_signal(uv_signal_t *s, int signum)
-{
-    MT_INFO("signal %d: stopping", signum);
-    mt_worker_stop(worker, on_stopped, NULL);
+    mt_worker_stop(d, done, arg);
 }
 
 enum { O_ADDR = 256, O_IP, O_PORT, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES,
@@ -284,11 +276,8 @@ int main(int argc, char **argv)
     }
     snprintf(idlabel, sizeof(idlabel), "%s", worker->node_id);
     mt_kv_list_set(&cfg.labels, "manta.io/node-id", idlabel);
-    uv_signal_init(loop, &sig_term);
-    uv_signal_init(loop, &sig_int);
-    uv_signal_start(&sig_term, on_signal, SIGTERM);
-    uv_signal_start(&sig_int, on_signal, SIGINT);
-    uv_run(loop, UV_RUN_DEFAULT);
+    mt_daemon_init(&daemon_, loop, stop_worker, worker);
+    mt_daemon_run(&daemon_);
     mt_worker_destroy(worker);
     uv_run(loop, UV_RUN_NOWAIT);
     if (uv_loop_close(loop) != 0)

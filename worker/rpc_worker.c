@@ -198,6 +198,8 @@ const struct mt_rpc_handler mt_worker_handlers[] = {
     {&mt_worker_get_node_info, h_node_info},
     {&mt_worker_pull_object, mt__worker_h_pull},
     {&mt_worker_fetch_object, mt__worker_h_fetch},
+    {&mt_worker_run_task, mt__worker_h_run_task},
+    {&mt_worker_stop_task, mt__worker_h_stop_task},
 };
 
 const size_t mt_worker_n_handlers =

@@ -13,6 +13,7 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "worker/tasks.h"
 
 #define RETRY_MS 1000
 
@@ -160,6 +161,7 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     }
     uv_timer_init(loop, &w->timer);
     w->timer.data = w;
+    mt__worker_tasks_create(w);
     MT_INFO("worker node=%s listening on %s, head %s", w->node_id, w->address,
             cfg->head_addr);
     write_marker(w, "worker.addr", w->address);
@@ -189,6 +191,13 @@ static void on_timer_closed(uv_handle_t *h)
         w->stopped(w->stopped_arg);
 }
 
+static void on_tasks_closed(void *arg)
+{
+    struct mt_worker *w = arg;
+
+    uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+}
+
 static void on_server_stopped(void *arg)
 {
     struct mt_worker *w = arg;
@@ -197,7 +206,7 @@ static void on_server_stopped(void *arg)
     mt_rpc_channel_destroy(w->head);
     w->head = NULL;
     mt__worker_objects_stop(w);
-    uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+    mt__worker_tasks_close(w, on_tasks_closed, w);
 }
 
 void mt__worker_on_unregistered(struct mt_worker *w)
@@ -216,6 +225,7 @@ void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg)
     w->stopped = done;
     w->stopped_arg = arg;
     uv_timer_stop(&w->timer);
+    mt__worker_tasks_shutdown(w);
     if (!was_registered || mt__worker_send_unregister(w, "worker stopped") < 0)
         mt__worker_on_unregistered(w);
 }
@@ -227,6 +237,7 @@ void mt_worker_destroy(struct mt_worker *w)
     /* Runs the loop until every call's last completion is in, so transfers
      * have released their pins before the store goes away. */
     mt_rpc_engine_destroy(w->eng);
+    mt__worker_tasks_destroy(w);
     mt__worker_objects_destroy(w);
     free(w);
 }

@@ -25,6 +25,7 @@
 struct mt_store;
 struct mt_server;
 struct mt_worker_xfer;
+struct mt_tasks;
 
 #define MT_WORKER_VERSION "0.1.0"
 
@@ -72,6 +73,7 @@ struct mt_worker {
     struct mt_store *store;    /* this node's object store */
     struct mt_server *store_srv; /* its Unix socket server */
     struct mt_worker_xfer *xfers; /* object pulls and fetches in flight */
+    struct mt_tasks *tasks;    /* command tasks and their reporter */
     void (*stopped)(void *arg);
     void *stopped_arg;
 };
@@ -84,7 +86,11 @@ struct mt_worker {
 int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
                     struct mt_worker **out);
 
-/* mt_worker_stop - unregister (best effort, 1 s), stop serving, run done. */
+/*
+ * mt_worker_stop - SIGKILL every task's process group (nothing more is
+ * reported), unregister (best effort, 1 s), stop serving, close every task
+ * handle, run done.
+ */
 void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg);
 
 /* mt_worker_destroy - free after stop completed and the loop is idle. */
@@ -107,6 +113,13 @@ void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *req,
                         void *arg);
 /* Cancel every transfer still running (shutdown). */
 void mt__worker_xfers_cancel(struct mt_worker *w);
+
+/* ---- rpc_tasks.c: command tasks (state in tasks.c, see tasks.h) ---- */
+
+void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *req,
+                           void *arg);
+void mt__worker_h_stop_task(struct mt_rpc_call *call,
+                            const ProtobufCMessage *req, void *arg);
 
 /* ---- rpc_worker.c ---- */
 extern const struct mt_rpc_handler mt_worker_handlers[];

@@ -3,9 +3,11 @@
 #include "tests/unit/unit.h"
 
 extern CU_TestInfo mt_test_detect[];
+extern CU_TestInfo mt_test_tasks[];
 
 static const struct mt_suite suites[] = {
     {"detect", mt_test_detect, NULL, NULL},
+    {"tasks", mt_test_tasks, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rpc_tasks.c -- the rpc side of command tasks: the WorkerService.RunTask
+ * and StopTask handlers, and the HeadService.ReportTasks calls that carry
+ * task state and output to the head. Generated protobuf types stay in this
+ * file (house style H15); tasks.c works on plain C structs.
+ *
+ * RunTask is answered as soon as the request is validated and admitted; the
+ * program is started right after the reply and how that goes (RUNNING, or
+ * FAILED when it cannot start) arrives through ReportTasks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "head_service.pb-c.h"
+#include "proto/services.h"
+#include "worker/tasks.h"
+#include "worker/worker.h"
+#include "worker_service.pb-c.h"
+
+#define REPORT_TIMEOUT_MS 10000
+
+/* ---- RunTask ------------------------------------------------------------------- */
+
+static void env_from_pb(struct mt_kv_list *l, Manta__Label **v, size_t n)
+{
+    mt_xgrow((void **)&l->v, &l->cap, n, sizeof(*l->v));
+    for (size_t i = 0; i < n; i++) {
+        l->v[i].key = mt_xstrdup(v[i]->key);
+        l->v[i].value = mt_xstrdup(v[i]->value);
+    }
+    l->n = n;
+}
+
+static enum mt_run_kind kind_from_pb(Manta__TaskKind k)
+{
+    switch (k) {
+    case MANTA__TASK_KIND__TASK_KIND_COMMAND:
+        return MT_RUN_KIND_COMMAND;
+    case MANTA__TASK_KIND__TASK_KIND_FUNCTION:
+        return MT_RUN_KIND_FUNCTION;
+    default:
+        return MT_RUN_KIND_UNSPECIFIED;
+    }
+}
+
+/* Copy the request into s. RET NULL, or why it is too big to copy. */
+static const char *spec_from_pb(const Manta__RunTaskRequest *req,
+                                struct mt_run_spec *s)
+{
+    const Manta__TaskSpec *p = req->spec;
+
+    memset(s, 0, sizeof(*s));
+    if (p->n_argv > MT_RUN_MAX_ARGS)
+        return "too many arguments (at most 4096)";
+    if (p->n_env + req->n_env > MT_RUN_MAX_ENV)
+        return "too many environment variables (at most 4096)";
+    s->task_id = mt_xstrdup(p->task_id);
+    s->attempt = req->attempt;
+    s->kind = kind_from_pb(p->kind);
+    s->argv = mt_xcalloc(p->n_argv + 1, sizeof(*s->argv));
+    for (size_t i = 0; i < p->n_argv; i++)
+        s->argv[i] = mt_xstrdup(p->argv[i]);
+    s->argc = p->n_argv;
+    env_from_pb(&s->env, p->env, p->n_env);
+    env_from_pb(&s->accel_env, req->env, req->n_env);
+    if (p->cwd && *p->cwd)
+        s->cwd = mt_xstrdup(p->cwd);
+    return NULL;
+}
+
+void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                           void *arg)
+{
+    const Manta__RunTaskRequest *req = (const Manta__RunTaskRequest *)m;
+    Manta__RunTaskReply reply = MANTA__RUN_TASK_REPLY__INIT;
+    struct mt_worker *w = arg;
+    struct mt_run_spec s;
+    const char *why;
+    char err[256];
+    int rc;
+
+    if (!req->spec) {
+        mt_rpc_fail(call, -MT_EINVAL, "spec is required");
+        return;
+    }
+    why = spec_from_pb(req, &s);
+    if (why) {
+        mt_rpc_fail(call, -MT_EINVAL, why);
+        return;
+    }
+    rc = mt__worker_task_admit(w, &s, err, sizeof(err));
+    if (rc < 0) {
+        mt_rpc_fail(call, rc == -MT_ECLOSED ? -MT_EUNAVAIL : rc, err);
+        mt_run_spec_release(&s);
+        return;
+    }
+    mt_rpc_reply(call, &reply.base);
+    mt__worker_task_start(w, &s);
+}
+
+/* ---- StopTask ------------------------------------------------------------------ */
+
+void mt__worker_h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                            void *arg)
+{
+    const Manta__StopTaskRequest *req = (const Manta__StopTaskRequest *)m;
+    Manta__StopTaskReply reply = MANTA__STOP_TASK_REPLY__INIT;
+    struct mt_worker *w = arg;
+
+    if (!mt_run_id_valid(req->task_id)) {
+        mt_rpc_fail(call, -MT_EINVAL,
+                    "task_id must be 1-64 characters of [A-Za-z0-9_-]");
+        return;
+    }
+    reply.found = mt__worker_task_stop(w, req->task_id, req->attempt,
+                                       req->force) == 0;
+    mt_rpc_reply(call, &reply.base);
+}
+
+/* ---- ReportTasks --------------------------------------------------------------- */
+
+static void on_report_done(void *arg, const struct mt_rpc_status *st,
+                           const ProtobufCMessage *resp)
+{
+    char msg[256];
+
+    snprintf(msg, sizeof(msg), "%s%s%s", mt_rpc_status_name(st->code),
+             st->message && *st->message ? ": " : "",
+             st->message ? st->message : "");
+    mt__worker_tasks_on_reported(arg, mt_rpc_status_to_err(st->code), msg);
+}
+
+/* Updates in a batch: RUNNING, each output chunk or marker, the final one. */
+static size_t count_updates(const struct mt_run_batch *b, size_t *markers)
+{
+    size_t n = 0;
+
+    *markers = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const struct mt_run_report *r = &b->v[i];
+
+        n += (size_t)r->running + (size_t)r->final;
+        for (const struct mt_outchunk *c = r->out.head; c; c = c->next) {
+            n++;
+            *markers += c->dropped ? 1 : 0;
+        }
+    }
+    return n;
+}
+
+static Manta__TaskUpdate *next_update(Manta__TaskUpdate *u, size_t *n,
+                                      const struct mt_run_report *r)
+{
+    Manta__TaskUpdate *x = &u[(*n)++];
+
+    manta__task_update__init(x);
+    x->task_id = (char *)r->task_id;
+    x->attempt = r->attempt;
+    return x;
+}
+
+/* Fill u[] from b; marker texts go into marks (64 bytes each). */
+static size_t fill_updates(const struct mt_run_batch *b, Manta__TaskUpdate *u,
+                           char *marks)
+{
+    size_t n = 0;
+    Manta__TaskUpdate *x;
+
+    for (size_t i = 0; i < b->n; i++) {
+        const struct mt_run_report *r = &b->v[i];
+
+        if (r->running) {
+            x = next_update(u, &n, r);
+            x->state = MANTA__TASK_STATE__TASK_STATE_RUNNING;
+        }
+        for (const struct mt_outchunk *c = r->out.head; c; c = c->next) {
+            x = next_update(u, &n, r);
+            x->fd = c->fd;
+            if (c->dropped) {
+                x->output.len = mt_outbuf_marker(c->dropped, marks, 64);
+                x->output.data = (uint8_t *)marks;
+                marks += 64;
+            } else {
+                x->output.len = c->len - c->off;
+                x->output.data = (uint8_t *)c->data + c->off;
+            }
+        }
+        if (r->final) {
+            x = next_update(u, &n, r);
+            x->state = r->end == MT_RUN_END_FAILED
+                           ? MANTA__TASK_STATE__TASK_STATE_FAILED
+                           : MANTA__TASK_STATE__TASK_STATE_FINISHED;
+            x->exit_code = r->exit_code;
+            x->error = (char *)r->error;
+        }
+    }
+    return n;
+}
+
+int mt__worker_send_task_report(struct mt_worker *w,
+                                const struct mt_run_batch *b)
+{
+    Manta__ReportTasksRequest req = MANTA__REPORT_TASKS_REQUEST__INIT;
+    Manta__TaskUpdate *u, **up;
+    size_t n, markers;
+    char *marks;
+    int rc;
+
+    if (!w->head)
+        return -MT_ECLOSED;
+    n = count_updates(b, &markers);
+    u = mt_xcalloc(n + 1, sizeof(*u));
+    up = mt_xcalloc(n + 1, sizeof(*up));
+    marks = mt_xcalloc(markers + 1, 64);
+    n = fill_updates(b, u, marks);
+    for (size_t i = 0; i < n; i++)
+        up[i] = &u[i];
+    req.node_id = w->node_id;
+    req.n_updates = n;
+    req.updates = up;
+    rc = mt_rpc_unary(w->head, &mt_head_report_tasks, &req.base,
+                      REPORT_TIMEOUT_MS, 0, on_report_done, w);
+    free(u);
+    free(up);
+    free(marks);
+    return rc;
+}

@@ -1,0 +1,1146 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tasks.c -- command tasks on the worker (see tasks.h for the life of one).
+ *
+ * A task is a program started with uv_spawn on the worker's loop, detached
+ * so that it leads its own process group: stopping it signals the whole
+ * group. stdin is /dev/null; stdout and stderr come back through pipes,
+ * are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>.log and to the
+ * task's bounded output buffer, from which the reporter takes them.
+ *
+ * DESIGN (reporting): there is one reporter per worker and at most one
+ * ReportTasks call in flight, so the head sees each task's updates in the
+ * order they were queued. A call carries, per task, RUNNING (if queued),
+ * then output, then the final update, and the final update only once the
+ * task's output buffer is empty and every handle of the task is closed, so
+ * the final update is always the last thing the head hears of a task.
+ * Output waits up to FLUSH_MS for company, or goes when FLUSH_BYTES are
+ * buffered on the worker; a state change is sent at once. A failed call
+ * puts its updates back in front of what came since and is retried with
+ * backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS). Only output can be lost,
+ * and only when a task has more than MT_OUTPUT_LIMIT buffered: the oldest
+ * goes and a marker says how much. Tasks whose output went into a call move
+ * to the back of the list, so one chatty task cannot starve the others.
+ *
+ * Invariants: a task is freed only when the head has acknowledged its final
+ * update (or at destroy); it is then no longer in any call. During shutdown
+ * no task state is reported and a call that ends just frees its batch.
+ *
+ * THREAD: loop thread only.
+ */
+#include "worker/tasks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/sys.h"
+#include "worker/worker.h"
+
+extern char **environ;
+
+#define CHUNK_MIN (16u * 1024u)
+#define READ_BUF (64u * 1024u)
+#define FLUSH_MS 50
+#define FLUSH_BYTES (256u * 1024u)
+#define MAX_CALL_OUTPUT (4u << 20)
+#define RETRY_MIN_MS 100
+#define RETRY_MAX_MS 1000
+#define KILL_AFTER_MS 5000
+#define EOF_GRACE_MS 1000
+#define TASK_MAGIC 0x7a5c0de1u
+
+/* ==== pure helpers: specs ============================================== */
+
+void mt_run_spec_release(struct mt_run_spec *s)
+{
+    if (!s)
+        return;
+    free(s->task_id);
+    for (size_t i = 0; s->argv && i < s->argc; i++)
+        free(s->argv[i]);
+    free(s->argv);
+    mt_kv_list_release(&s->env);
+    mt_kv_list_release(&s->accel_env);
+    free(s->cwd);
+    memset(s, 0, sizeof(*s));
+}
+
+bool mt_run_id_valid(const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+
+    if (n == 0 || n > MT_RUN_ID_MAX)
+        return false;
+    return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                      "0123456789_-") == n;
+}
+
+static int bad(char *err, size_t len, const char *why)
+{
+    snprintf(err, len, "%s", why);
+    return -MT_EINVAL;
+}
+
+/* RET NULL or why the list is not a valid environment; adds to *count/bytes. */
+static const char *check_env(const struct mt_kv_list *l, size_t *count,
+                             size_t *bytes)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const char *k = l->v[i].key, *v = l->v[i].value;
+
+        if (!k || !*k || strchr(k, '='))
+            return "environment variable names must be non-empty and "
+                   "without '='";
+        *bytes += strlen(k) + (v ? strlen(v) : 0) + 2;
+    }
+    *count += l->n;
+    return NULL;
+}
+
+int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len)
+{
+    size_t bytes = 0, count = 0;
+    const char *why;
+
+    if (s->kind == MT_RUN_KIND_FUNCTION)
+        return bad(err, len, "function tasks are not supported yet");
+    if (s->kind != MT_RUN_KIND_COMMAND)
+        return bad(err, len, "task kind must be TASK_KIND_COMMAND");
+    if (!mt_run_id_valid(s->task_id))
+        return bad(err, len, "task_id must be 1-64 characters of "
+                             "[A-Za-z0-9_-]");
+    if (s->argc == 0 || !s->argv || !s->argv[0] || !s->argv[0][0])
+        return bad(err, len, "argv must name a program");
+    if (s->argc > MT_RUN_MAX_ARGS)
+        return bad(err, len, "too many arguments (at most 4096)");
+    for (size_t i = 0; i < s->argc; i++)
+        bytes += strlen(s->argv[i]) + 1;
+    if (bytes > MT_RUN_MAX_BYTES)
+        return bad(err, len, "arguments too large (at most 1 MiB)");
+    bytes = 0;
+    if ((why = check_env(&s->env, &count, &bytes)) ||
+        (why = check_env(&s->accel_env, &count, &bytes)))
+        return bad(err, len, why);
+    if (count > MT_RUN_MAX_ENV)
+        return bad(err, len, "too many environment variables (at most 4096)");
+    if (bytes > MT_RUN_MAX_BYTES)
+        return bad(err, len, "environment too large (at most 1 MiB)");
+    if (s->cwd && strlen(s->cwd) > MT_RUN_MAX_CWD)
+        return bad(err, len, "cwd too long");
+    return 0;
+}
+
+/* ==== pure helpers: environment ========================================== */
+
+/* Entries of an environment being built, with an index by key. */
+struct envb {
+    char **out;
+    size_t n;
+    size_t *slot;   /* index+1 into out, 0 = empty */
+    size_t mask;
+};
+
+static size_t key_hash(const char *k, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)k[i]) * 1099511628211ull;
+    return (size_t)h;
+}
+
+/* Add "K=V" (taken) whose key is its first klen bytes. */
+static void envb_add(struct envb *b, char *kv, size_t klen)
+{
+    size_t h = key_hash(kv, klen) & b->mask;
+
+    while (b->slot[h]) {
+        char **e = &b->out[b->slot[h] - 1];
+
+        if (strncmp(*e, kv, klen) == 0 && (*e)[klen] == '=') {
+            free(*e);
+            *e = kv;
+            return;
+        }
+        h = (h + 1) & b->mask;
+    }
+    b->out[b->n] = kv;
+    b->slot[h] = ++b->n;
+}
+
+char **mt_run_env_build(char *const *base, const struct mt_kv_list *const *lists,
+                        size_t n)
+{
+    struct envb b = {0};
+    size_t total = 0, slots = 16;
+    const char *eq;
+
+    for (size_t i = 0; base && base[i]; i++)
+        total++;
+    for (size_t i = 0; i < n; i++)
+        total += lists[i]->n;
+    while (slots < 2 * total + 2)
+        slots *= 2;
+    b.out = mt_xcalloc(total + 1, sizeof(*b.out));
+    b.slot = mt_xcalloc(slots, sizeof(*b.slot));
+    b.mask = slots - 1;
+    for (size_t i = 0; base && base[i]; i++)
+        if ((eq = strchr(base[i], '=')) && eq != base[i])
+            envb_add(&b, mt_xstrdup(base[i]), (size_t)(eq - base[i]));
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < lists[i]->n; j++) {
+            const struct mt_kv *kv = &lists[i]->v[j];
+
+            envb_add(&b, mt_xasprintf("%s=%s", kv->key,
+                                      kv->value ? kv->value : ""),
+                     strlen(kv->key));
+        }
+    }
+    free(b.slot);
+    b.out[b.n] = NULL;
+    return b.out;
+}
+
+void mt_run_env_free(char **env)
+{
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
+}
+
+/* ==== pure helpers: the bounded output buffer ============================ */
+
+void mt_outbuf_init(struct mt_outbuf *ob, size_t limit)
+{
+    memset(ob, 0, sizeof(*ob));
+    ob->limit = limit;
+}
+
+void mt_outbuf_release(struct mt_outbuf *ob)
+{
+    struct mt_outchunk *c = ob->head, *next;
+
+    for (; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    ob->head = ob->tail = NULL;
+    ob->bytes = 0;
+}
+
+bool mt_outbuf_empty(const struct mt_outbuf *ob)
+{
+    return ob->head == NULL;
+}
+
+static struct mt_outchunk *chunk_new(uint32_t fd, size_t cap)
+{
+    struct mt_outchunk *c = mt_xmalloc(sizeof(*c) + cap);
+
+    c->next = NULL;
+    c->fd = fd;
+    c->dropped = 0;
+    c->off = c->len = 0;
+    c->cap = cap;
+    return c;
+}
+
+static void push_back(struct mt_outbuf *ob, struct mt_outchunk *c)
+{
+    c->next = NULL;
+    if (ob->tail)
+        ob->tail->next = c;
+    else
+        ob->head = c;
+    ob->tail = c;
+    if (!c->dropped)
+        ob->bytes += c->len - c->off;
+}
+
+static struct mt_outchunk *pop_front(struct mt_outbuf *ob)
+{
+    struct mt_outchunk *c = ob->head;
+
+    ob->head = c->next;
+    if (!ob->head)
+        ob->tail = NULL;
+    if (!c->dropped)
+        ob->bytes -= c->len - c->off;
+    c->next = NULL;
+    return c;
+}
+
+/* Drop the oldest data beyond the limit; one marker at the front counts it
+ * together with any markers it swallowed. */
+static void enforce_limit(struct mt_outbuf *ob)
+{
+    struct mt_outchunk *c;
+    uint64_t dropped = 0;
+
+    if (!ob->limit || ob->bytes <= ob->limit)
+        return;
+    while (ob->bytes > ob->limit) {
+        size_t excess = ob->bytes - ob->limit, avail;
+
+        c = ob->head;
+        avail = c->len - c->off;
+        if (c->dropped || avail <= excess) {
+            dropped += c->dropped ? c->dropped : avail;
+            free(pop_front(ob));
+            continue;
+        }
+        c->off += excess;
+        ob->bytes -= excess;
+        dropped += excess;
+    }
+    while (ob->head && ob->head->dropped) {
+        dropped += ob->head->dropped;
+        free(pop_front(ob));
+    }
+    c = chunk_new(2, 0);
+    c->dropped = dropped;
+    c->next = ob->head;
+    ob->head = c;
+    if (!ob->tail)
+        ob->tail = c;
+}
+
+void mt_outbuf_append(struct mt_outbuf *ob, uint32_t fd, const void *data,
+                      size_t n)
+{
+    struct mt_outchunk *t = ob->tail, *c;
+    const uint8_t *p = data;
+    size_t k;
+
+    if (n == 0)
+        return;
+    if (t && !t->dropped && t->fd == fd && t->len < t->cap) {
+        k = t->cap - t->len < n ? t->cap - t->len : n;
+        memcpy(t->data + t->len, p, k);
+        t->len += k;
+        ob->bytes += k;
+        p += k;
+        n -= k;
+    }
+    if (n) {
+        c = chunk_new(fd, n > CHUNK_MIN ? n : CHUNK_MIN);
+        memcpy(c->data, p, n);
+        c->len = n;
+        push_back(ob, c);
+    }
+    enforce_limit(ob);
+}
+
+size_t mt_outbuf_take(struct mt_outbuf *ob, size_t max, struct mt_outbuf *into)
+{
+    struct mt_outchunk *c, *part;
+    size_t moved = 0, avail, k;
+
+    while ((c = ob->head)) {
+        if (c->dropped) {
+            push_back(into, pop_front(ob));
+            continue;
+        }
+        if (moved >= max)
+            break;
+        avail = c->len - c->off;
+        if (avail <= max - moved) {
+            push_back(into, pop_front(ob));
+            moved += avail;
+            continue;
+        }
+        k = max - moved;
+        part = chunk_new(c->fd, k);
+        memcpy(part->data, c->data + c->off, k);
+        part->len = k;
+        c->off += k;
+        ob->bytes -= k;
+        push_back(into, part);
+        moved += k;
+        break;
+    }
+    return moved;
+}
+
+void mt_outbuf_unshift(struct mt_outbuf *ob, struct mt_outbuf *front)
+{
+    if (!front->head)
+        return;
+    front->tail->next = ob->head;
+    if (!ob->tail)
+        ob->tail = front->tail;
+    ob->head = front->head;
+    ob->bytes += front->bytes;
+    front->head = front->tail = NULL;
+    front->bytes = 0;
+    enforce_limit(ob);
+}
+
+size_t mt_outbuf_marker(uint64_t n, char *buf, size_t len)
+{
+    int k = snprintf(buf, len, "[manta: %llu bytes of output dropped]\n",
+                     (unsigned long long)n);
+
+    return k < 0 ? 0 : (size_t)k < len ? (size_t)k : len - 1;
+}
+
+/* ==== task state ========================================================== */
+
+/* One task on this worker. Guarded by: loop thread. */
+struct mt_task {
+    uint32_t magic;             /* TASK_MAGIC */
+    struct mt_tasks *ts;
+    struct mt_task *prev, *next; /* ts->head list; reporter order */
+    struct mt_run_spec spec;
+    uv_process_t proc;
+    uv_pipe_t pipes[2];         /* the child's stdout, stderr */
+    uv_timer_t timer;           /* SIGKILL after SIGTERM; EOF grace */
+    int open;                   /* handles not closed yet */
+    bool pipe_open[2];
+    bool proc_init;             /* uv_spawn was called on proc */
+    int pid;                    /* 0 until spawned */
+    bool exited;                /* reaped (or never started) */
+    int32_t exit_code;
+    char *error;                /* NULL, or why it could not run */
+    int log_fd;                 /* -1: no log file */
+    bool log_failed;
+    int64_t start_ms;
+    /* reporting */
+    bool running_pending;       /* RUNNING not yet handed to a call */
+    bool final_pending;         /* the final update not yet handed */
+    bool final_sent;            /* the final update is in a call or acked */
+    struct mt_outbuf out;
+};
+
+/* Every task of a worker and the reporter. Guarded by: loop thread. */
+struct mt_tasks {
+    struct mt_worker *w;
+    struct mt_task *head, *tail;
+    size_t n;
+    size_t buffered;            /* output bytes in the tasks' buffers */
+    size_t n_state;             /* RUNNING/final updates waiting */
+    bool shutting_down;
+    bool in_flight;             /* a ReportTasks call is out */
+    struct mt_run_batch batch;  /* what it carries */
+    uv_timer_t timer;           /* flush window, retry backoff */
+    bool timer_open;
+    bool retrying;              /* waiting for the backoff to pass */
+    int backoff_ms;
+    int64_t last_send_ms;
+    bool head_failing;          /* for logging transitions once */
+    char *log_dir;              /* NULL: no per-task logs */
+    bool log_dir_made;
+    void (*closed)(void *);     /* shutdown step 2 */
+    void *closed_arg;
+    char readbuf[READ_BUF];
+};
+
+static void kick(struct mt_tasks *ts);
+
+static void list_append(struct mt_tasks *ts, struct mt_task *t)
+{
+    t->next = NULL;
+    t->prev = ts->tail;
+    if (ts->tail)
+        ts->tail->next = t;
+    else
+        ts->head = t;
+    ts->tail = t;
+}
+
+static void list_remove(struct mt_tasks *ts, struct mt_task *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        ts->head = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    else
+        ts->tail = t->prev;
+    t->prev = t->next = NULL;
+}
+
+static struct mt_task *find(struct mt_tasks *ts, const char *id,
+                            uint32_t attempt)
+{
+    /* TODO(worker): index by id if nodes come to run thousands of tasks. */
+    for (struct mt_task *t = ts->head; t; t = t->next)
+        if (t->spec.attempt == attempt && strcmp(t->spec.task_id, id) == 0)
+            return t;
+    return NULL;
+}
+
+static void task_free(struct mt_task *t)
+{
+    struct mt_tasks *ts = t->ts;
+
+    MT_ASSERT(t->magic == TASK_MAGIC && t->open == 0);
+    list_remove(ts, t);
+    ts->n--;
+    ts->buffered -= t->out.bytes;
+    if (t->log_fd >= 0)
+        close(t->log_fd);
+    mt_outbuf_release(&t->out);
+    mt_run_spec_release(&t->spec);
+    free(t->error);
+    t->magic = 0;
+    free(t);
+}
+
+void mt__worker_tasks_create(struct mt_worker *w)
+{
+    struct mt_tasks *ts = mt_xcalloc(1, sizeof(*ts));
+
+    ts->w = w;
+    if (w->cfg->temp_dir)
+        ts->log_dir = mt_xasprintf("%s/logs/tasks", w->cfg->temp_dir);
+    uv_timer_init(w->loop, &ts->timer);
+    ts->timer.data = ts;
+    ts->timer_open = true;
+    w->tasks = ts;
+}
+
+size_t mt__worker_tasks_count(const struct mt_worker *w)
+{
+    return w->tasks ? w->tasks->n : 0;
+}
+
+int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
+                          char *err, size_t len)
+{
+    int rc = mt_run_spec_check(s, err, len);
+
+    if (rc < 0)
+        return rc;
+    if (w->tasks->shutting_down) {
+        snprintf(err, len, "worker is stopping");
+        return -MT_ECLOSED;
+    }
+    if (find(w->tasks, s->task_id, s->attempt)) {
+        snprintf(err, len, "task %s attempt %u is already here", s->task_id,
+                 s->attempt);
+        return -MT_EEXIST;
+    }
+    return 0;
+}
+
+/* ==== output ============================================================= */
+
+static void log_open(struct mt_task *t)
+{
+    struct mt_tasks *ts = t->ts;
+    char *path;
+    int rc;
+
+    if (!ts->log_dir)
+        return;
+    if (!ts->log_dir_made) {
+        rc = mt_sys_mkdir_p(ts->log_dir);
+        if (rc < 0) {
+            MT_WARN("cannot create %s: %s; task output is not logged",
+                    ts->log_dir, mt_strerror(rc));
+            MT_FREE(ts->log_dir);
+            return;
+        }
+        ts->log_dir_made = true;
+    }
+    path = mt_xasprintf("%s/%s.%u.log", ts->log_dir, t->spec.task_id,
+                        t->spec.attempt);
+    t->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (t->log_fd < 0)
+        MT_WARN("cannot open %s: %s", path, strerror(errno));
+    free(path);
+}
+
+/* Append to the task's log file. The file is local and written through the
+ * page cache, so a synchronous write does not hold the loop for long. */
+static void log_write(struct mt_task *t, const char *p, size_t n)
+{
+    ssize_t k;
+
+    while (t->log_fd >= 0 && n > 0) {
+        k = write(t->log_fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (!t->log_failed)
+                MT_WARN("task=%s cannot write its log: %s", t->spec.task_id,
+                        k < 0 ? strerror(errno) : "short write");
+            t->log_failed = true;
+            return;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+static void add_output(struct mt_task *t, uint32_t fd, const void *p,
+                       size_t n)
+{
+    struct mt_tasks *ts = t->ts;
+    size_t before = t->out.bytes;
+
+    log_write(t, p, n);
+    if (ts->shutting_down)
+        return;
+    mt_outbuf_append(&t->out, fd, p, n);
+    ts->buffered = ts->buffered - before + t->out.bytes;
+    kick(ts);
+}
+
+/* ==== process life ======================================================= */
+
+static void check_closed(struct mt_tasks *ts);
+
+/* Every handle is closed: queue the final update. */
+static void task_done(struct mt_task *t)
+{
+    struct mt_tasks *ts = t->ts;
+
+    if (t->log_fd >= 0) {
+        close(t->log_fd);
+        t->log_fd = -1;
+    }
+    if (ts->shutting_down) {
+        check_closed(ts);
+        return;
+    }
+    if (t->error)
+        MT_INFO("task=%s attempt=%u failed: %s", t->spec.task_id,
+                t->spec.attempt, t->error);
+    else
+        MT_INFO("task=%s attempt=%u exited code=%d after %lldms",
+                t->spec.task_id, t->spec.attempt, t->exit_code,
+                (long long)(mt_now_mono_ms() - t->start_ms));
+    t->final_pending = true;
+    ts->n_state++;
+    kick(ts);
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    struct mt_task *t = h->data;
+
+    t->open--;
+    /* The timer goes last, once the process and both pipes are gone. */
+    if (t->open == 1 && !uv_is_closing((uv_handle_t *)&t->timer)) {
+        uv_close((uv_handle_t *)&t->timer, on_closed);
+        return;
+    }
+    if (t->open == 0)
+        task_done(t);
+}
+
+static void close_handle(struct mt_task *t, uv_handle_t *h)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, on_closed);
+}
+
+static void close_pipe(struct mt_task *t, int i)
+{
+    if (!t->pipe_open[i])
+        return;
+    t->pipe_open[i] = false;
+    close_handle(t, (uv_handle_t *)&t->pipes[i]);
+}
+
+/* Signal the task's process group while it may still have members. */
+static void signal_group(struct mt_task *t, int sig)
+{
+    if (t->pid <= 0 || (t->exited && !t->pipe_open[0] && !t->pipe_open[1]))
+        return;
+    if (kill(-t->pid, sig) < 0 && errno != ESRCH)
+        MT_WARN("task=%s kill(-%d, %d) failed: %s", t->spec.task_id, t->pid,
+                sig, strerror(errno));
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    struct mt_task *t = h->data;
+
+    /* One buffer serves every pipe: each read is consumed before the next
+     * allocation. */
+    buf->base = t->ts->readbuf;
+    buf->len = sizeof(t->ts->readbuf);
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    struct mt_task *t = s->data;
+    int i = s == (uv_stream_t *)&t->pipes[0] ? 0 : 1;
+
+    if (n > 0) {
+        add_output(t, (uint32_t)i + 1, buf->base, (size_t)n);
+        return;
+    }
+    if (n == 0)
+        return;
+    if (n != UV_EOF)
+        MT_WARN("task=%s reading fd %d: %s", t->spec.task_id, i + 1,
+                uv_strerror((int)n));
+    close_pipe(t, i);
+}
+
+/* The process exited but something in its group still holds a pipe. */
+static void on_eof_grace(uv_timer_t *tm)
+{
+    struct mt_task *t = tm->data;
+
+    MT_WARN("task=%s exited but its process group kept its output open; "
+            "killing the group", t->spec.task_id);
+    signal_group(t, SIGKILL);
+    close_pipe(t, 0);
+    close_pipe(t, 1);
+}
+
+static void on_proc_exit(uv_process_t *p, int64_t status, int term_signal)
+{
+    struct mt_task *t = p->data;
+
+    t->exited = true;
+    t->exit_code = term_signal ? 128 + term_signal : (int32_t)status;
+    uv_timer_stop(&t->timer);
+    if (t->pipe_open[0] || t->pipe_open[1])
+        uv_timer_start(&t->timer, on_eof_grace, EOF_GRACE_MS, 0);
+    close_handle(t, (uv_handle_t *)&t->proc);
+}
+
+static void on_kill_timer(uv_timer_t *tm)
+{
+    struct mt_task *t = tm->data;
+
+    MT_INFO("task=%s still running %d ms after SIGTERM: SIGKILL",
+            t->spec.task_id, KILL_AFTER_MS);
+    signal_group(t, SIGKILL);
+}
+
+/* ==== start and stop ====================================================== */
+
+/* The task could not start: report FAILED with why. */
+static void fail_start(struct mt_task *t, int32_t code, char *error)
+{
+    t->exited = true;
+    t->exit_code = code;
+    t->error = error;
+    log_write(t, error, strlen(error));
+    log_write(t, "\n", 1);
+    close_pipe(t, 0);
+    close_pipe(t, 1);
+    if (t->open == 1)
+        close_handle(t, (uv_handle_t *)&t->timer);
+}
+
+/* The environment of a task: the worker's, the spec's, the grant's, ours. */
+static char **task_env(struct mt_task *t)
+{
+    const struct mt_worker *w = t->ts->w;
+    struct mt_kv_list own = {0};
+    const struct mt_kv_list *lists[3];
+    char attempt[16];
+    char **env;
+
+    snprintf(attempt, sizeof(attempt), "%u", t->spec.attempt);
+    mt_kv_list_set(&own, "MANTA_TASK_ID", t->spec.task_id);
+    mt_kv_list_set(&own, "MANTA_TASK_ATTEMPT", attempt);
+    mt_kv_list_set(&own, "MANTA_NODE_ID", w->node_id);
+    mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", w->cfg->head_addr);
+    mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
+                   w->cfg->object_store_socket ? w->cfg->object_store_socket
+                                               : "");
+    lists[0] = &t->spec.env;
+    lists[1] = &t->spec.accel_env;
+    lists[2] = &own;
+    env = mt_run_env_build(environ, lists, 3);
+    mt_kv_list_release(&own);
+    return env;
+}
+
+/* RET 0, or -errno when cwd is not a directory we can enter. */
+static int check_cwd(const char *cwd)
+{
+    struct stat st;
+
+    if (stat(cwd, &st) < 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode))
+        return -ENOTDIR;
+    if (access(cwd, X_OK) < 0)
+        return -errno;
+    return 0;
+}
+
+static void spawn(struct mt_task *t)
+{
+    uv_loop_t *loop = t->ts->w->loop;
+    uv_process_options_t o;
+    uv_stdio_container_t io[3];
+    const char *cwd = t->spec.cwd && *t->spec.cwd ? t->spec.cwd : NULL;
+    int rc;
+
+    if (cwd && (rc = check_cwd(cwd)) < 0) {
+        fail_start(t, 127, mt_xasprintf("cannot run '%s': working directory "
+                                        "'%s': %s", t->spec.argv[0], cwd,
+                                        uv_strerror(rc)));
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        uv_pipe_init(loop, &t->pipes[i], 0);
+        t->pipes[i].data = t;
+        t->pipe_open[i] = true;
+        t->open++;
+    }
+    memset(&o, 0, sizeof(o));
+    memset(io, 0, sizeof(io));
+    io[0].flags = UV_IGNORE; /* libuv opens /dev/null for fds 0-2 */
+    io[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+    io[1].data.stream = (uv_stream_t *)&t->pipes[0];
+    io[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+    io[2].data.stream = (uv_stream_t *)&t->pipes[1];
+    o.exit_cb = on_proc_exit;
+    o.file = t->spec.argv[0];
+    o.args = t->spec.argv;
+    o.env = task_env(t);
+    o.cwd = cwd;
+    o.flags = UV_PROCESS_DETACHED; /* setsid: the task leads its group */
+    o.stdio_count = 3;
+    o.stdio = io;
+    t->proc.data = t;
+    rc = uv_spawn(loop, &t->proc, &o);
+    mt_run_env_free(o.env);
+    t->proc_init = true; /* initialised even when the spawn failed */
+    t->open++;
+    if (rc < 0) {
+        close_handle(t, (uv_handle_t *)&t->proc);
+        fail_start(t, rc == UV_ENOENT ? 127 : 126,
+                   mt_xasprintf("cannot run '%s': %s", t->spec.argv[0],
+                                uv_strerror(rc)));
+        return;
+    }
+    t->pid = t->proc.pid;
+    for (int i = 0; i < 2; i++)
+        uv_read_start((uv_stream_t *)&t->pipes[i], on_alloc, on_read);
+    MT_INFO("task=%s attempt=%u started pid=%d: %s", t->spec.task_id,
+            t->spec.attempt, t->pid, t->spec.argv[0]);
+    t->running_pending = true;
+    t->ts->n_state++;
+    kick(t->ts);
+}
+
+void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
+{
+    struct mt_tasks *ts = w->tasks;
+    struct mt_task *t = mt_xcalloc(1, sizeof(*t));
+
+    t->magic = TASK_MAGIC;
+    t->ts = ts;
+    t->spec = *s;
+    memset(s, 0, sizeof(*s));
+    t->log_fd = -1;
+    t->start_ms = mt_now_mono_ms();
+    mt_outbuf_init(&t->out, MT_OUTPUT_LIMIT);
+    list_append(ts, t);
+    ts->n++;
+    uv_timer_init(w->loop, &t->timer);
+    t->timer.data = t;
+    t->open = 1;
+    log_open(t);
+    spawn(t);
+}
+
+int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
+                         uint32_t attempt, bool force)
+{
+    struct mt_task *t = find(w->tasks, task_id, attempt);
+
+    if (!t || t->pid <= 0 || t->exited)
+        return -MT_ENOENT;
+    MT_INFO("task=%s attempt=%u stop requested%s", task_id, attempt,
+            force ? " (force)" : "");
+    if (force) {
+        signal_group(t, SIGKILL);
+        uv_timer_stop(&t->timer);
+        return 0;
+    }
+    signal_group(t, SIGTERM);
+    if (!uv_is_active((uv_handle_t *)&t->timer))
+        uv_timer_start(&t->timer, on_kill_timer, KILL_AFTER_MS, 0);
+    return 0;
+}
+
+/* ==== reporting ============================================================ */
+
+static bool report_pending(const struct mt_tasks *ts)
+{
+    return ts->n_state > 0 || ts->buffered > 0;
+}
+
+static void batch_add(struct mt_run_batch *b, struct mt_task *t,
+                      struct mt_run_report **out)
+{
+    struct mt_run_report *r;
+
+    mt_xgrow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v));
+    r = &b->v[b->n++];
+    memset(r, 0, sizeof(*r));
+    r->t = t;
+    r->task_id = t->spec.task_id;
+    r->attempt = t->spec.attempt;
+    r->error = "";
+    mt_outbuf_init(&r->out, 0);
+    *out = r;
+}
+
+static void batch_clear(struct mt_run_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        mt_outbuf_release(&b->v[i].out);
+    b->n = 0;
+}
+
+/* Hand t's pending updates to the batch, output up to *budget bytes. */
+static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget)
+{
+    struct mt_run_report *r = NULL;
+    size_t moved = 0;
+
+    if (!t->running_pending && !t->final_pending && mt_outbuf_empty(&t->out))
+        return false;
+    batch_add(&ts->batch, t, &r);
+    if (t->running_pending) {
+        r->running = true;
+        t->running_pending = false;
+        ts->n_state--;
+    }
+    moved = mt_outbuf_take(&t->out, *budget, &r->out);
+    *budget -= moved;
+    ts->buffered -= moved;
+    if (t->final_pending && mt_outbuf_empty(&t->out)) {
+        r->final = true;
+        r->end = t->error ? MT_RUN_END_FAILED : MT_RUN_END_FINISHED;
+        r->exit_code = t->exit_code;
+        r->error = t->error ? t->error : "";
+        t->final_pending = false;
+        t->final_sent = true;
+        ts->n_state--;
+    }
+    return !mt_outbuf_empty(&r->out);
+}
+
+/* Undo take_task for every task of a failed call. */
+static void put_back(struct mt_tasks *ts)
+{
+    for (size_t i = 0; i < ts->batch.n; i++) {
+        struct mt_run_report *r = &ts->batch.v[i];
+        struct mt_task *t = r->t;
+        size_t before = t->out.bytes;
+
+        if (r->running) {
+            t->running_pending = true;
+            ts->n_state++;
+        }
+        mt_outbuf_unshift(&t->out, &r->out);
+        ts->buffered = ts->buffered - before + t->out.bytes;
+        if (r->final) {
+            t->final_pending = true;
+            t->final_sent = false;
+            ts->n_state++;
+        }
+    }
+    batch_clear(&ts->batch);
+}
+
+static void on_report_timer(uv_timer_t *tm);
+
+static void retry_later(struct mt_tasks *ts, const char *why)
+{
+    if (!ts->head_failing)
+        MT_WARN("cannot report tasks to head %s: %s; keeping updates and "
+                "retrying", ts->w->cfg->head_addr, why);
+    ts->head_failing = true;
+    ts->backoff_ms = ts->backoff_ms ? ts->backoff_ms * 2 : RETRY_MIN_MS;
+    if (ts->backoff_ms > RETRY_MAX_MS)
+        ts->backoff_ms = RETRY_MAX_MS;
+    ts->retrying = true;
+    uv_timer_start(&ts->timer, on_report_timer, (uint64_t)ts->backoff_ms, 0);
+}
+
+/* Build one call from what is pending and send it. */
+static void flush(struct mt_tasks *ts)
+{
+    struct mt_task *t, *next, *rotate = NULL, *rotate_tail = NULL;
+    size_t budget = MAX_CALL_OUTPUT;
+    int rc;
+
+    uv_timer_stop(&ts->timer);
+    for (t = ts->head; t; t = next) {
+        next = t->next;
+        if (!take_task(ts, t, &budget))
+            continue;
+        /* Its output went out: move it behind the others (fairness). */
+        list_remove(ts, t);
+        if (rotate_tail)
+            rotate_tail->next = t;
+        else
+            rotate = t;
+        t->prev = rotate_tail;
+        rotate_tail = t;
+    }
+    for (t = rotate; t; t = next) {
+        next = t->next;
+        list_append(ts, t);
+    }
+    if (ts->batch.n == 0)
+        return;
+    rc = mt__worker_send_task_report(ts->w, &ts->batch);
+    if (rc < 0) {
+        put_back(ts);
+        retry_later(ts, mt_strerror(rc));
+        return;
+    }
+    ts->in_flight = true;
+    ts->last_send_ms = mt_now_mono_ms();
+}
+
+static void on_report_timer(uv_timer_t *tm)
+{
+    struct mt_tasks *ts = tm->data;
+
+    ts->retrying = false;
+    if (!ts->shutting_down && !ts->in_flight && report_pending(ts))
+        flush(ts);
+}
+
+/* Something new is pending: send now, or when the window closes. */
+static void kick(struct mt_tasks *ts)
+{
+    int64_t wait;
+
+    if (ts->shutting_down || ts->in_flight || ts->retrying ||
+        !report_pending(ts))
+        return;
+    if (ts->n_state > 0 || ts->buffered >= FLUSH_BYTES) {
+        flush(ts);
+        return;
+    }
+    if (uv_is_active((uv_handle_t *)&ts->timer))
+        return;
+    wait = ts->last_send_ms + FLUSH_MS - mt_now_mono_ms();
+    if (wait <= 0) {
+        flush(ts);
+        return;
+    }
+    uv_timer_start(&ts->timer, on_report_timer, (uint64_t)wait, 0);
+}
+
+void mt__worker_tasks_on_reported(struct mt_worker *w, int err,
+                                  const char *msg)
+{
+    struct mt_tasks *ts = w->tasks;
+
+    ts->in_flight = false;
+    if (ts->shutting_down) {
+        batch_clear(&ts->batch);
+        return;
+    }
+    if (err) {
+        put_back(ts);
+        retry_later(ts, msg);
+        return;
+    }
+    if (ts->head_failing)
+        MT_INFO("reporting tasks to head %s again", w->cfg->head_addr);
+    ts->head_failing = false;
+    ts->backoff_ms = 0;
+    for (size_t i = 0; i < ts->batch.n; i++)
+        if (ts->batch.v[i].final)
+            task_free(ts->batch.v[i].t);
+    batch_clear(&ts->batch);
+    kick(ts);
+}
+
+/* ==== shutdown ============================================================== */
+
+void mt__worker_tasks_shutdown(struct mt_worker *w)
+{
+    struct mt_tasks *ts = w->tasks;
+
+    if (!ts || ts->shutting_down)
+        return;
+    ts->shutting_down = true;
+    uv_timer_stop(&ts->timer);
+    for (struct mt_task *t = ts->head; t; t = t->next) {
+        if (t->pid > 0 && !t->exited)
+            MT_INFO("task=%s attempt=%u killed: worker stopping",
+                    t->spec.task_id, t->spec.attempt);
+        signal_group(t, SIGKILL);
+    }
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    struct mt_tasks *ts = h->data;
+
+    ts->timer_open = false;
+    check_closed(ts);
+}
+
+static void check_closed(struct mt_tasks *ts)
+{
+    void (*done)(void *) = ts->closed;
+
+    if (!done || ts->timer_open)
+        return;
+    for (struct mt_task *t = ts->head; t; t = t->next)
+        if (t->open)
+            return;
+    ts->closed = NULL;
+    done(ts->closed_arg);
+}
+
+void mt__worker_tasks_close(struct mt_worker *w, void (*done)(void *),
+                            void *arg)
+{
+    struct mt_tasks *ts = w->tasks;
+
+    mt__worker_tasks_shutdown(w);
+    ts->closed = done;
+    ts->closed_arg = arg;
+    for (struct mt_task *t = ts->head; t; t = t->next) {
+        if (!t->open)
+            continue;
+        if (t->proc_init)
+            close_handle(t, (uv_handle_t *)&t->proc);
+        close_pipe(t, 0);
+        close_pipe(t, 1);
+        close_handle(t, (uv_handle_t *)&t->timer);
+    }
+    if (!uv_is_closing((uv_handle_t *)&ts->timer))
+        uv_close((uv_handle_t *)&ts->timer, on_timer_closed);
+}
+
+void mt__worker_tasks_destroy(struct mt_worker *w)
+{
+    struct mt_tasks *ts = w ? w->tasks : NULL;
+
+    if (!ts)
+        return;
+    batch_clear(&ts->batch);
+    free(ts->batch.v);
+    while (ts->head)
+        task_free(ts->head);
+    free(ts->log_dir);
+    free(ts);
+    w->tasks = NULL;
+}

@@ -24,7 +24,7 @@
 
 #define REPORT_TIMEOUT_MS 10000
 
-/* ---- RunTask ------------------------------------------------------------------- */
+/* ---- RunTask ------------------------------------------------------------- */
 
 static void env_from_pb(struct mt_kv_list *l, Manta__Label **v, size_t n)
 {
@@ -103,7 +103,7 @@ void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt__worker_task_start(w, &s);
 }
 
-/* ---- StopTask ------------------------------------------------------------------ */
+/* ---- StopTask ------------------------------------------------------------ */
 
 void mt__worker_h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
                             void *arg)
@@ -122,7 +122,7 @@ void mt__worker_h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt_rpc_reply(call, &reply.base);
 }
 
-/* ---- ReportTasks --------------------------------------------------------------- */
+/* ---- ReportTasks --------------------------------------------------------- */
 
 static void on_report_done(void *arg, const struct mt_rpc_status *st,
                            const ProtobufCMessage *resp)

@@ -178,8 +178,8 @@ static void envb_add(struct envb *b, char *kv, size_t klen)
     b->slot[h] = ++b->n;
 }
 
-char **mt_run_env_build(char *const *base, const struct mt_kv_list *const *lists,
-                        size_t n)
+char **mt_run_env_build(char *const *base,
+                        const struct mt_kv_list *const *lists, size_t n)
 {
     struct envb b = {0};
     size_t total = 0, slots = 16;
@@ -879,7 +879,7 @@ int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
     return 0;
 }
 
-/* ==== reporting ============================================================ */
+/* ==== reporting =========================================================== */
 
 static bool report_pending(const struct mt_tasks *ts)
 {
@@ -1070,7 +1070,7 @@ void mt__worker_tasks_on_reported(struct mt_worker *w, int err,
     kick(ts);
 }
 
-/* ==== shutdown ============================================================== */
+/* ==== shutdown ============================================================ */
 
 void mt__worker_tasks_shutdown(struct mt_worker *w)
 {

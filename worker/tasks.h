@@ -40,7 +40,7 @@ struct mt_worker;
 #define MT_RUN_MAX_CWD 4096
 #define MT_OUTPUT_LIMIT (8u << 20)   /* output buffered per task */
 
-/* ---- what to run ------------------------------------------------------------ */
+/* ---- what to run --------------------------------------------------------- */
 
 enum mt_run_kind {
     MT_RUN_KIND_UNSPECIFIED = 0,
@@ -83,11 +83,11 @@ int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len);
  * IN  lists  n lists of key/value pairs, borrowed
  * RET returns owned NULL-terminated "K=V" array, free with mt_run_env_free()
  */
-char **mt_run_env_build(char *const *base, const struct mt_kv_list *const *lists,
-                        size_t n);
+char **mt_run_env_build(char *const *base,
+                        const struct mt_kv_list *const *lists, size_t n);
 void mt_run_env_free(char **env);
 
-/* ---- bounded output buffer ------------------------------------------------------ */
+/* ---- bounded output buffer ----------------------------------------------- */
 
 /*
  * Output of one task in arrival order: data chunks tagged with their fd, and
@@ -143,7 +143,7 @@ void mt_outbuf_unshift(struct mt_outbuf *ob, struct mt_outbuf *front);
  */
 size_t mt_outbuf_marker(uint64_t n, char *buf, size_t len);
 
-/* ---- reports: what goes to the head in one ReportTasks call ----------------- */
+/* ---- reports: what goes to the head in one ReportTasks call -------------- */
 
 enum mt_run_end {
     MT_RUN_END_FINISHED = 1,    /* ran; exit_code is its status */
@@ -170,7 +170,7 @@ struct mt_run_batch {
     size_t cap;
 };
 
-/* ---- worker glue (tasks.c) ------------------------------------------------------- */
+/* ---- worker glue (tasks.c) ----------------------------------------------- */
 
 /* Set up task state for w (w->tasks). */
 void mt__worker_tasks_create(struct mt_worker *w);
@@ -215,7 +215,7 @@ void mt__worker_tasks_destroy(struct mt_worker *w);
 void mt__worker_tasks_on_reported(struct mt_worker *w, int err,
                                   const char *msg);
 
-/* ---- rpc_tasks.c ------------------------------------------------------------------ */
+/* ---- rpc_tasks.c --------------------------------------------------------- */
 
 /*
  * mt__worker_send_task_report - send b as one ReportTasks call to the head;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * worker.c -- the worker's membership state machine (see worker.h) and its
- * life cycle. One timer drives everything: while REGISTERING it fires every
- * second to retry; while REGISTERED it fires every report period.
+ * life cycle. One timer drives membership: while REGISTERING it fires every
+ * second to retry; while REGISTERED it fires every report period. Command
+ * tasks keep their own handles (tasks.c); stopping kills them first and
+ * closes their handles after the rpc server is gone.
  */
 #include "worker/worker.h"
 

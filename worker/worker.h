@@ -116,8 +116,8 @@ void mt__worker_xfers_cancel(struct mt_worker *w);
 
 /* ---- rpc_tasks.c: command tasks (state in tasks.c, see tasks.h) ---- */
 
-void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *req,
-                           void *arg);
+void mt__worker_h_run_task(struct mt_rpc_call *call,
+                           const ProtobufCMessage *req, void *arg);
 void mt__worker_h_stop_task(struct mt_rpc_call *call,
                             const ProtobufCMessage *req, void *arg);
 

@@ -14,7 +14,7 @@
 #include "tests/unit/unit.h"
 #include "worker/tasks.h"
 
-/* ---- helpers -------------------------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------- */
 
 static void spec_init(struct mt_run_spec *s, const char *id, size_t argc)
 {
@@ -54,7 +54,7 @@ static char *dump(const struct mt_outbuf *ob)
     return out;
 }
 
-/* ---- validation ------------------------------------------------------------- */
+/* ---- validation ---------------------------------------------------------- */
 
 static void test_id_valid(void)
 {
@@ -172,7 +172,7 @@ static void test_check_env(void)
     mt_run_spec_release(&s);
 }
 
-/* ---- environment -------------------------------------------------------------- */
+/* ---- environment --------------------------------------------------------- */
 
 static size_t env_len(char **env)
 {
@@ -252,7 +252,7 @@ static void test_env_many(void)
     mt_kv_list_release(&l);
 }
 
-/* ---- output buffer ------------------------------------------------------------- */
+/* ---- output buffer ------------------------------------------------------- */
 
 static void test_outbuf_append_coalesces(void)
 {

@@ -3,8 +3,9 @@
  * arena.c -- memfd-backed shared arena: creation, mapping, layout checks.
  *
  * memfd_create gives an anonymous file that disappears with its last fd or
- * mapping, so a crashed store leaves nothing behind in /dev/shm. On kernels
- * without it we fall back to a /dev/shm file unlinked right after open.
+ * mapping, so a crashed store leaves nothing behind in /dev/shm; its size
+ * is sealed so no client can shrink it under the others. On kernels
+ * without memfd we fall back to a /dev/shm file unlinked right after open.
  */
 #include "arena.h"
 
@@ -25,7 +26,7 @@
 static int open_shm_fd(const char *name)
 {
     char path[96];
-    int fd = memfd_create(name, MFD_CLOEXEC);
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
     if (fd >= 0 || errno != ENOSYS)
         return fd >= 0 ? fd : -errno;
@@ -36,6 +37,17 @@ static int open_shm_fd(const char *name)
         return -errno;
     unlink(path);
     return fd;
+}
+
+/*
+ * Every client gets this fd: forbid resizing it, or one ftruncate() by a
+ * client would SIGBUS the store and every other mapper. Best effort: the
+ * /dev/shm fallback cannot be sealed.
+ */
+static void seal_size(int fd)
+{
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+        MT_DEBUG("arena size not sealed: %s", strerror(errno));
 }
 
 static void write_header(struct mt_arena *a)
@@ -75,6 +87,7 @@ int mt_arena_create(struct mt_arena *a, const char *name, uint64_t capacity,
     a->size = MT_SHM_HEADER_SIZE + capacity;
     if (ftruncate(a->fd, (off_t)a->size) < 0)
         goto out_errno;
+    seal_size(a->fd);
     a->base = mmap(NULL, a->size, PROT_READ | PROT_WRITE, flags, a->fd, 0);
     if (a->base == MAP_FAILED) {
         a->base = NULL;

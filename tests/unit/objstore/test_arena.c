@@ -59,6 +59,18 @@ static void test_version_check(void)
     mt_arena_release(&a);
 }
 
+/* A client holding the fd cannot resize the arena under everybody. */
+static void test_size_sealed(void)
+{
+    struct mt_arena a;
+
+    CU_ASSERT_FATAL(mt_arena_create(&a, "test", 64 * 1024, false) == 0);
+    CU_ASSERT_NOT_EQUAL(ftruncate(a.fd, 4096), 0);
+    CU_ASSERT_NOT_EQUAL(ftruncate(a.fd, (off_t)a.size * 2), 0);
+    CU_ASSERT_EQUAL(mt_arena_check(a.base, a.size), 0);
+    mt_arena_release(&a);
+}
+
 static void test_bad_capacity(void)
 {
     struct mt_arena a;
@@ -81,6 +93,7 @@ static void test_default_capacity(void)
 CU_TestInfo mt_test_arena[] = {
     {"header", test_header},
     {"version_check", test_version_check},
+    {"size_sealed", test_size_sealed},
     {"bad_capacity", test_bad_capacity},
     {"default_capacity", test_default_capacity},
     CU_TEST_INFO_NULL,

@@ -484,6 +484,8 @@ int mt_store_get(struct mt_store *st, const mt_object_id *id,
         return -MT_ENOENT;
     if (e->state == ENTRY_CREATED)
         return -MT_EAGAIN;
+    if (e->pins == UINT32_MAX)
+        return -MT_ERANGE;
     if (e->state == ENTRY_SPILLED) {
         rc = restore_entry(st, e);
         if (rc < 0)

@@ -178,7 +178,8 @@ int mt_store_abort(struct mt_store *st, const mt_object_id *id);
  *
  * OUT info   valid until the matching mt_store_release()
  * RET 0, -MT_ENOENT (absent or being deleted), -MT_EAGAIN (created, not
- *     sealed yet), -MT_ENOSPC / -MT_EIO (spilled, cannot be restored now)
+ *     sealed yet), -MT_ENOSPC / -MT_EIO (spilled, cannot be restored now),
+ *     -MT_ERANGE (2^32 - 1 pins already)
  */
 int mt_store_get(struct mt_store *st, const mt_object_id *id,
                  struct mt_object_info *info);

@@ -9,6 +9,9 @@
  *                   with finishing the oldest grant at ~75% busy. Both the
  *                   decide-only rate and the full submit+decide+finish loop
  *                   are reported.
+ *   decide/1cpu+rack/N  the same, but every task selects one of 100 racks
+ *                   by label (rack=r<id % 100>; nodes are spread over the
+ *                   racks), which exercises the label posting lists.
  *   pg/4bundle/N    4-bundle {CPU: 1} PACK group creations per second
  *                   (create only, and create+remove).
  *
@@ -29,6 +32,13 @@
 #include <time.h>
 
 #define BATCH 1024
+#define RACKS 100
+
+static int use_rack;        /* tasks select rack=r<id % RACKS> */
+static char rack_names[RACKS][8];
+static const char *rack_vals[RACKS];
+static struct mt_label_expr rack_expr[RACKS];
+static struct mt_label_selector rack_sel[RACKS];
 
 /*
  * CPU time of this thread: the machine is shared, and the targets are per
@@ -52,10 +62,13 @@ static struct mt_sched *cluster(uint32_t n)
         exit(1);
     for (uint32_t i = 0; i < n; i++) {
         char name[32];
-        struct mt_node_spec spec = {name, res, 2, NULL, 0};
+        char rack[16];
+        struct mt_label l = {"rack", rack};
+        struct mt_node_spec spec = {name, res, 2, &l, 1};
         uint32_t node;
 
         snprintf(name, sizeof(name), "node-%u", i);
+        snprintf(rack, sizeof(rack), "r%u", i % RACKS);
         if (mt_sched_on_node_added(s, &spec, &node) < 0)
             exit(1);
     }
@@ -104,6 +117,7 @@ static void run_decide(struct mt_sched *s, struct ring *rp, uint64_t total,
 
         for (int i = 0; i < BATCH && id < end; i++) {
             t.id = id++;
+            t.selector = use_rack ? &rack_sel[t.id % RACKS] : NULL;
             mt_sched_on_task_submitted(s, &t, ms);
         }
         a = now_s();
@@ -134,16 +148,16 @@ static void bench_decide(uint32_t nodes, uint64_t tasks)
 
     /* fill: empty -> 90% busy, nothing finishes */
     run_decide(s, &r, cap * 9 / 10, cap, &d, &l, &placed);
-    printf("decide/1cpu/%u/fill    placed=%llu decide=%.0f/s loop=%.0f/s\n",
-           nodes, (unsigned long long)placed, placed / d, placed / l);
+    printf("decide/1cpu%s/%u/fill    placed=%llu decide=%.0f/s loop=%.0f/s\n",
+           use_rack ? "+rack" : "", nodes, (unsigned long long)placed, placed / d, placed / l);
     mt_sched_destroy(s);
     s = cluster(nodes);
     r.head = r.n = 0;
     /* churn at ~75%: warm up to the level, then measure */
     run_decide(s, &r, cap * 3 / 4, cap * 3 / 4, &d, &l, &placed);
     run_decide(s, &r, tasks, cap * 3 / 4, &d, &l, &placed);
-    printf("decide/1cpu/%u/churn   placed=%llu decide=%.0f/s loop=%.0f/s\n",
-           nodes, (unsigned long long)placed, placed / d, placed / l);
+    printf("decide/1cpu%s/%u/churn   placed=%llu decide=%.0f/s loop=%.0f/s\n",
+           use_rack ? "+rack" : "", nodes, (unsigned long long)placed, placed / d, placed / l);
     mt_sched_destroy(s);
     free(r.h);
 }
@@ -183,6 +197,17 @@ static void bench_pg(uint32_t nodes, uint32_t pgs)
     mt_sched_destroy(s);
 }
 
+static void racks_init(void)
+{
+    for (int i = 0; i < RACKS; i++) {
+        snprintf(rack_names[i], sizeof(rack_names[i]), "r%d", i);
+        rack_vals[i] = rack_names[i];
+        rack_expr[i] = (struct mt_label_expr){"rack", MT_LABEL_EQ,
+                                              &rack_vals[i], 1};
+        rack_sel[i] = (struct mt_label_selector){&rack_expr[i], 1};
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint32_t nodes[8] = {1000, 10000};
@@ -210,8 +235,12 @@ int main(int argc, char **argv)
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
+    racks_init();
     for (int i = 0; i < nn; i++) {
         bench_decide(nodes[i], tasks);
+        use_rack = 1;
+        bench_decide(nodes[i], tasks);
+        use_rack = 0;
         bench_pg(nodes[i], pgs);
     }
     return 0;

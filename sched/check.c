@@ -136,29 +136,44 @@ static void node_usage(const struct mt_sched *s, struct acct *acc)
         }
 }
 
+static int check_pool(const struct mt_sched *s, uint32_t p, char *why,
+                      size_t len)
+{
+    const struct mt__pool *pl = &s->pools[p];
+    uint32_t (*hist)[MT__HB] = calloc(MT_RES_MAX, sizeof(*hist));
+    int64_t sum[MT_RES_MAX] = {0};
+    int rc = 0;
+
+    if (!hist)
+        return -MT_ENOMEM;
+    for (uint32_t j = 0; j < pl->n; j++) {
+        const struct mt__node *n = &s->nodes[pl->members[j]];
+
+        for (int id = 0; id < MT_RES_MAX; id++) {
+            sum[id] += n->avail[id];
+            if (pl->mask >> id & 1)
+                hist[id][mt__hist_bucket(n->avail[id])]++;
+        }
+    }
+    for (int id = 0; id < MT_RES_MAX && rc == 0; id++) {
+        if (sum[id] != pl->sum_avail[id])
+            rc = fail(why, len, "pool sum mismatch", p, id);
+        for (int b = 0; b < MT__HB && rc == 0; b++)
+            if (hist[id][b] != pl->hist[id][b] ||
+                (hist[id][b] && b > pl->hmax[id]))
+                rc = fail(why, len, "pool histogram mismatch", p, id);
+    }
+    free(hist);
+    return rc;
+}
+
 static int check_pools(const struct mt_sched *s, char *why, size_t len)
 {
     for (uint32_t p = 0; p < s->npools; p++) {
-        const struct mt__pool *pl = &s->pools[p];
+        int rc = check_pool(s, p, why, len);
 
-        for (int id = 0; id < MT_RES_MAX; id++) {
-            int64_t sum = 0;
-
-            for (uint32_t j = 0; j < pl->n; j++)
-                sum += s->nodes[pl->members[j]].avail[id];
-            if (sum != pl->sum_avail[id])
-                return fail(why, len, "pool sum mismatch", p, id);
-            for (int b = 0; b < MT__HB; b++) {
-                uint32_t cnt = 0;
-
-                for (uint32_t j = 0; j < pl->n; j++)
-                    cnt += (pl->mask >> id & 1) &&
-                           mt__hist_bucket(s->nodes[pl->members[j]].avail[id]) == b;
-                if (cnt != pl->hist[id][b] ||
-                    (cnt && b > pl->hmax[id]))
-                    return fail(why, len, "pool histogram mismatch", p, id);
-            }
-        }
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }

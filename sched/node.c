@@ -523,6 +523,52 @@ static void pool_del(struct mt_sched *s, uint32_t node)
     p->n--;
 }
 
+/* ---- Label postings ---- */
+
+const struct mt__post *mt__post_for(const struct mt_sched *s, uint32_t key,
+                                    uint32_t value)
+{
+    uint32_t i = mt__map_get(&s->post_by_kv, (uint64_t)key << 32 | value);
+
+    return i == MT__NONE ? NULL : &s->posts[i];
+}
+
+static int post_add(struct mt_sched *s, uint32_t key, uint32_t value,
+                    uint32_t node)
+{
+    uint64_t kv = (uint64_t)key << 32 | value;
+    uint32_t i = mt__map_get(&s->post_by_kv, kv);
+    struct mt__post *p;
+
+    if (i == MT__NONE) {
+        if (s->nposts == s->posts_cap) {
+            uint32_t nc = s->posts_cap ? s->posts_cap * 2 : 64;
+            struct mt__post *np = realloc(s->posts, nc * sizeof(*np));
+
+            if (!np)
+                return -MT_ENOMEM;
+            s->posts = np;
+            s->posts_cap = nc;
+        }
+        if (mt__map_put(&s->post_by_kv, kv, s->nposts) < 0)
+            return -MT_ENOMEM;
+        memset(&s->posts[s->nposts], 0, sizeof(s->posts[0]));
+        i = s->nposts++;
+    }
+    p = &s->posts[i];
+    if (p->n == p->cap) {
+        uint32_t nc = p->cap ? p->cap * 2 : 8;
+        uint32_t *nn = realloc(p->nodes, nc * sizeof(*nn));
+
+        if (!nn)
+            return -MT_ENOMEM;
+        p->nodes = nn;
+        p->cap = nc;
+    }
+    p->nodes[p->n++] = node;
+    return 0;
+}
+
 /* ---- Node events ---- */
 
 static int node_res_init(struct mt__node *n, const struct mt_node_spec *spec)
@@ -599,16 +645,27 @@ int mt_sched_on_node_added(struct mt_sched *s, const struct mt_node_spec *spec,
     if (rc < 0)
         return rc;
     n->alive = true;
-    if ((rc = pool_add(s, s->nnodes)) < 0 ||
-        (rc = mt__map_put(&s->node_by_name, (uint64_t)name, s->nnodes)) < 0)
+    /* pool_add fails only before it files the node anywhere. */
+    if ((rc = pool_add(s, s->nnodes)) < 0)
         goto out_labels;
+    if ((rc = mt__map_put(&s->node_by_name, (uint64_t)name, s->nnodes)) < 0)
+        goto out_pool;
+    for (uint32_t i = 0; i < n->labels.n; i++)
+        if ((rc = post_add(s, n->labels.v[i].key, n->labels.v[i].value,
+                           s->nnodes)) < 0)
+            goto out_map;
     *node = s->nnodes++;
     s->nalive++;
     s->epoch++;
     mt__slice_node_added(s, *node);
     return 0;
+out_map:
+    /* Postings may list this handle already; placement re-checks every
+     * candidate's labels, so such an entry can never misplace work. */
+    mt__map_del(&s->node_by_name, (uint64_t)name);
+out_pool:
+    pool_del(s, s->nnodes);
 out_labels:
-    /* pool_add only fails before the node is filed anywhere. */
     mt_labelset_release(&n->labels);
     n->alive = false;
     return rc;

@@ -34,21 +34,35 @@ struct mt__pg *mt__pg_find(const struct mt_sched *s, uint64_t id)
     return slot == MT__NONE ? NULL : &s->pgs[slot];
 }
 
+/*
+ * The queue always has room for every group slot (mt__pg_alloc grows it),
+ * so queueing never fails, not even while a node dies.
+ */
 void mt__pgq_push(struct mt_sched *s, uint32_t slot)
 {
     if (s->pgs[slot].queued)
         return;
-    if (s->npgq == s->pgq_cap) {
-        uint32_t nc = s->pgq_cap ? s->pgq_cap * 2 : 16;
-        uint32_t *nq = realloc(s->pgq, nc * sizeof(*nq));
-
-        if (!nq)
-            MT_BUG("out of memory queueing a placement group");
-        s->pgq = nq;
-        s->pgq_cap = nc;
-    }
+    MT_ASSERT(s->npgq < s->pgq_cap);
     s->pgq[s->npgq++] = slot;
     s->pgs[slot].queued = true;
+}
+
+static int pgq_reserve(struct mt_sched *s, uint32_t need)
+{
+    uint32_t nc;
+    uint32_t *nq;
+
+    if (need <= s->pgq_cap)
+        return 0;
+    nc = s->pgq_cap ? s->pgq_cap * 2 : 64;
+    while (nc < need)
+        nc *= 2;
+    nq = realloc(s->pgq, nc * sizeof(*nq));
+    if (!nq)
+        return -MT_ENOMEM;
+    s->pgq = nq;
+    s->pgq_cap = nc;
+    return 0;
 }
 
 static void pgq_push_front(struct mt_sched *s, uint32_t slot)
@@ -392,6 +406,8 @@ int mt__pg_alloc(struct mt_sched *s, uint64_t id, uint32_t *out)
 
     if (mt__pg_find(s, id))
         return -MT_EEXIST;
+    if (pgq_reserve(s, s->npgs + 1) < 0)
+        return -MT_ENOMEM;
     if (s->pg_free != MT__NONE) {
         slot = s->pg_free;
         s->pg_free = s->pgs[slot].next_free;

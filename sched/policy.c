@@ -20,6 +20,11 @@
  * nodes have neither; only when none fits does it use GPU/TPU nodes
  * (opts.avoid_accel_nodes).
  *
+ * A selector with an EQ expression whose key=value few nodes carry (under
+ * 1/8 of the live nodes) walks that label's posting list instead of the
+ * pools, so pinning work to a slice, a rack or one node by label costs
+ * O(nodes with the label), not O(cluster).
+ *
  * Pools whose summed free quantities cannot cover the request, or in which
  * no member has that much of some resource free (per-pool histogram by bit
  * length of the free amount), are skipped in O(1), so a full or fragmented
@@ -31,6 +36,8 @@
 #include <string.h>
 
 #define MAX_TOPK 64
+
+static const struct mt__post empty_post = {NULL, 0, 0};
 
 static bool excluded(const struct mt__pick_ctx *c, uint32_t node)
 {
@@ -230,10 +237,78 @@ static uint32_t pick_tier(struct mt_sched *s, const uint32_t *pools,
     return pick_topk(s, pools, np, r, c, topk_k(s, nnodes));
 }
 
+/* ---- Selective label selectors: walk a posting list, not the pools ---- */
+
+/*
+ * The shortest posting list named by an EQ (or one-value IN) expression of
+ * the selector, when it is short enough to beat the pool indexes.
+ */
+static const struct mt__post *selective_post(const struct mt_sched *s,
+                                             const struct mt__req *r)
+{
+    const struct mt__post *best = NULL;
+
+    for (int i = 0; r->sel && i < r->sel->n; i++) {
+        const struct mt_sel_expr *e = &r->sel->e[i];
+        const struct mt__post *p;
+
+        if (!(e->op == MT_LABEL_EQ ||
+              (e->op == MT_LABEL_IN && e->nvalues == 1)))
+            continue;
+        p = mt__post_for(s, e->key, e->values[0]);
+        if (!p)
+            return &empty_post;
+        if (!best || p->n < best->n)
+            best = p;
+    }
+    return best && (uint64_t)best->n * 8 < s->nalive ? best : NULL;
+}
+
+/*
+ * The policy over a short candidate list: pack (first below threshold in
+ * join order), else the least loaded, or the fullest for accelerator best
+ * fit; CPU-only work tries nodes without accelerators first.
+ */
+static uint32_t pick_posting(struct mt_sched *s, const struct mt__post *p,
+                             const struct mt__req *r, uint32_t strategy,
+                             const struct mt__pick_ctx *c)
+{
+    bool cpu_only = !(r->kinds & mt__kinds_accel()) && s->o.avoid_accel_nodes;
+    bool fullest = s->o.accel_best_fit && (r->kinds & mt__kinds_accel()) &&
+                   strategy != MT_STRATEGY_SPREAD;
+
+    for (int pass = cpu_only ? 0 : 1; pass < 2; pass++) {
+        uint32_t best = MT__NONE;
+
+        for (uint32_t i = 0; i < p->n; i++) {
+            uint32_t node = p->nodes[i];
+            const struct mt__node *n = &s->nodes[node];
+
+            if (!n->alive || (pass == 0 && (n->kinds & mt__kinds_accel())) ||
+                !cand_ok(s, node, r, c))
+                continue;
+            if (!fullest && strategy != MT_STRATEGY_SPREAD &&
+                n->util < s->o.spread_threshold)
+                return node;
+            if (best == MT__NONE ||
+                (fullest ? n->util > s->nodes[best].util
+                         : n->util < s->nodes[best].util))
+                best = node;
+        }
+        if (best != MT__NONE)
+            return best;
+    }
+    return MT__NONE;
+}
+
 uint32_t mt__pick(struct mt_sched *s, const struct mt__req *r,
                   uint32_t strategy, const struct mt__pick_ctx *ctx)
 {
     uint32_t stackbuf[64], *pools = stackbuf, np, n0, node;
+    const struct mt__post *post = selective_post(s, r);
+
+    if (post)
+        return pick_posting(s, post, r, strategy, ctx);
 
     if (s->npools > 64) {
         pools = malloc(s->npools * sizeof(*pools));

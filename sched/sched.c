@@ -92,6 +92,10 @@ void mt_sched_destroy(struct mt_sched *s)
             free(s->pools[i].bk[b]);
     }
     free(s->pools);
+    for (uint32_t i = 0; i < s->nposts; i++)
+        free(s->posts[i].nodes);
+    free(s->posts);
+    mt__map_free(&s->post_by_kv);
     free(s->grants);
     for (uint32_t i = 0; i < s->npgs; i++)
         free(s->pgs[i].b);

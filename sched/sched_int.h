@@ -117,6 +117,14 @@ struct mt__pool {
     uint8_t hmax[MT_RES_MAX];
 };
 
+/* Nodes carrying one label key=value, in the order they joined. Dead
+ * nodes stay listed and are skipped (handles are never reused). */
+struct mt__post {
+    uint32_t *nodes;
+    uint32_t n;
+    uint32_t cap;
+};
+
 /* ---- Grants ---- */
 
 struct mt__grant {
@@ -234,6 +242,11 @@ struct mt_sched {
     struct mt__pool *pools;
     uint32_t npools;
 
+    struct mt__post *posts;          /* label key=value -> nodes */
+    uint32_t nposts;
+    uint32_t posts_cap;
+    struct mt__map post_by_kv;       /* key << 32 | value -> post index */
+
     struct mt__grant *grants;
     uint32_t ngrants;
     uint32_t grants_cap;
@@ -291,6 +304,8 @@ void mt__node_give(struct mt_sched *s, uint32_t node,
                    const struct mt_res_set *res, const struct mt__alloc *a);
 int mt__hist_bucket(int64_t avail);
 uint64_t mt__rand(struct mt_sched *s);
+const struct mt__post *mt__post_for(const struct mt_sched *s, uint32_t key,
+                                    uint32_t value);
 uint32_t mt__kinds_accel(void);
 
 /* ---- policy.c ---- */

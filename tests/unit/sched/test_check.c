@@ -38,6 +38,8 @@ struct world {
     uint64_t next_id;
     uint64_t now;
     int fails;
+    struct mt_label_expr expr;     /* selector of the task being built */
+    struct mt_label_selector sel;
 };
 
 static uint32_t rnd(struct world *w, uint32_t n)
@@ -46,13 +48,18 @@ static uint32_t rnd(struct world *w, uint32_t n)
     return n ? (uint32_t)((w->rng >> 33) % n) : 0;
 }
 
+static const char *const racks[16] = {"r0", "r1", "r2",  "r3",  "r4",  "r5",
+                                      "r6", "r7", "r8",  "r9",  "r10", "r11",
+                                      "r12", "r13", "r14", "r15"};
+static const char *const zone_a[] = {"a"};
+
 static void op_add_node(struct world *w)
 {
     static const int gpus[] = {0, 0, 1, 4, 8};
     static const int tpus[] = {0, 0, 0, 4, 8};
     char name[32], wid[8], slice[16];
     struct mt_res_item res[3];
-    struct mt_label l[4];
+    struct mt_label l[5];
     struct mt_node_spec spec = {name, res, 3, l, 1};
     uint32_t node;
     int tpu = tpus[rnd(w, 5)];
@@ -64,14 +71,16 @@ static void op_add_node(struct world *w)
     res[1] = (struct mt_res_item){MT_RES_GPU, (int64_t)gpus[rnd(w, 5)] * 10000};
     res[2] = (struct mt_res_item){MT_RES_TPU, (int64_t)tpu * 10000};
     l[0] = (struct mt_label){"zone", rnd(w, 2) ? "a" : "b"};
+    l[1] = (struct mt_label){"rack", racks[w->nnodes % 16]};
+    spec.nlabels = 2;
     if (tpu == 4) {
         /* Hosts of v4-16 slices: two hosts per slice name. */
         snprintf(slice, sizeof(slice), "s%u", w->nnodes / 2);
         snprintf(wid, sizeof(wid), "%u", w->nnodes % 2);
-        l[1] = (struct mt_label){"manta.io/tpu-slice-name", slice};
-        l[2] = (struct mt_label){"manta.io/tpu-worker-id", wid};
-        l[3] = (struct mt_label){"manta.io/tpu-pod-type", "v4-16"};
-        spec.nlabels = 4;
+        l[2] = (struct mt_label){"manta.io/tpu-slice-name", slice};
+        l[3] = (struct mt_label){"manta.io/tpu-worker-id", wid};
+        l[4] = (struct mt_label){"manta.io/tpu-pod-type", "v4-16"};
+        spec.nlabels = 5;
     }
     CU_ASSERT_EQUAL(mt_sched_on_node_added(w->s, &spec, &node), 0);
     w->nnodes++;
@@ -124,6 +133,20 @@ static void random_task(struct world *w, struct mt_task_spec *t)
         break;
     }
     t->priority = (int32_t)rnd(w, 3);
+    /* Some tasks select: a common label (pools) or a rare one (postings). */
+    switch (rnd(w, 5)) {
+    case 0:
+        w->expr = (struct mt_label_expr){"zone", MT_LABEL_EQ, zone_a, 1};
+        break;
+    case 1:
+        w->expr = (struct mt_label_expr){"rack", MT_LABEL_EQ,
+                                         &racks[rnd(w, 16)], 1};
+        break;
+    default:
+        return;
+    }
+    w->sel = (struct mt_label_selector){&w->expr, 1};
+    t->selector = &w->sel;
 }
 
 static void op_allocate(struct world *w)

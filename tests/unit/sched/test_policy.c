@@ -4,6 +4,7 @@
  * affinity (hard and soft), label selectors, keeping CPU-only work off
  * accelerator nodes, retryable versus infeasible, bad requests.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "common/error.h"
@@ -288,7 +289,51 @@ static void test_accel_spread_when_best_fit_off(void)
     mt_sched_destroy(s);
 }
 
+static const char *const rack_r1[] = {"r1"};
+static const char *const rack_none[] = {"r9"};
+
+/* Few nodes carry the label: placement walks the label's posting list. */
+static void test_selective_label_posting(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    const struct mt_label_expr e = {"rack", MT_LABEL_EQ, rack_r1, 1};
+    const struct mt_label_expr none = {"rack", MT_LABEL_EQ, rack_none, 1};
+    struct mt_label_selector sel = {&e, 1};
+    uint32_t r1[2] = {MT_NODE_NONE, MT_NODE_NONE}, got;
+    struct mt_task_spec t;
+
+    for (int i = 0; i < 40; i++) {
+        char name[8];
+        struct mt_label l = {"rack", i == 7 || i == 30 ? "r1" : "r0"};
+
+        snprintf(name, sizeof(name), "n%d", i);
+        got = mt_t_node(s, name, 4, 0, 0, &l, 1);
+        if (i == 7)
+            r1[0] = got;
+        if (i == 30)
+            r1[1] = got;
+    }
+    for (int i = 0; i < 8; i++) {
+        mt_t_task(&t, (uint64_t)i, 1, 0, 0);
+        t.selector = &sel;
+        CU_ASSERT_EQUAL(place(s, &t, &got), 0);
+        /* pack: the first r1 node until half full, then least loaded */
+        if (i < 2)
+            CU_ASSERT_EQUAL(got, r1[0]);
+        CU_ASSERT(got == r1[0] || got == r1[1]);
+    }
+    mt_t_task(&t, 9, 1, 0, 0);
+    t.selector = &sel;
+    CU_ASSERT_EQUAL(place(s, &t, &got), -MT_EAGAIN);
+    CU_ASSERT_EQUAL(mt_sched_on_node_dead(s, r1[0]), 0);
+    sel.exprs = &none;
+    CU_ASSERT_EQUAL(place(s, &t, &got), -MT_EINFEASIBLE);
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
 CU_TestInfo mt_test_policy[] = {
+    {"selective_label_posting", test_selective_label_posting},
     {"accel_best_fit_keeps_whole_nodes", test_accel_best_fit_keeps_whole_nodes},
     {"accel_spread_when_best_fit_off", test_accel_spread_when_best_fit_off},
     {"hybrid_packs_below_threshold", test_hybrid_packs_below_threshold},

@@ -60,9 +60,11 @@ struct mt_objc {
     struct centry *dhead;       /* oldest deferred release */
     struct centry *dtail;
     uint32_t ndeferred;
+    uint64_t deferred_bytes;    /* object bytes kept pinned by deferral */
     bool eager;
     uint32_t defer_max;
     uint32_t defer_ms;
+    uint64_t defer_bytes;
     uint8_t *sbuf;              /* request being built */
     uint8_t *rbuf;              /* reply being read */
     size_t rlen;
@@ -201,6 +203,7 @@ static void defer_unlink(struct mt_objc *c, struct centry *e)
     e->dprev = e->dnext = NULL;
     e->deferred = false;
     c->ndeferred--;
+    c->deferred_bytes -= e->info.data_size + e->info.meta_size;
 }
 
 static void defer_push(struct mt_objc *c, struct centry *e)
@@ -215,6 +218,7 @@ static void defer_push(struct mt_objc *c, struct centry *e)
         c->dhead = e;
     c->dtail = e;
     c->ndeferred++;
+    c->deferred_bytes += e->info.data_size + e->info.meta_size;
 }
 
 /*
@@ -387,6 +391,7 @@ int mt_objc_connect(const char *path, const struct mt_objc_opts *o,
     c->eager = o->eager_release;
     c->defer_max = o->defer_max ? o->defer_max : 64;
     c->defer_ms = o->defer_ms ? o->defer_ms : 100;
+    c->defer_bytes = o->defer_bytes ? o->defer_bytes : 16u << 20;
     c->fd = connect_sock(path);
     if (c->fd < 0) {
         rc = c->fd;
@@ -655,6 +660,30 @@ int mt_objc_get(struct mt_objc *c, const mt_object_id *id, int64_t timeout_ms,
     return rc;
 }
 
+/*
+ * The caller's last reference to e went. Large, deleted or (eager mode) any
+ * objects are released now, alone; the rest join the deferred list, which
+ * is flushed whole when it holds too many objects or bytes.
+ */
+static int release_last(struct mt_objc *c, struct centry *e)
+{
+    uint64_t bytes = e->info.data_size + e->info.meta_size;
+    mt_object_id id = e->node.id;
+
+    if (c->eager || e->doomed || bytes > c->defer_bytes) {
+        mt_idmap_remove(&c->cache, &e->node);
+        free(e);
+        if (c->broken)
+            return -MT_ECLOSED;
+        return send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, &id, sizeof(id),
+                        NULL, 0);
+    }
+    defer_push(c, e);
+    if (c->ndeferred > c->defer_max || c->deferred_bytes > c->defer_bytes)
+        return flush_deferred(c, false);
+    return 0;
+}
+
 int mt_objc_release(struct mt_objc *c, const mt_object_id *id)
 {
     struct centry *e;
@@ -665,9 +694,7 @@ int mt_objc_release(struct mt_objc *c, const mt_object_id *id)
     if (!e || e->refs == 0) {
         rc = -MT_ENOENT;
     } else if (--e->refs == 0) {
-        defer_push(c, e);
-        if (c->eager || e->doomed || c->ndeferred > c->defer_max)
-            rc = flush_deferred(c, false);
+        rc = release_last(c, e);
     }
     if (rc == 0)
         expire(c);

@@ -16,14 +16,17 @@
  *    cache of pinned locations with no round trip; otherwise one round trip.
  *  - release never waits for the store. When the last local reference goes,
  *    the store pin is kept in a small deferred list (up to defer_max
- *    entries, each at most defer_ms old, checked on every call) so a get
- *    soon after is still local; releases leave in one batched one-way
- *    message when the list overflows, grows old, on mt_objc_flush(), before
- *    a delete of that id, when a create meets -MT_ENOSPC (then the create is
- *    retried once), and on disconnect. Pins stay correct: the store never
- *    frees bytes a client may still read; deferral only delays eviction.
- *    An object this client deleted while holding it is never deferred and
- *    never served from the cache again.
+ *    entries and defer_bytes object bytes, each at most defer_ms old,
+ *    checked on every call) so a get soon after is still local; an object
+ *    larger than defer_bytes is released at once. Deferred releases leave
+ *    in one batched one-way message when the list overflows, grows old, on
+ *    mt_objc_flush(), before a delete of that id, when a create meets
+ *    -MT_ENOSPC (then the create is retried once), and on disconnect. Pins
+ *    stay correct: the store never frees bytes a client may still read;
+ *    deferral only delays eviction, by at most defer_max objects and
+ *    defer_bytes bytes per client (held until its next call when the
+ *    client goes idle). An object this client deleted while holding it is
+ *    never deferred and never served from the cache again.
  *
  * THREAD any thread; one mutex per client. Do not use a client in a child
  * after fork(): connect a new one there.
@@ -46,6 +49,7 @@ struct mt_objc_opts {
     bool eager_release;  /* send each release at once, no deferral */
     uint32_t defer_max;  /* deferred releases kept; 0: 64 */
     uint32_t defer_ms;   /* max age of a deferred release; 0: 100 ms */
+    uint64_t defer_bytes; /* max object bytes kept deferred; 0: 16 MiB */
 };
 
 /* An object as mapped in this process. */

@@ -664,6 +664,39 @@ static void test_store_gone(void)
     mt_objc_disconnect(c);
 }
 
+/* Deferral is bounded in bytes: big objects are released at once. */
+static void test_defer_bytes(void)
+{
+    struct mt_objc_opts o = {.defer_bytes = 4096};
+    struct mt_objc *c;
+    struct stats_want w;
+    mt_object_id small = oid(12, 1), big = oid(12, 2), mid = oid(12, 3);
+    static uint8_t buf[8192];
+    struct mt_objc_buf b;
+
+    CU_ASSERT_FATAL(mt_objc_connect(sp.sock, &o, &c) == 0);
+    w.c = c;
+    w.unsealed = 0;
+    CU_ASSERT_EQUAL(mt_objc_put(c, &small, buf, 100, NULL, 0, 0, NULL), 0);
+    CU_ASSERT_EQUAL(mt_objc_put(c, &big, buf, 8192, NULL, 0, 0, NULL), 0);
+    CU_ASSERT_EQUAL(mt_objc_put(c, &mid, buf, 4000, NULL, 0, 0, NULL), 0);
+    CU_ASSERT_EQUAL(mt_objc_get(c, &small, 0, &b), 0);
+    CU_ASSERT_EQUAL(mt_objc_get(c, &big, 0, &b), 0);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &small), 0); /* deferred */
+    CU_ASSERT_EQUAL(mt_objc_release(c, &big), 0);   /* at once */
+    w.pinned = 1;
+    CU_ASSERT(stats_match(&w));
+    /* 100 + 4000 bytes deferred exceeds 4096: the list is flushed. */
+    CU_ASSERT_EQUAL(mt_objc_get(c, &mid, 0, &b), 0);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &mid), 0);
+    w.pinned = 0;
+    CU_ASSERT(stats_match(&w));
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &small), 0);
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &big), 0);
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &mid), 0);
+    mt_objc_disconnect(c);
+}
+
 static void test_bad_socket_path(void)
 {
     struct mt_objc *c;
@@ -688,6 +721,7 @@ CU_TestInfo mt_test_client[] = {
     {"spill_restore_over_socket", test_spill_restore_over_socket},
     {"threads", test_threads},
     {"store_gone", test_store_gone},
+    {"defer_bytes", test_defer_bytes},
     {"bad_socket_path", test_bad_socket_path},
     CU_TEST_INFO_NULL,
 };

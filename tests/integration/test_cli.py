@@ -175,9 +175,11 @@ def fake_head():
             yield pb.TaskEvent(state=4, node_id="n1")          # RUNNING
             yield pb.TaskEvent(output=b"out\n", fd=1)
             yield pb.TaskEvent(output=b"err\n", fd=2)
-            if prog == "sleep":
+            if prog in ("sleep", "stubborn"):
                 for _ in range(200):
-                    if req.task_id in cancels:
+                    if not ctx.is_active():
+                        return
+                    if req.task_id in cancels and prog == "sleep":
                         yield pb.TaskEvent(state=7, error="cancelled")
                         return
                     time.sleep(0.05)
@@ -240,6 +242,21 @@ def test_submit_against_fake_head():
         check(proc.returncode == 130, "ctrl-c exit %d: %s" % (
             proc.returncode, err))
         check(cancels == ["t%d" % len(specs)], "cancels %r" % cancels)
+
+        # A task that ignores the cancel: the second Ctrl-C leaves at once.
+        proc = subprocess.Popen([MANTA, "submit", "--address", addr, "--",
+                                 "stubborn", "0"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        check(proc.poll() is None, "left after one Ctrl-C")
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+        check(proc.returncode == 130 and time.monotonic() - t0 < 2,
+              "second ctrl-c: exit %d: %s" % (proc.returncode, err))
+        check(len(cancels) == 2, "cancels %r" % cancels)
     finally:
         srv.stop(0)
 

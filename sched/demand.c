@@ -84,8 +84,13 @@ int mt_sched_demand(const struct mt_sched *s, struct mt_demand *out,
                     size_t max)
 {
     size_t cap = s->nactive + s->npgq + 1, n;
-    struct mt_demand *rows = malloc(cap * sizeof(*rows));
+    struct mt_demand *rows;
 
+    if (max == 0)
+        return 0;
+    if (!out)
+        return -MT_EINVAL;
+    rows = malloc(cap * sizeof(*rows));
     if (!rows)
         return -MT_ENOMEM;
     n = collect(s, rows, cap);

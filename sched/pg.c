@@ -399,7 +399,6 @@ static int bundles_copy(struct mt_sched *s, struct mt__pg *pg,
 }
 
 /* A fresh slot for id. RET 0, -MT_EEXIST, -MT_ENOMEM. */
-int mt__pg_alloc(struct mt_sched *s, uint64_t id, uint32_t *out);
 int mt__pg_alloc(struct mt_sched *s, uint64_t id, uint32_t *out)
 {
     uint32_t slot;
@@ -457,7 +456,6 @@ static void pg_free_slot(struct mt_sched *s, uint32_t slot)
 }
 
 /* Shared tail of create and slice reserve: try now, else queue. */
-int mt__pg_start(struct mt_sched *s, uint32_t slot, uint64_t now_ms);
 int mt__pg_start(struct mt_sched *s, uint32_t slot, uint64_t now_ms)
 {
     int rc;
@@ -495,8 +493,6 @@ int mt_sched_pg_create(struct mt_sched *s, const struct mt_pg_spec *spec,
     }
     return mt__pg_start(s, slot, now_ms);
 }
-
-void mt__slice_release(struct mt_sched *s, uint32_t slot);
 
 int mt_sched_pg_remove(struct mt_sched *s, uint64_t id)
 {

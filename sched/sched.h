@@ -429,7 +429,7 @@ struct mt_demand {
  * mt_sched_demand - pending demand grouped by resource shape.
  *
  * OUT out  up to max rows, largest count first
- * RET rows written
+ * RET rows written (0..max), -MT_EINVAL (out NULL, max > 0), -MT_ENOMEM
  */
 int mt_sched_demand(const struct mt_sched *s, struct mt_demand *out,
                     size_t max);

@@ -342,6 +342,10 @@ int mt__bundle_alloc(struct mt_sched *s, uint32_t slot, int32_t bundle,
                      const struct mt__req *r, uint32_t gslot);
 void mt__pgq_push(struct mt_sched *s, uint32_t slot);
 void mt__pg_release_all(struct mt_sched *s, struct mt__pg *pg);
+/* A fresh group slot for id. RET 0, -MT_EEXIST, -MT_ENOMEM. */
+int mt__pg_alloc(struct mt_sched *s, uint64_t id, uint32_t *out);
+/* Shared tail of create and slice reserve: try now, else queue. */
+int mt__pg_start(struct mt_sched *s, uint32_t slot, uint64_t now_ms);
 
 /* ---- slice.c ---- */
 int mt__slice_node_added(struct mt_sched *s, uint32_t node);
@@ -349,6 +353,7 @@ void mt__slice_node_dead(struct mt_sched *s, uint32_t node);
 int mt__slice_try_place(struct mt_sched *s, uint32_t slot);
 int mt__slice_feasible(const struct mt_sched *s, const struct mt__pg *pg);
 void mt__slice_reserve_hosts(struct mt_sched *s, uint32_t slot);
+void mt__slice_release(struct mt_sched *s, uint32_t slot);
 
 /* mt__reserved - node is held for a starving request this round. */
 static inline bool mt__reserved(const struct mt_sched *s, uint32_t node)

@@ -25,10 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mt__pg_alloc(struct mt_sched *s, uint64_t id, uint32_t *out);
-int mt__pg_start(struct mt_sched *s, uint32_t slot, uint64_t now_ms);
-void mt__slice_release(struct mt_sched *s, uint32_t slot);
-
 static int parse_worker(const char *text, uint32_t *out)
 {
     char *end;

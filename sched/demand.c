@@ -232,3 +232,30 @@ int mt_sched_fragmentation(const struct mt_sched *s, struct mt_frag *f)
     free(w);
     return 0;
 }
+
+/* ---- Usage ---- */
+
+int mt_sched_usage(const struct mt_sched *s, int id, struct mt_usage *u)
+{
+    if (id < 0 || id >= MT_RES_MAX || !u)
+        return -MT_EINVAL;
+    memset(u, 0, sizeof(*u));
+    for (uint32_t n = 0; n < s->nnodes; n++)
+        if (s->nodes[n].alive) {
+            u->total += s->nodes[n].total[id];
+            u->used += s->nodes[n].total[id] - s->nodes[n].avail[id];
+        }
+    for (uint32_t p = 0; p < s->npgs; p++)
+        for (uint32_t b = 0; s->pgs[p].used && b < s->pgs[p].nb; b++) {
+            const struct mt__bundle *bd = &s->pgs[p].b[b];
+
+            if (bd->node == MT__NONE || !s->nodes[bd->node].alive)
+                continue;
+            for (int i = 0; i < bd->res.n; i++)
+                if (bd->res.it[i].id == id) {
+                    u->pg_reserved += bd->res.it[i].qty;
+                    u->pg_used += bd->res.it[i].qty - bd->avail[i];
+                }
+        }
+    return 0;
+}

@@ -442,6 +442,23 @@ int mt_sched_demand(const struct mt_sched *s, struct mt_demand *out,
  */
 int mt_sched_demand_format(const struct mt_sched *s, char *buf, size_t len);
 
+/* Cluster-wide use of one resource, as manta status prints it:
+ * "1.0/2.0 CPU (1.0 used of 1.0 reserved in placement groups)". */
+struct mt_usage {
+    int64_t total;          /* over live nodes */
+    int64_t used;           /* total - available (reservations count) */
+    int64_t pg_reserved;    /* reserved by placed bundles */
+    int64_t pg_used;        /* of that, held by tasks inside bundles */
+};
+
+/*
+ * mt_sched_usage - sum resource id over live nodes and placed bundles.
+ * O(nodes + bundles).
+ *
+ * RET 0, -MT_EINVAL (id out of range, u NULL)
+ */
+int mt_sched_usage(const struct mt_sched *s, int id, struct mt_usage *u);
+
 /* Free accelerators and whether pending work could use them. */
 struct mt_frag {
     uint32_t free_gpus;           /* whole free GPU devices, live nodes */

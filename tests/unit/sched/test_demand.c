@@ -91,7 +91,37 @@ static void test_fragmentation(void)
     mt_sched_destroy(s);
 }
 
+static void test_usage(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    struct mt_bundle_spec b[1];
+    struct mt_pg_spec spec = {4, MT_PG_PACK, b, 1};
+    struct mt_task_spec t;
+    struct mt_grant g;
+    struct mt_usage u;
+
+    mt_t_node(s, "a", 2, 0, 0, NULL, 0);
+    mt_t_node(s, "b", 2, 0, 0, NULL, 0);
+    memset(b, 0, sizeof(b));
+    mt_res_set_add(&b[0].res, MT_RES_CPU, 10000);
+    CU_ASSERT_EQUAL(mt_sched_pg_create(s, &spec, 0), 0);
+    mt_t_task(&t, 1, 1, 0, 0);
+    t.strategy = MT_STRATEGY_PG;
+    t.pg = 4;
+    CU_ASSERT_EQUAL(mt_sched_allocate(s, &t, &g), 0);
+    mt_t_task(&t, 2, 1, 0, 0);
+    CU_ASSERT_EQUAL(mt_sched_allocate(s, &t, &g), 0);
+    CU_ASSERT_EQUAL(mt_sched_usage(s, MT_RES_CPU, &u), 0);
+    CU_ASSERT_EQUAL(u.total, 40000);
+    CU_ASSERT_EQUAL(u.used, 20000);       /* the bundle + the plain task */
+    CU_ASSERT_EQUAL(u.pg_reserved, 10000);
+    CU_ASSERT_EQUAL(u.pg_used, 10000);
+    CU_ASSERT_EQUAL(mt_sched_usage(s, MT_RES_MAX, &u), -MT_EINVAL);
+    mt_sched_destroy(s);
+}
+
 CU_TestInfo mt_test_demand[] = {
+    {"usage", test_usage},
     {"fragmentation", test_fragmentation},
     {"demand_by_shape", test_demand_by_shape},
     CU_TEST_INFO_NULL,

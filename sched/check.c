@@ -141,7 +141,7 @@ static int check_pool(const struct mt_sched *s, uint32_t p, char *why,
 {
     const struct mt__pool *pl = &s->pools[p];
     uint32_t (*hist)[MT__HB] = calloc(MT_RES_MAX, sizeof(*hist));
-    int64_t sum[MT_RES_MAX] = {0};
+    __int128 sum[MT_RES_MAX] = {0};
     int rc = 0;
 
     if (!hist)

@@ -235,15 +235,21 @@ int mt_sched_fragmentation(const struct mt_sched *s, struct mt_frag *f)
 
 /* ---- Usage ---- */
 
+static int64_t sat64(__int128 v)
+{
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
 int mt_sched_usage(const struct mt_sched *s, int id, struct mt_usage *u)
 {
+    __int128 total = 0, used = 0, rsv = 0, rsv_used = 0;
+
     if (id < 0 || id >= MT_RES_MAX || !u)
         return -MT_EINVAL;
-    memset(u, 0, sizeof(*u));
     for (uint32_t n = 0; n < s->nnodes; n++)
         if (s->nodes[n].alive) {
-            u->total += s->nodes[n].total[id];
-            u->used += s->nodes[n].total[id] - s->nodes[n].avail[id];
+            total += s->nodes[n].total[id];
+            used += s->nodes[n].total[id] - s->nodes[n].avail[id];
         }
     for (uint32_t p = 0; p < s->npgs; p++)
         for (uint32_t b = 0; s->pgs[p].used && b < s->pgs[p].nb; b++) {
@@ -253,9 +259,13 @@ int mt_sched_usage(const struct mt_sched *s, int id, struct mt_usage *u)
                 continue;
             for (int i = 0; i < bd->res.n; i++)
                 if (bd->res.it[i].id == id) {
-                    u->pg_reserved += bd->res.it[i].qty;
-                    u->pg_used += bd->res.it[i].qty - bd->avail[i];
+                    rsv += bd->res.it[i].qty;
+                    rsv_used += bd->res.it[i].qty - bd->avail[i];
                 }
         }
+    u->total = sat64(total);
+    u->used = sat64(used);
+    u->pg_reserved = sat64(rsv);
+    u->pg_used = sat64(rsv_used);
     return 0;
 }

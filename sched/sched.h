@@ -453,7 +453,8 @@ struct mt_usage {
 
 /*
  * mt_sched_usage - sum resource id over live nodes and placed bundles.
- * O(nodes + bundles).
+ * O(nodes + bundles). Sums saturate at INT64_MAX (memory in bytes x 10000
+ * over thousands of nodes would not fit).
  *
  * RET 0, -MT_EINVAL (id out of range, u NULL)
  */

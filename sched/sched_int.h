@@ -109,7 +109,9 @@ struct mt__pool {
     uint32_t bkn[MT__NB];
     uint32_t bkcap[MT__NB];
     uint32_t spread_pos;             /* SPREAD round-robin cursor */
-    int64_t sum_avail[MT_RES_MAX];   /* over live members */
+    /* Over live members. 128-bit: memory in bytes x 10000 summed over
+     * thousands of nodes does not fit in 64 bits. */
+    __int128 sum_avail[MT_RES_MAX];
     /* Members by bit length of their free whole units, per resource, and
      * the highest non-empty length: no member has more than
      * 2^hmax - 1 units free, so bigger requests skip the pool in O(1). */

@@ -5,6 +5,7 @@
  * aligned TPU chip blocks, node death. Also hosts the small helpers the other
  * suites of this binary share (mt_t_*).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -274,7 +275,38 @@ static void test_node_update(void)
     mt_sched_destroy(s);
 }
 
+/* 1 TiB in bytes x 10000 on 2,000 nodes: sums beyond 64 bits. */
+static void test_memory_in_bytes_at_scale(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    int64_t tib = (int64_t)1 << 40;
+    struct mt_res_item res[] = {{MT_RES_CPU, 640000},
+                                {MT_RES_MEMORY, tib * MT_RES_SCALE}};
+    struct mt_task_spec t;
+    struct mt_grant g;
+    struct mt_usage u;
+
+    for (int i = 0; i < 2000; i++) {
+        char name[16];
+        struct mt_node_spec spec = {name, res, 2, NULL, 0};
+        uint32_t node;
+
+        snprintf(name, sizeof(name), "m%d", i);
+        CU_ASSERT_EQUAL_FATAL(mt_sched_on_node_added(s, &spec, &node), 0);
+    }
+    mt_task_spec_init(&t, 1);
+    mt_res_set_add(&t.res, MT_RES_CPU, 10000);
+    mt_res_set_add(&t.res, MT_RES_MEMORY, (tib / 2) * MT_RES_SCALE);
+    CU_ASSERT_EQUAL(mt_sched_allocate(s, &t, &g), 0);
+    CU_ASSERT_EQUAL(mt_sched_usage(s, MT_RES_MEMORY, &u), 0);
+    CU_ASSERT_EQUAL(u.total, INT64_MAX);   /* saturated */
+    CU_ASSERT_EQUAL(u.used, (tib / 2) * MT_RES_SCALE);
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
 CU_TestInfo mt_test_node[] = {
+    {"memory_in_bytes_at_scale", test_memory_in_bytes_at_scale},
     {"node_update", test_node_update},
     {"node_validation", test_node_validation},
     {"node_lookup_and_death", test_node_lookup_and_death},

@@ -304,7 +304,8 @@ static uint32_t util_of(const struct mt__node *n)
     for (int i = 0; i < n->nkind; i++) {
         int id = n->kind[i];
         int64_t used = n->total[id] - n->avail[id];
-        uint32_t k = (uint32_t)(used * MT_RES_SCALE / n->total[id]);
+        /* 128-bit: bytes x 10000 x 10000 overflows 64 bits. */
+        uint32_t k = (uint32_t)((__int128)used * MT_RES_SCALE / n->total[id]);
 
         if (k > u)
             u = k;

@@ -46,6 +46,23 @@ const struct mt_rpc_method mt_head_report_tasks =
     UNARY("HeadService", "ReportTasks", manta__report_tasks_request,
           manta__report_tasks_reply);
 
+const struct mt_rpc_method mt_head_create_pg =
+    UNARY("HeadService", "CreatePlacementGroup",
+          manta__create_placement_group_request,
+          manta__create_placement_group_reply);
+const struct mt_rpc_method mt_head_wait_pg =
+    UNARY("HeadService", "WaitPlacementGroup",
+          manta__wait_placement_group_request,
+          manta__wait_placement_group_reply);
+const struct mt_rpc_method mt_head_remove_pg =
+    UNARY("HeadService", "RemovePlacementGroup",
+          manta__remove_placement_group_request,
+          manta__remove_placement_group_reply);
+const struct mt_rpc_method mt_head_list_pgs =
+    UNARY("HeadService", "ListPlacementGroups",
+          manta__list_placement_groups_request,
+          manta__list_placement_groups_reply);
+
 const struct mt_rpc_method mt_worker_get_node_info =
     UNARY("WorkerService", "GetNodeInfo", manta__get_node_info_request,
           manta__get_node_info_reply);

@@ -21,6 +21,10 @@ extern const struct mt_rpc_method mt_head_watch_task;
 extern const struct mt_rpc_method mt_head_cancel_task;
 extern const struct mt_rpc_method mt_head_list_tasks;
 extern const struct mt_rpc_method mt_head_report_tasks;
+extern const struct mt_rpc_method mt_head_create_pg;
+extern const struct mt_rpc_method mt_head_wait_pg;
+extern const struct mt_rpc_method mt_head_remove_pg;
+extern const struct mt_rpc_method mt_head_list_pgs;
 
 /* WorkerService (proto/worker_service.proto) */
 extern const struct mt_rpc_method mt_worker_get_node_info;

@@ -9,7 +9,7 @@
  * reserved in this attempt are returned before reporting "no room"
  * (single-threaded, so nobody sees the intermediate state).
  *
- * Strategies (bundles are placed greedily in index order):
+ * Strategies (bundles are placed greedily, biggest first):
  *   STRICT_PACK    one node fits the sum of all bundles and all selectors;
  *   PACK           try STRICT_PACK, else prefer nodes the group already uses;
  *   SPREAD         prefer nodes the group does not use yet, else any;
@@ -195,36 +195,56 @@ static bool strict_pack_fits(struct mt_sched *s, struct mt__pg *pg,
 }
 
 /* Place every unplaced bundle on one node. RET 0 or -MT_EAGAIN. */
+#define STRICT_PACK_TRIES 4
+
+/*
+ * Place every unplaced bundle on one node. The node is chosen on summed
+ * quantities; if the bundles' devices then do not fit there one by one,
+ * a few other nodes are tried. RET 0 or -MT_EAGAIN.
+ */
 static int try_strict_pack(struct mt_sched *s, struct mt__pg *pg,
                            uint32_t *used, uint32_t *placed, uint32_t *np)
 {
     const struct mt_sel **sels = malloc(pg->nb * sizeof(*sels));
+    uint32_t tried[STRICT_PACK_TRIES];
+    struct mt__pick_ctx ctx = {tried, 0, NULL, 0};
     struct mt_res_set sum;
-    struct mt__pick_ctx ctx = {NULL, 0, NULL, 0};
-    struct mt__req r;
-    uint32_t node;
+    struct mt__req r = {&sum, 0, NULL};
+    int rc = -MT_EAGAIN;
 
     if (!sels)
         return -MT_ENOMEM;
-    if (sum_unplaced(pg, &sum, sels, &ctx.nsels) < 0) {
-        free(sels);
-        return -MT_EAGAIN;
-    }
+    if (sum_unplaced(pg, &sum, sels, &ctx.nsels) < 0)
+        goto out;
     ctx.sels = sels;
-    r.res = &sum;
     r.kinds = mt_res_set_mask(&sum);
-    r.sel = NULL;
-    if (used_nodes(pg, used) && pg->strategy == MT_PG_STRICT_PACK)
-        node = mt__node_fits(&s->nodes[used[0]], &r) ? used[0] : MT__NONE;
-    else
-        node = mt__pick(s, &r, MT_STRATEGY_DEFAULT, &ctx);
+    while (rc < 0 && ctx.nexclude < STRICT_PACK_TRIES) {
+        uint32_t node;
+
+        if (used_nodes(pg, used) && pg->strategy == MT_PG_STRICT_PACK)
+            node = ctx.nexclude == 0 && mt__node_fits(&s->nodes[used[0]], &r)
+                       ? used[0]
+                       : MT__NONE;
+        else
+            node = mt__pick(s, &r, MT_STRATEGY_DEFAULT, &ctx);
+        if (node == MT__NONE)
+            break;
+        *np = 0;
+        for (uint32_t i = 0; i < pg->nb; i++)
+            if (pg->b[i].node == MT__NONE)
+                placed[(*np)++] = i;
+        if (strict_pack_fits(s, pg, node)) {
+            rc = 0;
+            break;
+        }
+        for (uint32_t i = 0; i < *np; i++)
+            bundle_unplace(s, &pg->b[placed[i]]);
+        *np = 0;
+        tried[ctx.nexclude++] = node;
+    }
+out:
     free(sels);
-    if (node == MT__NONE)
-        return -MT_EAGAIN;
-    for (uint32_t i = 0; i < pg->nb; i++)
-        if (pg->b[i].node == MT__NONE)
-            placed[(*np)++] = i;
-    return strict_pack_fits(s, pg, node) ? 0 : -MT_EAGAIN;
+    return rc;
 }
 
 static uint32_t pick_preferring(struct mt_sched *s, const struct mt__req *r,
@@ -247,19 +267,74 @@ static uint32_t pick_avoiding(struct mt_sched *s, const struct mt__req *r,
     return node;
 }
 
-/* Greedy, bundle by bundle. RET 0 or -MT_EAGAIN. */
+/* Bigger bundles first: accelerators, then CPU, then index. */
+struct bundle_key {
+    int64_t accel;
+    int64_t cpu;
+    uint32_t idx;
+};
+
+static int bundle_cmp(const void *a, const void *b)
+{
+    const struct bundle_key *x = a, *y = b;
+
+    if (x->accel != y->accel)
+        return x->accel > y->accel ? -1 : 1;
+    if (x->cpu != y->cpu)
+        return x->cpu > y->cpu ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The unplaced bundles, biggest first, into order[]. RET how many. */
+static int sort_unplaced(const struct mt__pg *pg, uint32_t *order)
+{
+    struct bundle_key *k = malloc(pg->nb * sizeof(*k));
+    uint32_t n = 0;
+
+    if (!k)
+        return -MT_ENOMEM;
+    for (uint32_t i = 0; i < pg->nb; i++) {
+        const struct mt_res_set *r = &pg->b[i].res;
+
+        if (pg->b[i].node != MT__NONE)
+            continue;
+        k[n].accel = mt_res_set_get(r, MT_RES_GPU) +
+                     mt_res_set_get(r, MT_RES_TPU);
+        k[n].cpu = mt_res_set_get(r, MT_RES_CPU);
+        k[n++].idx = i;
+    }
+    qsort(k, n, sizeof(*k), bundle_cmp);
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = k[i].idx;
+    free(k);
+    return (int)n;
+}
+
+static void add_used(uint32_t *used, uint32_t *nused, uint32_t node)
+{
+    for (uint32_t i = 0; i < *nused; i++)
+        if (used[i] == node)
+            return;
+    used[(*nused)++] = node;
+}
+
+/*
+ * Greedy, bundle by bundle, biggest first (a small bundle placed first
+ * must not take the only node a big one fits on). RET 0 or -MT_EAGAIN.
+ */
 static int try_greedy(struct mt_sched *s, struct mt__pg *pg, uint32_t *used,
-                      uint32_t *placed, uint32_t *np)
+                      uint32_t *order, uint32_t *placed, uint32_t *np)
 {
     uint32_t nused = used_nodes(pg, used);
+    int no = sort_unplaced(pg, order);
 
-    for (uint32_t i = 0; i < pg->nb; i++) {
-        struct mt__bundle *b = &pg->b[i];
+    if (no < 0)
+        return no;
+    for (int k = 0; k < no; k++) {
+        struct mt__bundle *b = &pg->b[order[k]];
         struct mt__req r = bundle_req(b);
         uint32_t node;
 
-        if (b->node != MT__NONE)
-            continue;
         if (pg->strategy == MT_PG_PACK)
             node = pick_preferring(s, &r, used, nused);
         else
@@ -268,15 +343,15 @@ static int try_greedy(struct mt_sched *s, struct mt__pg *pg, uint32_t *used,
         if (node == MT__NONE)
             return -MT_EAGAIN;
         bundle_place(s, b, node);
-        placed[(*np)++] = i;
-        nused = used_nodes(pg, used);
+        placed[(*np)++] = order[k];
+        add_used(used, &nused, node);
     }
     return 0;
 }
 
 static int place_unplaced(struct mt_sched *s, struct mt__pg *pg)
 {
-    uint32_t *placed = malloc(pg->nb * 2 * sizeof(*placed));
+    uint32_t *placed = malloc(pg->nb * 3 * sizeof(*placed));
     uint32_t np = 0;
     int rc = -MT_EAGAIN;
 
@@ -288,7 +363,8 @@ static int place_unplaced(struct mt_sched *s, struct mt__pg *pg)
         for (uint32_t i = 0; i < np; i++)
             bundle_unplace(s, &pg->b[placed[i]]);
         np = 0;
-        rc = try_greedy(s, pg, placed + pg->nb, placed, &np);
+        rc = try_greedy(s, pg, placed + pg->nb, placed + 2 * pg->nb, placed,
+                        &np);
     }
     if (rc < 0)
         for (uint32_t i = 0; i < np; i++)

@@ -334,7 +334,57 @@ static void test_bad_groups(void)
     mt_sched_destroy(s);
 }
 
+/* Index order would put the small bundle on the only big node. */
+static void test_biggest_bundle_first(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    struct mt_bundle_spec b[2];
+    struct mt_pg_spec spec = {21, MT_PG_STRICT_SPREAD, b, 2};
+    struct mt_bundle_info bi;
+    uint32_t big = mt_t_node(s, "big", 8, 0, 0, NULL, 0);
+
+    mt_t_node(s, "small", 2, 0, 0, NULL, 0);
+    memset(b, 0, sizeof(b));
+    mt_res_set_add(&b[0].res, MT_RES_CPU, 10000);
+    mt_res_set_add(&b[1].res, MT_RES_CPU, 60000);
+    CU_ASSERT_EQUAL(mt_sched_pg_create(s, &spec, 0), 0);
+    CU_ASSERT_EQUAL(mt_sched_pg_bundle(s, 21, 1, &bi), 0);
+    CU_ASSERT_EQUAL(bi.node, big);
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
+/* Summed quantities fit the fullest GPU node, its devices do not. */
+static void test_strict_pack_tries_another_node(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    uint32_t x = mt_t_node(s, "x", 8, 2, 0, NULL, 0);
+    uint32_t y = mt_t_node(s, "y", 8, 2, 0, NULL, 0);
+    struct mt_bundle_spec b[2];
+    struct mt_pg_spec spec = {22, MT_PG_STRICT_PACK, b, 2};
+    struct mt_bundle_info bi;
+    struct mt_task_spec t;
+    struct mt_grant g;
+
+    mt_t_task(&t, 1, 0, 0.5, 0);
+    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.affinity_node = x;
+    CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
+    memset(b, 0, sizeof(b));
+    mt_res_set_add(&b[0].res, MT_RES_GPU, 6000);
+    mt_res_set_add(&b[1].res, MT_RES_GPU, 6000);
+    CU_ASSERT_EQUAL(mt_sched_pg_create(s, &spec, 0), 0);
+    CU_ASSERT_EQUAL(mt_sched_pg_bundle(s, 22, 0, &bi), 0);
+    CU_ASSERT_EQUAL(bi.node, y);
+    CU_ASSERT_EQUAL(mt_sched_pg_bundle(s, 22, 1, &bi), 0);
+    CU_ASSERT_EQUAL(bi.node, y);
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
 CU_TestInfo mt_test_pg[] = {
+    {"biggest_bundle_first", test_biggest_bundle_first},
+    {"strict_pack_tries_another_node", test_strict_pack_tries_another_node},
     {"strategies_table", test_strategies_table},
     {"atomic_all_or_nothing", test_atomic_all_or_nothing},
     {"bundle_label_selectors", test_bundle_label_selectors},

@@ -332,7 +332,36 @@ static void test_selective_label_posting(void)
     mt_sched_destroy(s);
 }
 
+/* Same seed, same events: the same placements (top-k is seeded). */
+static void test_seeded_runs_repeat(void)
+{
+    uint32_t first[64];
+
+    for (int run = 0; run < 2; run++) {
+        struct mt_sched *s = mt_t_sched();
+        struct mt_task_spec t;
+        uint32_t got;
+
+        for (int i = 0; i < 20; i++) {
+            char name[8];
+
+            snprintf(name, sizeof(name), "n%d", i);
+            mt_t_node(s, name, 4, 0, 0, NULL, 0);
+        }
+        for (int i = 0; i < 64; i++) {
+            mt_t_task(&t, (uint64_t)i, 1, 0, 0);
+            CU_ASSERT_EQUAL_FATAL(place(s, &t, &got), 0);
+            if (run == 0)
+                first[i] = got;
+            else
+                CU_ASSERT_EQUAL(got, first[i]);
+        }
+        mt_sched_destroy(s);
+    }
+}
+
 CU_TestInfo mt_test_policy[] = {
+    {"seeded_runs_repeat", test_seeded_runs_repeat},
     {"selective_label_posting", test_selective_label_posting},
     {"accel_best_fit_keeps_whole_nodes", test_accel_best_fit_keeps_whole_nodes},
     {"accel_spread_when_best_fit_off", test_accel_spread_when_best_fit_off},

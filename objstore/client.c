@@ -44,6 +44,7 @@ struct centry {
     uint32_t refs;              /* caller gets not yet released */
     bool deferred;              /* refs == 0, release not sent yet */
     bool doomed;                /* we deleted it: no cache hits, no deferral */
+    int slot;                   /* release board slot while deferred, or -1 */
     uint64_t deferred_ms;       /* when it joined the deferred list */
     struct centry *dprev;       /* deferred list, oldest first */
     struct centry *dnext;
@@ -65,6 +66,9 @@ struct mt_objc {
     uint32_t defer_max;
     uint32_t defer_ms;
     uint64_t defer_bytes;
+    struct mt_shm_board_slot *board; /* our release board, NULL if none */
+    uint64_t board_free;        /* bit i: slot i unused */
+    uint32_t board_gen[MT_BOARD_SLOTS]; /* generation last written */
     uint8_t *sbuf;              /* request being built */
     uint8_t *rbuf;              /* reply being read */
     size_t rlen;
@@ -190,8 +194,56 @@ static struct centry *cache_find(struct mt_objc *c, const mt_object_id *id)
     return n ? MT_CONTAINER_OF(n, struct centry, node) : NULL;
 }
 
-static void defer_unlink(struct mt_objc *c, struct centry *e)
+/* Publish e's deferred pin on the board so the store may reclaim it. */
+static void board_put(struct mt_objc *c, struct centry *e)
 {
+    uint32_t i;
+
+    e->slot = -1;
+    if (!c->board || !c->board_free)
+        return;
+    i = (uint32_t)__builtin_ctzll(c->board_free);
+    c->board_free &= ~(1ULL << i);
+    c->board_gen[i] = (c->board_gen[i] + 1) & 0x3fffffffu;
+    memcpy(c->board[i].id, e->node.id.b, MT_OBJECT_ID_LEN);
+    __atomic_store_n(&c->board[i].word,
+                     MT_BOARD_WORD(c->board_gen[i], MT_BOARD_DEFERRED),
+                     __ATOMIC_RELEASE);
+    e->slot = (int)i;
+}
+
+/* Take e's slot back. RET true if the pin is still ours (not stolen). */
+static bool board_take(struct mt_objc *c, struct centry *e)
+{
+    uint32_t i, want;
+    bool held;
+
+    if (e->slot < 0)
+        return true;
+    i = (uint32_t)e->slot;
+    want = MT_BOARD_WORD(c->board_gen[i], MT_BOARD_DEFERRED);
+    held = __atomic_compare_exchange_n(
+        &c->board[i].word, &want,
+        MT_BOARD_WORD(c->board_gen[i], MT_BOARD_FREE), false,
+        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    if (!held)
+        __atomic_store_n(&c->board[i].word,
+                         MT_BOARD_WORD(c->board_gen[i], MT_BOARD_FREE),
+                         __ATOMIC_RELEASE);
+    c->board_free |= 1ULL << i;
+    e->slot = -1;
+    return held;
+}
+
+/*
+ * Take e off the deferred list. RET true if its store pin is still ours,
+ * false if the store reclaimed it meanwhile (then there is nothing to
+ * release and the cached location must not be used).
+ */
+static bool defer_unlink(struct mt_objc *c, struct centry *e)
+{
+    bool held = board_take(c, e);
+
     if (e->dprev)
         e->dprev->dnext = e->dnext;
     else
@@ -204,6 +256,7 @@ static void defer_unlink(struct mt_objc *c, struct centry *e)
     e->deferred = false;
     c->ndeferred--;
     c->deferred_bytes -= e->info.data_size + e->info.meta_size;
+    return held;
 }
 
 static void defer_push(struct mt_objc *c, struct centry *e)
@@ -219,6 +272,7 @@ static void defer_push(struct mt_objc *c, struct centry *e)
     c->dtail = e;
     c->ndeferred++;
     c->deferred_bytes += e->info.data_size + e->info.meta_size;
+    board_put(c, e);
 }
 
 /*
@@ -236,10 +290,11 @@ static int flush_deferred(struct mt_objc *c, bool old_only)
         struct centry *e = c->dhead;
 
         memcpy(ids + n * MT_OBJECT_ID_LEN, &e->node.id, MT_OBJECT_ID_LEN);
-        defer_unlink(c, e);
+        if (defer_unlink(c, e))
+            n++; /* else the store took the pin back already */
         mt_idmap_remove(&c->cache, &e->node);
         free(e);
-        if (++n == 64 || !c->dhead) {
+        if (n == 64 || (n && !c->dhead)) {
             if (rc == 0 && !c->broken)
                 rc = send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, ids,
                               n * MT_OBJECT_ID_LEN, NULL, 0);
@@ -340,6 +395,21 @@ static int recv_hello(struct mt_objc *c, struct mt_proto_hdr *h,
     return 0;
 }
 
+/* Use the release board the store gave us, if it lies inside the arena. */
+static void board_attach(struct mt_objc *c, const struct mt_proto_hello_rep *r)
+{
+    uint64_t len = (uint64_t)MT_BOARD_SLOTS * sizeof(struct mt_shm_board_slot);
+
+    if (r->board_slots != MT_BOARD_SLOTS || r->board_offset % 64 ||
+        r->board_offset < MT_SHM_HEADER_SIZE ||
+        r->board_offset > c->arena.size - len)
+        return;
+    c->board = (struct mt_shm_board_slot *)(c->arena.base + r->board_offset);
+    c->board_free = ~0ULL;
+    if (c->defer_max > MT_BOARD_SLOTS)
+        c->defer_max = MT_BOARD_SLOTS;
+}
+
 static int hello(struct mt_objc *c, bool populate)
 {
     struct mt_proto_hello_req q = {MT_PROTO_VERSION, (uint32_t)getpid()};
@@ -364,6 +434,8 @@ static int hello(struct mt_objc *c, bool populate)
         mt_arena_release(&c->arena);
         rc = -MT_EVERSION;
     }
+    if (rc == 0)
+        board_attach(c, &r);
     if (fd >= 0)
         close(fd);
     c->client_id = r.client_id;
@@ -597,9 +669,14 @@ static int cache_pinned(struct mt_objc *c, const mt_object_id *id,
                  0);
         return -MT_ENOENT;
     }
+    if (e && e->deferred && !defer_unlink(c, e)) {
+        /* Our cached pin was reclaimed: the new one takes its place. */
+        e->info = *info;
+        e->refs = 1;
+        fill_buf(c, info, out);
+        return 0;
+    }
     if (e) {
-        if (e->deferred)
-            defer_unlink(c, e);
         e->refs++;
         fill_buf(c, &e->info, out);
         return send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, id, sizeof(*id),
@@ -614,6 +691,7 @@ static int cache_pinned(struct mt_objc *c, const mt_object_id *id,
     e->node.id = *id;
     e->info = *info;
     e->refs = 1;
+    e->slot = -1;
     mt_idmap_insert(&c->cache, &e->node);
     fill_buf(c, info, out);
     return 0;
@@ -640,8 +718,12 @@ static bool get_cached(struct mt_objc *c, const mt_object_id *id,
 
     if (!e || e->doomed)
         return false;
-    if (e->deferred)
-        defer_unlink(c, e);
+    if (e->deferred && !defer_unlink(c, e)) {
+        /* Reclaimed by the store: forget the location, ask again. */
+        mt_idmap_remove(&c->cache, &e->node);
+        free(e);
+        return false;
+    }
     e->refs++;
     fill_buf(c, &e->info, out);
     return true;
@@ -713,12 +795,14 @@ int mt_objc_delete(struct mt_objc *c, const mt_object_id *id)
     e = cache_find(c, id);
     if (e && e->deferred) {
         /* Our lingering pin would keep the object alive: drop it first. */
-        defer_unlink(c, e);
+        bool held = defer_unlink(c, e);
+
         mt_idmap_remove(&c->cache, &e->node);
         free(e);
         rc = c->broken ? -MT_ECLOSED
-                       : send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, id,
-                                  sizeof(*id), NULL, 0);
+             : held    ? send_req(c, MT_MSG_RELEASE, MT_PROTO_F_ONEWAY, id,
+                                  sizeof(*id), NULL, 0)
+                       : 0;
         if (rc < 0)
             goto out;
     }

@@ -51,7 +51,7 @@
 #include "common/ids.h"
 #include "objstore/store.h"
 
-#define MT_PROTO_VERSION 1u
+#define MT_PROTO_VERSION 2u /* 2: release boards in HELLO */
 #define MT_PROTO_HDR_SIZE 16u
 #define MT_PROTO_INLINE_MAX (64u * 1024u)
 #define MT_PROTO_MAX_PAYLOAD (256u * 1024u)
@@ -88,10 +88,11 @@ struct mt_proto_hello_req {
 };
 
 struct mt_proto_hello_rep {
-    uint32_t version;    /* MT_PROTO_VERSION */
-    uint32_t reserved;
-    uint64_t client_id;  /* the store's name for this connection */
-    uint64_t arena_size; /* bytes to map from the passed fd */
+    uint32_t version;      /* MT_PROTO_VERSION */
+    uint32_t board_slots;  /* release board slots (0: no board) */
+    uint64_t client_id;    /* the store's name for this connection */
+    uint64_t arena_size;   /* bytes to map from the passed fd */
+    uint64_t board_offset; /* this client's release board (shm_layout.h) */
 };
 
 struct mt_proto_create {
@@ -120,6 +121,7 @@ struct mt_server_stats {
 _Static_assert(sizeof(struct mt_proto_hdr) == MT_PROTO_HDR_SIZE, "hdr");
 _Static_assert(sizeof(struct mt_proto_create) == 176, "create layout");
 _Static_assert(sizeof(struct mt_proto_get) == 32, "get layout");
+_Static_assert(sizeof(struct mt_proto_hello_rep) == 32, "hello layout");
 _Static_assert(sizeof(struct mt_object_info) == 168, "info layout");
 
 /*

@@ -13,6 +13,13 @@
  * waiter on the object id; the store's seal callback answers every waiter of
  * that id, and the waiter's timer answers -MT_ETIMEDOUT.
  *
+ * RELEASE BOARDS: each connection gets a small board in the arena
+ * (shm_layout.h) where its client marks pins it keeps only as a cache. When
+ * the store runs out of space with no candidate left, on_reclaim() takes
+ * those pins back (board_steal) instead of failing with -MT_ENOSPC, so an
+ * idle client cannot hold memory hostage. A board is freed when its
+ * connection closes; the client library never touches it after disconnect.
+ *
  * OWNERSHIP: the server owns its connections and waiters; a connection's
  * memory is freed in its close callback, a waiter's in its timer's.
  * Per connection, `pins` counts the store pins taken through it and
@@ -34,6 +41,7 @@
 #include "common/log.h"
 #include "objstore/idmap.h"
 #include "objstore/protocol.h"
+#include "objstore/shm_layout.h"
 
 #define READ_CHUNK (64u * 1024u)
 /* A peer that lets this much of our output pile up unread is dropped. */
@@ -82,6 +90,8 @@ struct conn {
     struct mt_idmap pins;       /* struct hold: pins per id */
     struct mt_idmap created;    /* struct hold: unsealed creations */
     struct waiter *waiters;     /* this connection's waiting gets */
+    void *board;                /* release board reservation, or NULL */
+    uint64_t board_off;         /* its offset in the arena */
 };
 
 struct mt_server {
@@ -474,6 +484,67 @@ static void do_simple(struct conn *c, const struct mt_proto_hdr *h,
     reply(c, h->type, h->seq, rc, NULL, 0);
 }
 
+/* ---- release boards ---- */
+
+/*
+ * Reserve c's release board (shm_layout.h). Without one (store full) the
+ * client still works; only its deferred pins cannot be reclaimed.
+ */
+static int board_open(struct conn *c)
+{
+    int rc = mt_store_reserve(c->srv->st,
+                              MT_BOARD_SLOTS *
+                                  sizeof(struct mt_shm_board_slot),
+                              &c->board_off, &c->board);
+
+    if (rc < 0)
+        MT_DEBUG("objstore client=%llu gets no release board: %s",
+                 (unsigned long long)c->client_id, mt_strerror(rc));
+    return rc;
+}
+
+/*
+ * Take every DEFERRED slot of c's board and drop the pin it names. The id
+ * is read before the CAS and trusted only if the CAS succeeds (the word,
+ * generation included, did not change meanwhile); an id c holds no pin on
+ * is ignored, so a scribbled board cannot release anybody else's pins.
+ */
+static uint64_t board_steal(struct conn *c)
+{
+    struct mt_shm_board_slot *slot =
+        (void *)(mt_store_base(c->srv->st) + c->board_off);
+    uint64_t n = 0;
+
+    for (uint32_t i = 0; c->board && i < MT_BOARD_SLOTS; i++) {
+        uint32_t w = __atomic_load_n(&slot[i].word, __ATOMIC_ACQUIRE);
+        mt_object_id id;
+
+        if (MT_BOARD_STATE(w) != MT_BOARD_DEFERRED)
+            continue;
+        memcpy(id.b, slot[i].id, sizeof(id.b));
+        if (!__atomic_compare_exchange_n(&slot[i].word, &w,
+                                         (w & ~3u) | MT_BOARD_STOLEN, false,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            continue;
+        if (hold_drop(&c->pins, &id) && mt_store_release(c->srv->st, &id) == 0)
+            n++;
+    }
+    return n;
+}
+
+/* Store reclaim callback: the store is full; take back cached pins. */
+static uint64_t on_reclaim(void *arg)
+{
+    struct mt_server *srv = arg;
+    uint64_t n = 0;
+
+    for (struct conn *c = srv->conns; c; c = c->next)
+        n += board_steal(c);
+    if (n)
+        MT_DEBUG("objstore reclaimed %llu cached pins", (unsigned long long)n);
+    return n;
+}
+
 /* HELLO: answer with the arena fd attached (SCM_RIGHTS). */
 static int do_hello(struct conn *c, const struct mt_proto_hdr *h,
                     const void *p)
@@ -484,7 +555,7 @@ static int do_hello(struct conn *c, const struct mt_proto_hdr *h,
         struct mt_proto_hello_rep r;
     } out = {{sizeof(out.r), MT_MSG_HELLO, MT_PROTO_F_REPLY, h->seq, 0},
              {MT_PROTO_VERSION, 0, c->client_id,
-              mt_store_arena_size(c->srv->st)}};
+              mt_store_arena_size(c->srv->st), 0}};
     union {
         char buf[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
@@ -498,6 +569,10 @@ static int do_hello(struct conn *c, const struct mt_proto_hdr *h,
     if (q.version != MT_PROTO_VERSION) {
         reply(c, h->type, h->seq, -MT_EVERSION, NULL, 0);
         return 0;
+    }
+    if (board_open(c) == 0) {
+        out.r.board_offset = c->board_off;
+        out.r.board_slots = MT_BOARD_SLOTS;
     }
     memset(&ctl, 0, sizeof(ctl));
     msg.msg_control = ctl.buf;
@@ -661,6 +736,8 @@ static void conn_close(struct conn *c)
     }
     give_back(srv->st, &c->created, false);
     give_back(srv->st, &c->pins, true);
+    mt_store_unreserve(srv->st, c->board);
+    c->board = NULL;
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -762,6 +839,7 @@ int mt_server_start(uv_loop_t *loop, struct mt_store *st, const char *path,
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection);
     MT_ASSERT(rc == 0);
+    mt_store_set_reclaim_cb(st, on_reclaim, srv);
     *out = srv;
     return 0;
 }
@@ -777,6 +855,7 @@ void mt_server_stop(struct mt_server *srv)
         return;
     srv->stopping = true;
     mt_store_unlisten(srv->st, on_event, srv);
+    mt_store_set_reclaim_cb(srv->st, NULL, NULL);
     while (srv->conns)
         conn_close(srv->conns);
     unlink(srv->path);

@@ -35,6 +35,20 @@
  *   data_size   meta_size   caller metadata bytes (opaque to the store)
  *   ...         pad         up to the next multiple of 64, unspecified
  *
+ * RELEASE BOARD (one per client connection, at board_offset from the HELLO
+ * reply; board_slots slots of 32 bytes, reserved from the data region)
+ *   OFFSET SIZE DESCRIPTION
+ *   0      4    word: bits 0-1 state (MT_BOARD_FREE, MT_BOARD_DEFERRED,
+ *               MT_BOARD_STOLEN), bits 2-31 generation; changed only with
+ *               atomic stores and compare-and-swap
+ *   4      20   object id, written by the client before it stores DEFERRED
+ *   24     8    reserved
+ * The client marks a slot DEFERRED when it keeps a store pin only as a
+ * cache (a deferred release). It takes the slot back with a CAS
+ * DEFERRED->FREE (the pin is still its own); the store, short of space,
+ * takes it with a CAS DEFERRED->STOLEN and drops that pin itself. The
+ * generation changes on every reuse, so a CAS against a stale word fails.
+ *
  * Object sizes, flags and tensor descriptors are NOT in shared memory: they
  * travel in protocol replies (protocol.h), so a client cannot corrupt what
  * other clients are told about an object. Bytes of a sealed object never
@@ -47,7 +61,7 @@
 #include <stdint.h>
 
 #define MT_SHM_MAGIC 0x525453424f54544dULL /* "MTTOBSTR" little endian */
-#define MT_SHM_VERSION 1u
+#define MT_SHM_VERSION 2u /* 2: release boards */
 #define MT_SHM_HEADER_SIZE 4096u
 #define MT_SHM_ALIGN 64u
 
@@ -65,5 +79,21 @@ struct mt_shm_header {
 };
 
 _Static_assert(sizeof(struct mt_shm_header) == 56, "header table out of date");
+
+#define MT_BOARD_SLOTS 64u
+#define MT_BOARD_FREE 0u
+#define MT_BOARD_DEFERRED 1u
+#define MT_BOARD_STOLEN 2u
+#define MT_BOARD_STATE(w) ((w)&3u)
+#define MT_BOARD_WORD(gen, state) (((gen) << 2) | (state))
+
+/* One release board slot; offsets match the table above. */
+struct mt_shm_board_slot {
+    uint32_t word;        /* 0 */
+    uint8_t id[20];       /* 4 */
+    uint8_t reserved[8];  /* 24 */
+};
+
+_Static_assert(sizeof(struct mt_shm_board_slot) == 32, "board table");
 
 #endif /* MT_SHM_LAYOUT_H */

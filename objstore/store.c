@@ -68,6 +68,8 @@ struct mt_store {
         mt_store_event_cb cb;
         void *arg;
     } listeners[MT_STORE_MAX_LISTENERS]; /* cb NULL: free slot */
+    mt_store_reclaim_cb reclaim_cb;    /* frees pins clients only cache */
+    void *reclaim_arg;
     struct mt_store_stats st;          /* counters kept up to date */
 };
 
@@ -244,8 +246,14 @@ static int make_room(struct mt_store *st, uint64_t n, struct mt_block **out)
                                       &victims, &nv);
         if (rc < 0)
             return rc;
-        if (nv == 0)
+        if (nv == 0) {
+            /* Last resort: pins that clients keep only as a cache. */
+            if (st->reclaim_cb && st->reclaim_cb(st->reclaim_arg) > 0) {
+                rc = mt_allocator_alloc(&st->alloc, n, out);
+                continue;
+            }
             return -MT_ENOSPC;
+        }
         for (size_t i = 0; i < nv && rc == 0; i++) {
             struct entry *e = lookup(st, &victims[i]);
 
@@ -376,6 +384,41 @@ void mt_store_unlisten(struct mt_store *st, mt_store_event_cb cb, void *arg)
     for (int i = 0; i < MT_STORE_MAX_LISTENERS; i++)
         if (st->listeners[i].cb == cb && st->listeners[i].arg == arg)
             st->listeners[i].cb = NULL;
+}
+
+void mt_store_set_reclaim_cb(struct mt_store *st, mt_store_reclaim_cb cb,
+                             void *arg)
+{
+    st->reclaim_cb = cb;
+    st->reclaim_arg = arg;
+}
+
+int mt_store_reserve(struct mt_store *st, uint64_t size, uint64_t *offset,
+                     void **handle)
+{
+    struct mt_block *b;
+    int rc;
+
+    if (mt_allocator_round(size) > st->alloc.size)
+        return -MT_ETOOBIG;
+    rc = make_room(st, size, &b);
+    if (rc < 0)
+        return rc;
+    memset(st->arena.base + b->offset, 0, b->size);
+    st->st.reserved += b->size;
+    *offset = b->offset;
+    *handle = b;
+    return 0;
+}
+
+void mt_store_unreserve(struct mt_store *st, void *handle)
+{
+    struct mt_block *b = handle;
+
+    if (!b)
+        return;
+    st->st.reserved -= b->size;
+    mt_allocator_free(&st->alloc, b);
 }
 
 int mt_store_fd(const struct mt_store *st)

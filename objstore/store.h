@@ -72,6 +72,8 @@ struct mt_store_stats {
     uint64_t spilled_total;    /* their bytes (total) */
     uint64_t restores;         /* objects read back from disk (total) */
     uint64_t restored_total;   /* their bytes (total) */
+    uint64_t reserved;         /* of `used`: non-object reservations
+                                * (client release boards) */
 };
 
 /* What happened to an object (listeners, mt_store_listen). */
@@ -92,6 +94,13 @@ typedef void (*mt_store_event_cb)(void *arg, enum mt_store_event ev,
                                   const mt_object_id *id);
 
 #define MT_STORE_MAX_LISTENERS 4
+
+/*
+ * Asked when space runs out and no eviction candidate is left: release pins
+ * that clients keep only as a cache (see server.c, release boards). RET the
+ * number of pins released (0: nothing to give).
+ */
+typedef uint64_t (*mt_store_reclaim_cb)(void *arg);
 
 /* ---- lifecycle ---- */
 
@@ -125,6 +134,13 @@ int mt_store_listen(struct mt_store *st, mt_store_event_cb cb, void *arg);
 /* mt_store_unlisten - remove the listener (cb, arg); absent is fine. */
 void mt_store_unlisten(struct mt_store *st, mt_store_event_cb cb, void *arg);
 
+/*
+ * mt_store_set_reclaim_cb - install the last-resort reclaimer (one; NULL
+ * removes it). It may release pins but must not create or delete objects.
+ */
+void mt_store_set_reclaim_cb(struct mt_store *st, mt_store_reclaim_cb cb,
+                             void *arg);
+
 /* ---- the arena ---- */
 
 /* mt_store_fd - the arena fd to pass to clients. RET fd (the store's). */
@@ -135,6 +151,21 @@ uint8_t *mt_store_base(const struct mt_store *st);
 
 /* mt_store_arena_size - bytes of the whole arena (header included). */
 uint64_t mt_store_arena_size(const struct mt_store *st);
+
+/*
+ * mt_store_reserve - zeroed arena bytes that are not an object (the
+ * server's per-client release boards), evicting like a create would.
+ *
+ * OUT offset   from the arena base, 64-byte aligned
+ * OUT handle   give it back with mt_store_unreserve()
+ * RET 0, -MT_ETOOBIG, -MT_ENOSPC, -MT_EIO
+ * NOTE counted in the `used` figure
+ */
+int mt_store_reserve(struct mt_store *st, uint64_t size, uint64_t *offset,
+                     void **handle);
+
+/* mt_store_unreserve - free a reservation; NULL is fine. */
+void mt_store_unreserve(struct mt_store *st, void *handle);
 
 /* ---- object lifecycle ---- */
 

@@ -108,7 +108,7 @@ static void test_delete_while_held(void)
     /* The release went out at once (not deferred): same stream, in order. */
     CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
     CU_ASSERT_EQUAL(s.num_objects, 0);
-    CU_ASSERT_EQUAL(s.used, 0);
+    CU_ASSERT_EQUAL(s.used, s.reserved);
     CU_ASSERT_EQUAL(mt_objc_release(c, &id), -MT_ENOENT);
     mt_objc_disconnect(c);
 }
@@ -184,10 +184,10 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(mt_objc_delete(c, &nope), -MT_ENOENT);
     CU_ASSERT_EQUAL(mt_objc_get(c, &nope, 0, &b), -MT_ENOENT);
     /* Fill the store with pinned objects: ENOSPC, never a hang. */
-    for (uint64_t i = 0; i < 4; i++) {
+    for (uint64_t i = 0; i < 5; i++) {
         mt_object_id x = oid(3, 10 + i);
 
-        CU_ASSERT_EQUAL(mt_objc_create(c, &x, 4 * MIB, 0, MT_OBJ_EVICTABLE,
+        CU_ASSERT_EQUAL(mt_objc_create(c, &x, 3 * MIB, 0, MT_OBJ_EVICTABLE,
                                        NULL, &b),
                         0);
         CU_ASSERT_EQUAL(mt_objc_seal(c, &x), 0);
@@ -196,9 +196,9 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(mt_objc_create(c, &id, 1 * MIB, 0, 0, NULL, &b),
                     -MT_ENOSPC);
     CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
-    CU_ASSERT_EQUAL(s.num_pinned, 4);
-    /* Released (deferred) pins are flushed and evicted on ENOSPC. */
-    for (uint64_t i = 0; i < 4; i++) {
+    CU_ASSERT_EQUAL(s.num_pinned, 5);
+    /* Released pins (kept deferred by the client) are reclaimed. */
+    for (uint64_t i = 0; i < 5; i++) {
         mt_object_id x = oid(3, 10 + i);
 
         CU_ASSERT_EQUAL(mt_objc_release(c, &x), 0);
@@ -207,10 +207,11 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(mt_objc_abort(c, &id), 0);
     CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
     CU_ASSERT_EQUAL(s.evictions, 1);
-    for (uint64_t i = 1; i < 4; i++) {
+    for (uint64_t i = 0; i < 5; i++) {
         mt_object_id x = oid(3, 10 + i);
+        int rc = mt_objc_delete(c, &x);
 
-        CU_ASSERT_EQUAL(mt_objc_delete(c, &x), 0);
+        CU_ASSERT(rc == 0 || (i == 0 && rc == -MT_ENOENT));
     }
     mt_objc_disconnect(c);
 }
@@ -360,7 +361,7 @@ static void test_concurrent(void)
             CU_ASSERT_EQUAL(mt_objc_delete(c, &id), 0);
         }
     CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
-    CU_ASSERT_EQUAL(s.used, 0);
+    CU_ASSERT_EQUAL(s.used, s.reserved);
     mt_objc_disconnect(c);
 }
 
@@ -436,7 +437,7 @@ static void test_killed_creator(void)
     kill_holder(false);
     CU_ASSERT_EQUAL(mt_objc_contains(c, &id), -MT_ENOENT);
     CU_ASSERT_EQUAL(mt_objc_stats(c, &s), 0);
-    CU_ASSERT_EQUAL(s.used, 0);
+    CU_ASSERT_EQUAL(s.used, s.reserved);
     mt_objc_disconnect(c);
 }
 
@@ -697,6 +698,122 @@ static void test_defer_bytes(void)
     mt_objc_disconnect(c);
 }
 
+/*
+ * An idle client's cached (deferred) pin does not hold memory hostage: the
+ * store reclaims it through the release board when space runs out.
+ */
+static void test_reclaim_idle_pin(void)
+{
+    struct mt_objc *a = conn(), *b = conn();
+    mt_object_id x = oid(13, 1), big = oid(13, 2);
+    static uint8_t buf[8 * MIB];
+    struct mt_objc_buf ob;
+    struct mt_store_stats s;
+
+    fill(buf, sizeof(buf), 13);
+    CU_ASSERT_EQUAL(mt_objc_put(a, &x, buf, sizeof(buf), NULL, 0,
+                                MT_OBJ_EVICTABLE, NULL),
+                    0);
+    CU_ASSERT_EQUAL_FATAL(mt_objc_get(a, &x, 0, &ob), 0);
+    CU_ASSERT_EQUAL(mt_objc_release(a, &x), 0); /* deferred: still pinned */
+    CU_ASSERT_EQUAL(mt_objc_stats(b, &s), 0);
+    CU_ASSERT_EQUAL(s.num_pinned, 1);
+    /* b needs x's space; a is idle. */
+    CU_ASSERT_EQUAL(mt_objc_create(b, &big, 12 * MIB, 0, 0, NULL, &ob), 0);
+    CU_ASSERT_EQUAL(mt_objc_stats(b, &s), 0);
+    CU_ASSERT_EQUAL(s.num_pinned, 0);
+    CU_ASSERT_EQUAL(mt_objc_contains(b, &x), -MT_ENOENT); /* evicted */
+    /* a notices the reclaimed pin: no stale cache hit. */
+    CU_ASSERT_EQUAL(mt_objc_get(a, &x, 0, &ob), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_objc_flush(a), 0);
+    CU_ASSERT_EQUAL(mt_objc_abort(b, &big), 0);
+    CU_ASSERT_EQUAL(mt_objc_stats(b, &s), 0);
+    CU_ASSERT_EQUAL(s.num_pinned, 0);
+    CU_ASSERT_EQUAL(s.used, s.reserved);
+    mt_objc_disconnect(a);
+    mt_objc_disconnect(b);
+}
+
+/* A get of a deferred object is local: the store sees no request. */
+static void test_cached_get_is_local(void)
+{
+    struct mt_objc *c = conn();
+    mt_object_id x = oid(13, 3);
+    struct mt_server_stats before, after;
+    struct mt_objc_buf ob;
+
+    CU_ASSERT_EQUAL(mt_objc_put(c, &x, "c", 1, NULL, 0, 0, NULL), 0);
+    CU_ASSERT_EQUAL(mt_objc_get(c, &x, 0, &ob), 0);
+    CU_ASSERT_EQUAL(mt_objc_release(c, &x), 0);
+    CU_ASSERT_EQUAL(mt_objc_server_stats(c, &before), 0);
+    for (int i = 0; i < 1000; i++) {
+        CU_ASSERT_EQUAL(mt_objc_get(c, &x, 0, &ob), 0);
+        CU_ASSERT_EQUAL(ob.data[0], 'c');
+        CU_ASSERT_EQUAL(mt_objc_release(c, &x), 0);
+    }
+    CU_ASSERT_EQUAL(mt_objc_server_stats(c, &after), 0);
+    CU_ASSERT_EQUAL(after.requests - before.requests, 1); /* the stats call */
+    CU_ASSERT_EQUAL(mt_objc_delete(c, &x), 0);
+    mt_objc_disconnect(c);
+}
+
+/* A reader cycling get/release races a writer forcing reclaims. */
+static int cycling_reader(void *arg)
+{
+    struct mt_objc *c;
+    mt_object_id x = oid(13, 4);
+    static uint8_t buf[1 * MIB];
+    int bad = 0;
+
+    (void)arg;
+    if (mt_objc_connect(sp.sock, NULL, &c) < 0)
+        return 40;
+    fill(buf, sizeof(buf), 4);
+    for (int i = 0; i < 3000; i++) {
+        struct mt_objc_buf b;
+        int rc = mt_objc_get(c, &x, 0, &b);
+
+        if (rc == -MT_ENOENT) {
+            rc = mt_objc_put(c, &x, buf, sizeof(buf), NULL, 0,
+                             MT_OBJ_EVICTABLE, NULL);
+            bad += rc != 0 && rc != -MT_EEXIST && rc != -MT_ENOSPC;
+            continue;
+        }
+        if (rc < 0) {
+            bad++;
+            continue;
+        }
+        bad += b.info.data_size != sizeof(buf) ||
+               !check(b.data, i % 256 ? 4096 : sizeof(buf), 4);
+        mt_objc_release(c, &x);
+    }
+    mt_objc_disconnect(c);
+    return bad ? 41 : 0;
+}
+
+static void test_reclaim_race(void)
+{
+    struct mt_objc *c = conn();
+    mt_object_id big = oid(13, 5);
+    struct stats_want w = {.c = c};
+    struct mt_objc_buf b;
+    pid_t pid = child_start(cycling_reader, NULL);
+    int made = 0;
+
+    for (int i = 0; i < 300; i++) {
+        if (mt_objc_create(c, &big, 15 * MIB, 0, 0, NULL, &b) == 0) {
+            made++;
+            CU_ASSERT_EQUAL(mt_objc_abort(c, &big), 0);
+        }
+    }
+    CU_ASSERT_EQUAL(child_wait(pid, 60000), 0);
+    CU_ASSERT(made > 0);
+    CU_ASSERT(wait_until(stats_match, &w, 5000));
+    big = oid(13, 4);
+    mt_objc_delete(c, &big);
+    mt_objc_disconnect(c);
+}
+
 static void test_bad_socket_path(void)
 {
     struct mt_objc *c;
@@ -722,6 +839,9 @@ CU_TestInfo mt_test_client[] = {
     {"threads", test_threads},
     {"store_gone", test_store_gone},
     {"defer_bytes", test_defer_bytes},
+    {"reclaim_idle_pin", test_reclaim_idle_pin},
+    {"cached_get_is_local", test_cached_get_is_local},
+    {"reclaim_race", test_reclaim_race},
     {"bad_socket_path", test_bad_socket_path},
     CU_TEST_INFO_NULL,
 };

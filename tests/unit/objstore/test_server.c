@@ -101,15 +101,16 @@ static bool dropped(int fd)
 static void raw_hello(int fd)
 {
     struct mt_proto_hello_req q = {MT_PROTO_VERSION, 1};
-    char buf[64], ctl[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {buf, 40};
+    enum { REP = MT_PROTO_HDR_SIZE + sizeof(struct mt_proto_hello_rep) };
+    char buf[REP], ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {buf, REP};
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
                        .msg_controllen = sizeof(ctl)};
     struct cmsghdr *cm;
     int passed = -1;
 
     raw_send(fd, MT_MSG_HELLO, 0, 1, &q, sizeof(q));
-    CU_ASSERT_FATAL(recvmsg(fd, &m, MSG_WAITALL) == 40);
+    CU_ASSERT_FATAL(recvmsg(fd, &m, MSG_WAITALL) == REP);
     cm = CMSG_FIRSTHDR(&m);
     CU_ASSERT_FATAL(cm && cm->cmsg_type == SCM_RIGHTS);
     memcpy(&passed, CMSG_DATA(cm), sizeof(int));

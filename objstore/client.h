@@ -24,9 +24,11 @@
  *    -MT_ENOSPC (then the create is retried once), and on disconnect. Pins
  *    stay correct: the store never frees bytes a client may still read;
  *    deferral only delays eviction, by at most defer_max objects and
- *    defer_bytes bytes per client (held until its next call when the
- *    client goes idle). An object this client deleted while holding it is
- *    never deferred and never served from the cache again.
+ *    defer_bytes bytes per client, and the store takes deferred pins back
+ *    on its own when it runs out of space (release boards, shm_layout.h),
+ *    so an idle client holds nothing hostage. An object this client
+ *    deleted while holding it is never deferred and never served from the
+ *    cache again.
  *
  * THREAD any thread; one mutex per client. Do not use a client in a child
  * after fork(): connect a new one there.

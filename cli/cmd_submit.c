@@ -72,6 +72,8 @@ static void usage(FILE *f)
             "                           !key            label is absent\n"
             "                         key=a|b and key!=a|b are short for in/notin\n"
             "  --spread               spread tasks over nodes instead of packing\n"
+            "  --placement-group ID   run inside this placement group\n"
+            "  --bundle N             ... in bundle N (default: any bundle)\n"
             "  --priority N           higher runs first (default 0)\n"
             "task:\n"
             "  --name NAME            shown by `manta list tasks`\n"
@@ -319,6 +321,8 @@ struct submit_opts {
     const char *addr, *dir;
     const char *name, *cwd;
     bool spread, no_wait, verbose;
+    const char *pg;              /* placement group id or NULL */
+    long bundle;                 /* -1: any bundle */
     long priority;
     long max_retries;            /* -1: the head's default */
     struct mt_qty_list res;      /* fixed point, zeros included */
@@ -338,7 +342,7 @@ static void opts_release(struct submit_opts *o)
 }
 
 enum { O_ADDR = 256, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES, O_SEL, O_PRIO,
-       O_RETRY, O_NAME, O_ENV, O_CWD, O_SPREAD, O_NOWAIT };
+       O_RETRY, O_NAME, O_ENV, O_CWD, O_SPREAD, O_NOWAIT, O_PG, O_BUNDLE };
 
 static const struct option long_opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -354,6 +358,8 @@ static const struct option long_opts[] = {
     {"env", required_argument, NULL, O_ENV},
     {"cwd", required_argument, NULL, O_CWD},
     {"spread", no_argument, NULL, O_SPREAD},
+    {"placement-group", required_argument, NULL, O_PG},
+    {"bundle", required_argument, NULL, O_BUNDLE},
     {"no-wait", no_argument, NULL, O_NOWAIT},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -488,6 +494,17 @@ static int take_opt(struct submit_opts *o, struct res_flags *rf, int c,
     case O_ENV: return add_env(o, optarg);
     case O_CWD: return set_cwd(o, optarg);
     case O_SPREAD: o->spread = true; return 0;
+    case O_PG:
+        if (strlen(optarg) != 16 || strspn(optarg, "0123456789abcdef") != 16)
+            return usage_error("invalid --placement-group '%s': expected the "
+                               "16-digit id", optarg);
+        o->pg = optarg;
+        return 0;
+    case O_BUNDLE:
+        if (!mt_parse_int(optarg, -1, 1023, &o->bundle))
+            return usage_error("invalid --bundle '%s': expected -1..1023",
+                               optarg);
+        return 0;
     case O_NOWAIT: o->no_wait = true; return 0;
     case 'v': o->verbose = true; return 0;
     case O_SEL:
@@ -523,6 +540,7 @@ static int parse_opts(int argc, char **argv, struct submit_opts *o)
     int end = find_dashdash(argc, argv), c, rc;
 
     o->max_retries = -1;
+    o->bundle = -1;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(end, argv, "+hv", long_opts, NULL)) != -1) {
@@ -578,6 +596,11 @@ static void spec_build(struct spec_buf *b, const struct submit_opts *o)
     s->max_retries = (int32_t)o->max_retries;
     s->strategy = o->spread ? MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD
                             : MANTA__SCHEDULING_STRATEGY__STRATEGY_DEFAULT;
+    if (o->pg) {
+        s->strategy = MANTA__SCHEDULING_STRATEGY__STRATEGY_PLACEMENT_GROUP;
+        s->placement_group_id = (char *)o->pg;
+        s->bundle_index = (int32_t)o->bundle;
+    }
     b->res = mt_xcalloc(nres + 1, sizeof(*b->res));
     b->res_p = mt_xcalloc(nres + 1, sizeof(*b->res_p));
     for (size_t i = 0; i < nres; i++) {

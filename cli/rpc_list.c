@@ -492,12 +492,135 @@ static int list_tasks(const char *addr, long limit, bool json)
     return 0;
 }
 
+/* ---- placement groups ------------------------------------------------------ */
+
+static const char *pg_state_name(int state)
+{
+    switch (state) {
+    case MANTA__PLACEMENT_GROUP_STATE__PG_STATE_PENDING: return "PENDING";
+    case MANTA__PLACEMENT_GROUP_STATE__PG_STATE_CREATED: return "CREATED";
+    case MANTA__PLACEMENT_GROUP_STATE__PG_STATE_RESCHEDULING:
+        return "RESCHEDULING";
+    case MANTA__PLACEMENT_GROUP_STATE__PG_STATE_REMOVED: return "REMOVED";
+    default: return "UNKNOWN";
+    }
+}
+
+static const char *pg_strategy_name(int s)
+{
+    static const char *names[] = {"PACK", "SPREAD", "STRICT_PACK",
+                                  "STRICT_SPREAD"};
+
+    return s >= 0 && s < 4 ? names[s] : "UNKNOWN";
+}
+
+/* "{CPU: 1} {GPU: 1}" for the bundles of g. RET owned. */
+static char *pg_bundles(const Manta__PlacementGroupInfo *g)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    char q[32], *out;
+
+    for (size_t b = 0; b < g->n_bundles; b++) {
+        mt_strbuf_adds(&sb, b ? " {" : "{");
+        for (size_t i = 0; i < g->bundles[b]->n_resources; i++)
+            mt_strbuf_addf(&sb, "%s%s: %s", i ? ", " : "",
+                           g->bundles[b]->resources[i]->name,
+                           mt_qty_format(g->bundles[b]->resources[i]->quantity,
+                                         q, sizeof(q)));
+        mt_strbuf_adds(&sb, "}");
+    }
+    out = mt_xstrdup(mt_strbuf_str(&sb));
+    mt_strbuf_release(&sb);
+    return out;
+}
+
+static void pgs_text(const Manta__ListPlacementGroupsReply *r,
+                     struct mt_strbuf *sb)
+{
+    struct table t = {5, NULL, 0, 0};
+    static const char *head[] = {"PG_ID", "NAME", "STATE", "STRATEGY",
+                                 "BUNDLES"};
+
+    print_header(sb, r->total, r->n_groups);
+    for (size_t i = 0; i < 5; i++)
+        table_add(&t, mt_xstrdup(head[i]));
+    for (size_t i = 0; i < r->n_groups; i++) {
+        const Manta__PlacementGroupInfo *g = r->groups[i];
+        table_add(&t, mt_xstrdup(g->pg_id));
+        table_add(&t, mt_xstrdup(*g->name ? g->name : "-"));
+        table_add(&t, mt_xstrdup(pg_state_name(g->state)));
+        table_add(&t, mt_xstrdup(pg_strategy_name(g->strategy)));
+        table_add(&t, pg_bundles(g));
+    }
+    table_print(&t, sb);
+}
+
+static void json_pg(struct mt_strbuf *sb, const Manta__PlacementGroupInfo *g)
+{
+    mt_strbuf_adds(sb, "{\"pg_id\": ");
+    mt_strbuf_add_json_str(sb, g->pg_id);
+    mt_strbuf_adds(sb, ", \"name\": ");
+    mt_strbuf_add_json_str(sb, g->name);
+    mt_strbuf_addf(sb, ", \"state\": \"%s\", \"strategy\": \"%s\"",
+                   pg_state_name(g->state), pg_strategy_name(g->strategy));
+    mt_strbuf_adds(sb, ", \"bundles\": [");
+    for (size_t b = 0; b < g->n_bundles; b++) {
+        mt_strbuf_adds(sb, b ? ", " : "");
+        json_res(sb, g->bundles[b]->resources, g->bundles[b]->n_resources);
+    }
+    mt_strbuf_adds(sb, "], \"bundle_node_ids\": [");
+    for (size_t b = 0; b < g->n_bundle_node_ids; b++) {
+        mt_strbuf_adds(sb, b ? ", " : "");
+        mt_strbuf_add_json_str(sb, g->bundle_node_ids[b]);
+    }
+    mt_strbuf_adds(sb, "], \"error\": ");
+    mt_strbuf_add_json_str(sb, g->error);
+    mt_strbuf_addf(sb, ", \"create_time_ms\": %lld}",
+                   (long long)g->create_time_ms);
+}
+
+static int list_pgs(const char *addr, long limit, bool json)
+{
+    Manta__ListPlacementGroupsRequest req =
+        MANTA__LIST_PLACEMENT_GROUPS_REQUEST__INIT;
+    Manta__ListPlacementGroupsReply *r;
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    ProtobufCMessage *resp;
+    char err[512] = "";
+
+    req.limit = (uint32_t)limit;
+    if (call_head(addr, &mt_head_list_pgs, &req.base, &resp, err,
+                  sizeof(err)) < 0) {
+        mt_cli_one_line(err);
+        fprintf(stderr, "manta list: cannot list placement groups at %s: "
+                        "%s\n", addr, err);
+        return 1;
+    }
+    r = (Manta__ListPlacementGroupsReply *)resp;
+    if (json) {
+        mt_strbuf_addf(&sb, "{\"total\": %llu, \"placement_groups\": [",
+                       (unsigned long long)r->total);
+        for (size_t i = 0; i < r->n_groups; i++) {
+            mt_strbuf_adds(&sb, i ? ",\n  " : "\n  ");
+            json_pg(&sb, r->groups[i]);
+        }
+        mt_strbuf_adds(&sb, r->n_groups ? "\n]}\n" : "]}\n");
+    } else {
+        pgs_text(r, &sb);
+    }
+    fputs(mt_strbuf_str(&sb), stdout);
+    mt_strbuf_release(&sb);
+    manta__list_placement_groups_reply__free_unpacked(r, NULL);
+    return 0;
+}
+
 /* ---- command ------------------------------------------------------------- */
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: manta list nodes|tasks [--address HOST:PORT | --temp-dir DIR]\n"
+            "usage: manta list nodes|tasks|placement-groups\n"
+            "                  [--address HOST:PORT | --temp-dir DIR]\n"
             "                  [--format text|json] [--limit N]\n"
             "\n"
             "List the cluster's nodes or tasks (newest first), like `ray list`.\n"
@@ -511,7 +634,7 @@ static void usage(FILE *f)
             "  --limit N            show at most N entries (default %d)\n"
             "  -h, --help           this text\n"
             "\n"
-            "actors, placement-groups and objects are not available yet.\n"
+            "actors and objects are not available yet.\n"
             "\n"
             "examples:\n"
             "  manta list nodes\n"
@@ -534,8 +657,6 @@ static const char *not_yet(const char *kind)
 {
     if (strcmp(kind, "actors") == 0)
         return "arrives with actors";
-    if (strcmp(kind, "placement-groups") == 0)
-        return "arrives with placement groups";
     if (strcmp(kind, "objects") == 0)
         return "arrives with the object directory";
     return NULL;
@@ -583,8 +704,10 @@ int mt_cmd_list(int argc, char **argv)
     kind = argv[optind];
     if (strcmp(format, "text") && strcmp(format, "json"))
         return usage_error("--format must be text or json, not '%s'", format);
-    if (strcmp(kind, "nodes") && strcmp(kind, "tasks") && !not_yet(kind))
-        return usage_error("cannot list '%s': expected nodes or tasks", kind);
+    if (strcmp(kind, "nodes") && strcmp(kind, "tasks") &&
+        strcmp(kind, "placement-groups") && !not_yet(kind))
+        return usage_error("cannot list '%s': expected nodes, tasks or "
+                           "placement-groups", kind);
     if (not_yet(kind)) {
         fprintf(stderr, "manta list: %s: not available yet: %s\n", kind,
                 not_yet(kind));
@@ -597,6 +720,8 @@ int mt_cmd_list(int argc, char **argv)
         return rc;
     if (strcmp(kind, "nodes") == 0) {
         rc = list_nodes(head, limit, strcmp(format, "json") == 0);
+    } else if (strcmp(kind, "placement-groups") == 0) {
+        rc = list_pgs(head, limit, strcmp(format, "json") == 0);
     } else {
         rc = list_tasks(head, limit, strcmp(format, "json") == 0);
     }

@@ -565,6 +565,10 @@ const struct mt_rpc_handler mt_head_handlers[] = {
     {&mt_head_cancel_task, mt__h_cancel_task},
     {&mt_head_list_tasks, mt__h_list_tasks},
     {&mt_head_report_tasks, mt__h_report_tasks},
+    {&mt_head_create_pg, mt__h_create_pg},
+    {&mt_head_wait_pg, mt__h_wait_pg},
+    {&mt_head_remove_pg, mt__h_remove_pg},
+    {&mt_head_list_pgs, mt__h_list_pgs},
 };
 
 const size_t mt_head_n_handlers =

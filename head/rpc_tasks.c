@@ -64,8 +64,6 @@ static const char *check_spec(const Manta__TaskSpec *s, int *err)
     *err = -MT_ENOTSUP;
     if (s->kind == MANTA__TASK_KIND__TASK_KIND_FUNCTION)
         return "function tasks are not supported yet (command tasks are)";
-    if (s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_PLACEMENT_GROUP)
-        return "placement groups are not supported yet";
     *err = -MT_EINVAL;
     if (s->kind != MANTA__TASK_KIND__TASK_KIND_COMMAND)
         return "kind must be TASK_KIND_COMMAND";
@@ -160,6 +158,21 @@ static int build_sched_req(struct mt_head *h, struct mt_task *t,
         r->spec.strategy = MT_STRATEGY_NODE_AFFINITY;
         r->spec.affinity_node = n->sched_node;
         r->spec.affinity_soft = s->affinity_soft;
+    } else if (s->strategy ==
+               MANTA__SCHEDULING_STRATEGY__STRATEGY_PLACEMENT_GROUP) {
+        struct mt_pg *pg = mt__head_pg_find(h, s->placement_group_id);
+        if (!pg || pg->state == MANTA__PLACEMENT_GROUP_STATE__PG_STATE_REMOVED) {
+            *why = "no such placement group (or it was removed)";
+            return -MT_ENOENT;
+        }
+        if (s->bundle_index < -1 || s->bundle_index >= (int32_t)pg->nbundles) {
+            *why = "bundle index out of range (-1 means any bundle)";
+            return -MT_EINVAL;
+        }
+        r->spec.strategy = MT_STRATEGY_PG;
+        r->spec.pg = pg->num;
+        r->spec.bundle = s->bundle_index;
+        t->pg = pg->num;
     }
     return 0;
 }
@@ -544,6 +557,21 @@ static void stop_on_worker(struct mt_head *h, struct mt_task *t, bool force)
                  on_stop_done, NULL);
 }
 
+void mt__task_stop(struct mt_head *h, struct mt_task *t, const char *reason)
+{
+    if (mt_task_terminal(t))
+        return;
+    mt_task_set_error(t, reason);
+    if (t->state == MT_TASK_PENDING) {
+        mt_sched_task_cancel(h->tq->sched, t->num);
+        end_task(h, t, MT_TASK_CANCELLED, -1, reason);
+        return;
+    }
+    t->cancel_requested = true;
+    if (t->state == MT_TASK_RUNNING)
+        stop_on_worker(h, t, true);
+}
+
 /* ---- handlers ---------------------------------------------------------------- */
 
 static char *summary_of(const Manta__TaskSpec *s)
@@ -752,8 +780,9 @@ static void apply_update(struct mt_head *h, const char *node_id,
     case MANTA__TASK_STATE__TASK_STATE_FINISHED:
         end_task(h, t, t->cancel_requested ? MT_TASK_CANCELLED
                                            : MT_TASK_FINISHED,
-                 u->exit_code, t->cancel_requested ? "cancelled by request"
-                                                   : NULL);
+                 u->exit_code,
+                 t->cancel_requested && !t->error ? "cancelled by request"
+                                                  : NULL);
         break;
     case MANTA__TASK_STATE__TASK_STATE_FAILED:
         end_task(h, t, t->cancel_requested ? MT_TASK_CANCELLED

@@ -39,6 +39,7 @@ int mt__tasks_start(struct mt_head *h)
     mt_random_hex(hex, 4);
     base = strtoull(hex, NULL, 16) << 24;
     mt_task_table_init(&q->table, base ? base : 1);
+    q->next_pg = (base ? base : 1) + 1;
     uv_timer_init(h->loop, &q->kick);
     q->kick.data = h;
     h->tq = q;
@@ -58,6 +59,7 @@ void mt__tasks_stop(struct mt_head *h, void (*done)(struct mt_head *h))
 {
     h->tq->closing = true;
     mt__tasks_close_rpc(h);
+    mt__head_pgs_release(h);
     h->tq_stopped = done;
     uv_timer_stop(&h->tq->kick);
     uv_close((uv_handle_t *)&h->tq->kick, on_kick_closed);
@@ -175,8 +177,10 @@ static void apply(struct mt_head *h, const struct mt_placement *p)
 {
     struct mt_task *t;
 
-    if (p->kind != MT_DECISION_TASK)
+    if (p->kind == MT_DECISION_PG) {
+        mt__head_pg_decided(h, p->id, p->status);
         return;
+    }
     t = mt_task_find(&h->tq->table, p->id);
     if (!t || t->state != MT_TASK_PENDING) {
         /* Cancelled meanwhile: give the room back. */

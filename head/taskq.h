@@ -23,6 +23,22 @@ struct mt_worker_link {
     struct mt_rpc_channel *ch;
 };
 
+struct pg_waiter;
+
+/* A placement group as users see it. Guarded by: loop thread. */
+struct mt_pg {
+    uint64_t num;                /* the scheduler's group id */
+    char id[17];                 /* num as 16 hex digits */
+    char *name;
+    uint8_t *spec;               /* the CreatePlacementGroupRequest as sent */
+    size_t spec_len;
+    uint32_t nbundles;
+    int state;                   /* proto PlacementGroupState */
+    char *error;                 /* why it waits; NULL when none */
+    int64_t create_ms;
+    struct pg_waiter *waiters;   /* WaitPlacementGroup calls */
+};
+
 /* The task service of a head. Guarded by: loop thread. */
 struct mt_head_tasks {
     struct mt_sched *sched;
@@ -33,6 +49,9 @@ struct mt_head_tasks {
     struct mt_worker_link *links;
     size_t n_links, cap_links;
     uint64_t dispatched, finished, retried;
+    struct mt_pg **pgs;          /* placement groups, oldest first */
+    size_t n_pgs, cap_pgs;
+    uint64_t next_pg;
 };
 
 /* ---- scheduling.c ---- */
@@ -56,6 +75,9 @@ char *mt__sched_demands(struct mt_head *h);
 
 /* ---- rpc_tasks.c ---- */
 
+/* Stop a scheduled or running task for reason (it ends CANCELLED). */
+void mt__task_stop(struct mt_head *h, struct mt_task *t, const char *reason);
+
 /* A task was placed: hand it to its worker. */
 void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
                        const struct mt_grant *g);
@@ -71,6 +93,23 @@ void mt__task_notify(struct mt_head *h, struct mt_task *t);
 void mt__link_drop(struct mt_head *h, const char *node_id);
 /* End every watcher and close every link (shutdown). */
 void mt__tasks_close_rpc(struct mt_head *h);
+
+/* ---- rpc_pgs.c ---- */
+
+/* The group with this hex id, or NULL. */
+struct mt_pg *mt__head_pg_find(struct mt_head *h, const char *id);
+/* The scheduler placed (status 0) or gave up on (-MT_EINFEASIBLE) a group. */
+void mt__head_pg_decided(struct mt_head *h, uint64_t num, int status);
+/* Answer waiters and free every group (shutdown). */
+void mt__head_pgs_release(struct mt_head *h);
+void mt__h_create_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                     void *arg);
+void mt__h_wait_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                   void *arg);
+void mt__h_remove_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                     void *arg);
+void mt__h_list_pgs(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                    void *arg);
 
 /* HeadService task handlers (listed in rpc_head.c's table). */
 void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,

@@ -65,6 +65,7 @@ struct mt_task {
     uint32_t node_handle;        /* scheduler node handle while placed */
     uint64_t grant;              /* scheduler grant while placed */
     bool has_grant;
+    uint64_t pg;                 /* placement group number, 0 when none */
     bool cancel_requested;
     bool infeasible;             /* reported infeasible while pending */
     int exit_code;

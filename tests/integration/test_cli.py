@@ -135,7 +135,6 @@ def test_submit_list_unreachable_and_not_yet():
     p = run(["submit", "--temp-dir", d, "--", "true"], check=False)
     check(p.returncode == 1 and "no head address" in p.stderr, p.stderr)
     for kind, why in (("actors", "actors"),
-                      ("placement-groups", "placement groups"),
                       ("objects", "object directory")):
         p = run(["list", kind], check=False)
         check(p.returncode == 1 and "not available yet" in p.stderr and

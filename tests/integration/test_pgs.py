@@ -1,0 +1,158 @@
+"""test_pgs.py -- placement groups end to end on a head and two more
+workers (127.0.0.1..3, 2 CPUs each).
+
+STRICT_SPREAD over 3 nodes puts one bundle on each node; a task submitted
+into bundle i runs on that bundle's node; the reservation shows in
+`manta status`; removing the group gives everything back and stops the
+tasks running in it; a group that cannot fit stays PENDING with an
+infeasible reason; bad requests get INVALID_ARGUMENT.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import (FAST, MANTA, check, free_port, main, new_dir, run,
+                     status, wait_until)
+
+PROTO = os.environ.get("MANTA_PROTO_DIR") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "proto")
+
+import grpc  # noqa: E402  (Debian python3-grpcio)
+
+
+def stubs():
+    out = tempfile.mkdtemp(prefix="manta-pystubs-")
+    protos = [p for p in os.listdir(PROTO) if p.endswith(".proto")]
+    subprocess.run(["protoc", "-I", PROTO, "--python_out=" + out,
+                    "--grpc_out=" + out,
+                    "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin"] +
+                   protos, check=True)
+    sys.path.insert(0, out)
+    import common_pb2
+    import head_service_pb2
+    import head_service_pb2_grpc
+    return common_pb2, head_service_pb2, head_service_pb2_grpc
+
+
+def cluster():
+    port = free_port()
+    addr = "127.0.0.1:%d" % port
+    dirs = []
+    for i in (1, 2, 3):
+        d = new_dir("pg%d" % i)
+        dirs.append(d)
+        if i == 1:
+            run(["start", "--head", "--port", str(port), "--node-ip",
+                 "127.0.0.1", "--temp-dir", d, "--num-cpus", "2"] + FAST)
+        else:
+            run(["start", "--address", addr, "--node-ip", "127.0.0.%d" % i,
+                 "--temp-dir", d, "--num-cpus", "2", "--report-period-ms",
+                 "200"])
+    return addr, dirs
+
+
+def bundles(c, n, cpu=1):
+    return [c.BundleSpec(resources=[c.ResourceEntry(name="CPU",
+                                                    quantity=cpu * 10000)])
+            for _ in range(n)]
+
+
+def cpu_available(addr):
+    return status(address=addr)["resources_available"]["CPU"]
+
+
+def test_strict_spread_bundles_and_removal():
+    c, pb, pbg = stubs()
+    addr, dirs = cluster()
+    stub = pbg.HeadServiceStub(grpc.insecure_channel(addr))
+    r = stub.CreatePlacementGroup(pb.CreatePlacementGroupRequest(
+        name="trio", strategy=c.PLACEMENT_STRICT_SPREAD,
+        bundles=bundles(c, 3)), timeout=5)
+    g = stub.WaitPlacementGroup(pb.WaitPlacementGroupRequest(
+        pg_id=r.pg_id, timeout_ms=5000), timeout=10).group
+    check(g.state == c.PG_STATE_CREATED, "state %d %s" % (g.state, g.error))
+    nodes = list(g.bundle_node_ids)
+    check(len(set(nodes)) == 3 and all(nodes), "bundle nodes %r" % nodes)
+    check(cpu_available(addr) == 3, "reserved CPUs not taken from status")
+    # A task in bundle i runs on bundle i's node.
+    for i in range(3):
+        p = run(["submit", "--address", addr, "--placement-group", r.pg_id,
+                 "--bundle", str(i), "--", "sh", "-c",
+                 "echo $MANTA_NODE_ID"])
+        check(p.stdout.strip() == nodes[i], "bundle %d ran on %s, not %s" % (
+            i, p.stdout.strip(), nodes[i]))
+    listing = run(["list", "placement-groups", "--address", addr,
+                   "--format", "json"]).stdout
+    check('"STRICT_SPREAD"' in listing and r.pg_id in listing, listing)
+    # A task still running when the group goes away is stopped.
+    p = subprocess.Popen([MANTA, "submit", "--address", addr,
+                          "--placement-group", r.pg_id, "--", "sleep", "30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    wait_until(lambda: status(address=addr)["running_tasks"] == 1, 10,
+               "task running in the group")
+    stub.RemovePlacementGroup(pb.RemovePlacementGroupRequest(pg_id=r.pg_id),
+                              timeout=5)
+    out, err = p.communicate(timeout=20)
+    check(p.returncode == 130, "task in removed group: exit %d %s" % (
+        p.returncode, err))
+    wait_until(lambda: cpu_available(addr) == 6, 5, "all CPUs back")
+    g = stub.WaitPlacementGroup(pb.WaitPlacementGroupRequest(
+        pg_id=r.pg_id), timeout=5).group
+    check(g.state == c.PG_STATE_REMOVED, "state after removal %d" % g.state)
+    # Tasks aimed at a removed group are refused.
+    p = run(["submit", "--address", addr, "--placement-group", r.pg_id, "--",
+             "true"], check=False)
+    check(p.returncode != 0, "submit into a removed group succeeded")
+
+
+def test_infeasible_and_bad_requests():
+    c, pb, pbg = stubs()
+    addr, dirs = cluster()
+    stub = pbg.HeadServiceStub(grpc.insecure_channel(addr))
+    r = stub.CreatePlacementGroup(pb.CreatePlacementGroupRequest(
+        strategy=c.PLACEMENT_STRICT_SPREAD, bundles=bundles(c, 4)), timeout=5)
+    t0 = time.monotonic()
+    g = stub.WaitPlacementGroup(pb.WaitPlacementGroupRequest(
+        pg_id=r.pg_id, timeout_ms=300), timeout=5).group
+    check(time.monotonic() - t0 >= 0.25, "wait did not wait")
+    check(g.state == c.PG_STATE_PENDING and "infeasible" in g.error,
+          "4 bundles on 3 nodes: %d %r" % (g.state, g.error))
+    check(cpu_available(addr) == 6, "a pending group must hold nothing")
+    st = status(address=addr)
+    check(any("placement groups" in d for d in st["demands"]),
+          "demands %r" % st["demands"])
+    for req in (pb.CreatePlacementGroupRequest(),
+                pb.CreatePlacementGroupRequest(
+                    strategy=9, bundles=bundles(c, 1)),
+                pb.CreatePlacementGroupRequest(bundles=[c.BundleSpec()])):
+        try:
+            stub.CreatePlacementGroup(req, timeout=5)
+            check(False, "bad group accepted: %r" % req)
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.INVALID_ARGUMENT,
+                  "bad group: %s" % e.code())
+    for call in (lambda: stub.WaitPlacementGroup(
+            pb.WaitPlacementGroupRequest(pg_id="nope"), timeout=5),
+                 lambda: stub.RemovePlacementGroup(
+            pb.RemovePlacementGroupRequest(pg_id="nope"), timeout=5)):
+        try:
+            call()
+            check(False, "unknown group accepted")
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.NOT_FOUND, str(e.code()))
+    p = run(["submit", "--address", addr, "--placement-group", r.pg_id,
+             "--bundle", "7", "--", "true"], check=False)
+    check(p.returncode != 0 and "bundle" in p.stderr, p.stderr)
+    stub.RemovePlacementGroup(pb.RemovePlacementGroupRequest(pg_id=r.pg_id),
+                              timeout=5)
+    check(not any("placement groups" in d
+                  for d in status(address=addr)["demands"]),
+          "removed group still in demand")
+
+
+if __name__ == "__main__":
+    main([test_strict_spread_bundles_and_removal,
+          test_infeasible_and_bad_requests])

@@ -618,6 +618,30 @@ static int nodes_reserve(struct mt_sched *s)
     return 0;
 }
 
+/* The spec's labels plus manta.io/node-id=<name> unless it sets one. */
+static int node_labels(struct mt_sched *s, const struct mt_node_spec *spec,
+                       struct mt_labelset *ls)
+{
+    struct mt_label *all;
+    size_t n = spec->nlabels;
+    int rc;
+
+    for (size_t i = 0; i < spec->nlabels; i++)
+        if (spec->labels[i].key &&
+            strcmp(spec->labels[i].key, MT_LABEL_NODE_ID) == 0)
+            return mt_labelset_build(s->strs, spec->labels, n, ls);
+    all = malloc((n + 1) * sizeof(*all));
+    if (!all)
+        return -MT_ENOMEM;
+    if (n)
+        memcpy(all, spec->labels, n * sizeof(*all));
+    all[n].key = MT_LABEL_NODE_ID;
+    all[n].value = spec->name;
+    rc = mt_labelset_build(s->strs, all, n + 1, ls);
+    free(all);
+    return rc;
+}
+
 int mt_sched_on_node_added(struct mt_sched *s, const struct mt_node_spec *spec,
                            uint32_t *node)
 {
@@ -642,8 +666,7 @@ int mt_sched_on_node_added(struct mt_sched *s, const struct mt_node_spec *spec,
     n->slice = -1;
     if ((rc = node_res_init(n, spec)) < 0)
         return rc;
-    rc = mt_labelset_build(s->strs, spec->labels, spec->nlabels, &n->labels);
-    if (rc < 0)
+    if ((rc = node_labels(s, spec, &n->labels)) < 0)
         return rc;
     n->alive = true;
     /* pool_add fails only before it files the node anywhere. */

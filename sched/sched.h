@@ -95,7 +95,8 @@ struct mt_node_spec {
  * mt_sched_on_node_added - a node joined with these totals and labels.
  *
  * A node with manta.io/tpu-slice-name and manta.io/tpu-worker-id labels is a
- * host of that slice (see mt_sched_slice_reserve()).
+ * host of that slice (see mt_sched_slice_reserve()). Unless the spec sets
+ * it, the node gets the label manta.io/node-id=<name>.
  *
  * OUT node  its handle
  * RET 0, -MT_EEXIST (name of a live node), -MT_EINVAL (negative or repeated

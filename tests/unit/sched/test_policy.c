@@ -360,7 +360,38 @@ static void test_seeded_runs_repeat(void)
     }
 }
 
+static const char *const n13[] = {"n13"};
+
+/* Every node carries manta.io/node-id=<name>: select one node by label. */
+static void test_node_id_label(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    const struct mt_label_expr e = {MT_LABEL_NODE_ID, MT_LABEL_EQ, n13, 1};
+    struct mt_label_selector sel = {&e, 1};
+    struct mt_task_spec t;
+    uint32_t want = 0, got;
+
+    for (int i = 0; i < 20; i++) {
+        char name[8];
+        uint32_t h;
+
+        snprintf(name, sizeof(name), "n%d", i);
+        h = mt_t_node(s, name, 4, 0, 0, NULL, 0);
+        if (i == 13)
+            want = h;
+    }
+    for (int i = 0; i < 4; i++) {
+        mt_t_task(&t, (uint64_t)i, 1, 0, 0);
+        t.selector = &sel;
+        CU_ASSERT_EQUAL(place(s, &t, &got), 0);
+        CU_ASSERT_EQUAL(got, want);
+    }
+    CU_ASSERT_EQUAL(place(s, &t, &got), -MT_EAGAIN);
+    mt_sched_destroy(s);
+}
+
 CU_TestInfo mt_test_policy[] = {
+    {"node_id_label", test_node_id_label},
     {"seeded_runs_repeat", test_seeded_runs_repeat},
     {"selective_label_posting", test_selective_label_posting},
     {"accel_best_fit_keeps_whole_nodes", test_accel_best_fit_keeps_whole_nodes},

@@ -149,7 +149,8 @@ static void bench_decide(uint32_t nodes, uint64_t tasks)
     /* fill: empty -> 90% busy, nothing finishes */
     run_decide(s, &r, cap * 9 / 10, cap, &d, &l, &placed);
     printf("decide/1cpu%s/%u/fill    placed=%llu decide=%.0f/s loop=%.0f/s\n",
-           use_rack ? "+rack" : "", nodes, (unsigned long long)placed, placed / d, placed / l);
+           use_rack ? "+rack" : "", nodes, (unsigned long long)placed,
+           placed / d, placed / l);
     mt_sched_destroy(s);
     s = cluster(nodes);
     r.head = r.n = 0;
@@ -157,7 +158,8 @@ static void bench_decide(uint32_t nodes, uint64_t tasks)
     run_decide(s, &r, cap * 3 / 4, cap * 3 / 4, &d, &l, &placed);
     run_decide(s, &r, tasks, cap * 3 / 4, &d, &l, &placed);
     printf("decide/1cpu%s/%u/churn   placed=%llu decide=%.0f/s loop=%.0f/s\n",
-           use_rack ? "+rack" : "", nodes, (unsigned long long)placed, placed / d, placed / l);
+           use_rack ? "+rack" : "", nodes, (unsigned long long)placed,
+           placed / d, placed / l);
     mt_sched_destroy(s);
     free(r.h);
 }

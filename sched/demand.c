@@ -112,19 +112,20 @@ int mt_sched_demand_format(const struct mt_sched *s, char *buf, size_t len)
         buf[0] = '\0';
     for (int i = 0; i < n; i++) {
         char shape[256];
+        char *at = buf + (off < len ? off : len);
+        size_t room = off < len ? len - off : 0;
+        const char *what = rows[i].infeasible ? "infeasible" : "pending";
         int w;
 
         mt_res_set_format(s->names, &rows[i].shape, shape, sizeof(shape));
         if (rows[i].kind == MT_DECISION_TASK)
-            w = snprintf(buf + (off < len ? off : len), off < len ? len - off : 0,
-                         " %s: %u+ %s tasks/actors\n", shape, rows[i].count,
-                         rows[i].infeasible ? "infeasible" : "pending");
+            w = snprintf(at, room, " %s: %u+ %s tasks/actors\n", shape,
+                         rows[i].count, what);
         else
-            w = snprintf(buf + (off < len ? off : len), off < len ? len - off : 0,
-                         " %s * %u (%s): %u+ %s placement groups\n", shape,
-                         rows[i].nbundles, pg_strategy_names[rows[i].strategy],
-                         rows[i].count,
-                         rows[i].infeasible ? "infeasible" : "pending");
+            w = snprintf(at, room, " %s * %u (%s): %u+ %s placement groups\n",
+                         shape, rows[i].nbundles,
+                         pg_strategy_names[rows[i].strategy], rows[i].count,
+                         what);
         off += w > 0 ? (size_t)w : 0;
     }
     return (int)off;

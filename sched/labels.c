@@ -260,7 +260,8 @@ static bool in_values(const struct mt_sel_expr *e, uint32_t v)
     return false;
 }
 
-static bool expr_match(const struct mt_sel_expr *e, const struct mt_labelset *ls)
+static bool expr_match(const struct mt_sel_expr *e,
+                       const struct mt_labelset *ls)
 {
     uint32_t v = mt_labelset_get(ls, e->key);
 

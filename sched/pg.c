@@ -556,7 +556,8 @@ int mt_sched_pg_create(struct mt_sched *s, const struct mt_pg_spec *spec,
     uint32_t slot;
     int rc;
 
-    if (!spec || spec->id == 0 || (unsigned)spec->strategy >= MT_PG_STRATEGY_COUNT ||
+    if (!spec || spec->id == 0 ||
+        (unsigned)spec->strategy >= MT_PG_STRATEGY_COUNT ||
         spec->nbundles == 0 || spec->nbundles > MT_PG_MAX_BUNDLES ||
         !spec->bundles)
         return -MT_EINVAL;

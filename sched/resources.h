@@ -28,7 +28,7 @@
 #define MT_RES_MAX 64          /* distinct resource names per scheduler */
 #define MT_RES_SET_MAX 8       /* entries in one request */
 #define MT_MAX_GPUS 16         /* GPU devices per node */
-#define MT_MAX_TPU_CHIPS 8     /* TPU chips per host (tpu.h MT_TPU_MAX_HOST_CHIPS) */
+#define MT_MAX_TPU_CHIPS 8     /* TPU chips per host (MT_TPU_MAX_HOST_CHIPS) */
 
 /* The built-in resource ids; custom names get ids from MT_RES_NBUILTIN on. */
 enum mt_res_builtin {

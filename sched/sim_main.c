@@ -19,7 +19,8 @@
  *
  * Reports: decisions/s (placements per CPU second of the scheduling loop:
  * the library calls plus the simulator's own event bookkeeping, so a lower
- * bound for the library), utilization per resource, p50/p99 time pending per kind,
+ * bound for the library), utilization per resource, p50/p99 time pending
+ * per kind,
  * fragmentation (free accelerators no pending request can use), and how
  * many requests were still pending at the end.
  */
@@ -120,7 +121,8 @@ static double urand(struct sim *m)
     m->rng ^= m->rng >> 12;
     m->rng ^= m->rng << 25;
     m->rng ^= m->rng >> 27;
-    return ((m->rng * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
+    return (double)((m->rng * 2685821657736338717ULL) >> 11) /
+           9007199254740992.0;
 }
 
 static double exprand(struct sim *m, double mean)

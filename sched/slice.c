@@ -272,7 +272,8 @@ static int slice_bundles(struct mt_sched *s, struct mt__pg *pg,
 
     if (rs.n > MT_RES_SET_MAX || mt_res_set_get(&rs, MT_RES_TPU))
         return -MT_EINVAL;
-    if (rs.n && (rc = mt_res_set_validate(&rs, mt_res_names_count(s->names))) < 0)
+    rc = rs.n ? mt_res_set_validate(&rs, mt_res_names_count(s->names)) : 0;
+    if (rc < 0)
         return rc;
     if ((rc = mt_res_set_add(&rs, MT_RES_TPU,
                              (int64_t)pg->chips_per_host * MT_RES_SCALE)) < 0)

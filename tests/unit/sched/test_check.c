@@ -67,7 +67,8 @@ static void op_add_node(struct world *w)
     if (w->nnodes >= MAXN)
         return;
     snprintf(name, sizeof(name), "n%u", w->nnodes);
-    res[0] = (struct mt_res_item){MT_RES_CPU, (int64_t)(1 + rnd(w, 16)) * 10000};
+    res[0] = (struct mt_res_item){MT_RES_CPU,
+                                  (int64_t)(1 + rnd(w, 16)) * 10000};
     res[1] = (struct mt_res_item){MT_RES_GPU, (int64_t)gpus[rnd(w, 5)] * 10000};
     res[2] = (struct mt_res_item){MT_RES_TPU, (int64_t)tpu * 10000};
     l[0] = (struct mt_label){"zone", rnd(w, 2) ? "a" : "b"};

@@ -35,6 +35,19 @@ echo "== manta status --format json (first node)"
 "$MANTA" status --temp-dir "$HEAD_DIR" --format json |
     /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps(d["nodes"][0], indent=2)); print("cluster totals:", d["resources_total"])'
 
+echo
+echo "== manta submit: a command task on the node labelled zone=demo-b"
+"$MANTA" submit --temp-dir "$HEAD_DIR" --label-selector zone=demo-b -- \
+    sh -c 'echo "hello from node $MANTA_NODE_ID (task $MANTA_TASK_ID)"'
+echo
+echo "== manta submit: four tasks spread over the cluster, then the task list"
+for i in 1 2 3 4; do
+    "$MANTA" submit --temp-dir "$HEAD_DIR" --spread --name "square-$i" -- \
+        sh -c "echo $i squared is \$(( $i * $i ))" &
+done
+wait
+"$MANTA" list tasks --temp-dir "$HEAD_DIR"
+
 for ex in "$BIN"/example_*; do
     [ -x "$ex" ] || continue
     echo

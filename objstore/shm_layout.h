@@ -6,9 +6,10 @@
  * unlinked /dev/shm file) created by the store and passed to clients over
  * the store socket with SCM_RIGHTS. The memfd's size is sealed
  * (F_SEAL_SHRINK | F_SEAL_GROW), so no mapper can resize it. Clients map it
- * read-write and are trusted not to write outside objects they created. Everything in it is in host byte order
- * (it never leaves the machine). Only offsets from the arena base are ever
- * exchanged, never pointers.
+ * read-write and are trusted not to write outside objects they created and
+ * their own release board. Everything in it is in host byte order (it never
+ * leaves the machine). Only offsets from the arena base are ever exchanged,
+ * never pointers.
  *
  * ARENA
  *   OFFSET      SIZE        DESCRIPTION

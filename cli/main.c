@@ -21,7 +21,9 @@ static const struct {
     {"stop", mt_cmd_stop, "stop what this machine started"},
     {"status", mt_cmd_status, "show nodes and resources of a cluster"},
     {"submit", mt_cmd_submit, "run a command as a task and relay its output"},
-    {"list", mt_cmd_list, "list the cluster's nodes or tasks"},
+    {"list", mt_cmd_list, "list nodes, tasks or placement groups"},
+    {"placement-group", mt_cmd_pg,
+     "create, wait for or remove a placement group"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -30,7 +32,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: manta <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+        fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nRun `manta <command> --help` for a command's options.\n");
 }
 

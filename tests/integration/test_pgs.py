@@ -67,43 +67,45 @@ def test_strict_spread_bundles_and_removal():
     c, pb, pbg = stubs()
     addr, dirs = cluster()
     stub = pbg.HeadServiceStub(grpc.insecure_channel(addr))
-    r = stub.CreatePlacementGroup(pb.CreatePlacementGroupRequest(
-        name="trio", strategy=c.PLACEMENT_STRICT_SPREAD,
-        bundles=bundles(c, 3)), timeout=5)
+    # Created through the CLI, which waits for the reservation.
+    pg_id = run(["placement-group", "create", "--address", addr,
+                 "--strategy", "strict_spread", "--name", "trio",
+                 "--bundles", '[{"CPU": 1}, {"CPU": 1}, {"CPU": 1}]',
+                 "--wait", "10"]).stdout.strip()
+
     g = stub.WaitPlacementGroup(pb.WaitPlacementGroupRequest(
-        pg_id=r.pg_id, timeout_ms=5000), timeout=10).group
+        pg_id=pg_id, timeout_ms=5000), timeout=10).group
     check(g.state == c.PG_STATE_CREATED, "state %d %s" % (g.state, g.error))
     nodes = list(g.bundle_node_ids)
     check(len(set(nodes)) == 3 and all(nodes), "bundle nodes %r" % nodes)
     check(cpu_available(addr) == 3, "reserved CPUs not taken from status")
     # A task in bundle i runs on bundle i's node.
     for i in range(3):
-        p = run(["submit", "--address", addr, "--placement-group", r.pg_id,
+        p = run(["submit", "--address", addr, "--placement-group", pg_id,
                  "--bundle", str(i), "--", "sh", "-c",
                  "echo $MANTA_NODE_ID"])
         check(p.stdout.strip() == nodes[i], "bundle %d ran on %s, not %s" % (
             i, p.stdout.strip(), nodes[i]))
     listing = run(["list", "placement-groups", "--address", addr,
                    "--format", "json"]).stdout
-    check('"STRICT_SPREAD"' in listing and r.pg_id in listing, listing)
+    check('"STRICT_SPREAD"' in listing and pg_id in listing, listing)
     # A task still running when the group goes away is stopped.
     p = subprocess.Popen([MANTA, "submit", "--address", addr,
-                          "--placement-group", r.pg_id, "--", "sleep", "30"],
+                          "--placement-group", pg_id, "--", "sleep", "30"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     wait_until(lambda: status(address=addr)["running_tasks"] == 1, 10,
                "task running in the group")
-    stub.RemovePlacementGroup(pb.RemovePlacementGroupRequest(pg_id=r.pg_id),
-                              timeout=5)
+    run(["placement-group", "remove", pg_id, "--address", addr])
     out, err = p.communicate(timeout=20)
     check(p.returncode == 130, "task in removed group: exit %d %s" % (
         p.returncode, err))
     wait_until(lambda: cpu_available(addr) == 6, 5, "all CPUs back")
     g = stub.WaitPlacementGroup(pb.WaitPlacementGroupRequest(
-        pg_id=r.pg_id), timeout=5).group
+        pg_id=pg_id), timeout=5).group
     check(g.state == c.PG_STATE_REMOVED, "state after removal %d" % g.state)
     # Tasks aimed at a removed group are refused.
-    p = run(["submit", "--address", addr, "--placement-group", r.pg_id, "--",
+    p = run(["submit", "--address", addr, "--placement-group", pg_id, "--",
              "true"], check=False)
     check(p.returncode != 0, "submit into a removed group succeeded")
 
@@ -151,6 +153,21 @@ def test_infeasible_and_bad_requests():
     check(not any("placement groups" in d
                   for d in status(address=addr)["demands"]),
           "removed group still in demand")
+    # The CLI: an infeasible group does not get created in time; bad input.
+    p = run(["placement-group", "create", "--address", addr, "--strategy",
+             "STRICT_PACK", "--bundles", '[{"CPU": 2}, {"CPU": 2}]',
+             "--wait", "1"], check=False)
+    check(p.returncode == 1 and "infeasible" in p.stderr, p.stderr)
+    for args in (["create"], ["create", "--bundles", "[]"],
+                 ["create", "--bundles", '[{"CPU": 1}'],
+                 ["create", "--bundles", '[{}]'],
+                 ["create", "--bundles", '[{"CPU": 1}]', "--strategy", "X"],
+                 ["wait"], ["remove", "a", "b"], ["frob"]):
+        p = run(["placement-group"] + args + ["--address", addr], check=False)
+        check(p.returncode == 2, "%s exited %d" % (args, p.returncode))
+    p = run(["placement-group", "remove", "0000000000000000", "--address",
+             addr], check=False)
+    check(p.returncode == 1 and "NOT_FOUND" in p.stderr, p.stderr)
 
 
 if __name__ == "__main__":

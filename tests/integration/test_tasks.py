@@ -284,10 +284,37 @@ def test_worker_death_without_retries_fails():
     check(t["state"] == "FAILED" and "died" in t["error"], "%r" % t)
 
 
+def test_gpu_binding():
+    """GPUs are bound through CUDA_VISIBLE_DEVICES: fractional requests
+    share one device, a 2-GPU task sees two distinct devices, and a task
+    without GPUs sees none."""
+    port = free_port()
+    d = new_dir("gpu")
+    run(["start", "--head", "--port", str(port), "--node-ip", "127.0.0.1",
+         "--temp-dir", d, "--num-cpus", "8", "--num-gpus", "4"] + FAST)
+    addr = "127.0.0.1:%d" % port
+    show = ["--", "sh", "-c", "echo \"[$CUDA_VISIBLE_DEVICES]\"; sleep 1"]
+    procs = [popen_submit(addr, ["--num-gpus", "0.25"] + show)
+             for _ in range(4)]
+    outs = [p.communicate(timeout=60)[0].strip() for p in procs]
+    check(all(p.returncode == 0 for p in procs), "quarter-GPU tasks failed")
+    check(len(set(outs)) == 1 and outs[0] not in ("[]", ""),
+          "4 x 0.25 GPU should share one device: %r" % outs)
+    p = submit(addr, ["--num-gpus", "2"] + show)
+    ids = p.stdout.strip().strip("[]").split(",")
+    check(p.returncode == 0 and len(ids) == 2 and ids[0] != ids[1],
+          "2-GPU task sees %r" % p.stdout)
+    p = submit(addr, ["--num-gpus", "0"] + show)
+    check(p.stdout.strip() == "[]", "no-GPU task sees %r" % p.stdout)
+    p = submit(addr, ["--num-gpus", "1.5", "--", "true"])
+    check(p.returncode == 2, "1.5 GPUs accepted: %d %s" % (p.returncode,
+                                                           p.stderr))
+
+
 if __name__ == "__main__":
     main([test_output_and_exit_code, test_infeasible_is_reported,
           test_label_selector_places_task,
           test_twenty_concurrent_tasks_free_everything,
           test_no_wait_and_list, test_ctrl_c_cancels_running_task,
           test_worker_death_retried_elsewhere,
-          test_worker_death_without_retries_fails])
+          test_worker_death_without_retries_fails, test_gpu_binding])

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * manta/object.h -- immutable objects in the node's shared-memory store.
+ *
+ * mt_put() copies bytes (optionally described as a tensor: DLPack dtype and
+ * shape) into the object store of the worker on this machine and names
+ * them with a fresh random 20-byte id. mt_get() maps an object of that
+ * store read-only, without copying: the returned buffer points straight
+ * into shared memory and stays valid, and the object pinned, until
+ * mt_buffer_release().
+ *
+ * This release reaches the local store only: the client must run on a node
+ * of the cluster (mt_client_has_store() says whether it found one).
+ *
+ * THREAD: every function is thread-safe. A buffer may be read by any
+ * thread; release it once.
+ */
+#ifndef MANTA_OBJECT_H
+#define MANTA_OBJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "manta/client.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * An object id: 20 opaque bytes, a plain value (copy with =). Inside the
+ * Manta tree common/ids.h defines the same type first.
+ */
+#ifndef MT_IDS_H
+#define MT_OBJECT_ID_LEN 20
+typedef struct mt_object_id {
+    uint8_t b[MT_OBJECT_ID_LEN];
+} mt_object_id;
+#endif
+
+#define MT_OBJECT_ID_HEX_SIZE 41 /* 40 hex digits and a NUL */
+#define MT_TENSOR_MAX_NDIM 8
+
+/* mt_put flags */
+#define MT_PUT_EVICTABLE 0x1u /* the store may drop it when space runs out */
+
+/* DLPack type codes for tensors. */
+typedef enum mt_dtype_code {
+    MT_DTYPE_INT = 0,
+    MT_DTYPE_UINT = 1,
+    MT_DTYPE_FLOAT = 2,
+    MT_DTYPE_BFLOAT = 4,
+} mt_dtype_code;
+
+/* A mapped object. Opaque. */
+typedef struct mt_buffer mt_buffer_t;
+
+/*
+ * mt_object_id_format - write id as 40 lowercase hex digits.
+ *
+ * OUT buf   MT_OBJECT_ID_HEX_SIZE bytes
+ * RET buf
+ */
+MT_EXTERN char *mt_object_id_format(const mt_object_id *id, char *buf);
+
+/* mt_object_id_parse - 40 hex digits to an id. RET 0, -MT_EINVAL. */
+MT_EXTERN int mt_object_id_parse(const char *hex, mt_object_id *out);
+
+/* mt_object_id_equal - true when both ids have the same bytes. */
+MT_EXTERN bool mt_object_id_equal(const mt_object_id *a,
+                                  const mt_object_id *b);
+
+/*
+ * mt_put - store a copy of size bytes as a new object.
+ *
+ * IN  data     size bytes (borrowed; copied before return); NULL when 0
+ * IN  flags    0 or MT_PUT_EVICTABLE
+ * OUT out_id   the new object's id
+ * RET 0, -MT_EINVAL, -MT_ENOSPC (store full of pinned objects, retryable),
+ *     -MT_ETOOBIG (larger than the store), -MT_EUNAVAIL (no local store),
+ *     -MT_ECLOSED (the store went away), -MT_ENOMEM
+ */
+MT_EXTERN int mt_put(mt_client_t *c, const void *data, size_t size,
+                     uint32_t flags, mt_object_id *out_id);
+
+/*
+ * mt_put_tensor - mt_put for a compact row-major tensor.
+ *
+ * IN  code, bits   element type, e.g. MT_DTYPE_FLOAT, 32 for float32
+ * IN  ndim, shape  0..MT_TENSOR_MAX_NDIM dimensions (shape borrowed)
+ * IN  size         must equal the product of shape times bits / 8
+ * RET as mt_put; -MT_EINVAL when size and shape disagree
+ */
+MT_EXTERN int mt_put_tensor(mt_client_t *c, const void *data, size_t size,
+                            uint32_t flags, mt_dtype_code code, uint8_t bits,
+                            uint32_t ndim, const int64_t *shape,
+                            mt_object_id *out_id);
+
+/*
+ * mt_get - map an object read-only, waiting for it to appear.
+ *
+ * IN  timeout_ms  0: do not wait; > 0: wait that long; < 0: forever
+ * OUT out         returns owned buffer, free with mt_buffer_release()
+ * RET 0, -MT_ENOENT (absent, timeout 0), -MT_ETIMEDOUT, -MT_EUNAVAIL (no
+ *     local store), -MT_EIO (spilled and cannot be restored), -MT_ECLOSED,
+ *     -MT_ENOMEM
+ */
+MT_EXTERN int mt_get(mt_client_t *c, const mt_object_id *id, int timeout_ms,
+                     mt_buffer_t **out);
+
+/*
+ * mt_buffer_release - unpin the object and unmap the view.
+ * OWNERSHIP invalidates b and every pointer from it; NULL ok. Works after
+ * mt_client_disconnect() (the mapping lives until the last buffer goes).
+ */
+MT_EXTERN void mt_buffer_release(mt_buffer_t *b);
+
+/* mt_buffer_data - the object's bytes, read-only; 64-byte aligned. */
+MT_EXTERN const void *mt_buffer_data(const mt_buffer_t *b);
+
+/* mt_buffer_size - the object's size in bytes. */
+MT_EXTERN size_t mt_buffer_size(const mt_buffer_t *b);
+
+/* mt_buffer_id - the object's id (borrowed, lives with b). */
+MT_EXTERN const mt_object_id *mt_buffer_id(const mt_buffer_t *b);
+
+/* mt_buffer_is_tensor - true when the object was put as a tensor. */
+MT_EXTERN bool mt_buffer_is_tensor(const mt_buffer_t *b);
+
+/*
+ * mt_buffer_tensor - the tensor description of an object.
+ *
+ * OUT code, bits, ndim   element type and rank (each may be NULL)
+ * OUT shape              NULL or MT_TENSOR_MAX_NDIM elements; the first
+ *                        *ndim are set
+ * RET 0, -MT_EINVAL (not a tensor)
+ */
+MT_EXTERN int mt_buffer_tensor(const mt_buffer_t *b, mt_dtype_code *code,
+                               uint8_t *bits, uint32_t *ndim, int64_t *shape);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MANTA_OBJECT_H */

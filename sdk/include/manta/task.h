@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * manta/task.h -- command tasks: run a program somewhere on the cluster.
+ *
+ * A command task is argv plus options (resources, label selector, priority,
+ * retries, name, environment, working directory, strategy). The head picks
+ * a node, its worker runs the program, and the client follows the task from
+ * submission to its end, keeping the last bytes of its stdout and stderr
+ * (1 MiB of each by default). Like Ray, a task takes 1 CPU unless its
+ * options say otherwise; a worker that dies mid-task gets it rerun up to
+ * max_retries times (default 3).
+ *
+ *     mt_task_opts_t *o;
+ *     mt_task_t *t;
+ *     mt_task_result r;
+ *     const char *argv[] = {"sh", "-c", "nvidia-smi -L", NULL};
+ *
+ *     mt_task_opts_create(&o);
+ *     mt_task_opts_set_resource(o, "GPU", 1.0);
+ *     mt_submit_command(client, argv, o, &t);
+ *     mt_task_opts_destroy(o);
+ *     mt_task_result_init(&r);
+ *     if (mt_task_wait(client, t, 60000, &r) == 0 && r.exit_code == 0)
+ *         fwrite(r.out, 1, r.out_len, stdout);
+ *     mt_task_result_release(&r);
+ *     mt_task_release(t);
+ *
+ * THREAD: every function is thread-safe, except that one mt_task_opts_t
+ * must not be changed by two threads at once.
+ */
+#ifndef MANTA_TASK_H
+#define MANTA_TASK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "manta/client.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A submitted task. Opaque; reference counted between you and the client. */
+typedef struct mt_task mt_task_t;
+
+/* Options for a task. Opaque: build with the setters below. */
+typedef struct mt_task_opts mt_task_opts_t;
+
+/* Where a task is in its life. Values are stable. */
+typedef enum mt_task_state {
+    MT_TASK_STATE_UNKNOWN = 0,   /* not heard from the head yet */
+    MT_TASK_STATE_PENDING = 2,   /* waiting for a node with room */
+    MT_TASK_STATE_SCHEDULED = 3, /* placed, being started */
+    MT_TASK_STATE_RUNNING = 4,
+    MT_TASK_STATE_FINISHED = 5,  /* ran to the end: see exit_code */
+    MT_TASK_STATE_FAILED = 6,    /* could not run or finish: see error */
+    MT_TASK_STATE_CANCELLED = 7,
+} mt_task_state;
+
+/* Label selector operators (Kubernetes style). */
+typedef enum mt_label_op {
+    MT_LABEL_EQ = 0,         /* key equals values[0] */
+    MT_LABEL_NE = 1,         /* key differs from values[0], or is absent */
+    MT_LABEL_IN = 2,         /* key equals one of values */
+    MT_LABEL_NOT_IN = 3,     /* key equals none of values */
+    MT_LABEL_EXISTS = 4,     /* key is present (no values) */
+    MT_LABEL_NOT_EXISTS = 5, /* key is absent (no values) */
+} mt_label_op;
+
+/* Scheduling strategies. */
+typedef enum mt_strategy {
+    MT_STRATEGY_DEFAULT = 0, /* pack onto busy nodes, then spread */
+    MT_STRATEGY_SPREAD = 1,  /* spread over nodes */
+} mt_strategy;
+
+/* Limits the head enforces, checked when options are set. */
+#define MT_TASK_MAX_RESOURCES 8    /* kinds of resources in one task */
+#define MT_TASK_MAX_LABEL_MATCHES 8 /* expressions in one selector */
+#define MT_TASK_MAX_LABEL_VALUES 8 /* values in one expression */
+#define MT_TASK_OUTPUT_DEFAULT (1u << 20) /* bytes kept per stream */
+
+/* ---- options ----------------------------------------------------------- */
+
+/*
+ * mt_task_opts_create - options with every default: 1 CPU, no selector,
+ * priority 0, max_retries 3, no name, the worker's environment and working
+ * directory, the default strategy, 1 MiB of output kept per stream.
+ *
+ * OUT out   returns owned options, free with mt_task_opts_destroy()
+ * RET 0, -MT_ENOMEM
+ */
+MT_EXTERN int mt_task_opts_create(mt_task_opts_t **out);
+
+/* mt_task_opts_destroy - free options. OWNERSHIP invalidates o; NULL ok. */
+MT_EXTERN void mt_task_opts_destroy(mt_task_opts_t *o);
+
+/*
+ * mt_task_opts_set_resource - require amount of a resource.
+ *
+ * Amounts have a precision of 0.0001. GPU and TPU above 1 must be whole
+ * numbers; TPU must be 1, 2, 4 or 8. An amount of 0 removes a default
+ * (e.g. "CPU", 0 for a task that needs no CPU). Setting a name again
+ * replaces its amount.
+ *
+ * IN  name    up to 128 of A-Z a-z 0-9 . _ - / : (borrowed)
+ * RET 0, -MT_EINVAL (bad name or amount), -MT_ERANGE (more than
+ *     MT_TASK_MAX_RESOURCES kinds), -MT_ENOMEM
+ */
+MT_EXTERN int mt_task_opts_set_resource(mt_task_opts_t *o, const char *name,
+                                        double amount);
+
+/*
+ * mt_task_opts_add_label_match - run only on nodes whose labels match; all
+ * expressions added must hold.
+ *
+ * IN  key       label key (borrowed)
+ * IN  values    n values (borrowed; copied): 1 for EQ/NE, 1..8 for
+ *               IN/NOT_IN, none (n 0) for EXISTS/NOT_EXISTS
+ * RET 0, -MT_EINVAL, -MT_ERANGE (too many expressions), -MT_ENOMEM
+ */
+MT_EXTERN int mt_task_opts_add_label_match(mt_task_opts_t *o, const char *key,
+                                           mt_label_op op,
+                                           const char *const *values,
+                                           size_t n);
+
+/* mt_task_opts_set_priority - higher runs first (default 0). RET 0. */
+MT_EXTERN int mt_task_opts_set_priority(mt_task_opts_t *o, int32_t priority);
+
+/*
+ * mt_task_opts_set_max_retries - reruns when the worker running the task
+ * dies: 0 for none, -1 for the head's default (3). RET 0, -MT_EINVAL.
+ */
+MT_EXTERN int mt_task_opts_set_max_retries(mt_task_opts_t *o, int retries);
+
+/* mt_task_opts_set_name - a name shown by `manta list tasks` (copied; NULL
+ * clears). RET 0, -MT_EINVAL (over 4096 bytes), -MT_ENOMEM. */
+MT_EXTERN int mt_task_opts_set_name(mt_task_opts_t *o, const char *name);
+
+/*
+ * mt_task_opts_set_env - add or replace an environment variable of the
+ * program (copied). RET 0, -MT_EINVAL (empty key or '=' in it), -MT_ENOMEM.
+ */
+MT_EXTERN int mt_task_opts_set_env(mt_task_opts_t *o, const char *key,
+                                   const char *value);
+
+/* mt_task_opts_set_cwd - working directory on the node (copied; NULL: the
+ * worker's). RET 0, -MT_EINVAL, -MT_ENOMEM. */
+MT_EXTERN int mt_task_opts_set_cwd(mt_task_opts_t *o, const char *dir);
+
+/* mt_task_opts_set_strategy - MT_STRATEGY_*. RET 0, -MT_EINVAL. */
+MT_EXTERN int mt_task_opts_set_strategy(mt_task_opts_t *o,
+                                        mt_strategy strategy);
+
+/*
+ * mt_task_opts_set_output_limit - bytes of stdout and of stderr to keep
+ * (the last ones); 0 keeps none and does not fetch output at all.
+ * RET 0, -MT_EINVAL (over 64 MiB).
+ */
+MT_EXTERN int mt_task_opts_set_output_limit(mt_task_opts_t *o, size_t bytes);
+
+/* ---- submitting and following ----------------------------------------- */
+
+/*
+ * mt_submit_command - run argv[0] with its arguments as a task.
+ *
+ * IN  argv   program and arguments, NULL-terminated (borrowed; copied)
+ * IN  opts   NULL for defaults (borrowed; may be reused or destroyed at
+ *            once)
+ * OUT out    returns owned task, free with mt_task_release()
+ * RET 0, -MT_EINVAL (empty argv, or the head refused the spec),
+ *     -MT_EUNAVAIL / -MT_ETIMEDOUT (head not answering), -MT_ECLOSED,
+ *     -MT_ENOMEM
+ * THREAD any
+ */
+MT_EXTERN int mt_submit_command(mt_client_t *c, const char *const *argv,
+                                const mt_task_opts_t *opts, mt_task_t **out);
+
+/*
+ * mt_task_id - the head's id of the task (16 hex digits).
+ *
+ * RET borrowed, valid until mt_task_release(t)
+ * THREAD any
+ */
+MT_EXTERN const char *mt_task_id(const mt_task_t *t);
+
+/*
+ * mt_task_state_name - "PENDING", "RUNNING", ... for a state.
+ *
+ * RET a static string
+ */
+MT_EXTERN const char *mt_task_state_name(mt_task_state s);
+
+/*
+ * The outcome of a task, filled by mt_task_wait(). Initialize with
+ * mt_task_result_init(); the library writes only the first `size` bytes.
+ * The byte buffers are NUL-terminated for convenience (not counted in the
+ * lengths).
+ */
+typedef struct mt_task_result {
+    uint32_t size;         /* sizeof(mt_task_result); set by _init */
+    mt_task_state state;   /* the last state seen */
+    int exit_code;         /* FINISHED: the program's status; 128+N for
+                              signal N; -1 otherwise */
+    uint32_t attempt;      /* 0 for the first run */
+    char *error;           /* FAILED / CANCELLED: why; "" otherwise */
+    char *node_id;         /* where it ran; "" if it never did */
+    uint8_t *out;          /* last bytes of stdout */
+    size_t out_len;
+    uint8_t *err;          /* last bytes of stderr */
+    size_t err_len;
+    uint64_t out_dropped;  /* earlier stdout bytes not kept */
+    uint64_t err_dropped;  /* earlier stderr bytes not kept */
+} mt_task_result;
+
+/* mt_task_result_init - zero r and set r->size. THREAD any. */
+MT_EXTERN void mt_task_result_init(mt_task_result *r);
+
+/*
+ * mt_task_result_release - free what mt_task_wait() put in r and zero it
+ * again (r->size is kept), so r can be reused.
+ */
+MT_EXTERN void mt_task_result_release(mt_task_result *r);
+
+/*
+ * mt_task_wait - wait until a task ends, then describe how.
+ *
+ * IN  timeout_ms  0: do not wait; < 0: wait forever
+ * OUT res         may be NULL; otherwise filled whenever the call returns
+ *                 0, -MT_ETASKFAILED or -MT_ECANCELED (release it with
+ *                 mt_task_result_release); on a timeout only res->state
+ *                 is set
+ * RET 0 (FINISHED: check res->exit_code), -MT_ETASKFAILED (FAILED: see
+ *     res->error), -MT_ECANCELED (CANCELLED), -MT_ETIMEDOUT (still
+ *     running), -MT_EUNAVAIL (lost track of it: the head went away),
+ *     -MT_ECLOSED (the client was disconnected), -MT_ENOMEM
+ * THREAD any; several threads may wait for one task
+ */
+MT_EXTERN int mt_task_wait(mt_client_t *c, mt_task_t *t, int timeout_ms,
+                           mt_task_result *res);
+
+/*
+ * mt_wait_tasks - wait until num_ready of n tasks have ended (1 for "any",
+ * n for "all"), or the timeout passes.
+ *
+ * IN  tasks       n tasks of this client (borrowed)
+ * IN  timeout_ms  0: just look; < 0: wait forever
+ * OUT ready       NULL, or n flags: ready[i] set when tasks[i] has ended
+ *                 (or its client lost track of it)
+ * RET the number of ended tasks (may be below num_ready after a timeout),
+ *     -MT_EINVAL (num_ready > n, NULL task, a task of another client)
+ * THREAD any
+ */
+MT_EXTERN int mt_wait_tasks(mt_client_t *c, mt_task_t *const *tasks, size_t n,
+                            size_t num_ready, int timeout_ms, bool *ready);
+
+/*
+ * mt_task_cancel - ask the head to cancel a task. A pending task ends at
+ * once; a running one gets SIGTERM (SIGKILL with force). Wait for the task
+ * to see it end as CANCELLED (or FINISHED/FAILED if it won the race).
+ *
+ * RET 0, -MT_ENOENT (the head does not know it), -MT_EUNAVAIL,
+ *     -MT_ETIMEDOUT, -MT_ECLOSED, -MT_ENOMEM
+ * THREAD any
+ */
+MT_EXTERN int mt_task_cancel(mt_client_t *c, mt_task_t *t, bool force);
+
+/*
+ * mt_task_release - drop your reference. The task itself goes on running.
+ * OWNERSHIP invalidates t; NULL ok. Works after mt_client_disconnect().
+ */
+MT_EXTERN void mt_task_release(mt_task_t *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MANTA_TASK_H */

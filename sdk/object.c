@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * object.c -- put and get objects in this node's shared-memory store.
+ *
+ * The calls run on the caller's thread through the blocking, thread-safe
+ * store client (objstore/client.h); no request goes to the client's loop
+ * thread. A get maps the object in place (zero-copy) and pins it until the
+ * buffer is released. The store connection is shared by the client and
+ * every buffer (struct mt__store, refcounted), so a buffer stays readable
+ * after mt_client_disconnect() until it is released.
+ *
+ * Ids are 20 random bytes from getrandom(2): two drivers never collide in
+ * practice (2^160), and no coordination with the head is needed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "objstore/client.h"
+#include "objstore/tensor.h"
+#include "sdk/sdk_int.h"
+
+void mt__store_unref(struct mt__store *s)
+{
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    mt_objc_disconnect(s->objc);
+    free(s);
+}
+
+/* ---- ids ----------------------------------------------------------------- */
+
+char *mt_object_id_format(const mt_object_id *id, char *buf)
+{
+    return mt_object_id_hex(id, buf);
+}
+
+int mt_object_id_parse(const char *hex, mt_object_id *out)
+{
+    if (!hex || !out)
+        return -MT_EINVAL;
+    return mt_object_id_from_hex(hex, out);
+}
+
+bool mt_object_id_equal(const mt_object_id *a, const mt_object_id *b)
+{
+    return mt_object_id_eq(a, b);
+}
+
+static int random_id(mt_object_id *id)
+{
+    size_t got = 0;
+
+    while (got < sizeof(id->b)) {
+        ssize_t k = getrandom(id->b + got, sizeof(id->b) - got, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
+/* ---- put ----------------------------------------------------------------- */
+
+static int no_store(mt_client_t *c)
+{
+    return mt__set_error(c, -MT_EUNAVAIL, "no object store: %s",
+                         c->store_why);
+}
+
+static bool check_client(const struct mt_client *c)
+{
+    return c && c->magic == MT_CLIENT_MAGIC;
+}
+
+static int put(mt_client_t *c, const void *data, size_t size, uint32_t flags,
+               const struct mt_tensor_desc *tensor, mt_object_id *out_id)
+{
+    char hex[MT_OBJECT_ID_HEX_SIZE];
+    mt_object_id id;
+    int rc;
+
+    if (!check_client(c) || !out_id || (size && !data) ||
+        (flags & ~MT_PUT_EVICTABLE))
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client, data, flags or out_id");
+    if (!c->store)
+        return no_store(c);
+    rc = random_id(&id);
+    if (rc < 0)
+        return mt__set_error(c, rc, "getrandom: %s", mt_strerror(rc));
+    rc = mt_objc_put(c->store->objc, &id, data, size, NULL, 0,
+                     flags & MT_PUT_EVICTABLE ? MT_OBJ_EVICTABLE : 0, tensor);
+    if (rc < 0)
+        return mt__set_error(c, rc, "put of %zu bytes as %s failed: %s", size,
+                             mt_object_id_hex(&id, hex), mt_strerror(rc));
+    *out_id = id;
+    return 0;
+}
+
+int mt_put(mt_client_t *c, const void *data, size_t size, uint32_t flags,
+           mt_object_id *out_id)
+{
+    return put(c, data, size, flags, NULL, out_id);
+}
+
+int mt_put_tensor(mt_client_t *c, const void *data, size_t size,
+                  uint32_t flags, mt_dtype_code code, uint8_t bits,
+                  uint32_t ndim, const int64_t *shape, mt_object_id *out_id)
+{
+    struct mt_tensor_desc t;
+
+    if (ndim > MT_TENSOR_MAX_NDIM || (ndim && !shape))
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "a tensor has at most %d dimensions",
+                             MT_TENSOR_MAX_NDIM);
+    memset(&t, 0, sizeof(t));
+    t.code = (uint8_t)code;
+    t.bits = bits;
+    t.lanes = 1;
+    t.ndim = ndim;
+    for (uint32_t i = 0; i < ndim; i++)
+        t.shape[i] = shape[i];
+    if (mt_tensor_check(&t, size) < 0 || mt_tensor_nbytes(&t) != size)
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "tensor dtype (code %d, %u bits) and shape do "
+                             "not describe exactly %zu bytes", (int)code,
+                             bits, size);
+    return put(c, data, size, flags, &t, out_id);
+}
+
+/* ---- get ----------------------------------------------------------------- */
+
+int mt_get(mt_client_t *c, const mt_object_id *id, int timeout_ms,
+           mt_buffer_t **out)
+{
+    char hex[MT_OBJECT_ID_HEX_SIZE];
+    struct mt_objc_buf ob;
+    struct mt_buffer *b;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!check_client(c) || !id || !out)
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client, id or out");
+    if (!c->store)
+        return no_store(c);
+    b = calloc(1, sizeof(*b));
+    if (!b)
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    rc = mt_objc_get(c->store->objc, id, timeout_ms, &ob);
+    if (rc < 0) {
+        free(b);
+        return mt__set_error(c, rc, "get of %s failed: %s",
+                             mt_object_id_hex(id, hex), mt_strerror(rc));
+    }
+    atomic_fetch_add(&c->store->refs, 1);
+    b->store = c->store;
+    b->id = *id;
+    b->data = ob.data;
+    b->size = ob.info.data_size;
+    if (ob.info.flags & MT_OBJ_TENSOR) {
+        b->is_tensor = true;
+        b->code = ob.info.tensor.code;
+        b->bits = ob.info.tensor.bits;
+        b->ndim = ob.info.tensor.ndim;
+        for (uint32_t i = 0; i < b->ndim && i < MT_TENSOR_MAX_NDIM; i++)
+            b->shape[i] = ob.info.tensor.shape[i];
+    }
+    *out = b;
+    return 0;
+}
+
+void mt_buffer_release(mt_buffer_t *b)
+{
+    if (!b)
+        return;
+    mt_objc_release(b->store->objc, &b->id);
+    mt__store_unref(b->store);
+    free(b);
+}
+
+const void *mt_buffer_data(const mt_buffer_t *b)
+{
+    return b ? b->data : NULL;
+}
+
+size_t mt_buffer_size(const mt_buffer_t *b)
+{
+    return b ? b->size : 0;
+}
+
+const mt_object_id *mt_buffer_id(const mt_buffer_t *b)
+{
+    return b ? &b->id : NULL;
+}
+
+bool mt_buffer_is_tensor(const mt_buffer_t *b)
+{
+    return b && b->is_tensor;
+}
+
+int mt_buffer_tensor(const mt_buffer_t *b, mt_dtype_code *code,
+                     uint8_t *bits, uint32_t *ndim, int64_t *shape)
+{
+    if (!b || !b->is_tensor)
+        return -MT_EINVAL;
+    if (code)
+        *code = (mt_dtype_code)b->code;
+    if (bits)
+        *bits = b->bits;
+    if (ndim)
+        *ndim = b->ndim;
+    if (shape)
+        memcpy(shape, b->shape, b->ndim * sizeof(*shape));
+    return 0;
+}

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rpc_head.c -- the SDK's only contact with protobuf: it builds the head's
+ * requests from plain C, starts the calls on the client's loop thread and
+ * turns replies and task events back into plain C (sdk_int.h).
+ *
+ * Calls: GetClusterStatus (connect, cluster queries), SubmitTask followed by
+ * one WatchTask stream per task (state changes and output until the task
+ * ends), CancelTask. At most MT_SDK_MAX_WATCHES streams are open at once;
+ * further tasks wait in a FIFO for a slot (the head keeps a finished
+ * task's state and output, so nothing is lost by watching late).
+ *
+ * THREAD: everything except mt__rpc_submit_build/free runs on the loop
+ * thread; task fields are written under the client's mutex.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rpc.h"
+#include "head_service.pb-c.h"
+#include "proto/services.h"
+#include "sdk/sdk_int.h"
+
+/* ---- building a SubmitTaskRequest (caller thread) ------------------------ */
+
+/*
+ * The request is built with every pointer malloc'd on its own, so that
+ * protobuf_c_message_free_unpacked() frees it whole (strings left at the
+ * generated default "" are skipped by it).
+ */
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+static int build_argv(Manta__TaskSpec *s, const char *const *argv)
+{
+    size_t n = 0;
+
+    while (argv[n])
+        n++;
+    s->argv = calloc(n, sizeof(*s->argv));
+    if (!s->argv)
+        return -MT_ENOMEM;
+    for (; s->n_argv < n; s->n_argv++)
+        if (!(s->argv[s->n_argv] = dup_str(argv[s->n_argv])))
+            return -MT_ENOMEM;
+    return 0;
+}
+
+static int build_res(Manta__TaskSpec *s, const struct mt_task_opts *o)
+{
+    s->resources = calloc(o->n_res + 1, sizeof(*s->resources));
+    if (!s->resources)
+        return -MT_ENOMEM;
+    for (size_t i = 0; i < o->n_res; i++) {
+        Manta__ResourceEntry *e;
+
+        if (o->res[i].qty == 0)
+            continue; /* 0 removes a default (1 CPU) */
+        e = malloc(sizeof(*e));
+        if (!e)
+            return -MT_ENOMEM;
+        manta__resource_entry__init(e);
+        s->resources[s->n_resources++] = e;
+        e->quantity = o->res[i].qty;
+        if (!(e->name = dup_str(o->res[i].name)))
+            return -MT_ENOMEM;
+    }
+    return 0;
+}
+
+static int build_env(Manta__TaskSpec *s, const struct mt_task_opts *o)
+{
+    s->env = calloc(o->n_env + 1, sizeof(*s->env));
+    if (!s->env)
+        return -MT_ENOMEM;
+    for (size_t i = 0; i < o->n_env; i++) {
+        Manta__Label *l = malloc(sizeof(*l));
+
+        if (!l)
+            return -MT_ENOMEM;
+        manta__label__init(l);
+        s->env[s->n_env++] = l;
+        if (!(l->key = dup_str(o->env[i].key)) ||
+            !(l->value = dup_str(o->env[i].value)))
+            return -MT_ENOMEM;
+    }
+    return 0;
+}
+
+static int build_match(Manta__LabelMatch *m, const struct mt__match *x)
+{
+    m->op = (Manta__LabelMatch__Op)x->op;
+    if (!(m->key = dup_str(x->key)))
+        return -MT_ENOMEM;
+    m->values = calloc(x->n + 1, sizeof(*m->values));
+    if (!m->values)
+        return -MT_ENOMEM;
+    for (; m->n_values < x->n; m->n_values++)
+        if (!(m->values[m->n_values] = dup_str(x->values[m->n_values])))
+            return -MT_ENOMEM;
+    return 0;
+}
+
+static int build_selector(Manta__TaskSpec *s, const struct mt_task_opts *o)
+{
+    s->label_selector = calloc(o->n_match + 1, sizeof(*s->label_selector));
+    if (!s->label_selector)
+        return -MT_ENOMEM;
+    for (size_t i = 0; i < o->n_match; i++) {
+        Manta__LabelMatch *m = malloc(sizeof(*m));
+
+        if (!m)
+            return -MT_ENOMEM;
+        manta__label_match__init(m);
+        s->label_selector[s->n_label_selector++] = m;
+        if (build_match(m, &o->match[i]) < 0)
+            return -MT_ENOMEM;
+    }
+    return 0;
+}
+
+static int build_spec(Manta__TaskSpec *s, const char *const *argv,
+                      const struct mt_task_opts *o)
+{
+    s->kind = MANTA__TASK_KIND__TASK_KIND_COMMAND;
+    s->priority = o->priority;
+    s->max_retries = o->max_retries;
+    s->strategy = o->strategy == MT_STRATEGY_SPREAD
+                      ? MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD
+                      : MANTA__SCHEDULING_STRATEGY__STRATEGY_DEFAULT;
+    if (o->name && !(s->name = dup_str(o->name)))
+        return -MT_ENOMEM;
+    if (o->cwd && !(s->cwd = dup_str(o->cwd)))
+        return -MT_ENOMEM;
+    if (build_argv(s, argv) < 0 || build_res(s, o) < 0 ||
+        build_env(s, o) < 0 || build_selector(s, o) < 0)
+        return -MT_ENOMEM;
+    return 0;
+}
+
+int mt__rpc_submit_build(const char *const *argv,
+                         const struct mt_task_opts *o, void **out)
+{
+    Manta__SubmitTaskRequest *req = malloc(sizeof(*req));
+    Manta__TaskSpec *s = malloc(sizeof(*s));
+    int rc;
+
+    *out = NULL;
+    if (!req || !s) {
+        free(req);
+        free(s);
+        return -MT_ENOMEM;
+    }
+    manta__submit_task_request__init(req);
+    manta__task_spec__init(s);
+    req->spec = s;
+    rc = build_spec(s, argv, o);
+    if (rc < 0) {
+        mt__rpc_submit_free(req);
+        return rc;
+    }
+    *out = req;
+    return 0;
+}
+
+void mt__rpc_submit_free(void *msg)
+{
+    if (msg)
+        protobuf_c_message_free_unpacked(msg, NULL);
+}
+
+/* ---- small helpers (loop thread) ----------------------------------------- */
+
+static void status_text(const struct mt_rpc_status *st, const char *what,
+                        char *buf, size_t len)
+{
+    snprintf(buf, len, "%s: %s%s%s", what, mt_rpc_status_name(st->code),
+             *st->message ? ": " : "", st->message);
+}
+
+/* The error code of a failed call: an unreachable head reads EUNAVAIL. */
+static int status_err(const struct mt_rpc_status *st)
+{
+    return mt_rpc_status_to_err(st->code);
+}
+
+static char *set_str(char **dst, const char *s)
+{
+    char *p = dup_str(s ? s : "");
+
+    if (p) {
+        free(*dst);
+        *dst = p;
+    }
+    return p;
+}
+
+/* ---- GetClusterStatus ---------------------------------------------------- */
+
+static int copy_res(Manta__ResourceEntry **v, size_t n, struct mt__res **out,
+                    size_t *nout)
+{
+    *out = calloc(n + 1, sizeof(**out));
+    if (!*out)
+        return -MT_ENOMEM;
+    for (*nout = 0; *nout < n; (*nout)++) {
+        (*out)[*nout].qty = v[*nout]->quantity;
+        if (!((*out)[*nout].name = dup_str(v[*nout]->name)))
+            return -MT_ENOMEM;
+    }
+    return 0;
+}
+
+static int copy_status(const Manta__GetClusterStatusReply *m,
+                       struct mt__status *s)
+{
+    s->nodes = calloc(m->n_nodes + 1, sizeof(*s->nodes));
+    if (!s->nodes)
+        return -MT_ENOMEM;
+    for (; s->n_nodes < m->n_nodes; s->n_nodes++) {
+        const Manta__NodeInfo *ni = m->nodes[s->n_nodes];
+        struct mt__node *n = &s->nodes[s->n_nodes];
+
+        n->alive = ni->state == MANTA__NODE_STATE__NODE_STATE_ALIVE;
+        n->temp_dir = dup_str(ni->temp_dir);
+        n->hostname = dup_str(ni->hostname);
+        if (!n->temp_dir || !n->hostname) {
+            s->n_nodes++;
+            return -MT_ENOMEM;
+        }
+    }
+    if (copy_res(m->resources_total, m->n_resources_total, &s->total,
+                 &s->n_total) < 0 ||
+        copy_res(m->resources_available, m->n_resources_available,
+                 &s->avail, &s->n_avail) < 0)
+        return -MT_ENOMEM;
+    return 0;
+}
+
+static void on_status_done(void *arg, const struct mt_rpc_status *st,
+                           const ProtobufCMessage *resp)
+{
+    struct mt__req *r = arg;
+    char msg[256];
+
+    r->client->n_calls--;
+
+    if (st->code) {
+        status_text(st, "GetClusterStatus failed", msg, sizeof(msg));
+        mt__req_complete(r->client, r, status_err(st), msg);
+        return;
+    }
+    if (copy_status((const Manta__GetClusterStatusReply *)resp,
+                    &r->status) < 0) {
+        mt__status_release(&r->status);
+        mt__req_complete(r->client, r, -MT_ENOMEM, "out of memory");
+        return;
+    }
+    mt__req_complete(r->client, r, 0, NULL);
+}
+
+static int start_status(struct mt__req *r)
+{
+    Manta__GetClusterStatusRequest req =
+        MANTA__GET_CLUSTER_STATUS_REQUEST__INIT;
+
+    return mt_rpc_unary(r->client->ch, &mt_head_get_cluster_status,
+                        &req.base, r->timeout_ms, r->rpc_flags,
+                        on_status_done, r);
+}
+
+/* ---- SubmitTask ---------------------------------------------------------- */
+
+static struct mt_task *task_new(struct mt_client *c, const char *id,
+                                size_t output_limit)
+{
+    struct mt_task *t = calloc(1, sizeof(*t));
+
+    if (!t)
+        return NULL;
+    t->magic = MT_SDK_TASK_MAGIC;
+    atomic_init(&t->refs, 1);
+    t->client = c;
+    snprintf(t->id, sizeof(t->id), "%s", id);
+    t->output_limit = output_limit;
+    t->exit_code = -1;
+    return t;
+}
+
+static void on_submit_done(void *arg, const struct mt_rpc_status *st,
+                           const ProtobufCMessage *resp)
+{
+    const Manta__SubmitTaskReply *m = (const Manta__SubmitTaskReply *)resp;
+    struct mt__req *r = arg;
+    struct mt_client *c = r->client;
+    char msg[256];
+
+    r->client->n_calls--;
+
+    if (st->code) {
+        status_text(st, "the head refused the task", msg, sizeof(msg));
+        if (st->code == 14 || st->code == 4) /* UNAVAILABLE, DEADLINE */
+            status_text(st, "cannot reach the head", msg, sizeof(msg));
+        mt__req_complete(c, r, status_err(st), msg);
+        return;
+    }
+    if (!*m->task_id || strlen(m->task_id) >= sizeof(r->task->id)) {
+        mt__req_complete(c, r, -MT_EPROTO, "the head returned no task id");
+        return;
+    }
+    r->task = task_new(c, m->task_id, r->output_limit);
+    if (!r->task) {
+        mt__req_complete(c, r, -MT_ENOMEM, "out of memory (the task was "
+                         "submitted but cannot be followed)");
+        return;
+    }
+    atomic_fetch_add(&r->task->refs, 1); /* the watch's */
+    mt__rpc_watch(c, r->task);
+    mt__req_complete(c, r, 0, NULL);
+}
+
+static int start_submit(struct mt__req *r)
+{
+    return mt_rpc_unary(r->client->ch, &mt_head_submit_task, r->submit_msg,
+                        r->timeout_ms, r->rpc_flags, on_submit_done, r);
+}
+
+/* ---- CancelTask ---------------------------------------------------------- */
+
+static void on_cancel_done(void *arg, const struct mt_rpc_status *st,
+                           const ProtobufCMessage *resp)
+{
+    struct mt__req *r = arg;
+    char msg[256];
+
+    r->client->n_calls--;
+
+    if (st->code) {
+        status_text(st, "CancelTask failed", msg, sizeof(msg));
+        mt__req_complete(r->client, r, status_err(st), msg);
+        return;
+    }
+    mt__req_complete(r->client, r, 0, NULL);
+}
+
+static int start_cancel(struct mt__req *r)
+{
+    Manta__CancelTaskRequest req = MANTA__CANCEL_TASK_REQUEST__INIT;
+
+    req.task_id = r->task_id;
+    req.force = r->force;
+    return mt_rpc_unary(r->client->ch, &mt_head_cancel_task, &req.base,
+                        r->timeout_ms, r->rpc_flags, on_cancel_done, r);
+}
+
+void mt__rpc_start(struct mt_client *c, struct mt__req *r)
+{
+    int rc;
+
+    r->client = c;
+    switch (r->kind) {
+    case MT__REQ_STATUS:
+        rc = start_status(r);
+        break;
+    case MT__REQ_SUBMIT:
+        rc = start_submit(r);
+        break;
+    case MT__REQ_CANCEL:
+        rc = start_cancel(r);
+        break;
+    default:
+        rc = -MT_EINVAL;
+        break;
+    }
+    if (rc < 0)
+        mt__req_complete(c, r, rc, "cannot start the call to the head");
+    else
+        c->n_calls++;
+}
+
+/* ---- WatchTask ----------------------------------------------------------- */
+
+static bool final_state(int st)
+{
+    return st == MT_TASK_STATE_FINISHED || st == MT_TASK_STATE_FAILED ||
+           st == MT_TASK_STATE_CANCELLED;
+}
+
+/* Apply one event to t. Called with c->mu held. */
+static void apply_event_locked(struct mt_task *t, const Manta__TaskEvent *ev)
+{
+    struct mt__outbuf *b = ev->fd == 2 ? &t->err : &t->out;
+
+    if (ev->output.len && t->output_limit &&
+        mt__outbuf_append(b, t->output_limit, ev->output.data,
+                          ev->output.len) < 0)
+        b->dropped += ev->output.len; /* out of memory: lose this piece */
+    if (ev->state == MANTA__TASK_STATE__TASK_STATE_UNSPECIFIED || t->ended)
+        return;
+    t->state = (int)ev->state;
+    t->attempt = ev->attempt;
+    if (*ev->node_id)
+        set_str(&t->node_id, ev->node_id);
+    if (*ev->error || final_state(t->state))
+        set_str(&t->error, ev->error);
+    if (final_state(t->state)) {
+        t->exit_code = t->state == MT_TASK_STATE_FINISHED ? ev->exit_code
+                                                          : -1;
+        t->ended = true;
+    }
+}
+
+static void on_task_event(void *arg, const ProtobufCMessage *msg)
+{
+    struct mt_task *t = arg;
+    struct mt_client *c = t->client;
+
+    pthread_mutex_lock(&c->mu);
+    apply_event_locked(t, (const Manta__TaskEvent *)msg);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void watch_next(struct mt_client *c);
+
+/* The watch ended; without a final state the client has lost the task. */
+static void end_watch(struct mt_client *c, struct mt_task *t, int err,
+                      const char *why)
+{
+    pthread_mutex_lock(&c->mu);
+    if (!t->ended) {
+        t->lost = err < 0 ? err : -MT_EPROTO;
+        set_str(&t->error, why);
+    }
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    mt__task_unref(t);
+}
+
+static void on_watch_done(void *arg, const struct mt_rpc_status *st,
+                          const ProtobufCMessage *resp)
+{
+    struct mt_task *t = arg;
+    struct mt_client *c = t->client;
+    char why[256];
+    int err;
+
+    t->stream = NULL;
+    c->n_watches--;
+    if (c->closing) {
+        err = -MT_ECLOSED;
+        snprintf(why, sizeof(why), "the client was disconnected");
+    } else if (st->code) {
+        err = status_err(st);
+        if (err == -MT_ETIMEDOUT || err == -MT_ECANCELED)
+            err = -MT_EUNAVAIL;
+        status_text(st, "lost track of the task", why, sizeof(why));
+    } else {
+        err = -MT_EUNAVAIL;
+        snprintf(why, sizeof(why), "lost track of the task: the head "
+                 "closed the watch before the task ended");
+    }
+    end_watch(c, t, err, why);
+    watch_next(c);
+}
+
+static void open_watch(struct mt_client *c, struct mt_task *t)
+{
+    Manta__WatchTaskRequest req = MANTA__WATCH_TASK_REQUEST__INIT;
+    int rc;
+
+    req.task_id = t->id;
+    req.output = t->output_limit > 0;
+    rc = mt_rpc_stream_open(c->ch, &mt_head_watch_task, &req.base, 0, 0,
+                            on_task_event, on_watch_done, t, &t->stream);
+    if (rc < 0) {
+        end_watch(c, t, rc, "cannot watch the task");
+        return;
+    }
+    c->n_watches++;
+}
+
+static void watch_next(struct mt_client *c)
+{
+    while (!c->closing && c->wait_head && c->n_watches < MT_SDK_MAX_WATCHES) {
+        struct mt_task *t = c->wait_head;
+
+        c->wait_head = t->next_wait;
+        if (!c->wait_head)
+            c->wait_tail = NULL;
+        t->next_wait = NULL;
+        open_watch(c, t);
+    }
+}
+
+void mt__rpc_watch(struct mt_client *c, struct mt_task *t)
+{
+    if (c->n_watches < MT_SDK_MAX_WATCHES && !c->wait_head) {
+        open_watch(c, t);
+        return;
+    }
+    if (c->wait_tail)
+        c->wait_tail->next_wait = t;
+    else
+        c->wait_head = t;
+    c->wait_tail = t;
+}
+
+void mt__rpc_stop_watches(struct mt_client *c)
+{
+    struct mt_task *t, *next;
+
+    for (t = c->wait_head; t; t = next) {
+        next = t->next_wait;
+        t->next_wait = NULL;
+        end_watch(c, t, -MT_ECLOSED, "the client was disconnected");
+    }
+    c->wait_head = c->wait_tail = NULL;
+    /* Open streams are cancelled by mt_rpc_channel_destroy(); each still
+     * runs on_watch_done, which drops its task reference. */
+}

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sdk_int.h -- libmanta internals shared by the sdk/ sources.
+ *
+ * DESIGN: a client owns one background thread that runs a private libuv loop
+ * and the rpc engine (common/rpc.h); every gRPC call is started and
+ * completed there. Public calls on any thread build a request, append it to
+ * the client's queue under c->mu, wake the loop with uv_async_send(), and
+ * sleep on c->cv until the loop thread marks the request done or their
+ * timeout passes (then the request is abandoned and the loop thread frees
+ * it when it completes). Task state is written by the loop thread and read
+ * by waiters, both under c->mu; every change broadcasts c->cv.
+ *
+ * Objects bypass the thread: the object store client (objstore/client.h) is
+ * blocking and thread-safe, so puts and gets run on the caller's thread.
+ * The store connection is refcounted (struct mt__store) so buffers outlive
+ * the client that made them.
+ *
+ * Locks: c->mu only (no other lock is held with it; the store client's own
+ * mutex is never taken under c->mu).
+ *
+ * Include order: common/ headers first, then the public manta/ headers,
+ * which skip the definitions common/ already made (error codes, ids).
+ */
+#ifndef MT_SDK_INT_H
+#define MT_SDK_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "common/error.h"
+#include "common/ids.h"
+#include "manta/manta.h"
+#include "sdk/queue.h"
+
+#define MT_CLIENT_MAGIC 0x6d74636cu /* "mtcl" */
+#define MT_SDK_TASK_MAGIC 0x6d74746bu /* "mttk" */
+#define MT_SDK_MAX_WATCHES 512 /* WatchTask streams open at once */
+
+struct mt_rpc_engine;
+struct mt_rpc_channel;
+struct mt_rpc_stream;
+struct mt_objc;
+
+/* ---- plain-C task spec (what mt_task_opts_t holds) ------------------------ */
+
+struct mt__res {
+    char *name;
+    int64_t qty; /* fixed point x 10000 */
+};
+
+struct mt__kv {
+    char *key;
+    char *value;
+};
+
+struct mt__match {
+    char *key;
+    int op;         /* mt_label_op */
+    char **values;
+    size_t n;
+};
+
+struct mt_task_opts {
+    struct mt__res res[MT_TASK_MAX_RESOURCES];
+    size_t n_res;
+    struct mt__match match[MT_TASK_MAX_LABEL_MATCHES];
+    size_t n_match;
+    struct mt__kv *env;
+    size_t n_env;
+    char *name;
+    char *cwd;
+    int32_t priority;
+    int32_t max_retries; /* -1: the head's default */
+    int strategy;        /* mt_strategy */
+    size_t output_limit;
+};
+
+/* ---- tasks ---------------------------------------------------------------- */
+
+/* Captured output of one stream: the last `limit` bytes. */
+struct mt__outbuf {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+    uint64_t dropped;
+};
+
+/*
+ * A task as the client follows it. Fields below `refs` are guarded by the
+ * client's mu while the client lives; the loop thread writes them, waiters
+ * read them. `refs` counts the user's handle and the client's watch.
+ */
+struct mt_task {
+    uint32_t magic;           /* MT_SDK_TASK_MAGIC */
+    atomic_int refs;
+    struct mt_client *client; /* the loop thread's; checks only after */
+    char id[64];              /* the head's task id; read-only once set */
+    size_t output_limit;      /* 0: no output wanted */
+    int state;                /* mt_task_state */
+    int exit_code;
+    uint32_t attempt;
+    char *error;              /* owned */
+    char *node_id;            /* owned */
+    struct mt__outbuf out;
+    struct mt__outbuf err;
+    bool ended;               /* final state seen */
+    int lost;                 /* 0, or why the watch ended early (-MT_E*) */
+    /* Loop thread only: */
+    struct mt_rpc_stream *stream; /* the open WatchTask */
+    struct mt_task *next_wait;    /* queue for a watch slot */
+};
+
+/* ---- requests from public calls to the loop thread ------------------------ */
+
+enum mt__req_kind {
+    MT__REQ_STATUS = 1, /* GetClusterStatus */
+    MT__REQ_SUBMIT,     /* SubmitTask, then watch */
+    MT__REQ_CANCEL,     /* CancelTask */
+};
+
+/* One node as GetClusterStatus describes it (only what the SDK uses). */
+struct mt__node {
+    char *temp_dir;
+    char *hostname;
+    bool alive;
+};
+
+/* Cluster status reduced to plain C. */
+struct mt__status {
+    struct mt__node *nodes;
+    size_t n_nodes;
+    struct mt__res *total;     /* over live nodes */
+    size_t n_total;
+    struct mt__res *avail;
+    size_t n_avail;
+};
+
+struct mt__req {
+    struct mt__qnode qn;       /* in c->q */
+    enum mt__req_kind kind;
+    struct mt_client *client;  /* set by the loop thread */
+    int timeout_ms;            /* rpc deadline */
+    unsigned rpc_flags;        /* MT_RPC_WAIT_FOR_READY or 0 */
+    bool done;                 /* guarded by mu */
+    bool abandoned;            /* guarded by mu: the caller left */
+    int rc;
+    char msg[256];             /* why, when rc < 0 */
+    /* SUBMIT in: */
+    void *submit_msg;          /* owned Manta__SubmitTaskRequest */
+    size_t output_limit;
+    struct mt_task *task;      /* new task, one ref for the caller */
+    /* CANCEL in: */
+    char task_id[64];
+    bool force;
+    /* STATUS out: */
+    struct mt__status status;
+};
+
+/* ---- the store connection, shared by a client and its buffers --------- */
+
+struct mt__store {
+    atomic_int refs;
+    struct mt_objc *objc;
+};
+
+struct mt_buffer {
+    struct mt__store *store;  /* one ref */
+    mt_object_id id;
+    const uint8_t *data;
+    size_t size;
+    bool is_tensor;
+    uint8_t code, bits;
+    uint32_t ndim;
+    int64_t shape[MT_TENSOR_MAX_NDIM];
+};
+
+/* ---- the client ----------------------------------------------------------- */
+
+struct mt_client {
+    uint32_t magic;           /* MT_CLIENT_MAGIC */
+    uint64_t serial;          /* keys the per-thread last error */
+    char *address;            /* head host:port */
+    char *temp_dir;
+    int rpc_timeout_ms;
+    /* The store (read-only after connect): */
+    struct mt__store *store;  /* NULL when none */
+    char *store_path;
+    char store_why[256];      /* why there is none */
+    /* Cross-thread state, guarded by mu: */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct mt__queue q;       /* struct mt__req waiting for the loop */
+    bool stopping;            /* stop queued: refuse new requests */
+    struct mt__qnode stop_node; /* queued by disconnect */
+    /* Loop thread only: */
+    pthread_t thread;
+    bool thread_started;
+    bool loop_ready;          /* loop initialized */
+    bool wake_ready;          /* wake initialized */
+    uv_loop_t loop;
+    uv_async_t wake;
+    struct mt_rpc_engine *eng;
+    struct mt_rpc_channel *ch;
+    bool closing;             /* STOP handled */
+    size_t n_watches;         /* streams open */
+    size_t n_calls;           /* unary calls in flight */
+    struct mt_task *wait_head, *wait_tail; /* tasks waiting for a slot */
+};
+
+/* ---- error.c ---- */
+
+/* mt__set_error - record fmt as this thread's last error on c (or NULL) and
+ * return err. */
+int mt__set_error(const struct mt_client *c, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* mt__clear_error - forget this thread's last error on c. */
+void mt__clear_error(const struct mt_client *c);
+
+/* ---- client.c ---- */
+
+/* mt__req_new - a zeroed request. RET NULL on ENOMEM. */
+struct mt__req *mt__req_new(enum mt__req_kind kind);
+
+/* mt__req_free - free a request and whatever it owns. NULL ok. */
+void mt__req_free(struct mt__req *r);
+
+/*
+ * mt__req_run - queue r, wake the loop, wait until done or timeout_ms
+ * (< 0: forever). On success the caller owns r again (free it); on a
+ * timeout r is abandoned and freed by the loop thread.
+ * RET r->rc, -MT_ETIMEDOUT, -MT_ECLOSED
+ */
+int mt__req_run(struct mt_client *c, struct mt__req *r, int timeout_ms);
+
+/* mt__req_complete - loop thread: end r with rc (and msg). Frees an
+ * abandoned r. */
+void mt__req_complete(struct mt_client *c, struct mt__req *r, int rc,
+                      const char *msg);
+
+/* mt__status_release - free a plain status. */
+void mt__status_release(struct mt__status *s);
+
+/* mt__deadline - absolute CLOCK_MONOTONIC time timeout_ms from now. */
+struct timespec mt__deadline(int timeout_ms);
+
+/* mt__task_unref - drop one reference; frees at zero. NULL ok. */
+void mt__task_unref(struct mt_task *t);
+
+/* ---- task_opts.c (pure) ---- */
+
+int mt__opts_init(struct mt_task_opts *o);
+void mt__opts_release(struct mt_task_opts *o);
+
+/* mt__outbuf_append - keep the last limit bytes. RET 0, -MT_ENOMEM. */
+int mt__outbuf_append(struct mt__outbuf *b, size_t limit, const void *p,
+                      size_t n);
+
+/* ---- rpc_head.c (the only file with protobuf types) ---- */
+
+/*
+ * mt__rpc_submit_build - build an owned SubmitTaskRequest from argv and
+ * opts (caller thread). RET 0, -MT_EINVAL, -MT_ENOMEM.
+ */
+int mt__rpc_submit_build(const char *const *argv,
+                         const struct mt_task_opts *o, void **out);
+
+/* mt__rpc_submit_free - free what mt__rpc_submit_build made. NULL ok. */
+void mt__rpc_submit_free(void *msg);
+
+/* Loop thread: start the rpc behind r; completes r (now or later). */
+void mt__rpc_start(struct mt_client *c, struct mt__req *r);
+
+/* Loop thread: open a watch for t (or queue it for a slot). Takes one ref. */
+void mt__rpc_watch(struct mt_client *c, struct mt_task *t);
+
+/* Loop thread: cancel every watch, drop queued ones (shutdown). */
+void mt__rpc_stop_watches(struct mt_client *c);
+
+/* ---- object.c ---- */
+
+void mt__store_unref(struct mt__store *s);
+
+#endif /* MT_SDK_INT_H */

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * task.c -- the public task calls: submit, wait (one, any, all), cancel,
+ * results, references.
+ *
+ * A task handle is shared by the user and the client's watch of it, so it
+ * is reference counted (atomically: mt_task_release() must work after the
+ * client is gone). While the client lives, the task's state is read and
+ * written under c->mu; the loop thread broadcasts c->cv on every change,
+ * which is what the waits below sleep on.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rpc.h"
+#include "sdk/sdk_int.h"
+
+static bool check_client(const struct mt_client *c)
+{
+    return c && c->magic == MT_CLIENT_MAGIC;
+}
+
+static bool check_task(const struct mt_client *c, const struct mt_task *t)
+{
+    return t && t->magic == MT_SDK_TASK_MAGIC && t->client == c;
+}
+
+void mt__task_unref(struct mt_task *t)
+{
+    if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
+        return;
+    free(t->error);
+    free(t->node_id);
+    free(t->out.data);
+    free(t->err.data);
+    t->magic = 0;
+    free(t);
+}
+
+void mt_task_release(mt_task_t *t)
+{
+    mt__task_unref(t);
+}
+
+const char *mt_task_id(const mt_task_t *t)
+{
+    return t ? t->id : "";
+}
+
+const char *mt_task_state_name(mt_task_state s)
+{
+    switch (s) {
+    case MT_TASK_STATE_PENDING: return "PENDING";
+    case MT_TASK_STATE_SCHEDULED: return "SCHEDULED";
+    case MT_TASK_STATE_RUNNING: return "RUNNING";
+    case MT_TASK_STATE_FINISHED: return "FINISHED";
+    case MT_TASK_STATE_FAILED: return "FAILED";
+    case MT_TASK_STATE_CANCELLED: return "CANCELLED";
+    default: return "UNKNOWN";
+    }
+}
+
+/* ---- submit -------------------------------------------------------------- */
+
+int mt_submit_command(mt_client_t *c, const char *const *argv,
+                      const mt_task_opts_t *opts, mt_task_t **out)
+{
+    struct mt_task_opts def;
+    const struct mt_task_opts *o = opts;
+    struct mt__req *r;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!check_client(c) || !out)
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or out pointer");
+    if (!argv || !argv[0] || !*argv[0])
+        return mt__set_error(c, -MT_EINVAL, "empty argv: name a program");
+    if (!o) {
+        if (mt__opts_init(&def) < 0)
+            return mt__set_error(c, -MT_ENOMEM, "out of memory");
+        o = &def;
+    }
+    r = mt__req_new(MT__REQ_SUBMIT);
+    rc = r ? mt__rpc_submit_build(argv, o, &r->submit_msg) : -MT_ENOMEM;
+    if (r) {
+        r->output_limit = o->output_limit;
+        r->timeout_ms = c->rpc_timeout_ms;
+        r->rpc_flags = MT_RPC_WAIT_FOR_READY;
+    }
+    if (o == &def)
+        mt__opts_release(&def);
+    if (rc < 0) {
+        mt__req_free(r);
+        return mt__set_error(c, rc, "out of memory");
+    }
+    rc = mt__req_run(c, r, c->rpc_timeout_ms + 2000);
+    if (rc < 0)
+        return rc;
+    *out = r->task;
+    r->task = NULL;
+    mt__req_free(r);
+    return 0;
+}
+
+/* ---- results ------------------------------------------------------------- */
+
+void mt_task_result_init(mt_task_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->size = sizeof(*r);
+}
+
+void mt_task_result_release(mt_task_result *r)
+{
+    uint32_t size;
+
+    if (!r)
+        return;
+    size = r->size;
+    free(r->error);
+    free(r->node_id);
+    free(r->out);
+    free(r->err);
+    memset(r, 0, sizeof(*r));
+    r->size = size;
+}
+
+/* A NUL-terminated copy of n bytes. */
+static void *copy_bytes(const void *p, size_t n)
+{
+    uint8_t *d = malloc(n + 1);
+
+    if (d) {
+        if (n)
+            memcpy(d, p, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* Fill r from t. Called with c->mu held. RET 0, -MT_ENOMEM. */
+static int fill_result_locked(const struct mt_task *t, mt_task_result *r)
+{
+    r->state = (mt_task_state)t->state;
+    r->exit_code = t->exit_code;
+    r->attempt = t->attempt;
+    r->error = copy_bytes(t->error ? t->error : "",
+                          t->error ? strlen(t->error) : 0);
+    r->node_id = copy_bytes(t->node_id ? t->node_id : "",
+                            t->node_id ? strlen(t->node_id) : 0);
+    r->out = copy_bytes(t->out.data, t->out.len);
+    r->out_len = t->out.len;
+    r->err = copy_bytes(t->err.data, t->err.len);
+    r->err_len = t->err.len;
+    r->out_dropped = t->out.dropped;
+    r->err_dropped = t->err.dropped;
+    if (!r->error || !r->node_id || !r->out || !r->err)
+        return -MT_ENOMEM;
+    return 0;
+}
+
+/* The return code for a task that ended in state. */
+static int ended_rc(int state)
+{
+    if (state == MT_TASK_STATE_FINISHED)
+        return 0;
+    return state == MT_TASK_STATE_CANCELLED ? -MT_ECANCELED : -MT_ETASKFAILED;
+}
+
+/* Sleep on c->cv until pred holds or the deadline. Called with mu held. */
+static bool wait_locked(struct mt_client *c, const struct timespec *dl,
+                        int timeout_ms)
+{
+    int rc;
+
+    if (timeout_ms == 0)
+        return false;
+    rc = timeout_ms < 0 ? pthread_cond_wait(&c->cv, &c->mu)
+                        : pthread_cond_timedwait(&c->cv, &c->mu, dl);
+    return rc != ETIMEDOUT;
+}
+
+int mt_task_wait(mt_client_t *c, mt_task_t *t, int timeout_ms,
+                 mt_task_result *res)
+{
+    struct timespec dl = mt__deadline(timeout_ms < 0 ? 0 : timeout_ms);
+    mt_task_result tmp;
+    int rc;
+
+    if (!check_client(c) || !check_task(c, t))
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or task (not of this client)");
+    mt_task_result_init(&tmp);
+    pthread_mutex_lock(&c->mu);
+    while (!t->ended && !t->lost && wait_locked(c, &dl, timeout_ms))
+        ;
+    tmp.state = (mt_task_state)t->state;
+    if (t->ended || t->lost)
+        rc = fill_result_locked(t, &tmp) < 0 ? -MT_ENOMEM
+             : t->ended                      ? ended_rc(t->state)
+                                             : t->lost;
+    else
+        rc = -MT_ETIMEDOUT;
+    pthread_mutex_unlock(&c->mu);
+    if (rc == -MT_ENOMEM) {
+        mt_task_result_release(&tmp);
+        return mt__set_error(c, rc, "out of memory");
+    }
+    if (res) {
+        mt_task_result_release(res);
+        if (res->size >= sizeof(tmp)) {
+            memcpy(res, &tmp, sizeof(tmp));
+        } else {
+            res->state = tmp.state;
+            mt_task_result_release(&tmp);
+        }
+    } else {
+        mt_task_result_release(&tmp);
+    }
+    if (rc == -MT_ETIMEDOUT)
+        return mt__set_error(c, rc, "task %s still %s after %d ms", t->id,
+                             mt_task_state_name(tmp.state), timeout_ms);
+    if (rc < 0)
+        return mt__set_error(c, rc, "task %s %s: %s", t->id,
+                             rc == -MT_ECANCELED ? "was cancelled"
+                             : rc == -MT_ETASKFAILED ? "failed"
+                                                     : "is lost",
+                             t->error && *t->error ? t->error
+                                                   : "no reason given");
+    return 0;
+}
+
+int mt_wait_tasks(mt_client_t *c, mt_task_t *const *tasks, size_t n,
+                  size_t num_ready, int timeout_ms, bool *ready)
+{
+    struct timespec dl = mt__deadline(timeout_ms < 0 ? 0 : timeout_ms);
+    size_t done;
+
+    if (!check_client(c) || (n && !tasks) || num_ready > n || n > INT32_MAX)
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client, tasks or num_ready");
+    for (size_t i = 0; i < n; i++)
+        if (!check_task(c, tasks[i]))
+            return mt__set_error(c, -MT_EINVAL, "tasks[%zu] is not a task "
+                                 "of this client", i);
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        done = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool r = tasks[i]->ended || tasks[i]->lost;
+            done += r;
+            if (ready)
+                ready[i] = r;
+        }
+        if (done >= num_ready || !wait_locked(c, &dl, timeout_ms))
+            break;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return (int)done;
+}
+
+/* ---- cancel -------------------------------------------------------------- */
+
+int mt_task_cancel(mt_client_t *c, mt_task_t *t, bool force)
+{
+    struct mt__req *r;
+    int rc;
+
+    if (!check_client(c) || !check_task(c, t))
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or task (not of this client)");
+    r = mt__req_new(MT__REQ_CANCEL);
+    if (!r)
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    snprintf(r->task_id, sizeof(r->task_id), "%s", t->id);
+    r->force = force;
+    r->timeout_ms = c->rpc_timeout_ms;
+    rc = mt__req_run(c, r, c->rpc_timeout_ms + 2000);
+    if (rc < 0)
+        return rc;
+    mt__req_free(r);
+    return 0;
+}

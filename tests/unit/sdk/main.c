@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* main.c -- unit tests of sdk/ (libmanta's pure parts). */
+#include "tests/unit/unit.h"
+
+extern CU_TestInfo mt_test_sdk_error[];
+extern CU_TestInfo mt_test_sdk_queue[];
+extern CU_TestInfo mt_test_sdk_task_opts[];
+
+static const struct mt_suite suites[] = {
+    {"error", mt_test_sdk_error, NULL, NULL},
+    {"queue", mt_test_sdk_queue, NULL, NULL},
+    {"task_opts", mt_test_sdk_task_opts, NULL, NULL},
+    {NULL, NULL, NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return mt_unit_main(argc, argv, suites);
+}

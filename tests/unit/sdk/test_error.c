@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_error.c -- sdk/error.c and the public error codes.
+ *
+ * This file includes only the public header, as a user would, so its
+ * mirrored codes can be checked against common/error.h's table, which
+ * mt_error_name() reads: every public code must carry its own name.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "manta/manta.h"
+#include "tests/unit/unit.h"
+
+static const struct {
+    int code;
+    const char *name;
+} codes[] = {
+    {MT_ENOMEM, "MT_ENOMEM"},       {MT_EINVAL, "MT_EINVAL"},
+    {MT_ENOENT, "MT_ENOENT"},       {MT_EEXIST, "MT_EEXIST"},
+    {MT_EAGAIN, "MT_EAGAIN"},       {MT_EINFEASIBLE, "MT_EINFEASIBLE"},
+    {MT_EPROTO, "MT_EPROTO"},       {MT_ENOSPC, "MT_ENOSPC"},
+    {MT_ETOOBIG, "MT_ETOOBIG"},     {MT_ETIMEDOUT, "MT_ETIMEDOUT"},
+    {MT_ECANCELED, "MT_ECANCELED"}, {MT_EUNAVAIL, "MT_EUNAVAIL"},
+    {MT_ESTATE, "MT_ESTATE"},       {MT_EIO, "MT_EIO"},
+    {MT_ECLOSED, "MT_ECLOSED"},     {MT_ENOTSUP, "MT_ENOTSUP"},
+    {MT_EPERM, "MT_EPERM"},         {MT_ERANGE, "MT_ERANGE"},
+    {MT_ERPC, "MT_ERPC"},           {MT_EWORKERDIED, "MT_EWORKERDIED"},
+    {MT_EACTORDIED, "MT_EACTORDIED"},
+    {MT_ETASKFAILED, "MT_ETASKFAILED"},
+    {MT_EVERSION, "MT_EVERSION"},
+};
+
+static void test_codes_mirror_common(void)
+{
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        CU_ASSERT_STRING_EQUAL(mt_error_name(-codes[i].code), codes[i].name);
+        CU_ASSERT_STRING_EQUAL(mt_error_name(codes[i].code), codes[i].name);
+    }
+    /* The code after the last one is not ours: the mirror is complete. */
+    CU_ASSERT_STRING_NOT_EQUAL(mt_error_name(-(MT_EVERSION + 1)),
+                               "MT_EVERSION");
+    CU_ASSERT_EQUAL(MT_ENOMEM, MT_ERR_BASE);
+}
+
+static void test_text(void)
+{
+    CU_ASSERT_STRING_EQUAL(mt_error_string(-MT_ETIMEDOUT), "timed out");
+    CU_ASSERT_STRING_EQUAL(mt_error_string(MT_ETIMEDOUT), "timed out");
+    CU_ASSERT_STRING_EQUAL(mt_error_string(0), "success");
+    CU_ASSERT_STRING_EQUAL(mt_error_string(-ENOENT), strerror(ENOENT));
+    CU_ASSERT_STRING_EQUAL(mt_error_name(-ECONNREFUSED), "ECONNREFUSED");
+}
+
+static void test_retryable(void)
+{
+    CU_ASSERT_TRUE(mt_error_retryable(-MT_EUNAVAIL));
+    CU_ASSERT_TRUE(mt_error_retryable(-MT_ETIMEDOUT));
+    CU_ASSERT_TRUE(mt_error_retryable(-MT_ENOSPC));
+    CU_ASSERT_FALSE(mt_error_retryable(-MT_EINVAL));
+    CU_ASSERT_FALSE(mt_error_retryable(-MT_ETASKFAILED));
+}
+
+static void test_version(void)
+{
+    CU_ASSERT_STRING_EQUAL(mt_sdk_version(), "0.1.0");
+}
+
+CU_TestInfo mt_test_sdk_error[] = {
+    {"codes_mirror_common", test_codes_mirror_common},
+    {"text", test_text},
+    {"retryable", test_retryable},
+    {"version", test_version},
+    CU_TEST_INFO_NULL,
+};

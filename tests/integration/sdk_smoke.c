@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sdk_smoke.c -- a C driver for test_sdk.py: each subcommand exercises one
+ * part of libmanta against a real cluster and exits 0 when every check
+ * holds (a failed check prints its line and exits 1).
+ *
+ * usage: sdk_smoke CASE HEAD_HOST:PORT
+ *   concurrent  4 threads submit and wait for 10 tasks each
+ *   wait        wait any / all with timeouts, cancel running and pending
+ *   output      exit code, stdout/stderr capture, the output limit
+ *   missing     a program that does not exist ends FAILED with a message
+ *   inflight    disconnect with tasks in flight, release handles after
+ *   unreachable connect to a dead address fails within the timeout
+ *   headdies    connect, wait for a line on stdin (the test kills the head),
+ *               then submit must fail within the rpc timeout
+ *   objects     put/get round trips, timeouts, buffers after disconnect
+ *   nostore     object calls without a store fail with a message
+ *   resources   cluster totals (argv[3] = expected CPU total)
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <manta/manta.h>
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "sdk_smoke: %s:%d: check failed: %s (last "       \
+                    "error: %s)\n", __FILE__, __LINE__, #cond,                 \
+                    mt_client_last_error(c));                                  \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+static const char *addr;
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static mt_client_t *connect_or_die(void)
+{
+    mt_client_t *c = NULL;
+    int rc = mt_client_connect(addr, NULL, &c);
+
+    CHECK(rc == 0);
+    return c;
+}
+
+static mt_task_t *submit(mt_client_t *c, const char *cmd, double cpus)
+{
+    const char *argv[] = {"sh", "-c", cmd, NULL};
+    mt_task_opts_t *o;
+    mt_task_t *t = NULL;
+
+    CHECK(mt_task_opts_create(&o) == 0);
+    CHECK(mt_task_opts_set_resource(o, "CPU", cpus) == 0);
+    CHECK(mt_submit_command(c, argv, o, &t) == 0);
+    mt_task_opts_destroy(o);
+    CHECK(strlen(mt_task_id(t)) > 0);
+    return t;
+}
+
+/* ---- concurrent ----------------------------------------------------------- */
+
+struct worker_arg {
+    mt_client_t *c;
+    int id;
+};
+
+static void *worker(void *p)
+{
+    struct worker_arg *a = p;
+    mt_client_t *c = a->c;
+
+    for (int i = 0; i < 10; i++) {
+        char cmd[64], want[32];
+        mt_task_result r;
+        mt_task_t *t;
+
+        snprintf(cmd, sizeof(cmd), "echo t%d-%d", a->id, i);
+        snprintf(want, sizeof(want), "t%d-%d\n", a->id, i);
+        t = submit(c, cmd, 0.1);
+        mt_task_result_init(&r);
+        CHECK(mt_task_wait(c, t, 60000, &r) == 0);
+        CHECK(r.state == MT_TASK_STATE_FINISHED && r.exit_code == 0);
+        CHECK(strcmp((const char *)r.out, want) == 0);
+        mt_task_result_release(&r);
+        mt_task_release(t);
+    }
+    return NULL;
+}
+
+static int case_concurrent(void)
+{
+    mt_client_t *c = connect_or_die();
+    struct worker_arg args[4];
+    pthread_t th[4];
+
+    for (int i = 0; i < 4; i++) {
+        args[i].c = c;
+        args[i].id = i;
+        CHECK(pthread_create(&th[i], NULL, worker, &args[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    mt_client_disconnect(c);
+    return 0;
+}
+
+/* ---- wait and cancel ------------------------------------------------------ */
+
+static int case_wait(void)
+{
+    mt_client_t *c = connect_or_die();
+    mt_task_t *t[3];
+    mt_task_result r;
+    bool ready[3];
+    double t0;
+    int n;
+
+    t[0] = submit(c, "true", 0.1);
+    t[1] = submit(c, "sleep 30", 0.1);
+    t[2] = submit(c, "true", 1000); /* infeasible: stays pending */
+    /* Any: the quick one. */
+    n = mt_wait_tasks(c, t, 2, 1, 20000, ready);
+    CHECK(n == 1 && ready[0] && !ready[1]);
+    /* All, with a timeout: returns after about 500 ms with one ended. */
+    t0 = now_s();
+    n = mt_wait_tasks(c, t, 3, 3, 500, ready);
+    CHECK(n == 1 && ready[0] && !ready[1] && !ready[2]);
+    CHECK(now_s() - t0 >= 0.45 && now_s() - t0 < 3);
+    /* Zero timeout just looks. */
+    CHECK(mt_wait_tasks(c, t, 3, 3, 0, NULL) == 1);
+    mt_task_result_init(&r);
+    CHECK(mt_task_wait(c, t[1], 200, &r) == -MT_ETIMEDOUT);
+    CHECK(r.state == MT_TASK_STATE_RUNNING || r.state == MT_TASK_STATE_SCHEDULED
+          || r.state == MT_TASK_STATE_PENDING);
+    /* Cancel the running one and the pending one. */
+    CHECK(mt_task_cancel(c, t[1], false) == 0);
+    CHECK(mt_task_cancel(c, t[2], false) == 0);
+    CHECK(mt_wait_tasks(c, t, 3, 3, 20000, NULL) == 3);
+    CHECK(mt_task_wait(c, t[1], 0, &r) == -MT_ECANCELED);
+    CHECK(r.state == MT_TASK_STATE_CANCELLED);
+    CHECK(mt_task_wait(c, t[2], 0, &r) == -MT_ECANCELED);
+    CHECK(r.state == MT_TASK_STATE_CANCELLED && r.error[0]);
+    printf("cancelled pending task: %s\n", r.error);
+    mt_task_result_release(&r);
+    for (int i = 0; i < 3; i++)
+        mt_task_release(t[i]);
+    mt_client_disconnect(c);
+    return 0;
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static int case_output(void)
+{
+    mt_client_t *c = connect_or_die();
+    const char *argv[] = {"sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x",
+                          NULL};
+    mt_task_opts_t *o;
+    mt_task_result r;
+    mt_task_t *t;
+
+    t = submit(c, "echo out; echo err >&2; exit 3", 0.1);
+    mt_task_result_init(&r);
+    CHECK(mt_task_wait(c, t, 30000, &r) == 0);
+    CHECK(r.state == MT_TASK_STATE_FINISHED && r.exit_code == 3);
+    CHECK(r.out_len == 4 && strcmp((char *)r.out, "out\n") == 0);
+    CHECK(r.err_len == 4 && strcmp((char *)r.err, "err\n") == 0);
+    CHECK(r.node_id[0] != '\0');
+    mt_task_release(t);
+    /* Environment, cwd, and the output limit keeping the last bytes. */
+    CHECK(mt_task_opts_create(&o) == 0);
+    CHECK(mt_task_opts_set_output_limit(o, 1000) == 0);
+    CHECK(mt_task_opts_set_cwd(o, "/tmp") == 0);
+    CHECK(mt_task_opts_set_env(o, "GREETING", "hi") == 0);
+    CHECK(mt_task_opts_set_name(o, "sdk-output") == 0);
+    CHECK(mt_submit_command(c, argv, o, &t) == 0);
+    CHECK(mt_task_wait(c, t, 30000, &r) == 0);
+    CHECK(r.out_len == 1000 && r.out_dropped == 99000);
+    CHECK(r.out[0] == 'x' && r.out[999] == 'x');
+    mt_task_release(t);
+    argv[2] = "echo $GREETING; pwd";
+    CHECK(mt_task_opts_set_output_limit(o, 4096) == 0);
+    CHECK(mt_submit_command(c, argv, o, &t) == 0);
+    CHECK(mt_task_wait(c, t, 30000, &r) == 0);
+    CHECK(strcmp((char *)r.out, "hi\n/tmp\n") == 0);
+    mt_task_release(t);
+    mt_task_opts_destroy(o);
+    mt_task_result_release(&r);
+    mt_client_disconnect(c);
+    return 0;
+}
+
+/* ---- failures ------------------------------------------------------------- */
+
+static int case_missing(void)
+{
+    mt_client_t *c = connect_or_die();
+    const char *argv[] = {"/no/such/program", "x", NULL};
+    mt_task_result r;
+    mt_task_t *t;
+
+    CHECK(mt_submit_command(c, argv, NULL, &t) == 0);
+    mt_task_result_init(&r);
+    CHECK(mt_task_wait(c, t, 20000, &r) == -MT_ETASKFAILED);
+    CHECK(r.state == MT_TASK_STATE_FAILED && r.error[0]);
+    CHECK(strlen(mt_client_last_error(c)) > 0);
+    printf("missing program: %s\n", r.error);
+    printf("last error: %s\n", mt_client_last_error(c));
+    mt_task_result_release(&r);
+    mt_task_release(t);
+    /* Bad arguments fail at once. */
+    argv[0] = NULL;
+    CHECK(mt_submit_command(c, argv, NULL, &t) == -MT_EINVAL);
+    mt_client_disconnect(c);
+    return 0;
+}
+
+static int case_inflight(void)
+{
+    mt_client_t *c = connect_or_die();
+    mt_task_t *t[3];
+    double t0;
+
+    for (int i = 0; i < 3; i++)
+        t[i] = submit(c, "sleep 30", 0.1);
+    t0 = now_s();
+    mt_client_disconnect(c);
+    c = NULL;
+    CHECK(now_s() - t0 < 3);
+    for (int i = 0; i < 3; i++) {
+        CHECK(strlen(mt_task_id(t[i])) > 0);
+        mt_task_release(t[i]);
+    }
+    printf("disconnected in %.3fs with 3 tasks in flight\n", now_s() - t0);
+    return 0;
+}
+
+static int case_unreachable(void)
+{
+    mt_client_t *c = NULL;
+    mt_connect_opts o;
+    double t0 = now_s();
+    int rc;
+
+    mt_connect_opts_init(&o);
+    o.connect_timeout_ms = 1000;
+    rc = mt_client_connect(addr, &o, &c);
+    CHECK(rc == -MT_EUNAVAIL && c == NULL);
+    CHECK(now_s() - t0 < 4);
+    CHECK(strlen(mt_client_last_error(NULL)) > 0);
+    printf("unreachable: %s (%.2fs)\n", mt_client_last_error(NULL),
+           now_s() - t0);
+    return 0;
+}
+
+static int case_headdies(void)
+{
+    const char *argv[] = {"true", NULL};
+    mt_client_t *c = NULL;
+    mt_connect_opts o;
+    mt_task_t *t = NULL;
+    char line[16];
+    double t0;
+    int rc;
+
+    mt_connect_opts_init(&o);
+    o.rpc_timeout_ms = 1500;
+    CHECK(mt_client_connect(addr, &o, &c) == 0);
+    printf("connected\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof(line), stdin))
+        return 1;
+    t0 = now_s();
+    rc = mt_submit_command(c, argv, NULL, &t);
+    CHECK(rc < 0 && t == NULL && mt_error_retryable(rc));
+    CHECK(now_s() - t0 < 4);
+    printf("submit after the head died: %s: %s (%.2fs)\n", mt_error_name(rc),
+           mt_client_last_error(c), now_s() - t0);
+    mt_client_disconnect(c);
+    return 0;
+}
+
+/* ---- objects -------------------------------------------------------------- */
+
+static int case_objects(void)
+{
+    mt_client_t *c = connect_or_die();
+    size_t sizes[] = {0, 100, 1 << 20, 10 << 20};
+    int64_t shape[2] = {3, 5};
+    char hex[MT_OBJECT_ID_HEX_SIZE];
+    mt_object_id id, id2, missing;
+    mt_buffer_t *b;
+    double t0;
+
+    CHECK(mt_client_has_store(c));
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        unsigned char *p = malloc(sizes[k] + 1);
+
+        for (size_t i = 0; i < sizes[k]; i++)
+            p[i] = (unsigned char)(i * 7 + k);
+        CHECK(mt_put(c, p, sizes[k], 0, &id) == 0);
+        CHECK(mt_get(c, &id, 1000, &b) == 0);
+        CHECK(mt_buffer_size(b) == sizes[k] && !mt_buffer_is_tensor(b));
+        CHECK(sizes[k] == 0 || memcmp(mt_buffer_data(b), p, sizes[k]) == 0);
+        CHECK(mt_object_id_equal(mt_buffer_id(b), &id));
+        mt_buffer_release(b);
+        free(p);
+    }
+    /* Ids: distinct, hex round trip. */
+    CHECK(mt_put(c, "a", 1, MT_PUT_EVICTABLE, &id2) == 0);
+    CHECK(!mt_object_id_equal(&id, &id2));
+    CHECK(mt_object_id_parse(mt_object_id_format(&id2, hex), &id) == 0);
+    CHECK(mt_object_id_equal(&id, &id2));
+    /* Absent objects: at once, or after the timeout. */
+    memset(&missing, 0xab, sizeof(missing));
+    CHECK(mt_get(c, &missing, 0, &b) == -MT_ENOENT && b == NULL);
+    t0 = now_s();
+    CHECK(mt_get(c, &missing, 300, &b) == -MT_ETIMEDOUT);
+    CHECK(now_s() - t0 >= 0.25 && now_s() - t0 < 3);
+    /* Tensors: shape must match the size. */
+    CHECK(mt_put_tensor(c, "0123456789abcde", 15, 0, MT_DTYPE_UINT, 8, 2,
+                        shape, &id) == 0);
+    CHECK(mt_put_tensor(c, "0123456789abcde", 14, 0, MT_DTYPE_UINT, 8, 2,
+                        shape, &id2) == -MT_EINVAL);
+    CHECK(mt_get(c, &id, 0, &b) == 0 && mt_buffer_is_tensor(b));
+    /* A buffer outlives its client. */
+    mt_client_disconnect(c);
+    c = NULL;
+    CHECK(memcmp(mt_buffer_data(b), "0123456789abcde", 15) == 0);
+    mt_buffer_release(b);
+    return 0;
+}
+
+static int case_nostore(void)
+{
+    mt_client_t *c = NULL;
+    mt_connect_opts o;
+    mt_object_id id;
+
+    mt_connect_opts_init(&o);
+    o.flags = MT_CONNECT_NO_STORE;
+    CHECK(mt_client_connect(addr, &o, &c) == 0);
+    CHECK(!mt_client_has_store(c));
+    CHECK(mt_put(c, "x", 1, 0, &id) == -MT_EUNAVAIL);
+    CHECK(strstr(mt_client_last_error(c), "no object store") != NULL);
+    printf("no store: %s\n", mt_client_last_error(c));
+    mt_client_disconnect(c);
+    return 0;
+}
+
+static int case_resources(const char *want)
+{
+    mt_client_t *c = connect_or_die();
+    double total = -1, avail = -1, gpus = -1;
+
+    CHECK(mt_cluster_resources(c, "CPU", &total, &avail) == 0);
+    CHECK(total == atof(want) && avail <= total && avail >= 0);
+    CHECK(mt_cluster_resources(c, "GPU", &gpus, NULL) == 0 && gpus == 0);
+    CHECK(mt_cluster_nodes(c) >= 1);
+    printf("CPU %.1f of %.1f free, %d nodes\n", avail, total,
+           mt_cluster_nodes(c));
+    mt_client_disconnect(c);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : "";
+    mt_client_t *c = NULL; /* for CHECK */
+
+    addr = argc > 2 ? argv[2] : NULL;
+    if (!strcmp(cmd, "concurrent"))
+        return case_concurrent();
+    if (!strcmp(cmd, "wait"))
+        return case_wait();
+    if (!strcmp(cmd, "output"))
+        return case_output();
+    if (!strcmp(cmd, "missing"))
+        return case_missing();
+    if (!strcmp(cmd, "inflight"))
+        return case_inflight();
+    if (!strcmp(cmd, "unreachable"))
+        return case_unreachable();
+    if (!strcmp(cmd, "headdies"))
+        return case_headdies();
+    if (!strcmp(cmd, "objects"))
+        return case_objects();
+    if (!strcmp(cmd, "nostore"))
+        return case_nostore();
+    if (!strcmp(cmd, "resources") && argc > 3)
+        return case_resources(argv[3]);
+    CHECK(!"usage: sdk_smoke CASE HEAD_HOST:PORT");
+    return 2;
+}

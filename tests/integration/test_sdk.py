@@ -1,0 +1,137 @@
+"""test_sdk.py -- libmanta, the C SDK, against real clusters: the example
+programs (examples/c) and the C driver sdk_smoke (tests/integration/
+sdk_smoke.c), one subcommand per behaviour.
+
+Covered: fan-out/fan-in and tensor examples (by address and from the
+session dir), concurrent submits from 4 threads on one client, wait any /
+all with timeouts, cancelling a running and a pending task, exit codes and
+captured output (with the output limit), a missing program ending FAILED
+with a message, disconnecting with tasks in flight, an unreachable head at
+connect and a head that dies before a submit (errors within the timeouts),
+object put/get round trips and a client without a store. Resources are all
+free again afterwards.
+"""
+import os
+import signal
+import subprocess
+import time
+
+from harness import (BIN, FAST, check, free_port, main, new_dir, read_pid,
+                     run, status, wait_until)
+
+SMOKE = os.path.join(BIN, "sdk_smoke")
+
+
+def start_cluster():
+    """Head+worker on 127.0.0.1 and a worker on 127.0.0.2, 2 CPUs each.
+    RET (address, head temp dir)."""
+    port = free_port()
+    d1, d2 = new_dir("sdk1"), new_dir("sdk2")
+    run(["start", "--head", "--port", str(port), "--node-ip", "127.0.0.1",
+         "--temp-dir", d1, "--num-cpus", "2", "--object-store-memory",
+         "128MiB"] + FAST)
+    addr = "127.0.0.1:%d" % port
+    run(["start", "--address", addr, "--node-ip", "127.0.0.2", "--temp-dir",
+         d2, "--num-cpus", "2", "--object-store-memory", "64MiB"] + FAST[:2])
+
+    def both_alive():
+        st = status(address=addr)
+        return len([n for n in st["nodes"] if n["state"] == "ALIVE"]) == 2
+    wait_until(both_alive, 10, "two alive nodes")
+    return addr, d1
+
+
+def exe(args, timeout=90, env=None, check_rc=True):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout,
+                       env=env)
+    if check_rc and p.returncode != 0:
+        raise AssertionError("%s exited %d:\n%s%s" % (
+            " ".join(args), p.returncode, p.stdout, p.stderr))
+    return p
+
+
+def smoke(case, addr, *extra, timeout=90):
+    t0 = time.monotonic()
+    p = exe([SMOKE, case, addr] + list(extra), timeout=timeout)
+    print("  sdk_smoke %s: %.2fs %s" % (case, time.monotonic() - t0,
+                                        p.stdout.strip()[:200]))
+    return p
+
+
+def no_leaks(addr, timeout=15):
+    def ok():
+        st = status(address=addr)
+        return all(n["resources_available"] == n["resources_total"]
+                   for n in st["nodes"] if n["state"] == "ALIVE")
+    wait_until(ok, timeout, "available == total on every node", 0.2)
+
+
+# ---- tests -------------------------------------------------------------------
+
+
+def test_examples():
+    addr, d1 = start_cluster()
+    p = exe([os.path.join(BIN, "example_tasks"), addr])
+    check("sum of squares 1..8 = 204" in p.stdout, p.stdout)
+    p = exe([os.path.join(BIN, "example_objects"), addr])
+    check("values match" in p.stdout, p.stdout)
+    # From the session dir: head.addr and objstore.sock found there.
+    env = dict(os.environ, MANTA_TEMP_DIR=d1)
+    p = exe([os.path.join(BIN, "example_objects")], env=env)
+    check("values match" in p.stdout, p.stdout)
+    no_leaks(addr)
+
+
+def test_tasks_api():
+    addr, _ = start_cluster()
+    smoke("resources", addr, "4")
+    smoke("concurrent", addr)
+    smoke("wait", addr)
+    smoke("output", addr)
+    p = smoke("missing", addr)
+    check("/no/such/program" in p.stdout, p.stdout)
+    no_leaks(addr)
+
+
+def test_objects_api():
+    addr, _ = start_cluster()
+    smoke("objects", addr)
+    smoke("nostore", addr)
+
+
+def test_disconnect_with_tasks_in_flight():
+    addr, _ = start_cluster()
+    smoke("inflight", addr)
+
+
+def test_head_unreachable():
+    smoke("unreachable", "127.0.0.1:%d" % free_port())
+
+
+def test_head_dies_before_submit():
+    addr, d1 = start_cluster()
+    p = subprocess.Popen([SMOKE, "headdies", addr], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        line = p.stdout.readline()
+        check(line.strip() == "connected", "sdk_smoke said %r" % line)
+        pid = read_pid(d1, "head")
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: not os.path.exists("/proc/%d/status" % pid) or
+                   "zombie" in open("/proc/%d/status" % pid).read(), 5,
+                   "head gone")
+        out, err = p.communicate("go\n", timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    check(p.returncode == 0, "headdies exited %d:\n%s%s" % (
+        p.returncode, out, err))
+    print("  " + out.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":
+    main([test_examples, test_tasks_api, test_objects_api,
+          test_disconnect_with_tasks_in_flight, test_head_unreachable,
+          test_head_dies_before_submit])

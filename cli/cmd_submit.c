@@ -371,19 +371,6 @@ struct res_flags {
     const char *cpus, *gpus, *memory, *json;
 };
 
-/* Resource names as the head accepts them. */
-static bool valid_res_name(const char *s)
-{
-    size_t n = strlen(s);
-
-    if (n == 0 || n > 128)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && !strchr("._-/:", s[i]))
-            return false;
-    return true;
-}
-
 static int set_resource(struct submit_opts *o, const char *flag,
                         const char *name, int64_t q)
 {
@@ -432,7 +419,7 @@ static int check_resources(struct submit_opts *o, const struct res_flags *f)
         return usage_error("at most %d kinds of resources in one task",
                            RES_MAX_KINDS);
     for (size_t i = 0; i < o->res.n; i++)
-        if (!valid_res_name(o->res.v[i].name))
+        if (!mt_qty_valid_name(o->res.v[i].name))
             return usage_error("invalid resource name '%s': use up to 128 of "
                                "A-Z a-z 0-9 . _ - / :", o->res.v[i].name);
     return 0;

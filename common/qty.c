@@ -119,6 +119,18 @@ int mt_bytes_parse(const char *s, uint64_t *out)
     return -MT_EINVAL;
 }
 
+bool mt_qty_valid_name(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    if (n == 0 || n > 128)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("._-/:", s[i]))
+            return false;
+    return true;
+}
+
 /* ---- lists ------------------------------------------------------------------ */
 
 void mt_qty_list_set(struct mt_qty_list *l, const char *name, int64_t qty)

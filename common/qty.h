@@ -8,6 +8,7 @@
 #ifndef MT_QTY_H
 #define MT_QTY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,12 @@ char *mt_bytes_format(double bytes, char *buf, size_t len);
  * RET 0 or -MT_EINVAL
  */
 int mt_bytes_parse(const char *s, uint64_t *out);
+
+/*
+ * mt_qty_valid_name - a resource name Manta accepts: 1-128 characters of
+ * [A-Za-z0-9._-/:]. THREAD any.
+ */
+bool mt_qty_valid_name(const char *s);
 
 /* List helpers; set adds or replaces; get returns -1 when absent. */
 void mt_qty_list_set(struct mt_qty_list *l, const char *name, int64_t qty);

@@ -133,8 +133,8 @@ static const char *take_res(Manta__ResourceEntry **e, size_t n,
     if (n > MAX_ENTRIES)
         return "too many resources";
     for (size_t i = 0; i < n; i++) {
-        if (!e[i]->name || !*e[i]->name || strlen(e[i]->name) > 128)
-            return "resource with an empty or overlong name";
+        if (!mt_qty_valid_name(e[i]->name))
+            return "bad resource name (1-128 of [A-Za-z0-9._-/:])";
         if (e[i]->quantity < 0)
             return "negative resource quantity";
         mt_qty_list_set(l, e[i]->name, e[i]->quantity);

@@ -44,18 +44,6 @@ struct mt_task_watcher {
 
 /* ---- validation and conversion ------------------------------------------- */
 
-static bool valid_name(const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-
-    if (n == 0 || n > 128)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && !strchr("._-/:", s[i]))
-            return false;
-    return true;
-}
-
 /* RET NULL or why the spec cannot run; *err says how to answer. */
 static const char *check_spec(const Manta__TaskSpec *s, int *err)
 {
@@ -84,7 +72,7 @@ static const char *check_spec(const Manta__TaskSpec *s, int *err)
     if (s->n_resources > MT_RES_SET_MAX)
         return "too many resource kinds in one task (at most 8)";
     for (size_t i = 0; i < s->n_resources; i++) {
-        if (!valid_name(s->resources[i]->name))
+        if (!mt_qty_valid_name(s->resources[i]->name))
             return "bad resource name";
         if (s->resources[i]->quantity < 0)
             return "negative resource quantity";

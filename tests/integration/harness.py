@@ -108,6 +108,21 @@ signal.signal(signal.SIGTERM, lambda *a: (cleanup(), sys.exit(1)))
 
 FAST = ["--report-period-ms", "200", "--node-timeout-ms", "1500"]
 
+PROTO = os.environ.get("MANTA_PROTO_DIR") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "proto")
+
+
+def proto_stubs():
+    """Generate Python gRPC stubs from proto/ (protoc + Debian's
+    grpc_python_plugin) into a temp dir and put it on sys.path."""
+    out = tempfile.mkdtemp(prefix="manta-pystubs-")
+    protos = [p for p in os.listdir(PROTO) if p.endswith(".proto")]
+    subprocess.run(["protoc", "-I", PROTO, "--python_out=" + out,
+                    "--grpc_out=" + out,
+                    "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin"] +
+                   protos, check=True)
+    sys.path.insert(0, out)
+
 
 def check(cond, msg):
     if not cond:

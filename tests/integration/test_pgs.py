@@ -7,29 +7,17 @@ into bundle i runs on that bundle's node; the reservation shows in
 tasks running in it; a group that cannot fit stays PENDING with an
 infeasible reason; bad requests get INVALID_ARGUMENT.
 """
-import os
 import subprocess
-import sys
-import tempfile
 import time
 
-from harness import (FAST, MANTA, check, free_port, main, new_dir, run,
-                     status, wait_until)
-
-PROTO = os.environ.get("MANTA_PROTO_DIR") or os.path.join(
-    os.path.dirname(__file__), "..", "..", "proto")
+from harness import (FAST, MANTA, check, free_port, main, new_dir,
+                     proto_stubs, run, status, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)
 
 
 def stubs():
-    out = tempfile.mkdtemp(prefix="manta-pystubs-")
-    protos = [p for p in os.listdir(PROTO) if p.endswith(".proto")]
-    subprocess.run(["protoc", "-I", PROTO, "--python_out=" + out,
-                    "--grpc_out=" + out,
-                    "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin"] +
-                   protos, check=True)
-    sys.path.insert(0, out)
+    proto_stubs()
     import common_pb2
     import head_service_pb2
     import head_service_pb2_grpc

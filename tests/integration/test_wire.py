@@ -8,27 +8,15 @@ an error (or a dropped connection) while the head keeps serving.
 """
 import os
 import socket
-import subprocess
-import sys
-import tempfile
 
 from harness import (FAST, check, free_port, main, new_dir, pid_alive,
-                     read_pid, run, status)
-
-PROTO = os.environ.get("MANTA_PROTO_DIR") or os.path.join(
-    os.path.dirname(__file__), "..", "..", "proto")
+                     proto_stubs, read_pid, run, status)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)
 
 
 def stubs():
-    out = tempfile.mkdtemp(prefix="manta-pystubs-")
-    protos = [p for p in os.listdir(PROTO) if p.endswith(".proto")]
-    subprocess.run(["protoc", "-I", PROTO, "--python_out=" + out,
-                    "--grpc_out=" + out,
-                    "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin"] +
-                   protos, check=True)
-    sys.path.insert(0, out)
+    proto_stubs()
     import head_service_pb2
     import head_service_pb2_grpc
     return head_service_pb2, head_service_pb2_grpc

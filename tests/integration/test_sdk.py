@@ -2,7 +2,7 @@
 programs (examples/c) and the C driver sdk_smoke (tests/integration/
 sdk_smoke.c), one subcommand per behaviour.
 
-Covered: fan-out/fan-in and tensor examples (by address and from the
+Covered: the library exports only the public API, fan-out/fan-in and tensor examples (by address and from the
 session dir), concurrent submits from 4 threads on one client, wait any /
 all with timeouts, cancelling a running and a pending task, exit codes and
 captured output (with the output limit), a missing program ending FAILED
@@ -69,6 +69,20 @@ def no_leaks(addr, timeout=15):
 # ---- tests -------------------------------------------------------------------
 
 
+def test_exports_only_the_api():
+    """libmanta.so exports the MT_EXTERN functions and nothing else."""
+    lib = os.path.join(BIN, "..", "lib", "libmanta.so")
+    p = exe(["nm", "-D", "--defined-only", lib])
+    syms = [l.split()[-1] for l in p.stdout.splitlines() if l.strip()]
+    check("mt_client_connect" in syms and "mt_submit_command" in syms and
+          "mt_get" in syms, "public functions missing: %r" % syms)
+    bad = [s for s in syms if not s.startswith("mt_") or
+           s.startswith("mt__") or s.startswith(("mt_objc_", "mt_rpc_",
+                                                  "mt_store_", "mt_x"))]
+    check(not bad, "internal symbols exported: %r" % bad[:20])
+    print("  %d symbols exported" % len(syms))
+
+
 def test_examples():
     addr, d1 = start_cluster()
     p = exe([os.path.join(BIN, "example_tasks"), addr])
@@ -132,6 +146,6 @@ def test_head_dies_before_submit():
 
 
 if __name__ == "__main__":
-    main([test_examples, test_tasks_api, test_objects_api,
+    main([test_exports_only_the_api, test_examples, test_tasks_api, test_objects_api,
           test_disconnect_with_tasks_in_flight, test_head_unreachable,
           test_head_dies_before_submit])

@@ -13,7 +13,7 @@ import threading
 import time
 
 from harness import (BIN, FAST, check, free_port, main, new_dir, read_pid,
-                     run, status, wait_until)
+                     run, status)
 
 TOOL = os.path.join(BIN, "mt_objtool")
 

@@ -503,6 +503,10 @@ static void watch_next(struct mt_client *c)
 
 void mt__rpc_watch(struct mt_client *c, struct mt_task *t)
 {
+    if (c->closing) { /* a submit answered while shutting down */
+        end_watch(c, t, -MT_ECLOSED, "the client was disconnected");
+        return;
+    }
     if (c->n_watches < MT_SDK_MAX_WATCHES && !c->wait_head) {
         open_watch(c, t);
         return;

@@ -10,6 +10,7 @@
  * which is what the waits below sleep on.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +184,20 @@ static bool wait_locked(struct mt_client *c, const struct timespec *dl,
     return rc != ETIMEDOUT;
 }
 
+/* The timeout message, with the head's note on why (e.g. infeasible). */
+static int timeout_error(struct mt_client *c, struct mt_task *t, int state,
+                         int timeout_ms)
+{
+    char note[256] = "";
+
+    pthread_mutex_lock(&c->mu);
+    if (t->error && *t->error)
+        snprintf(note, sizeof(note), ": %s", t->error);
+    pthread_mutex_unlock(&c->mu);
+    return mt__set_error(c, -MT_ETIMEDOUT, "task %s still %s after %d ms%s",
+                         t->id, mt_task_state_name(state), timeout_ms, note);
+}
+
 int mt_task_wait(mt_client_t *c, mt_task_t *t, int timeout_ms,
                  mt_task_result *res)
 {
@@ -221,8 +236,7 @@ int mt_task_wait(mt_client_t *c, mt_task_t *t, int timeout_ms,
         mt_task_result_release(&tmp);
     }
     if (rc == -MT_ETIMEDOUT)
-        return mt__set_error(c, rc, "task %s still %s after %d ms", t->id,
-                             mt_task_state_name(tmp.state), timeout_ms);
+        return timeout_error(c, t, tmp.state, timeout_ms);
     if (rc < 0)
         return mt__set_error(c, rc, "task %s %s: %s", t->id,
                              rc == -MT_ECANCELED ? "was cancelled"

@@ -11,8 +11,9 @@
  *   missing     a program that does not exist ends FAILED with a message
  *   inflight    disconnect with tasks in flight, release handles after
  *   unreachable connect to a dead address fails within the timeout
- *   headdies    connect, wait for a line on stdin (the test kills the head),
- *               then submit must fail within the rpc timeout
+ *   headdies    connect and start a task, wait for a line on stdin (the
+ *               test kills the head): the task is reported lost and a
+ *               submit fails, both within the timeouts
  *   objects     put/get round trips, timeouts, buffers after disconnect
  *   nostore     object calls without a store fail with a message
  *   resources   cluster totals (argv[3] = expected CPU total)
@@ -140,6 +141,11 @@ static int case_wait(void)
     /* Zero timeout just looks. */
     CHECK(mt_wait_tasks(c, t, 3, 3, 0, NULL) == 1);
     mt_task_result_init(&r);
+    /* A task that can never run says why while it waits. */
+    CHECK(mt_task_wait(c, t[2], 100, &r) == -MT_ETIMEDOUT);
+    CHECK(r.state == MT_TASK_STATE_PENDING);
+    CHECK(strstr(mt_client_last_error(c), "infeasible") != NULL);
+    printf("infeasible: %s\n", mt_client_last_error(c));
     CHECK(mt_task_wait(c, t[1], 200, &r) == -MT_ETIMEDOUT);
     CHECK(r.state == MT_TASK_STATE_RUNNING || r.state == MT_TASK_STATE_SCHEDULED
           || r.state == MT_TASK_STATE_PENDING);
@@ -267,9 +273,11 @@ static int case_unreachable(void)
 static int case_headdies(void)
 {
     const char *argv[] = {"true", NULL};
+    const char *sleeper[] = {"sleep", "30", NULL};
+    mt_task_t *t = NULL, *running = NULL;
     mt_client_t *c = NULL;
+    mt_task_result r;
     mt_connect_opts o;
-    mt_task_t *t = NULL;
     char line[16];
     double t0;
     int rc;
@@ -277,10 +285,20 @@ static int case_headdies(void)
     mt_connect_opts_init(&o);
     o.rpc_timeout_ms = 1500;
     CHECK(mt_client_connect(addr, &o, &c) == 0);
+    CHECK(mt_submit_command(c, sleeper, NULL, &running) == 0);
     printf("connected\n");
     fflush(stdout);
     if (!fgets(line, sizeof(line), stdin))
         return 1;
+    /* The task being followed is reported lost, not waited for forever. */
+    t0 = now_s();
+    mt_task_result_init(&r);
+    rc = mt_task_wait(c, running, 20000, &r);
+    CHECK(rc == -MT_EUNAVAIL && r.error[0]);
+    CHECK(now_s() - t0 < 4);
+    printf("task while the head died: %s (%.2fs)\n", r.error, now_s() - t0);
+    mt_task_result_release(&r);
+    mt_task_release(running);
     t0 = now_s();
     rc = mt_submit_command(c, argv, NULL, &t);
     CHECK(rc < 0 && t == NULL && mt_error_retryable(rc));

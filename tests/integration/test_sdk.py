@@ -142,7 +142,8 @@ def test_head_dies_before_submit():
             p.wait()
     check(p.returncode == 0, "headdies exited %d:\n%s%s" % (
         p.returncode, out, err))
-    print("  " + out.strip().splitlines()[-1])
+    for line in out.strip().splitlines()[-2:]:
+        print("  " + line)
 
 
 if __name__ == "__main__":

@@ -15,3 +15,6 @@ done
 echo
 echo "== bench_transfer.sh (inter-node pull over loopback)"
 "$(dirname "$0")/bench_transfer.sh" "$BUILD" 1GiB 3 || echo "bench_transfer failed"
+echo
+echo "== bench_tasks.py (command tasks end to end)"
+/usr/bin/python3 "$(dirname "$0")/bench_tasks.py" "$BUILD" 1000 || echo "bench_tasks failed"

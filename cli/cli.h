@@ -18,6 +18,8 @@ int mt_cmd_status(int argc, char **argv);
 int mt_cmd_submit(int argc, char **argv);
 int mt_cmd_list(int argc, char **argv);
 int mt_cmd_pg(int argc, char **argv);
+int mt_cmd_logs(int argc, char **argv);
+int mt_cmd_cancel(int argc, char **argv);
 
 /* ---- helpers shared by the commands that talk to the head (rpc_list.c) --- */
 

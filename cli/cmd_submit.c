@@ -637,6 +637,7 @@ static void spec_release(struct spec_buf *b)
 /* What we know of the task while following it. Guarded by: the loop. */
 struct watch {
     struct mt_cli_conn *conn;
+    const char *cmd;             /* "submit" or "logs", for messages */
     const char *task_id;         /* borrowed */
     bool verbose;
     bool done;                   /* the watch stream ended */
@@ -801,15 +802,15 @@ static int final_exit(const struct watch *w)
                     w->task_id, w->exit_code);
         return w->exit_code >= 0 && w->exit_code <= 255 ? w->exit_code : 1;
     case MANTA__TASK_STATE__TASK_STATE_FAILED:
-        fprintf(stderr, "manta submit: task failed: %s\n",
+        fprintf(stderr, "manta %s: task failed: %s\n", w->cmd,
                 w->error ? w->error : "no reason given");
         return 1;
     case MANTA__TASK_STATE__TASK_STATE_CANCELLED:
-        fprintf(stderr, "manta submit: task %s cancelled%s%s\n", w->task_id,
-                w->error ? ": " : "", w->error ? w->error : "");
+        fprintf(stderr, "manta %s: task %s cancelled%s%s\n", w->cmd,
+                w->task_id, w->error ? ": " : "", w->error ? w->error : "");
         return EXIT_CANCELLED;
     default:
-        fprintf(stderr, "manta submit: lost track of task %s: %s\n",
+        fprintf(stderr, "manta %s: lost track of task %s: %s\n", w->cmd,
                 w->task_id, w->stream_err);
         return 1;
     }
@@ -826,7 +827,7 @@ static int watch_task(struct watch *w)
     rc = mt_rpc_stream_open(w->conn->ch, &mt_head_watch_task, &req.base, 0, 0,
                             on_event, on_watch_done, w, NULL);
     if (rc < 0) {
-        fprintf(stderr, "manta submit: cannot watch task %s: %s\n",
+        fprintf(stderr, "manta %s: cannot watch task %s: %s\n", w->cmd,
                 w->task_id, mt_strerror(rc));
         return 1;
     }
@@ -889,6 +890,7 @@ static int run(const struct submit_opts *o, const char *addr)
     }
     memset(&w, 0, sizeof(w));
     w.conn = &conn;
+    w.cmd = "submit";
     w.verbose = o->verbose;
     uv_signal_init(&conn.loop, &w.sigint);
     w.sigint.data = &w;
@@ -928,4 +930,142 @@ int mt_cmd_submit(int argc, char **argv)
     free(addr);
     opts_release(&o);
     return rc < 0 ? 0 : rc;
+}
+
+/* ---- manta logs / manta cancel --------------------------------------------- */
+
+static void task_cmd_usage(FILE *f, const char *cmd)
+{
+    if (strcmp(cmd, "logs") == 0)
+        fprintf(f,
+                "usage: manta logs TASK_ID [--address HOST:PORT | --temp-dir DIR] [-v]\n"
+                "\n"
+                "Print a task's output (the head keeps its last 1 MiB) and, while it\n"
+                "runs, follow it to the end; exit with the task's exit code, as\n"
+                "`manta submit` does. Ctrl-C stops following; the task goes on.\n");
+    else
+        fprintf(f,
+                "usage: manta cancel TASK_ID [--force] [--address HOST:PORT | --temp-dir DIR]\n"
+                "\n"
+                "Cancel a task: a pending one at once, a running one with SIGTERM to\n"
+                "its process group (SIGKILL with --force, or after 5 s).\n");
+}
+
+/* Parse `manta logs|cancel TASK_ID ...`. RET 0, -1 (help shown) or 2. */
+static int task_cmd_parse(int argc, char **argv, const char *cmd,
+                          char **head, const char **id, bool *flag)
+{
+    static const struct option opts[] = {
+        {"address", required_argument, NULL, 'a'},
+        {"temp-dir", required_argument, NULL, 't'},
+        {"force", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *addr = NULL, *dir = NULL;
+    int c, rc;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
+        if (c == 'a') {
+            addr = optarg;
+        } else if (c == 't') {
+            dir = optarg;
+        } else if ((c == 'f' && strcmp(cmd, "cancel") == 0) ||
+                   (c == 'v' && strcmp(cmd, "logs") == 0)) {
+            *flag = true;
+        } else if (c == 'h') {
+            task_cmd_usage(stdout, cmd);
+            return -1;
+        } else {
+            fprintf(stderr, "manta %s: unknown or incomplete option '%s'\n",
+                    cmd, argv[optind - 1]);
+            task_cmd_usage(stderr, cmd);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc || strlen(argv[optind]) != 16 ||
+        strspn(argv[optind], "0123456789abcdef") != 16) {
+        fprintf(stderr, "manta %s: expected one task id (16 hex digits)\n",
+                cmd);
+        task_cmd_usage(stderr, cmd);
+        return MT_EXIT_USAGE;
+    }
+    *id = argv[optind];
+    rc = mt_cli_head_addr(cmd, addr, dir, head);
+    if (rc == MT_EXIT_USAGE)
+        task_cmd_usage(stderr, cmd);
+    return rc;
+}
+
+int mt_cmd_logs(int argc, char **argv)
+{
+    struct mt_cli_conn conn;
+    struct watch w;
+    const char *id = NULL;
+    char *head = NULL;
+    bool verbose = false;
+    int rc = task_cmd_parse(argc, argv, "logs", &head, &id, &verbose);
+
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    rc = mt_cli_conn_open(&conn, head);
+    if (rc < 0) {
+        fprintf(stderr, "manta logs: cannot reach the head at %s: %s\n",
+                head, mt_strerror(rc));
+        free(head);
+        return 1;
+    }
+    memset(&w, 0, sizeof(w));
+    w.conn = &conn;
+    w.cmd = "logs";
+    w.task_id = id;
+    w.verbose = verbose;
+    /* No SIGINT handler: Ctrl-C ends `manta logs`, not the task. */
+    uv_signal_init(&conn.loop, &w.sigint);
+    rc = watch_task(&w);
+    uv_close((uv_handle_t *)&w.sigint, NULL);
+    uv_run(&conn.loop, UV_RUN_NOWAIT);
+    mt_cli_conn_close(&conn);
+    free(w.node_id);
+    free(w.note);
+    free(w.error);
+    free(head);
+    return rc;
+}
+
+int mt_cmd_cancel(int argc, char **argv)
+{
+    Manta__CancelTaskRequest req = MANTA__CANCEL_TASK_REQUEST__INIT;
+    struct mt_cli_conn conn;
+    ProtobufCMessage *resp = NULL;
+    const char *id = NULL;
+    char *head = NULL, err[512] = "";
+    bool force = false;
+    int rc = task_cmd_parse(argc, argv, "cancel", &head, &id, &force);
+
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    rc = mt_cli_conn_open(&conn, head);
+    if (rc == 0) {
+        req.task_id = (char *)id;
+        req.force = force;
+        rc = mt_rpc_unary_sync(conn.ch, &mt_head_cancel_task, &req.base,
+                               SUBMIT_TIMEOUT_MS, 0, &resp, err, sizeof(err));
+        mt_cli_conn_close(&conn);
+    } else {
+        snprintf(err, sizeof(err), "%s", mt_strerror(rc));
+    }
+    if (rc < 0) {
+        mt_cli_one_line(err);
+        fprintf(stderr, "manta cancel: %s\n", err);
+        free(head);
+        return 1;
+    }
+    printf("Task %s: %s\n", id,
+           mt_cli_task_state_name(((Manta__CancelTaskReply *)resp)->state));
+    protobuf_c_message_free_unpacked(resp, NULL);
+    free(head);
+    return 0;
 }

@@ -21,6 +21,8 @@ static const struct {
     {"stop", mt_cmd_stop, "stop what this machine started"},
     {"status", mt_cmd_status, "show nodes and resources of a cluster"},
     {"submit", mt_cmd_submit, "run a command as a task and relay its output"},
+    {"logs", mt_cmd_logs, "print and follow a task's output"},
+    {"cancel", mt_cmd_cancel, "cancel a pending or running task"},
     {"list", mt_cmd_list, "list nodes, tasks or placement groups"},
     {"placement-group", mt_cmd_pg,
      "create, wait for or remove a placement group"},

@@ -311,10 +311,38 @@ def test_gpu_binding():
                                                            p.stderr))
 
 
+def test_logs_and_cancel_commands():
+    """`manta logs` replays and follows a task submitted with --no-wait and
+    exits with its code; `manta cancel` stops one; bad ids are usage
+    errors; unknown ids fail."""
+    addr, dirs, ids = start_cluster()
+    tid = submit(addr, ["--no-wait", "--", "sh", "-c",
+                        "echo one; sleep 0.5; echo two; exit 5"]).stdout.strip()
+    p = run(["logs", tid, "--address", addr], check=False, timeout=30)
+    check(p.returncode == 5 and p.stdout == "one\ntwo\n",
+          "logs: %d %r" % (p.returncode, p.stdout))
+    p = run(["logs", tid, "--address", addr], check=False)  # after the end
+    check(p.returncode == 5 and p.stdout == "one\ntwo\n", "logs again")
+    tid = submit(addr, ["--no-wait", "--", "sleep", "30"]).stdout.strip()
+    wait_state(addr, tid, ("RUNNING",))
+    p = run(["cancel", tid, "--address", addr])
+    check(tid in p.stdout, p.stdout)
+    wait_state(addr, tid, ("CANCELLED",))
+    p = run(["logs", tid, "--address", addr], check=False)
+    check(p.returncode == 130, "logs of a cancelled task: %d" % p.returncode)
+    for args in (["logs"], ["logs", "xyz"], ["cancel", "1234"],
+                 ["cancel", tid, "--bogus"]):
+        p = run(args + ["--address", addr], check=False)
+        check(p.returncode == 2, "%s exited %d" % (args, p.returncode))
+    p = run(["cancel", "0000000000000000", "--address", addr], check=False)
+    check(p.returncode == 1 and "no such task" in p.stderr, p.stderr)
+
+
 if __name__ == "__main__":
     main([test_output_and_exit_code, test_infeasible_is_reported,
           test_label_selector_places_task,
           test_twenty_concurrent_tasks_free_everything,
           test_no_wait_and_list, test_ctrl_c_cancels_running_task,
           test_worker_death_retried_elsewhere,
-          test_worker_death_without_retries_fails, test_gpu_binding])
+          test_worker_death_without_retries_fails, test_gpu_binding,
+          test_logs_and_cancel_commands])

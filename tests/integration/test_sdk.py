@@ -2,16 +2,19 @@
 programs (examples/c) and the C driver sdk_smoke (tests/integration/
 sdk_smoke.c), one subcommand per behaviour.
 
-Covered: the library exports only the public API, fan-out/fan-in and tensor examples (by address and from the
-session dir), concurrent submits from 4 threads on one client, wait any /
-all with timeouts, cancelling a running and a pending task, exit codes and
-captured output (with the output limit), a missing program ending FAILED
-with a message, disconnecting with tasks in flight, an unreachable head at
-connect and a head that dies before a submit (errors within the timeouts),
-object put/get round trips and a client without a store. Resources are all
-free again afterwards.
+Covered: the library exports only the public API; fan-out/fan-in and
+tensor examples (by address and from the session dir); concurrent submits
+from 4 threads on one client; wait any / all with timeouts; cancelling a
+running and a pending task; exit codes and captured output (with the
+output limit); a missing program ending FAILED with a message;
+disconnecting with tasks in flight; an unreachable head at connect and a
+head that dies under a followed task and before a submit (errors within
+the timeouts); object put/get round trips and a client without a store;
+no leaks under valgrind (when installed and not an ASan build). Resources
+are all free again afterwards.
 """
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -118,6 +121,28 @@ def test_disconnect_with_tasks_in_flight():
     smoke("inflight", addr)
 
 
+def asan_build():
+    p = subprocess.run(["nm", SMOKE], capture_output=True, text=True)
+    return "__asan_init" in p.stdout
+
+
+def test_valgrind_clean():
+    """Without ASan: no leaks or errors under valgrind after disconnect."""
+    vg = shutil.which("valgrind")
+    if not vg or asan_build():
+        print("  skipped (%s)" % ("ASan build" if vg else "no valgrind"))
+        return
+    addr, _ = start_cluster()
+    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "valgrind.supp")
+    base = [vg, "-q", "--leak-check=full", "--error-exitcode=9",
+            "--errors-for-leak-kinds=definite,possible",
+            "--suppressions=" + supp]
+    exe(base + [SMOKE, "inflight", addr], timeout=120)
+    exe(base + [SMOKE, "objects", addr], timeout=120)
+    exe(base + [os.path.join(BIN, "example_tasks"), addr], timeout=120)
+
+
 def test_head_unreachable():
     smoke("unreachable", "127.0.0.1:%d" % free_port())
 
@@ -148,5 +173,6 @@ def test_head_dies_before_submit():
 
 if __name__ == "__main__":
     main([test_exports_only_the_api, test_examples, test_tasks_api, test_objects_api,
-          test_disconnect_with_tasks_in_flight, test_head_unreachable,
+          test_disconnect_with_tasks_in_flight, test_valgrind_clean,
+          test_head_unreachable,
           test_head_dies_before_submit])

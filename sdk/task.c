@@ -52,6 +52,7 @@ const char *mt_task_id(const mt_task_t *t)
 const char *mt_task_state_name(mt_task_state s)
 {
     switch (s) {
+    case MT_TASK_STATE_WAITING_FOR_ARGS: return "WAITING_FOR_ARGS";
     case MT_TASK_STATE_PENDING: return "PENDING";
     case MT_TASK_STATE_SCHEDULED: return "SCHEDULED";
     case MT_TASK_STATE_RUNNING: return "RUNNING";

@@ -50,6 +50,8 @@ typedef struct mt_task_opts mt_task_opts_t;
 /* Where a task is in its life. Values are stable. */
 typedef enum mt_task_state {
     MT_TASK_STATE_UNKNOWN = 0,   /* not heard from the head yet */
+    MT_TASK_STATE_WAITING_FOR_ARGS = 1, /* its object arguments are not
+                                           ready (function tasks, later) */
     MT_TASK_STATE_PENDING = 2,   /* waiting for a node with room */
     MT_TASK_STATE_SCHEDULED = 3, /* placed, being started */
     MT_TASK_STATE_RUNNING = 4,
@@ -226,10 +228,11 @@ MT_EXTERN void mt_task_result_release(mt_task_result *r);
  * mt_task_wait - wait until a task ends, then describe how.
  *
  * IN  timeout_ms  0: do not wait; < 0: wait forever
- * OUT res         may be NULL; otherwise filled whenever the call returns
- *                 0, -MT_ETASKFAILED or -MT_ECANCELED (release it with
- *                 mt_task_result_release); on a timeout only res->state
- *                 is set
+ * OUT res         NULL, or a result set up with mt_task_result_init()
+ *                 (whatever it still holds is released first). Filled
+ *                 whenever the call returns 0, -MT_ETASKFAILED,
+ *                 -MT_ECANCELED or -MT_EUNAVAIL; on a timeout only
+ *                 res->state is set. Free with mt_task_result_release()
  * RET 0 (FINISHED: check res->exit_code), -MT_ETASKFAILED (FAILED: see
  *     res->error), -MT_ECANCELED (CANCELLED), -MT_ETIMEDOUT (still
  *     running), -MT_EUNAVAIL (lost track of it: the head went away),

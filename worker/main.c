@@ -8,6 +8,7 @@
  * the head has accepted it.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +243,10 @@ int main(int argc, char **argv)
     }
     mt_log_init("worker", (enum mt_log_level)level, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Object pulls allocate and free multi-MiB buffers per chunk: keep them
+     * in the heap instead of a fresh mmap (and page faults) each time. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     if (cfg.node_ip) {
         cfg.bind_ip = cfg.node_ip;
     } else {

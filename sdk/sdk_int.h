@@ -46,7 +46,7 @@ struct mt_rpc_channel;
 struct mt_rpc_stream;
 struct mt_objc;
 
-/* ---- plain-C task spec (what mt_task_opts_t holds) ------------------------ */
+/* ---- plain-C task spec (what mt_task_opts_t holds) ---------------------- */
 
 struct mt__res {
     char *name;
@@ -80,7 +80,7 @@ struct mt_task_opts {
     size_t output_limit;
 };
 
-/* ---- tasks ---------------------------------------------------------------- */
+/* ---- tasks -------------------------------------------------------------- */
 
 /* Captured output of one stream: the last `limit` bytes. */
 struct mt__outbuf {
@@ -115,7 +115,7 @@ struct mt_task {
     struct mt_task *next_wait;    /* queue for a watch slot */
 };
 
-/* ---- requests from public calls to the loop thread ------------------------ */
+/* ---- requests from public calls to the loop thread ---------------------- */
 
 enum mt__req_kind {
     MT__REQ_STATUS = 1, /* GetClusterStatus */
@@ -161,7 +161,7 @@ struct mt__req {
     struct mt__status status;
 };
 
-/* ---- the store connection, shared by a client and its buffers --------- */
+/* ---- the store connection, shared by a client and its buffers ------- */
 
 struct mt__store {
     atomic_int refs;
@@ -179,7 +179,7 @@ struct mt_buffer {
     int64_t shape[MT_TENSOR_MAX_NDIM];
 };
 
-/* ---- the client ----------------------------------------------------------- */
+/* ---- the client --------------------------------------------------------- */
 
 struct mt_client {
     uint32_t magic;           /* MT_CLIENT_MAGIC */
@@ -212,7 +212,7 @@ struct mt_client {
     struct mt_task *wait_head, *wait_tail; /* tasks waiting for a slot */
 };
 
-/* ---- error.c ---- */
+/* ---- error.c -- */
 
 /* mt__set_error - record fmt as this thread's last error on c (or NULL) and
  * return err. */
@@ -222,7 +222,7 @@ int mt__set_error(const struct mt_client *c, int err, const char *fmt, ...)
 /* mt__clear_error - forget this thread's last error on c. */
 void mt__clear_error(const struct mt_client *c);
 
-/* ---- client.c ---- */
+/* ---- client.c -- */
 
 /* mt__req_new - a zeroed request. RET NULL on ENOMEM. */
 struct mt__req *mt__req_new(enum mt__req_kind kind);
@@ -252,7 +252,7 @@ struct timespec mt__deadline(int timeout_ms);
 /* mt__task_unref - drop one reference; frees at zero. NULL ok. */
 void mt__task_unref(struct mt_task *t);
 
-/* ---- task_opts.c (pure) ---- */
+/* ---- task_opts.c (pure) -- */
 
 int mt__opts_init(struct mt_task_opts *o);
 void mt__opts_release(struct mt_task_opts *o);
@@ -261,7 +261,7 @@ void mt__opts_release(struct mt_task_opts *o);
 int mt__outbuf_append(struct mt__outbuf *b, size_t limit, const void *p,
                       size_t n);
 
-/* ---- rpc_head.c (the only file with protobuf types) ---- */
+/* ---- rpc_head.c (the only file with protobuf types) -- */
 
 /*
  * mt__rpc_submit_build - build an owned SubmitTaskRequest from argv and
@@ -282,7 +282,7 @@ void mt__rpc_watch(struct mt_client *c, struct mt_task *t);
 /* Loop thread: cancel every watch, drop queued ones (shutdown). */
 void mt__rpc_stop_watches(struct mt_client *c);
 
-/* ---- object.c ---- */
+/* ---- object.c -- */
 
 void mt__store_unref(struct mt__store *s);
 

@@ -69,7 +69,7 @@ static mt_task_t *submit(mt_client_t *c, const char *cmd, double cpus)
     return t;
 }
 
-/* ---- concurrent ----------------------------------------------------------- */
+/* ---- concurrent --------------------------------------------------------- */
 
 struct worker_arg {
     mt_client_t *c;
@@ -116,7 +116,7 @@ static int case_concurrent(void)
     return 0;
 }
 
-/* ---- wait and cancel ------------------------------------------------------ */
+/* ---- wait and cancel ---------------------------------------------------- */
 
 static int case_wait(void)
 {
@@ -165,7 +165,7 @@ static int case_wait(void)
     return 0;
 }
 
-/* ---- output --------------------------------------------------------------- */
+/* ---- output ------------------------------------------------------------- */
 
 static int case_output(void)
 {
@@ -207,7 +207,7 @@ static int case_output(void)
     return 0;
 }
 
-/* ---- failures ------------------------------------------------------------- */
+/* ---- failures ----------------------------------------------------------- */
 
 static int case_missing(void)
 {
@@ -309,7 +309,7 @@ static int case_headdies(void)
     return 0;
 }
 
-/* ---- objects -------------------------------------------------------------- */
+/* ---- objects ------------------------------------------------------------ */
 
 static int case_objects(void)
 {

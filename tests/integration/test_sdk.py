@@ -172,7 +172,8 @@ def test_head_dies_before_submit():
 
 
 if __name__ == "__main__":
-    main([test_exports_only_the_api, test_examples, test_tasks_api, test_objects_api,
+    main([test_exports_only_the_api, test_examples, test_tasks_api,
+          test_objects_api,
           test_disconnect_with_tasks_in_flight, test_valgrind_clean,
           test_head_unreachable,
           test_head_dies_before_submit])

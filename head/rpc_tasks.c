@@ -28,6 +28,8 @@
 
 #define MAX_ARGS 4096
 #define MAX_ARGV_BYTES (1u << 20)
+#define MAX_ARG_BYTES (16u << 20)
+#define MAX_RESULT_BYTES (8u << 20)
 #define MAX_STR 4096
 #define WATCH_MAX_BACKLOG 4096
 #define RUN_TIMEOUT_MS 10000
@@ -44,19 +46,40 @@ struct mt_task_watcher {
 
 /* ---- validation and conversion ------------------------------------------- */
 
+/* Function tasks: name, arguments and code path within limits. */
+static const char *check_function(const Manta__TaskSpec *s)
+{
+    size_t bytes = 0;
+
+    if (!s->function[0] || strlen(s->function) > 512)
+        return "function must be \"lib.so:name\" or a registered name";
+    if (s->n_args > MAX_ARGS || s->n_code_path > 64)
+        return "too many arguments or code path entries";
+    for (size_t i = 0; i < s->n_args; i++)
+        bytes += s->args[i].len;
+    for (size_t i = 0; i < s->n_code_path; i++)
+        if (strlen(s->code_path[i]) > MAX_STR)
+            return "code path entry too long";
+    if (bytes > MAX_ARG_BYTES)
+        return "arguments larger than 16 MiB: put them in the object store";
+    return NULL;
+}
+
 /* RET NULL or why the spec cannot run; *err says how to answer. */
 static const char *check_spec(const Manta__TaskSpec *s, int *err)
 {
     size_t bytes = 0;
 
-    *err = -MT_ENOTSUP;
-    if (s->kind == MANTA__TASK_KIND__TASK_KIND_FUNCTION)
-        return "function tasks are not supported yet (command tasks are)";
     *err = -MT_EINVAL;
-    if (s->kind != MANTA__TASK_KIND__TASK_KIND_COMMAND)
-        return "kind must be TASK_KIND_COMMAND";
-    if (s->n_argv == 0 || !s->argv[0][0])
+    if (s->kind == MANTA__TASK_KIND__TASK_KIND_FUNCTION) {
+        const char *why = check_function(s);
+        if (why)
+            return why;
+    } else if (s->kind != MANTA__TASK_KIND__TASK_KIND_COMMAND) {
+        return "kind must be TASK_KIND_COMMAND or TASK_KIND_FUNCTION";
+    } else if (s->n_argv == 0 || !s->argv[0][0]) {
         return "argv must name a program";
+    }
     if (s->n_argv > MAX_ARGS)
         return "too many arguments";
     for (size_t i = 0; i < s->n_argv; i++)
@@ -207,6 +230,10 @@ static void fill_event(const struct mt_task *t, Manta__TaskEvent *ev)
     ev->error = t->error ? t->error : (char *)"";
     ev->node_id = t->node_id ? t->node_id : (char *)"";
     ev->attempt = t->attempt;
+    if (t->state == MT_TASK_FINISHED && t->result) {
+        ev->result.data = t->result;
+        ev->result.len = t->result_len;
+    }
 }
 
 static void watcher_unlink(struct mt_task *t, struct mt_task_watcher *w)
@@ -269,6 +296,7 @@ static void notify_output(struct mt_task *t, uint32_t fd, const uint8_t *data,
     Manta__TaskEvent ev;
 
     fill_event(t, &ev);
+    ev.result.len = 0;
     ev.output.data = (uint8_t *)data;
     ev.output.len = len;
     ev.fd = fd;
@@ -487,11 +515,15 @@ void mt__task_unplaceable(struct mt_head *h, struct mt_task *t, int err)
     end_task(h, t, MT_TASK_FAILED, -1, mt_strerror(err));
 }
 
-void mt__task_node_lost(struct mt_head *h, struct mt_task *t)
+/*
+ * A system failure (lost node, dead executor): run the task again while
+ * max_retries allows, else fail it with what (e.g. "worker died: ...").
+ */
+static void retry_or_fail(struct mt_head *h, struct mt_task *t,
+                          const char *what)
 {
     char *msg;
     const char *why = NULL;
-    const char *node = t->node_id && *t->node_id ? t->node_id : "?";
 
     release_grant(h, t);
     if (t->cancel_requested) {
@@ -499,8 +531,7 @@ void mt__task_node_lost(struct mt_head *h, struct mt_task *t)
         return;
     }
     if (t->attempt >= (uint32_t)t->max_retries) {
-        msg = mt_xasprintf("worker died: node %s was lost while running the "
-                           "task (attempt %u of %d)", node, t->attempt + 1,
+        msg = mt_xasprintf("%s (attempt %u of %d)", what, t->attempt + 1,
                            t->max_retries + 1);
         end_task(h, t, MT_TASK_FAILED, -1, msg);
         free(msg);
@@ -509,8 +540,8 @@ void mt__task_node_lost(struct mt_head *h, struct mt_task *t)
     t->attempt++;
     h->tq->retried++;
     t->state = MT_TASK_PENDING;
-    msg = mt_xasprintf("worker on node %s died; retrying (attempt %u of %d)",
-                       node, t->attempt + 1, t->max_retries + 1);
+    msg = mt_xasprintf("%s; retrying (attempt %u of %d)", what,
+                       t->attempt + 1, t->max_retries + 1);
     MT_WARN("task %s: %s", t->id, msg);
     mt_task_set_error(t, msg);
     free(msg);
@@ -519,6 +550,16 @@ void mt__task_node_lost(struct mt_head *h, struct mt_task *t)
         return;
     }
     mt__task_notify(h, t);
+}
+
+void mt__task_node_lost(struct mt_head *h, struct mt_task *t)
+{
+    char *what = mt_xasprintf("worker died: node %s was lost while running "
+                              "the task",
+                              t->node_id && *t->node_id ? t->node_id : "?");
+
+    retry_or_fail(h, t, what);
+    free(what);
 }
 
 /* ---- stop ------------------------------------------------------------------- */
@@ -567,6 +608,8 @@ static char *summary_of(const Manta__TaskSpec *s)
     struct mt_strbuf sb = MT_STRBUF_INIT;
     char *out;
 
+    if (s->kind == MANTA__TASK_KIND__TASK_KIND_FUNCTION)
+        mt_strbuf_addf(&sb, "%s(%zu args)", s->function, s->n_args);
     for (size_t i = 0; i < s->n_argv && sb.len < 200; i++)
         mt_strbuf_addf(&sb, "%s%s", i ? " " : "", s->argv[i]);
     if (sb.len > 200)
@@ -766,6 +809,12 @@ static void apply_update(struct mt_head *h, const char *node_id,
         }
         break;
     case MANTA__TASK_STATE__TASK_STATE_FINISHED:
+        if (u->result.len > MAX_RESULT_BYTES) {
+            end_task(h, t, MT_TASK_FAILED, -1, "result larger than 8 MiB");
+            break;
+        }
+        if (u->result.len || u->result.data)
+            mt_task_set_result(t, u->result.data, u->result.len);
         end_task(h, t, t->cancel_requested ? MT_TASK_CANCELLED
                                            : MT_TASK_FINISHED,
                  u->exit_code,
@@ -773,6 +822,11 @@ static void apply_update(struct mt_head *h, const char *node_id,
                                                   : NULL);
         break;
     case MANTA__TASK_STATE__TASK_STATE_FAILED:
+        if (u->system_failure && !t->cancel_requested) {
+            retry_or_fail(h, t, u->error[0] ? u->error
+                                            : "the task's executor died");
+            break;
+        }
         end_task(h, t, t->cancel_requested ? MT_TASK_CANCELLED
                                            : MT_TASK_FAILED,
                  u->exit_code, u->error[0] ? u->error : "failed on the worker");

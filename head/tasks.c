@@ -73,6 +73,7 @@ static void task_free(struct mt_task *task)
     free(task->spec);
     free(task->node_id);
     free(task->error);
+    free(task->result);
     free(task);
 }
 
@@ -168,6 +169,15 @@ void mt_task_set_error(struct mt_task *task, const char *error)
 {
     free(task->error);
     task->error = error ? mt_xstrdup(error) : NULL;
+}
+
+void mt_task_set_result(struct mt_task *task, const void *data, size_t len)
+{
+    free(task->result);
+    task->result = mt_xmalloc(len ? len : 1);
+    if (len)
+        memcpy(task->result, data, len);
+    task->result_len = len;
 }
 
 /* Forget the oldest finished tasks beyond the limit, except keep. */

@@ -70,6 +70,8 @@ struct mt_task {
     bool infeasible;             /* reported infeasible while pending */
     int exit_code;
     char *error;
+    uint8_t *result;             /* FINISHED function task's result */
+    size_t result_len;
     int64_t submit_ms, start_ms, end_ms;   /* wall clock */
     struct mt_task_output *out_head, *out_tail;
     size_t out_bytes;
@@ -124,6 +126,9 @@ void mt_task_finish(struct mt_task_table *t, struct mt_task *task,
 
 /* mt_task_set_error - replace the error text (borrowed, copied; NULL ok). */
 void mt_task_set_error(struct mt_task *task, const char *error);
+
+/* mt_task_set_result - keep a copy of a function task's result. */
+void mt_task_set_result(struct mt_task *task, const void *data, size_t len);
 
 /*
  * mt_task_add_output - append output, dropping the oldest beyond

@@ -31,6 +31,13 @@ static void test_new_and_find(void)
     CU_ASSERT_PTR_NULL(mt_task_find_id(&t, "000000000000100g"));
     CU_ASSERT_PTR_NULL(mt_task_find_id(&t, NULL));
     CU_ASSERT_PTR_NULL(mt_task_find(&t, 0x999));
+    mt_task_set_result(a, "xy", 2);
+    mt_task_set_result(a, "result", 6);
+    CU_ASSERT_EQUAL(a->result_len, 6);
+    CU_ASSERT_EQUAL(memcmp(a->result, "result", 6), 0);
+    mt_task_set_result(b, NULL, 0);
+    CU_ASSERT_EQUAL(b->result_len, 0);
+    CU_ASSERT_PTR_NOT_NULL(b->result);
     mt_task_set_spec(a, "abc", 3);
     CU_ASSERT_EQUAL(a->spec_len, 3);
     CU_ASSERT_EQUAL(memcmp(a->spec, "abc", 3), 0);

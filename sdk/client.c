@@ -178,6 +178,7 @@ static void handle_stop(struct mt_client *c)
 {
     c->closing = true;
     mt__rpc_stop_watches(c);
+    uv_close((uv_handle_t *)&c->retry_timer, NULL);
     mt_rpc_channel_destroy(c->ch);
     c->ch = NULL;
     uv_stop(&c->loop);
@@ -287,6 +288,9 @@ static int setup_loop(struct mt_client *c)
                              uv_strerror(rc));
     c->wake.data = c;
     c->wake_ready = true;
+    uv_timer_init(&c->loop, &c->retry_timer);
+    c->retry_timer.data = c;
+    c->timer_ready = true;
     rc = mt_rpc_engine_create(&c->loop, &c->eng);
     if (rc < 0)
         return mt__set_error(NULL, rc, "cannot start gRPC: %s",
@@ -307,6 +311,8 @@ static void teardown_loop(struct mt_client *c)
     c->eng = NULL;
     if (c->wake_ready)
         uv_close((uv_handle_t *)&c->wake, NULL);
+    if (c->timer_ready)
+        uv_close((uv_handle_t *)&c->retry_timer, NULL);
     if (c->loop_ready) {
         uv_run(&c->loop, UV_RUN_DEFAULT);
         uv_loop_close(&c->loop);

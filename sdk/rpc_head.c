@@ -8,7 +8,9 @@
  * one WatchTask stream per task (state changes and output until the task
  * ends), CancelTask. At most MT_SDK_MAX_WATCHES streams are open at once;
  * further tasks wait in a FIFO for a slot (the head keeps a finished
- * task's state and output, so nothing is lost by watching late).
+ * task's state and output, so nothing is lost by watching late). A watch
+ * the connection broke is reopened a few times before the task is given
+ * up as lost (retry_watch).
  *
  * THREAD: everything except mt__rpc_submit_build/free runs on the loop
  * thread; task fields are written under the client's mutex.
@@ -423,6 +425,7 @@ static void on_task_event(void *arg, const ProtobufCMessage *msg)
     struct mt_task *t = arg;
     struct mt_client *c = t->client;
 
+    t->rewatches = 0; /* the stream works */
     pthread_mutex_lock(&c->mu);
     apply_event_locked(t, (const Manta__TaskEvent *)msg);
     pthread_cond_broadcast(&c->cv);
@@ -430,6 +433,7 @@ static void on_task_event(void *arg, const ProtobufCMessage *msg)
 }
 
 static void watch_next(struct mt_client *c);
+static void on_retry(uv_timer_t *h);
 
 /* The watch ended; without a final state the client has lost the task. */
 static void end_watch(struct mt_client *c, struct mt_task *t, int err,
@@ -445,6 +449,31 @@ static void end_watch(struct mt_client *c, struct mt_task *t, int err,
     mt__task_unref(t);
 }
 
+/*
+ * A watch broken by the connection (UNAVAILABLE) is reopened after
+ * MT_SDK_REWATCH_MS, up to MT_SDK_REWATCHES times in a row: a blip
+ * between us and a live head must not lose the task. A head that is gone
+ * fails the reopens fast, so the task is reported lost about a second
+ * later. RET true when t was queued for a retry (the watch ref stays).
+ */
+static bool retry_watch(struct mt_client *c, struct mt_task *t,
+                        const struct mt_rpc_status *st)
+{
+    if (c->closing || t->ended || st->code != 14 /* UNAVAILABLE */ ||
+        t->rewatches >= MT_SDK_REWATCHES)
+        return false;
+    t->rewatches++;
+    t->next_wait = NULL;
+    if (c->retry_tail)
+        c->retry_tail->next_wait = t;
+    else
+        c->retry_head = t;
+    c->retry_tail = t;
+    if (!uv_is_active((uv_handle_t *)&c->retry_timer))
+        uv_timer_start(&c->retry_timer, on_retry, MT_SDK_REWATCH_MS, 0);
+    return true;
+}
+
 static void on_watch_done(void *arg, const struct mt_rpc_status *st,
                           const ProtobufCMessage *resp)
 {
@@ -455,6 +484,10 @@ static void on_watch_done(void *arg, const struct mt_rpc_status *st,
 
     t->stream = NULL;
     c->n_watches--;
+    if (retry_watch(c, t, st)) {
+        watch_next(c);
+        return;
+    }
     if (c->closing) {
         err = -MT_ECLOSED;
         snprintf(why, sizeof(why), "the client was disconnected");
@@ -477,6 +510,12 @@ static void open_watch(struct mt_client *c, struct mt_task *t)
     Manta__WatchTaskRequest req = MANTA__WATCH_TASK_REQUEST__INIT;
     int rc;
 
+    if (t->rewatches) { /* the head sends its whole output tail again */
+        pthread_mutex_lock(&c->mu);
+        t->out.len = t->err.len = 0;
+        t->out.dropped = t->err.dropped = 0;
+        pthread_mutex_unlock(&c->mu);
+    }
     req.task_id = t->id;
     req.output = t->output_limit > 0;
     rc = mt_rpc_stream_open(c->ch, &mt_head_watch_task, &req.base, 0, 0,
@@ -518,10 +557,30 @@ void mt__rpc_watch(struct mt_client *c, struct mt_task *t)
     c->wait_tail = t;
 }
 
+/* The retry timer: reopen every watch waiting for it. */
+static void on_retry(uv_timer_t *h)
+{
+    struct mt_client *c = h->data;
+    struct mt_task *t = c->retry_head, *next;
+
+    c->retry_head = c->retry_tail = NULL;
+    for (; t; t = next) {
+        next = t->next_wait;
+        t->next_wait = NULL;
+        mt__rpc_watch(c, t);
+    }
+}
+
 void mt__rpc_stop_watches(struct mt_client *c)
 {
     struct mt_task *t, *next;
 
+    for (t = c->retry_head; t; t = next) {
+        next = t->next_wait;
+        t->next_wait = NULL;
+        end_watch(c, t, -MT_ECLOSED, "the client was disconnected");
+    }
+    c->retry_head = c->retry_tail = NULL;
     for (t = c->wait_head; t; t = next) {
         next = t->next_wait;
         t->next_wait = NULL;

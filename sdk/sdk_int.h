@@ -40,6 +40,8 @@
 #define MT_CLIENT_MAGIC 0x6d74636cu /* "mtcl" */
 #define MT_SDK_TASK_MAGIC 0x6d74746bu /* "mttk" */
 #define MT_SDK_MAX_WATCHES 512 /* WatchTask streams open at once */
+#define MT_SDK_REWATCHES 5     /* reopen a broken watch this many times */
+#define MT_SDK_REWATCH_MS 200  /* after this long */
 
 struct mt_rpc_engine;
 struct mt_rpc_channel;
@@ -112,7 +114,8 @@ struct mt_task {
     int lost;                 /* 0, or why the watch ended early (-MT_E*) */
     /* Loop thread only: */
     struct mt_rpc_stream *stream; /* the open WatchTask */
-    struct mt_task *next_wait;    /* queue for a watch slot */
+    struct mt_task *next_wait;    /* queue for a watch slot or a retry */
+    uint8_t rewatches;            /* reopened since the last event */
 };
 
 /* ---- requests from public calls to the loop thread ---------------------- */
@@ -202,8 +205,11 @@ struct mt_client {
     bool thread_started;
     bool loop_ready;          /* loop initialized */
     bool wake_ready;          /* wake initialized */
+    bool timer_ready;         /* retry_timer initialized */
     uv_loop_t loop;
     uv_async_t wake;
+    uv_timer_t retry_timer;   /* reopens broken watches */
+    struct mt_task *retry_head, *retry_tail; /* watches to reopen */
     struct mt_rpc_engine *eng;
     struct mt_rpc_channel *ch;
     bool closing;             /* STOP handled */

@@ -14,6 +14,8 @@
  *   headdies    connect and start a task, wait for a line on stdin (the
  *               test kills the head): the task is reported lost and a
  *               submit fails, both within the timeouts
+ *   rewatch     follow a task across a broken connection (the test cuts
+ *               its proxy when told on stdout, then writes a line)
  *   objects     put/get round trips, timeouts, buffers after disconnect
  *   nostore     object calls without a store fail with a message
  *   resources   cluster totals (argv[3] = expected CPU total)
@@ -309,6 +311,30 @@ static int case_headdies(void)
     return 0;
 }
 
+static int case_rewatch(void)
+{
+    const char *argv[] = {"sh", "-c", "echo start; sleep 2; echo done",
+                          NULL};
+    mt_client_t *c = connect_or_die();
+    mt_task_result r;
+    mt_task_t *t;
+    char line[16];
+
+    CHECK(mt_submit_command(c, argv, NULL, &t) == 0);
+    printf("submitted\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof(line), stdin)) /* the test broke the link */
+        return 1;
+    mt_task_result_init(&r);
+    CHECK(mt_task_wait(c, t, 30000, &r) == 0);
+    CHECK(r.exit_code == 0 && strcmp((char *)r.out, "start\ndone\n") == 0);
+    printf("followed across a broken connection: %s", (char *)r.out);
+    mt_task_result_release(&r);
+    mt_task_release(t);
+    mt_client_disconnect(c);
+    return 0;
+}
+
 /* ---- objects ------------------------------------------------------------ */
 
 static int case_objects(void)
@@ -414,6 +440,8 @@ int main(int argc, char **argv)
         return case_headdies();
     if (!strcmp(cmd, "objects"))
         return case_objects();
+    if (!strcmp(cmd, "rewatch"))
+        return case_rewatch();
     if (!strcmp(cmd, "nostore"))
         return case_nostore();
     if (!strcmp(cmd, "resources") && argc > 3)

@@ -48,6 +48,10 @@ static void usage(FILE *f)
             "                         TEMP_DIR/objstore.sock)\n"
             "  --spill-dir DIR        where full stores spill objects\n"
             "                         (default: TEMP_DIR/spill)\n"
+            "  --num-executors N      executor processes for function tasks,\n"
+            "                         1-64 (default: the CPUs offered)\n"
+            "  --executor PATH        the executor binary (default:\n"
+            "                         manta-executor next to manta-worker)\n"
             "  --node-id ID           node id (default: random)\n"
             "  --report-period-ms N   report period until the head sets one\n"
             "  --log-level L          debug|info|warn|error (default info)\n"
@@ -65,7 +69,8 @@ static void stop_worker(void *d, void (*done)(void *arg), void *arg)
 }
 
 enum { O_ADDR = 256, O_IP, O_PORT, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES,
-       O_LABELS, O_ID, O_PERIOD, O_LOG, O_VERSION, O_OSM, O_SOCK, O_SPILL };
+       O_LABELS, O_ID, O_PERIOD, O_LOG, O_VERSION, O_OSM, O_SOCK, O_SPILL,
+       O_NEXEC, O_EXEC };
 
 static const struct option opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -84,6 +89,8 @@ static const struct option opts[] = {
     {"object-store-memory", required_argument, NULL, O_OSM},
     {"object-store-socket", required_argument, NULL, O_SOCK},
     {"spill-dir", required_argument, NULL, O_SPILL},
+    {"num-executors", required_argument, NULL, O_NEXEC},
+    {"executor", required_argument, NULL, O_EXEC},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -131,6 +138,32 @@ static int object_store_defaults(struct mt_worker_config *cfg)
         cfg->spill_dir = spill;
     }
     return 0;
+}
+
+/* One executor per offered CPU (rounded up, 1-64); the binary next to
+ * ours. */
+static void executor_defaults(struct mt_worker_config *cfg)
+{
+    static char path[4096];
+    int64_t cpus = mt_qty_list_get(&cfg->resources, "CPU");
+    ssize_t n;
+    char *slash;
+
+    if (!cfg->num_executors) {
+        cpus = cpus > 0 ? (cpus + MT_QTY_SCALE - 1) / MT_QTY_SCALE : 1;
+        cfg->num_executors = (int)(cpus < 1 ? 1 : cpus > 64 ? 64 : cpus);
+    }
+    if (cfg->executor_path)
+        return;
+    n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    if (n <= 0 || (size_t)n > sizeof(path) - 32)
+        return;
+    path[n] = '\0';
+    slash = strrchr(path, '/');
+    if (!slash)
+        return;
+    strcpy(slash + 1, "manta-executor");
+    cfg->executor_path = path;
 }
 
 int main(int argc, char **argv)
@@ -217,6 +250,14 @@ int main(int argc, char **argv)
         case O_SPILL:
             cfg.spill_dir = optarg;
             break;
+        case O_NEXEC:
+            if (!mt_parse_int(optarg, 1, 64, &v))
+                return bad("num-executors", optarg, "expected 1-64");
+            cfg.num_executors = (int)v;
+            break;
+        case O_EXEC:
+            cfg.executor_path = optarg;
+            break;
         case O_VERSION:
             printf("manta-worker %s\n", MT_WORKER_VERSION);
             return 0;
@@ -267,6 +308,7 @@ int main(int argc, char **argv)
     if (mt_qty_list_get(&cfg.resources, "object_store_memory") < 0)
         mt_qty_list_set(&cfg.resources, "object_store_memory",
                         (int64_t)cfg.object_store_memory * MT_QTY_SCALE);
+    executor_defaults(&cfg);
     if (cfg.temp_dir && (rc = mt_sys_mkdir_p(cfg.temp_dir)) < 0) {
         fprintf(stderr, "manta-worker: cannot create %s: %s\n", cfg.temp_dir,
                 mt_strerror(rc));

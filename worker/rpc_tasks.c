@@ -6,7 +6,8 @@
  * file (house style H15); tasks.c works on plain C structs.
  *
  * RunTask is answered as soon as the request is validated and admitted; the
- * program is started right after the reply and how that goes (RUNNING, or
+ * program (or, for a function task, the executor pool's job) is started
+ * right after the reply and how that goes (RUNNING, or
  * FAILED when it cannot start) arrives through ReportTasks.
  */
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "common/log.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
+#include "worker/exec_proto.h"
 #include "worker/tasks.h"
 #include "worker/worker.h"
 #include "worker_service.pb-c.h"
@@ -59,6 +61,10 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
         return "too many arguments (at most 4096)";
     if (p->n_env + req->n_env > MT_RUN_MAX_ENV)
         return "too many environment variables (at most 4096)";
+    if (p->n_args > MT_EXEC_MAX_ARGS)
+        return "too many function arguments (at most 4096)";
+    if (p->n_code_path > MT_EXEC_MAX_CODE_PATH)
+        return "too many code path entries (at most 64)";
     s->task_id = mt_xstrdup(p->task_id);
     s->attempt = req->attempt;
     s->kind = kind_from_pb(p->kind);
@@ -70,6 +76,20 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
     env_from_pb(&s->accel_env, req->env, req->n_env);
     if (p->cwd && *p->cwd)
         s->cwd = mt_xstrdup(p->cwd);
+    if (p->function && *p->function)
+        s->function = mt_xstrdup(p->function);
+    s->code_path = mt_xcalloc(p->n_code_path + 1, sizeof(*s->code_path));
+    for (size_t i = 0; i < p->n_code_path; i++)
+        s->code_path[i] = mt_xstrdup(p->code_path[i]);
+    s->n_code_path = p->n_code_path;
+    s->args = mt_xcalloc(p->n_args + 1, sizeof(*s->args));
+    for (size_t i = 0; i < p->n_args; i++) {
+        s->args[i].size = p->args[i].len;
+        s->args[i].data = mt_xmalloc(p->args[i].len ? p->args[i].len : 1);
+        if (p->args[i].len)
+            memcpy(s->args[i].data, p->args[i].data, p->args[i].len);
+    }
+    s->nargs = p->n_args;
     return NULL;
 }
 
@@ -197,6 +217,9 @@ static size_t fill_updates(const struct mt_run_batch *b, Manta__TaskUpdate *u,
                            : MANTA__TASK_STATE__TASK_STATE_FINISHED;
             x->exit_code = r->exit_code;
             x->error = (char *)r->error;
+            x->result.data = (uint8_t *)r->result;
+            x->result.len = r->result_size;
+            x->system_failure = r->system_failure;
         }
     }
     return n;

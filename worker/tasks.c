@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/sys.h"
+#include "worker/executors.h"
 #include "worker/worker.h"
 
 extern char **environ;
@@ -53,6 +55,7 @@ extern char **environ;
 #define FLUSH_MS 50
 #define FLUSH_BYTES (256u * 1024u)
 #define MAX_CALL_OUTPUT (4u << 20)
+#define MAX_CALL_RESULTS (24u << 20) /* under the 64 MiB message limit */
 #define RETRY_MIN_MS 100
 #define RETRY_MAX_MS 1000
 #define KILL_AFTER_MS 5000
@@ -72,6 +75,13 @@ void mt_run_spec_release(struct mt_run_spec *s)
     mt_kv_list_release(&s->env);
     mt_kv_list_release(&s->accel_env);
     free(s->cwd);
+    free(s->function);
+    for (size_t i = 0; s->code_path && i < s->n_code_path; i++)
+        free(s->code_path[i]);
+    free(s->code_path);
+    for (size_t i = 0; s->args && i < s->nargs; i++)
+        free(s->args[i].data);
+    free(s->args);
     memset(s, 0, sizeof(*s));
 }
 
@@ -107,18 +117,43 @@ static const char *check_env(const struct mt_kv_list *l, size_t *count,
     return NULL;
 }
 
+/* A function task: its name, code path and arguments within the limits
+ * of the executor protocol (exec_proto.h). */
+static int check_function(const struct mt_run_spec *s, char *err, size_t len)
+{
+    size_t bytes = 0;
+
+    if (!s->function || !*s->function ||
+        strlen(s->function) > MT_EXEC_MAX_FUNCTION)
+        return bad(err, len, "function must be \"lib.so:name\" or a "
+                             "registered name");
+    if (s->n_code_path > MT_EXEC_MAX_CODE_PATH)
+        return bad(err, len, "too many code path entries (at most 64)");
+    for (size_t i = 0; i < s->n_code_path; i++)
+        if (strlen(s->code_path[i]) > MT_EXEC_MAX_PATH)
+            return bad(err, len, "code path entry too long");
+    if (s->nargs > MT_EXEC_MAX_ARGS)
+        return bad(err, len, "too many arguments (at most 4096)");
+    for (size_t i = 0; i < s->nargs; i++)
+        bytes += s->args[i].size;
+    if (bytes > MT_EXEC_MAX_ARG_BYTES)
+        return bad(err, len, "arguments too large (at most 16 MiB)");
+    return 0;
+}
+
 int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len)
 {
     size_t bytes = 0, count = 0;
     const char *why;
 
-    if (s->kind == MT_RUN_KIND_FUNCTION)
-        return bad(err, len, "function tasks are not supported yet");
-    if (s->kind != MT_RUN_KIND_COMMAND)
-        return bad(err, len, "task kind must be TASK_KIND_COMMAND");
+    if (s->kind != MT_RUN_KIND_COMMAND && s->kind != MT_RUN_KIND_FUNCTION)
+        return bad(err, len, "task kind must be TASK_KIND_COMMAND or "
+                             "TASK_KIND_FUNCTION");
     if (!mt_run_id_valid(s->task_id))
         return bad(err, len, "task_id must be 1-64 characters of "
                              "[A-Za-z0-9_-]");
+    if (s->kind == MT_RUN_KIND_FUNCTION)
+        return check_function(s, err, len);
     if (s->argc == 0 || !s->argv || !s->argv[0] || !s->argv[0][0])
         return bad(err, len, "argv must name a program");
     if (s->argc > MT_RUN_MAX_ARGS)
@@ -420,6 +455,12 @@ struct mt_task {
     bool final_pending;         /* the final update not yet handed */
     bool final_sent;            /* the final update is in a call or acked */
     struct mt_outbuf out;
+    /* function tasks */
+    bool fn;                    /* runs on the executor pool */
+    struct mt_exec_job job;     /* its job there */
+    uint8_t *result;            /* FINISHED: the function's result */
+    size_t result_size;
+    bool system_failure;        /* FAILED because its executor died */
 };
 
 /* Every task of a worker and the reporter. Guarded by: loop thread. */
@@ -494,6 +535,8 @@ static void task_free(struct mt_task *t)
     mt_outbuf_release(&t->out);
     mt_run_spec_release(&t->spec);
     free(t->error);
+    free(t->result);
+    free(t->job.req.args);
     t->magic = 0;
     free(t);
 }
@@ -526,6 +569,10 @@ int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
     if (w->tasks->shutting_down) {
         snprintf(err, len, "worker is stopping");
         return -MT_ECLOSED;
+    }
+    if (s->kind == MT_RUN_KIND_FUNCTION && !w->execs) {
+        snprintf(err, len, "this worker runs no executors");
+        return -MT_EINVAL;
     }
     if (find(w->tasks, s->task_id, s->attempt)) {
         snprintf(err, len, "task %s attempt %u is already here", s->task_id,
@@ -619,6 +666,10 @@ static void task_done(struct mt_task *t)
     if (t->error)
         MT_INFO("task=%s attempt=%u failed: %s", t->spec.task_id,
                 t->spec.attempt, t->error);
+    else if (t->fn)
+        MT_INFO("task=%s attempt=%u finished after %lldms (%zu result "
+                "bytes)", t->spec.task_id, t->spec.attempt,
+                (long long)(mt_now_mono_ms() - t->start_ms), t->result_size);
     else
         MT_INFO("task=%s attempt=%u exited code=%d after %lldms",
                 t->spec.task_id, t->spec.attempt, t->exit_code,
@@ -838,6 +889,76 @@ static void spawn(struct mt_task *t)
     kick(t->ts);
 }
 
+/* ---- function tasks: run on the executor pool ---- */
+
+static struct mt_task *job_task(struct mt_exec_job *j)
+{
+    struct mt_task *t = (struct mt_task *)((char *)j -
+                                           offsetof(struct mt_task, job));
+
+    MT_ASSERT(t->magic == TASK_MAGIC);
+    return t;
+}
+
+static void on_job_start(struct mt_exec_job *j, int pid)
+{
+    struct mt_task *t = job_task(j);
+
+    MT_INFO("task=%s attempt=%u started on executor pid=%d: %s",
+            t->spec.task_id, t->spec.attempt, pid, t->spec.function);
+    t->running_pending = true;
+    t->ts->n_state++;
+    kick(t->ts);
+}
+
+static void on_job_output(struct mt_exec_job *j, uint32_t fd, const void *p,
+                          size_t n)
+{
+    add_output(job_task(j), fd, p, n);
+}
+
+static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
+{
+    struct mt_task *t = job_task(j);
+
+    t->exited = true;
+    t->exit_code = 0;
+    if (o->end == MT_EXEC_END_OK) {
+        t->result_size = o->result_size;
+        if (o->result_size) {
+            t->result = mt_xmalloc(o->result_size);
+            memcpy(t->result, o->result, o->result_size);
+        }
+    } else {
+        t->error = mt_xstrdup(o->error[0] ? o->error : "function failed");
+        t->system_failure = o->system_failure;
+    }
+    /* The timer is the task's only handle: closing it ends the task. */
+    close_handle(t, (uv_handle_t *)&t->timer);
+}
+
+static void fn_start(struct mt_task *t)
+{
+    struct mt_exec_request *r = &t->job.req;
+
+    r->attempt = t->spec.attempt;
+    r->task_id = t->spec.task_id;
+    r->function = t->spec.function;
+    r->n_code_path = (uint32_t)t->spec.n_code_path;
+    r->code_path = t->spec.code_path;
+    r->nargs = (uint32_t)t->spec.nargs;
+    r->args = mt_xcalloc(t->spec.nargs + 1, sizeof(*r->args));
+    for (size_t i = 0; i < t->spec.nargs; i++) {
+        r->args[i].data = t->spec.args[i].data;
+        r->args[i].size = (uint32_t)t->spec.args[i].size;
+    }
+    t->fn = true;
+    t->job.on_start = on_job_start;
+    t->job.on_output = on_job_output;
+    t->job.on_end = on_job_end;
+    mt_exec_pool_submit(t->ts->w->execs, &t->job);
+}
+
 void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
 {
     struct mt_tasks *ts = w->tasks;
@@ -856,7 +977,10 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
     t->timer.data = t;
     t->open = 1;
     log_open(t);
-    spawn(t);
+    if (t->spec.kind == MT_RUN_KIND_FUNCTION)
+        fn_start(t);
+    else
+        spawn(t);
 }
 
 int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
@@ -864,6 +988,11 @@ int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
 {
     struct mt_task *t = find(w->tasks, task_id, attempt);
 
+    if (t && t->fn && !t->exited) {
+        MT_INFO("task=%s attempt=%u stop requested: killing its executor",
+                task_id, attempt);
+        return mt_exec_pool_stop(w->execs, &t->job);
+    }
     if (!t || t->pid <= 0 || t->exited)
         return -MT_ENOENT;
     MT_INFO("task=%s attempt=%u stop requested%s", task_id, attempt,
@@ -909,8 +1038,11 @@ static void batch_clear(struct mt_run_batch *b)
     b->n = 0;
 }
 
-/* Hand t's pending updates to the batch, output up to *budget bytes. */
-static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget)
+/* Hand t's pending updates to the batch, output up to *budget bytes; its
+ * final update only when its result fits in *rbudget (or the call carries
+ * no result yet), so a call stays well under the rpc message limit. */
+static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
+                      size_t *rbudget)
 {
     struct mt_run_report *r = NULL;
     size_t moved = 0;
@@ -926,11 +1058,16 @@ static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget)
     moved = mt_outbuf_take(&t->out, *budget, &r->out);
     *budget -= moved;
     ts->buffered -= moved;
-    if (t->final_pending && mt_outbuf_empty(&t->out)) {
+    if (t->final_pending && mt_outbuf_empty(&t->out) &&
+        (t->result_size <= *rbudget || *rbudget == MAX_CALL_RESULTS)) {
+        *rbudget -= t->result_size < *rbudget ? t->result_size : *rbudget;
         r->final = true;
         r->end = t->error ? MT_RUN_END_FAILED : MT_RUN_END_FINISHED;
         r->exit_code = t->exit_code;
         r->error = t->error ? t->error : "";
+        r->result = t->result;
+        r->result_size = t->result_size;
+        r->system_failure = t->system_failure;
         t->final_pending = false;
         t->final_sent = true;
         ts->n_state--;
@@ -980,13 +1117,13 @@ static void retry_later(struct mt_tasks *ts, const char *why)
 static void flush(struct mt_tasks *ts)
 {
     struct mt_task *t, *next, *rotate = NULL, *rotate_tail = NULL;
-    size_t budget = MAX_CALL_OUTPUT;
+    size_t budget = MAX_CALL_OUTPUT, rbudget = MAX_CALL_RESULTS;
     int rc;
 
     uv_timer_stop(&ts->timer);
     for (t = ts->head; t; t = next) {
         next = t->next;
-        if (!take_task(ts, t, &budget))
+        if (!take_task(ts, t, &budget, &rbudget))
             continue;
         /* Its output went out: move it behind the others (fairness). */
         list_remove(ts, t);
@@ -1080,6 +1217,7 @@ void mt__worker_tasks_shutdown(struct mt_worker *w)
         return;
     ts->shutting_down = true;
     uv_timer_stop(&ts->timer);
+    mt_exec_pool_shutdown(w->execs);
     for (struct mt_task *t = ts->head; t; t = t->next) {
         if (t->pid > 0 && !t->exited)
             MT_INFO("task=%s attempt=%u killed: worker stopping",

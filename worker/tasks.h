@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tasks.h -- command tasks on a worker: validating what the head asks to
- * run, starting the program in its own process group, capturing its output
- * and reporting state and output back to the head.
+ * tasks.h -- command and function tasks on a worker: validating what the
+ * head asks to run, starting the program in its own process group (or
+ * handing the function to an executor), capturing its output and reporting
+ * state, output and results back to the head.
  *
  * Life of a task (tasks.c):
  *   RunTask accepted --uv_spawn--> running: RUNNING queued for the head,
@@ -11,6 +12,12 @@
  *   final update (FINISHED with the exit status, 128+N for signal N, or
  *   FAILED when the program could not start) is queued behind the output
  *   --head acknowledged the final update--> freed.
+ *
+ * Function tasks (kind FUNCTION) take the same path with the executor pool
+ * (executors.h) in place of uv_spawn: RUNNING once an executor has the
+ * task, the function's output relayed like a program's, then FINISHED with
+ * the result bytes, or FAILED with the function's error (system_failure
+ * set when the executor died, so the head may retry).
  *
  * Reports (see "reporting" in tasks.c): one ReportTasks call in flight per
  * worker; output is batched for up to 50 ms or until 256 KiB are buffered,
@@ -48,6 +55,12 @@ enum mt_run_kind {
     MT_RUN_KIND_FUNCTION = 2,
 };
 
+/* An argument of a function task. */
+struct mt_run_arg {
+    uint8_t *data;
+    size_t size;
+};
+
 /* A RunTask request as plain C. Every pointer is owned by the spec. */
 struct mt_run_spec {
     char *task_id;
@@ -58,6 +71,11 @@ struct mt_run_spec {
     struct mt_kv_list env;       /* the spec's environment */
     struct mt_kv_list accel_env; /* the request's (accelerator) environment */
     char *cwd;                   /* NULL or "": the worker's */
+    char *function;              /* FUNCTION: "lib.so:fn" or "fn" */
+    char **code_path;            /* FUNCTION: n_code_path folders */
+    size_t n_code_path;
+    struct mt_run_arg *args;     /* FUNCTION: nargs arguments */
+    size_t nargs;
 };
 
 /* mt_run_spec_release - free what the spec owns and zero it. */
@@ -161,6 +179,9 @@ struct mt_run_report {
     enum mt_run_end end;
     int32_t exit_code;
     const char *error;          /* borrowed; "" when none */
+    const uint8_t *result;      /* FINISHED function task; borrowed */
+    size_t result_size;
+    bool system_failure;        /* FAILED: the executor died (retryable) */
     struct mt_task *t;          /* private to tasks.c */
 };
 
@@ -193,7 +214,9 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s);
 
 /*
  * mt__worker_task_stop - SIGTERM the task's process group and SIGKILL it
- * 5 s later if it still runs; with force, SIGKILL at once.
+ * 5 s later if it still runs; with force, SIGKILL at once. A function
+ * task's executor is SIGKILLed at once (the pool replaces it); a function
+ * task still waiting for an executor ends at once.
  * RET 0 (signalled) or -MT_ENOENT (unknown here, or already exited)
  */
 int mt__worker_task_stop(struct mt_worker *w, const char *task_id,

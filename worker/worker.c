@@ -15,6 +15,7 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "worker/executors.h"
 #include "worker/tasks.h"
 
 #define RETRY_MS 1000
@@ -118,6 +119,31 @@ void mt__worker_on_reported(struct mt_worker *w, int err, const char *msg,
     schedule(w, w->report_period_ms);
 }
 
+/* The executor pool; without it function tasks are refused, nothing more. */
+static void start_executors(struct mt_worker *w)
+{
+    const struct mt_worker_config *cfg = w->cfg;
+    struct mt_exec_pool_opts o;
+    struct mt_kv_list own = {0};
+    const struct mt_kv_list *lists[1] = {&own};
+    extern char **environ;
+    int rc;
+
+    if (cfg->num_executors <= 0 || !cfg->executor_path)
+        return;
+    mt_kv_list_set(&own, "MANTA_NODE_ID", w->node_id);
+    mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", cfg->head_addr);
+    mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
+                   cfg->object_store_socket ? cfg->object_store_socket : "");
+    o.path = cfg->executor_path;
+    o.n = cfg->num_executors;
+    o.env = mt_run_env_build(environ, lists, 1);
+    mt_kv_list_release(&own);
+    rc = mt_exec_pool_create(w->loop, &o, &w->execs);
+    if (rc < 0)
+        MT_ERROR("cannot start the executor pool: %s", mt_strerror(rc));
+}
+
 int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
                     struct mt_worker **out)
 {
@@ -164,6 +190,7 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     uv_timer_init(loop, &w->timer);
     w->timer.data = w;
     mt__worker_tasks_create(w);
+    start_executors(w);
     MT_INFO("worker node=%s listening on %s, head %s", w->node_id, w->address,
             cfg->head_addr);
     write_marker(w, "worker.addr", w->address);
@@ -193,11 +220,21 @@ static void on_timer_closed(uv_handle_t *h)
         w->stopped(w->stopped_arg);
 }
 
-static void on_tasks_closed(void *arg)
+static void on_execs_closed(void *arg)
 {
     struct mt_worker *w = arg;
 
     uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+}
+
+static void on_tasks_closed(void *arg)
+{
+    struct mt_worker *w = arg;
+
+    if (w->execs)
+        mt_exec_pool_close(w->execs, on_execs_closed, w);
+    else
+        on_execs_closed(w);
 }
 
 static void on_server_stopped(void *arg)
@@ -240,6 +277,7 @@ void mt_worker_destroy(struct mt_worker *w)
      * have released their pins before the store goes away. */
     mt_rpc_engine_destroy(w->eng);
     mt__worker_tasks_destroy(w);
+    mt_exec_pool_destroy(w->execs);
     mt__worker_objects_destroy(w);
     free(w);
 }

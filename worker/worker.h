@@ -26,6 +26,7 @@ struct mt_store;
 struct mt_server;
 struct mt_worker_xfer;
 struct mt_tasks;
+struct mt_exec_pool;
 
 #define MT_WORKER_VERSION "0.1.0"
 
@@ -42,6 +43,8 @@ struct mt_worker_config {
     uint64_t object_store_memory; /* arena bytes */
     const char *object_store_socket; /* Unix socket path of the store */
     const char *spill_dir;     /* NULL: never spill */
+    int num_executors;         /* executor pool size, 1..64; 0: none */
+    const char *executor_path; /* the manta-executor binary */
 };
 
 enum mt_worker_state {
@@ -74,6 +77,7 @@ struct mt_worker {
     struct mt_server *store_srv; /* its Unix socket server */
     struct mt_worker_xfer *xfers; /* object pulls and fetches in flight */
     struct mt_tasks *tasks;    /* command tasks and their reporter */
+    struct mt_exec_pool *execs; /* executors for function tasks; or NULL */
     void (*stopped)(void *arg);
     void *stopped_arg;
 };

@@ -83,7 +83,8 @@ static void test_check_kind_and_argv(void)
     CU_ASSERT_EQUAL(check(&s, err), 0);
     s.kind = MT_RUN_KIND_FUNCTION;
     CU_ASSERT_EQUAL(check(&s, err), -MT_EINVAL);
-    CU_ASSERT_STRING_EQUAL(err, "function tasks are not supported yet");
+    CU_ASSERT_STRING_EQUAL(err, "function must be \"lib.so:name\" or a "
+                                "registered name");
     s.kind = MT_RUN_KIND_UNSPECIFIED;
     CU_ASSERT_EQUAL(check(&s, err), -MT_EINVAL);
     s.kind = MT_RUN_KIND_COMMAND;

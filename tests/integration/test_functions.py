@@ -1,0 +1,311 @@
+"""test_functions.py -- function tasks end to end: FUNCTION tasks submitted
+over gRPC (SubmitTask, followed with WatchTask) run on a head+worker node
+whose worker keeps a pool of 2 prestarted manta-executor processes and
+loads libmt_test_fnlib.so (tests/integration/fnlib.c) from the task's
+code path.
+
+Results come back correct (add, echo, a bare name); 200 tasks reuse the
+pool (the pids a getpid function returns repeat); what a function prints
+is relayed as its output; a function's error is FAILED with its text;
+a crash is retried and then FAILED with "executor died"; an executor
+killed mid-task is replaced and the task retried to success; a missing
+function or library is FAILED with a not-found message; a result over
+8 MiB is FAILED with the inline limit; StopTask through CancelTask of a
+running function ends it CANCELLED at once and the pool replaces the
+executor; no resource is left behind.
+"""
+import os
+import struct
+import time
+
+from harness import (BIN, FAST, check, free_port, main, new_dir, pid_alive,
+                     proto_stubs, read_pid, run, status, wait_until)
+
+import grpc  # noqa: E402  (Debian python3-grpcio)
+
+LIB_DIR = os.path.normpath(os.path.join(BIN, "..", "lib"))
+LIB = "libmt_test_fnlib.so"
+EXECUTORS = 2
+
+
+def stubs():
+    proto_stubs()
+    import common_pb2
+    import head_service_pb2
+    import head_service_pb2_grpc
+    return common_pb2, head_service_pb2, head_service_pb2_grpc
+
+
+C, PB, PBG = stubs()
+S = C.TaskState
+
+
+def start_cluster():
+    port = free_port()
+    d = new_dir("fn")
+    run(["start", "--head", "--port", str(port), "--node-ip", "127.0.0.1",
+         "--temp-dir", d, "--num-cpus", str(EXECUTORS), "--memory", "1GiB"]
+        + FAST)
+    addr = "127.0.0.1:%d" % port
+    wait_until(lambda: [n for n in status(address=addr)["nodes"]
+                        if n["state"] == "ALIVE"], 10, "an alive node")
+    ch = grpc.insecure_channel(addr, options=[
+        ("grpc.max_receive_message_length", 64 << 20)])
+    return addr, d, PBG.HeadServiceStub(ch)
+
+
+def submit(stub, function, args=(), code_path=(LIB_DIR,), max_retries=-1,
+           name=""):
+    spec = C.TaskSpec(kind=C.TASK_KIND_FUNCTION, function=function,
+                      args=list(args), code_path=list(code_path),
+                      max_retries=max_retries, name=name)
+    return stub.SubmitTask(PB.SubmitTaskRequest(spec=spec),
+                           timeout=10).task_id
+
+
+def watch(stub, tid, output=False, timeout=60):
+    """Follow a task to its end. RET (last event, [(fd, bytes)], states)."""
+    outs, states, last = [], [], None
+    for ev in stub.WatchTask(PB.WatchTaskRequest(task_id=tid, output=output),
+                             timeout=timeout):
+        if ev.output:
+            # Replayed output of an ended task carries its final state;
+            # the final event itself comes last, without output.
+            outs.append((ev.fd, ev.output))
+            continue
+        if ev.state:
+            states.append(ev.state)
+        last = ev
+        if ev.state in (S.TASK_STATE_FINISHED, S.TASK_STATE_FAILED,
+                        S.TASK_STATE_CANCELLED):
+            break
+    return last, outs, states
+
+
+def wait_running(stub, tid):
+    """Watch tid until it runs. RET the stream, to follow it further."""
+    stream = stub.WatchTask(PB.WatchTaskRequest(task_id=tid), timeout=60)
+    for ev in stream:
+        if ev.state == S.TASK_STATE_RUNNING:
+            return stream
+        check(ev.state not in (S.TASK_STATE_FINISHED, S.TASK_STATE_FAILED,
+                               S.TASK_STATE_CANCELLED), "ended: %r" % ev)
+    raise AssertionError("stream ended before %s ran" % tid)
+
+
+def run_fn(stub, function, args=(), **kw):
+    return watch(stub, submit(stub, function, args, **kw))[0]
+
+
+def i64(v):
+    return struct.pack("=q", v)
+
+
+def executor_pids(d):
+    """Pids of manta-executor processes whose parent is this worker."""
+    wpid = read_pid(d, "worker")
+    pids = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                st = f.read()
+        except OSError:
+            continue
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        fields = st[st.rindex(")") + 2:].split()
+        if comm == "manta-executor" and int(fields[1]) == wpid and \
+                fields[0] not in ("Z", "X"):
+            pids.append(int(p))
+    return sorted(pids)
+
+
+def no_leaks(addr, timeout=10):
+    def ok():
+        for n in status(address=addr)["nodes"]:
+            if n["state"] == "ALIVE" and \
+                    n["resources_available"] != n["resources_total"]:
+                return None
+        return True
+    wait_until(ok, timeout, "available == total on every node", 0.2)
+
+
+# ---- tests -------------------------------------------------------------------
+
+
+def test_results_and_output():
+    addr, d, stub = start_cluster()
+    wait_until(lambda: len(executor_pids(d)) == EXECUTORS, 10,
+               "%d executors" % EXECUTORS)
+    ev = run_fn(stub, LIB + ":add", [i64(40), i64(2)])
+    check(ev.state == S.TASK_STATE_FINISHED, "add: %r" % ev)
+    check(struct.unpack("=q", ev.result)[0] == 42, "add: %r" % ev.result)
+    ev = run_fn(stub, LIB + ":add", [i64(-7), i64(2 ** 40)])
+    check(struct.unpack("=q", ev.result)[0] == 2 ** 40 - 7, "add big")
+    blob = bytes(range(256)) * 1000
+    ev = run_fn(stub, LIB + ":echo", [blob])
+    check(ev.state == S.TASK_STATE_FINISHED and ev.result == blob,
+          "echo: %d bytes back" % len(ev.result))
+    # A bare name is found among the code path's libraries.
+    ev = run_fn(stub, "echo", [b"bare"])
+    check(ev.state == S.TASK_STATE_FINISHED and ev.result == b"bare",
+          "bare echo: %r" % ev)
+    # An empty result is fine.
+    ev = run_fn(stub, LIB + ":sleep_ms", [b"1"])
+    check(ev.state == S.TASK_STATE_FINISHED and ev.result == b"",
+          "sleep_ms: %r" % ev)
+    # What the function prints is the task's output.
+    tid = submit(stub, LIB + ":hello")
+    ev, outs, _ = watch(stub, tid, output=True)
+    check(ev.state == S.TASK_STATE_FINISHED and ev.result == b"done",
+          "hello: %r" % ev)
+    out = b"".join(o for fd, o in outs if fd == 1)
+    err = b"".join(o for fd, o in outs if fd == 2)
+    check(out == b"hello from nothing\n", "stdout %r" % out)
+    check(err == b"to stderr\n", "stderr %r" % err)
+    no_leaks(addr)
+
+
+def test_pool_is_reused():
+    addr, d, stub = start_cluster()
+    before = wait_until(lambda: executor_pids(d)
+                        if len(executor_pids(d)) == EXECUTORS else None,
+                        10, "%d executors" % EXECUTORS)
+    t0 = time.monotonic()
+    tids = [submit(stub, LIB + ":getpid") for _ in range(200)]
+    pids = []
+    for tid in tids:
+        ev = watch(stub, tid)[0]
+        check(ev.state == S.TASK_STATE_FINISHED, "getpid: %r" % ev)
+        pids.append(int(ev.result))
+    took = time.monotonic() - t0
+    check(set(pids) <= set(before), "pids %s not among the executors %s" %
+          (sorted(set(pids)), before))
+    check(len(set(pids)) <= EXECUTORS, "pids %s" % sorted(set(pids)))
+    check(executor_pids(d) == before, "executors changed: %s -> %s" %
+          (before, executor_pids(d)))
+    print("  200 getpid tasks in %.2fs on pids %s" % (took, sorted(set(pids))))
+    no_leaks(addr)
+
+
+def test_failures():
+    addr, d, stub = start_cluster()
+    ev = run_fn(stub, LIB + ":fail")
+    check(ev.state == S.TASK_STATE_FAILED and ev.error == "boom",
+          "fail: %r" % ev)
+    ev = run_fn(stub, LIB + ":add", [i64(1)])
+    check(ev.state == S.TASK_STATE_FAILED and "two 8-byte" in ev.error,
+          "add with one arg: %r" % ev)
+    ev = run_fn(stub, LIB + ":no_such_fn")
+    check(ev.state == S.TASK_STATE_FAILED and
+          "function 'no_such_fn' not found in " + LIB in ev.error,
+          "missing function: %r" % ev)
+    ev = run_fn(stub, "libno_such_lib.so:f")
+    check(ev.state == S.TASK_STATE_FAILED and "not found" in ev.error and
+          "libno_such_lib.so" in ev.error, "missing library: %r" % ev)
+    ev = run_fn(stub, "no_such_bare_fn")
+    check(ev.state == S.TASK_STATE_FAILED and "not found" in ev.error,
+          "missing bare function: %r" % ev)
+    ev = run_fn(stub, LIB + ":big", [b"9000000"])
+    check(ev.state == S.TASK_STATE_FAILED and
+          "result of 9000000 bytes exceeds the 8 MiB inline limit" in
+          ev.error, "big result: %r" % ev)
+    ev = run_fn(stub, LIB + ":big", [b"8000000"])
+    check(ev.state == S.TASK_STATE_FINISHED and len(ev.result) == 8000000,
+          "8 MB result: %r" % ev.state)
+    no_leaks(addr)
+
+
+def test_crash_is_retried_then_fails():
+    addr, d, stub = start_cluster()
+    before = wait_until(lambda: executor_pids(d)
+                        if len(executor_pids(d)) == EXECUTORS else None,
+                        10, "%d executors" % EXECUTORS)
+    tid = submit(stub, LIB + ":crash", max_retries=1)
+    ev, _, states = watch(stub, tid)
+    check(ev.state == S.TASK_STATE_FAILED, "crash: %r" % ev)
+    check("executor died" in ev.error, "crash error %r" % ev.error)
+    check(ev.attempt == 1, "crash: attempt %d, not retried once" %
+          ev.attempt)
+    # The pool replaced the dead executors and still works.
+    wait_until(lambda: len(executor_pids(d)) == EXECUTORS, 10,
+               "executors replaced")
+    check(executor_pids(d) != before, "no executor was replaced")
+    ev = run_fn(stub, LIB + ":add", [i64(1), i64(2)])
+    check(ev.state == S.TASK_STATE_FINISHED, "add after crash: %r" % ev)
+    # Without retries it fails on the first death.
+    ev = run_fn(stub, LIB + ":crash", max_retries=0)
+    check(ev.state == S.TASK_STATE_FAILED and "executor died" in ev.error and
+          ev.attempt == 0, "crash without retries: %r" % ev)
+    no_leaks(addr)
+
+
+def test_executor_killed_mid_task_is_retried():
+    addr, d, stub = start_cluster()
+    pids = wait_until(lambda: executor_pids(d)
+                      if len(executor_pids(d)) == EXECUTORS else None,
+                      10, "%d executors" % EXECUTORS)
+    tid = submit(stub, LIB + ":sleep_ms", [b"1500"], max_retries=1)
+    stream = wait_running(stub, tid)
+    for p in pids:
+        os.kill(p, 9)
+    last = None
+    for ev in stream:
+        last = ev
+        if ev.state in (S.TASK_STATE_FINISHED, S.TASK_STATE_FAILED,
+                        S.TASK_STATE_CANCELLED):
+            break
+    check(last.state == S.TASK_STATE_FINISHED and last.attempt == 1,
+          "killed executor: %r" % last)
+    wait_until(lambda: len(executor_pids(d)) == EXECUTORS, 10,
+               "executors replaced")
+    check(not set(executor_pids(d)) & set(pids), "old executors remain")
+    no_leaks(addr)
+
+
+def test_cancel_running_function():
+    addr, d, stub = start_cluster()
+    wait_until(lambda: len(executor_pids(d)) == EXECUTORS, 10,
+               "%d executors" % EXECUTORS)
+    for force in (False, True):
+        tid = submit(stub, LIB + ":sleep_ms", [b"60000"])
+        stream = wait_running(stub, tid)
+        t0 = time.monotonic()
+        stub.CancelTask(PB.CancelTaskRequest(task_id=tid, force=force),
+                        timeout=10)
+        last = None
+        for ev in stream:
+            last = ev
+            if ev.state in (S.TASK_STATE_FINISHED, S.TASK_STATE_FAILED,
+                            S.TASK_STATE_CANCELLED):
+                break
+        check(last.state == S.TASK_STATE_CANCELLED, "cancel: %r" % last)
+        # The executor was killed, so the slot frees up at once.
+        no_leaks(addr)
+        check(time.monotonic() - t0 < 4, "cancel took %.1fs" %
+              (time.monotonic() - t0))
+    wait_until(lambda: len(executor_pids(d)) == EXECUTORS, 10,
+               "executors replaced")
+    ev = run_fn(stub, LIB + ":echo", [b"after"])
+    check(ev.state == S.TASK_STATE_FINISHED and ev.result == b"after",
+          "echo after cancel: %r" % ev)
+
+
+def test_stop_kills_executors():
+    addr, d, stub = start_cluster()
+    pids = wait_until(lambda: executor_pids(d)
+                      if len(executor_pids(d)) == EXECUTORS else None,
+                      10, "%d executors" % EXECUTORS)
+    tid = submit(stub, LIB + ":sleep_ms", [b"60000"])
+    wait_running(stub, tid)
+    run(["stop", "--temp-dir", d], timeout=30)
+    wait_until(lambda: not any(pid_alive(p) for p in pids), 10,
+               "executors gone after stop")
+
+
+if __name__ == "__main__":
+    main([test_results_and_output, test_pool_is_reused, test_failures,
+          test_crash_is_retried_then_fails,
+          test_executor_killed_mid_task_is_retried,
+          test_cancel_running_function, test_stop_kills_executors])

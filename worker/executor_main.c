@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * executor_main.c -- manta-executor: runs function tasks for a worker, one
+ * at a time, in a process the worker prestarts and reuses.
+ *
+ * The worker passes one end of a Unix socket pair as fd 3 (MT_EXEC_FD) and
+ * pipes as stdout and stderr; what a function prints there is relayed as
+ * the output of the task it belongs to. The executor reads a REQUEST frame
+ * (exec_proto.h), finds the function, calls it on this (main) thread with
+ * a struct mt_fn_call (manta/function.h), flushes stdio and writes the
+ * REPLY. EOF on fd 3 means the worker is done with us: exit 0. A malformed
+ * frame is fatal for this process only: say why on stderr and exit 2.
+ *
+ * Finding "lib.so:fn": dlopen lib as given, then <dir>/lib for each dir of
+ * the task's code path; handles are cached for the life of the process, so
+ * globals in a library persist across tasks. In the library the symbol
+ * "manta_fn_<fn>" (MT_FUNCTION) is tried before "<fn>". A bare "fn" is
+ * looked up in every library loaded so far, then in every *.so of the code
+ * path folders (alphabetical order), loading each. Failures are replies
+ * with a reason, never a crash of the executor.
+ *
+ * Deliberately small: libc, libdl and the framing; no gRPC, no libuv.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "manta/function.h"
+#include "common/alloc.h"
+#include "common/strbuf.h"
+#include "worker/exec_proto.h"
+
+#define MAX_LIBS 1024
+
+/* A library loaded so far. */
+struct lib {
+    char *name;                /* as the task named it, or the path */
+    char *path;                /* what dlopen succeeded with */
+    void *handle;
+};
+
+static struct lib libs[MAX_LIBS];
+static size_t n_libs;
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "manta-executor[%d]: ", (int)getpid());
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+/* ---- I/O on the socket --------------------------------------------------- */
+
+/* RET 1 read all, 0 EOF before the first byte; dies on errors. */
+static int read_full(int fd, void *p, size_t n)
+{
+    size_t got = 0;
+    ssize_t k;
+
+    while (got < n) {
+        k = read(fd, (char *)p + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            die("read: %s", strerror(errno));
+        if (k == 0) {
+            if (got == 0)
+                return 0;
+            die("truncated frame from the worker");
+        }
+        got += (size_t)k;
+    }
+    return 1;
+}
+
+static void write_full(int fd, const uint8_t *p, size_t n)
+{
+    ssize_t k;
+
+    while (n > 0) {
+        k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            exit(errno == EPIPE ? 0 : 2); /* the worker is gone */
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+/* ---- finding functions --------------------------------------------------- */
+
+static struct lib *lib_add(const char *name, const char *path, void *h)
+{
+    struct lib *l;
+
+    if (n_libs == MAX_LIBS) {
+        dlclose(h);
+        return NULL;
+    }
+    l = &libs[n_libs++];
+    l->name = mt_xstrdup(name);
+    l->path = mt_xstrdup(path);
+    l->handle = h;
+    return l;
+}
+
+static struct lib *lib_find(const char *name)
+{
+    for (size_t i = 0; i < n_libs; i++)
+        if (!strcmp(libs[i].name, name) || !strcmp(libs[i].path, name))
+            return &libs[i];
+    return NULL;
+}
+
+/* Remember a dlopen failure other than a missing file. */
+static void note_dlerror(struct mt_strbuf *why)
+{
+    const char *e = dlerror();
+
+    if (e && !strstr(e, "No such file or directory") && why->len < 1024)
+        mt_strbuf_addf(why, "%s%s", why->len ? "; " : "", e);
+}
+
+/* Open lib as given, then from each code path dir. */
+static struct lib *lib_open(const char *lib, const struct mt_exec_request *r,
+                            struct mt_strbuf *searched, struct mt_strbuf *why)
+{
+    struct lib *l = lib_find(lib);
+    void *h;
+
+    if (l)
+        return l;
+    mt_strbuf_addf(searched, "%s", lib);
+    if ((h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)))
+        return lib_add(lib, lib, h);
+    note_dlerror(why);
+    for (uint32_t i = 0; i < r->n_code_path && !strchr(lib, '/'); i++) {
+        char *path = mt_xasprintf("%s/%s", r->code_path[i], lib);
+
+        mt_strbuf_addf(searched, ", %s", path);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            l = lib_add(lib, path, h);
+            free(path);
+            return l;
+        }
+        note_dlerror(why);
+        free(path);
+    }
+    return NULL;
+}
+
+static mt_fn lib_sym(struct lib *l, const char *fn)
+{
+    char sym[MT_EXEC_MAX_FUNCTION + 16];
+    void *p;
+
+    snprintf(sym, sizeof(sym), MT_FN_SYMBOL_PREFIX "%s", fn);
+    p = dlsym(l->handle, sym);
+    if (!p)
+        p = dlsym(l->handle, fn);
+    return (mt_fn)p;
+}
+
+static int so_filter(const struct dirent *d)
+{
+    size_t n = strlen(d->d_name);
+
+    return n > 3 && !strcmp(d->d_name + n - 3, ".so");
+}
+
+/* A bare name: the loaded libraries, then every *.so of the code path. */
+static mt_fn find_bare(const char *fn, const struct mt_exec_request *r,
+                       struct mt_strbuf *searched, struct mt_strbuf *why)
+{
+    struct dirent **ents;
+    mt_fn f = NULL;
+    int n;
+
+    for (size_t i = 0; i < n_libs; i++)
+        if ((f = lib_sym(&libs[i], fn)))
+            return f;
+    mt_strbuf_addf(searched, "%zu loaded libraries", n_libs);
+    for (uint32_t i = 0; i < r->n_code_path && !f; i++) {
+        mt_strbuf_addf(searched, ", %s/*.so", r->code_path[i]);
+        n = scandir(r->code_path[i], &ents, so_filter, alphasort);
+        for (int j = 0; j < n; j++) {
+            char *path = mt_xasprintf("%s/%s", r->code_path[i],
+                                      ents[j]->d_name);
+            struct lib *l = lib_find(path);
+            void *h;
+
+            if (!l && !f && (h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+                l = lib_add(path, path, h);
+            else if (!l && !f)
+                note_dlerror(why);
+            if (l && !f)
+                f = lib_sym(l, fn);
+            free(path);
+            free(ents[j]);
+        }
+        if (n >= 0)
+            free(ents);
+    }
+    return f;
+}
+
+static bool valid_symbol(const char *s)
+{
+    if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return false;
+    return true;
+}
+
+/*
+ * Resolve r->function. RET the function, or NULL with rep->status and
+ * *err (owned) saying why.
+ */
+static mt_fn resolve(const struct mt_exec_request *r, uint32_t *status,
+                     char **err)
+{
+    struct mt_strbuf searched = MT_STRBUF_INIT, why = MT_STRBUF_INIT;
+    char *lib = mt_xstrdup(r->function), *fn = strrchr(lib, ':');
+    struct lib *l = NULL;
+    mt_fn f = NULL;
+
+    if (fn)
+        *fn++ = '\0';
+    if (!fn ? !valid_symbol(lib) : !*lib || !valid_symbol(fn)) {
+        *status = MT_EXEC_BAD_REQUEST;
+        *err = mt_xasprintf("bad function name '%s': expected \"lib.so:name\""
+                            " or \"name\"", r->function);
+        goto out;
+    }
+    if (fn) {
+        l = lib_open(lib, r, &searched, &why);
+        f = l ? lib_sym(l, fn) : NULL;
+    } else {
+        f = find_bare(lib, r, &searched, &why);
+    }
+    if (f)
+        goto out;
+    *status = MT_EXEC_NOT_FOUND;
+    if (fn && l)
+        *err = mt_xasprintf("function '%s' not found in %s (loaded from %s; "
+                            "looked for " MT_FN_SYMBOL_PREFIX "%s and %s)",
+                            fn, lib, l->path, fn, fn);
+    else
+        *err = mt_xasprintf("function '%s' not found%s%s (searched: %s)%s%s",
+                            fn ? fn : lib, fn ? ": cannot load " : "",
+                            fn ? lib : "", mt_strbuf_str(&searched),
+                            why.len ? "; " : "", mt_strbuf_str(&why));
+out:
+    mt_strbuf_release(&searched);
+    mt_strbuf_release(&why);
+    free(lib);
+    return f;
+}
+
+/* ---- running one task ---------------------------------------------------- */
+
+static void run(const struct mt_exec_request *r, int fd)
+{
+    struct mt_exec_reply rep = {MT_EXEC_OK, {NULL, 0}, NULL};
+    struct mt_fn_call call;
+    struct mt_fn_arg *args;
+    char *err = NULL;
+    uint8_t *frame;
+    size_t len;
+    mt_fn f;
+    int rc;
+
+    f = resolve(r, &rep.status, &err);
+    memset(&call, 0, sizeof(call));
+    if (f) {
+        args = mt_xcalloc(r->nargs + 1, sizeof(*args));
+        for (uint32_t i = 0; i < r->nargs; i++) {
+            args[i].data = r->args[i].size ? r->args[i].data : NULL;
+            args[i].size = r->args[i].size;
+        }
+        call.abi_version = MT_FN_ABI_VERSION;
+        call.nargs = r->nargs;
+        call.args = args;
+        rc = f(&call);
+        call.error[sizeof(call.error) - 1] = '\0';
+        free(args);
+        if (rc != 0) {
+            rep.status = MT_EXEC_FAILED;
+            err = call.error[0] ? mt_xstrdup(call.error)
+                                : mt_xasprintf("function '%s' returned %d",
+                                               r->function, rc);
+        } else if (call.result_size > MT_EXEC_MAX_RESULT) {
+            rep.status = MT_EXEC_TOO_BIG;
+            err = mt_xasprintf("result of %llu bytes exceeds the 8 MiB "
+                               "inline limit",
+                               (unsigned long long)call.result_size);
+        } else if (call.result_size && !call.result) {
+            rep.status = MT_EXEC_FAILED;
+            err = mt_xasprintf("function '%s' set result_size %llu without "
+                               "a result", r->function,
+                               (unsigned long long)call.result_size);
+        } else {
+            rep.result.data = call.result;
+            rep.result.size = (uint32_t)call.result_size;
+        }
+    }
+    if (err && strlen(err) > MT_EXEC_MAX_ERROR)
+        err[MT_EXEC_MAX_ERROR] = '\0';
+    rep.error = err ? err : "";
+    fflush(stdout);
+    fflush(stderr);
+    if (mt_exec_reply_encode(&rep, &frame, &len) < 0)
+        die("cannot encode a reply");
+    free(call.result);
+    free(err);
+    write_full(fd, frame, len);
+    free(frame);
+}
+
+int main(int argc, char **argv)
+{
+    struct mt_exec_request r;
+    uint8_t hdr[MT_EXEC_HDR], *payload;
+    uint32_t type, len;
+    int fd = MT_EXEC_FD;
+
+    (void)argc;
+    (void)argv;
+    if (fcntl(fd, F_GETFD) < 0)
+        die("fd %d is not open: manta-executor is started by manta-worker",
+            fd);
+    /* Go when the worker goes, even in the middle of a long task. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    signal(SIGPIPE, SIG_IGN);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    while (read_full(fd, hdr, sizeof(hdr))) {
+        if (mt_exec_header_parse(hdr, &type, &len) < 0 ||
+            type != MT_EXEC_REQUEST)
+            die("malformed frame header from the worker");
+        payload = mt_xmalloc(len ? len : 1);
+        if (len && !read_full(fd, payload, len))
+            die("truncated frame from the worker");
+        if (mt_exec_request_decode(payload, len, &r) < 0)
+            die("malformed request from the worker");
+        run(&r, fd);
+        mt_exec_request_release(&r);
+        free(payload);
+    }
+    return 0;
+}

@@ -58,12 +58,13 @@ static bool str_ok(const char *s, size_t max)
 int mt_exec_request_encode(const struct mt_exec_request *r, uint8_t **frame,
                            size_t *len)
 {
-    size_t n = 4 + 4 + 4 + 4 + 4, args = 0;
+    size_t n = 4 + 4 + 4 + 4 + 4 + 4, args = 0, env = 0;
     struct wbuf w;
 
     if (!str_ok(r->task_id, MT_EXEC_MAX_ID) ||
         !str_ok(r->function, MT_EXEC_MAX_FUNCTION) ||
-        r->n_code_path > MT_EXEC_MAX_CODE_PATH || r->nargs > MT_EXEC_MAX_ARGS)
+        r->n_code_path > MT_EXEC_MAX_CODE_PATH ||
+        r->n_env > MT_EXEC_MAX_ENV || r->nargs > MT_EXEC_MAX_ARGS)
         return -MT_EINVAL;
     n += r->task_id ? strlen(r->task_id) : 0;
     n += r->function ? strlen(r->function) : 0;
@@ -72,10 +73,13 @@ int mt_exec_request_encode(const struct mt_exec_request *r, uint8_t **frame,
             return -MT_EINVAL;
         n += 4 + strlen(r->code_path[i]);
     }
+    for (uint32_t i = 0; i < r->n_env; i++)
+        env += 4 + strlen(r->env[i]);
     for (uint32_t i = 0; i < r->nargs; i++)
         args += r->args[i].size;
-    if (args > MT_EXEC_MAX_ARG_BYTES)
+    if (args > MT_EXEC_MAX_ARG_BYTES || env > MT_EXEC_MAX_ENV_BYTES)
         return -MT_EINVAL;
+    n += env;
     n += args + 4 * (size_t)r->nargs;
     frame_start(&w, n, MT_EXEC_REQUEST);
     put_u32(&w, r->attempt);
@@ -84,6 +88,9 @@ int mt_exec_request_encode(const struct mt_exec_request *r, uint8_t **frame,
     put_u32(&w, r->n_code_path);
     for (uint32_t i = 0; i < r->n_code_path; i++)
         put_str(&w, r->code_path[i]);
+    put_u32(&w, r->n_env);
+    for (uint32_t i = 0; i < r->n_env; i++)
+        put_str(&w, r->env[i]);
     put_u32(&w, r->nargs);
     for (uint32_t i = 0; i < r->nargs; i++)
         put_bytes(&w, r->args[i].data, r->args[i].size);
@@ -180,7 +187,7 @@ int mt_exec_request_decode(const uint8_t *p, size_t n,
                            struct mt_exec_request *r)
 {
     struct rbuf rb = {p, n, false};
-    size_t args = 0;
+    size_t args = 0, env = 0;
 
     memset(r, 0, sizeof(*r));
     r->attempt = get_u32(&rb);
@@ -192,6 +199,18 @@ int mt_exec_request_decode(const uint8_t *p, size_t n,
     r->code_path = mt_xcalloc(r->n_code_path + 1, sizeof(*r->code_path));
     for (uint32_t i = 0; i < r->n_code_path && !rb.bad; i++)
         r->code_path[i] = get_str(&rb, MT_EXEC_MAX_PATH);
+    r->n_env = get_u32(&rb);
+    if (rb.bad || r->n_env > MT_EXEC_MAX_ENV || r->n_env > rb.left / 4)
+        goto out_bad;
+    r->env = mt_xcalloc(r->n_env + 1, sizeof(*r->env));
+    for (uint32_t i = 0; i < r->n_env && !rb.bad; i++) {
+        r->env[i] = get_str(&rb, MT_EXEC_MAX_ENV_BYTES);
+        env += r->env[i] ? strlen(r->env[i]) + 4 : 0;
+        if (r->env[i] && (r->env[i][0] == '=' || !strchr(r->env[i], '=')))
+            rb.bad = true;
+    }
+    if (env > MT_EXEC_MAX_ENV_BYTES)
+        goto out_bad;
     r->nargs = get_u32(&rb);
     if (rb.bad || r->nargs > MT_EXEC_MAX_ARGS || r->nargs > rb.left / 4)
         goto out_bad;
@@ -231,6 +250,9 @@ void mt_exec_request_release(struct mt_exec_request *r)
     for (uint32_t i = 0; r->code_path && i < r->n_code_path; i++)
         free(r->code_path[i]);
     free(r->code_path);
+    for (uint32_t i = 0; r->env && i < r->n_env; i++)
+        free(r->env[i]);
+    free(r->env);
     free(r->args);
     memset(r, 0, sizeof(*r));
 }

@@ -16,7 +16,8 @@
  * Payload fields, in order; u32 = 4 bytes; str and blob = u32 length then
  * that many bytes (str: no NUL inside, no terminator on the wire):
  *   REQUEST  u32 attempt, str task_id, str function, u32 n_code_path,
- *            n_code_path x str, u32 nargs, nargs x blob
+ *            n_code_path x str, u32 n_env, n_env x str ("K=V", set for
+ *            the call and undone after), u32 nargs, nargs x blob
  *   REPLY    u32 status, blob result, str error
  * Anything else (bad magic, type or length, a field past the end, bytes
  * left over, a limit exceeded) is malformed: the reader drops the peer
@@ -40,11 +41,13 @@
 #define MT_EXEC_MAX_FUNCTION 512
 #define MT_EXEC_MAX_CODE_PATH 64         /* entries */
 #define MT_EXEC_MAX_PATH 4096            /* bytes per entry */
+#define MT_EXEC_MAX_ENV 8192             /* entries */
+#define MT_EXEC_MAX_ENV_BYTES ((1u << 20) + (64u << 10)) /* all together */
 #define MT_EXEC_MAX_ARGS 4096
 #define MT_EXEC_MAX_ARG_BYTES (16u << 20) /* all arguments together */
 #define MT_EXEC_MAX_RESULT (8u << 20)    /* inline result limit */
 #define MT_EXEC_MAX_ERROR 4096
-#define MT_EXEC_MAX_REQUEST (MT_EXEC_MAX_ARG_BYTES + (1u << 20))
+#define MT_EXEC_MAX_REQUEST (MT_EXEC_MAX_ARG_BYTES + (2u << 20))
 #define MT_EXEC_MAX_REPLY (MT_EXEC_MAX_RESULT + MT_EXEC_MAX_ERROR + 64)
 
 enum mt_exec_type {
@@ -78,6 +81,8 @@ struct mt_exec_request {
     char *function;
     uint32_t n_code_path;
     char **code_path;
+    uint32_t n_env;
+    char **env;                  /* "K=V" */
     uint32_t nargs;
     struct mt_exec_blob *args;
 };

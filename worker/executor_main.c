@@ -19,6 +19,11 @@
  * path folders (alphabetical order), loading each. Failures are replies
  * with a reason, never a crash of the executor.
  *
+ * The task's environment (MANTA_TASK_ID, the spec's env, the grant's
+ * accelerator env) is set with setenv for the call and undone after it.
+ * A library that read a variable at load time (e.g. CUDA reading
+ * CUDA_VISIBLE_DEVICES) keeps what it saw first.
+ *
  * Deliberately small: libc, libdl and the framing; no gRPC, no libuv.
  */
 #include <ctype.h>
@@ -278,12 +283,47 @@ out:
 
 /* ---- running one task ---------------------------------------------------- */
 
+/* Set the task's environment; RET what to restore afterwards ("K=old" or
+ * "K" for unset), owned. */
+static char **env_push(const struct mt_exec_request *r)
+{
+    char **undo = mt_xcalloc(r->n_env + 1, sizeof(*undo));
+
+    for (uint32_t i = 0; i < r->n_env; i++) {
+        char *kv = r->env[i], *eq = strchr(kv, '=');
+        const char *old;
+
+        *eq = '\0';
+        old = getenv(kv);
+        undo[i] = old ? mt_xasprintf("%s=%s", kv, old) : mt_xstrdup(kv);
+        setenv(kv, eq + 1, 1);
+        *eq = '=';
+    }
+    return undo;
+}
+
+static void env_pop(const struct mt_exec_request *r, char **undo)
+{
+    for (uint32_t i = r->n_env; i-- > 0;) {
+        char *eq = strchr(undo[i], '=');
+
+        if (eq) {
+            *eq = '\0';
+            setenv(undo[i], eq + 1, 1);
+        } else {
+            unsetenv(undo[i]);
+        }
+        free(undo[i]);
+    }
+    free(undo);
+}
+
 static void run(const struct mt_exec_request *r, int fd)
 {
     struct mt_exec_reply rep = {MT_EXEC_OK, {NULL, 0}, NULL};
     struct mt_fn_call call;
     struct mt_fn_arg *args;
-    char *err = NULL;
+    char *err = NULL, **undo;
     uint8_t *frame;
     size_t len;
     mt_fn f;
@@ -300,7 +340,9 @@ static void run(const struct mt_exec_request *r, int fd)
         call.abi_version = MT_FN_ABI_VERSION;
         call.nargs = r->nargs;
         call.args = args;
+        undo = env_push(r);
         rc = f(&call);
+        env_pop(r, undo);
         call.error[sizeof(call.error) - 1] = '\0';
         free(args);
         if (rc != 0) {

@@ -152,17 +152,6 @@ int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len)
     if (!mt_run_id_valid(s->task_id))
         return bad(err, len, "task_id must be 1-64 characters of "
                              "[A-Za-z0-9_-]");
-    if (s->kind == MT_RUN_KIND_FUNCTION)
-        return check_function(s, err, len);
-    if (s->argc == 0 || !s->argv || !s->argv[0] || !s->argv[0][0])
-        return bad(err, len, "argv must name a program");
-    if (s->argc > MT_RUN_MAX_ARGS)
-        return bad(err, len, "too many arguments (at most 4096)");
-    for (size_t i = 0; i < s->argc; i++)
-        bytes += strlen(s->argv[i]) + 1;
-    if (bytes > MT_RUN_MAX_BYTES)
-        return bad(err, len, "arguments too large (at most 1 MiB)");
-    bytes = 0;
     if ((why = check_env(&s->env, &count, &bytes)) ||
         (why = check_env(&s->accel_env, &count, &bytes)))
         return bad(err, len, why);
@@ -170,6 +159,17 @@ int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len)
         return bad(err, len, "too many environment variables (at most 4096)");
     if (bytes > MT_RUN_MAX_BYTES)
         return bad(err, len, "environment too large (at most 1 MiB)");
+    if (s->kind == MT_RUN_KIND_FUNCTION)
+        return check_function(s, err, len);
+    if (s->argc == 0 || !s->argv || !s->argv[0] || !s->argv[0][0])
+        return bad(err, len, "argv must name a program");
+    if (s->argc > MT_RUN_MAX_ARGS)
+        return bad(err, len, "too many arguments (at most 4096)");
+    bytes = 0;
+    for (size_t i = 0; i < s->argc; i++)
+        bytes += strlen(s->argv[i]) + 1;
+    if (bytes > MT_RUN_MAX_BYTES)
+        return bad(err, len, "arguments too large (at most 1 MiB)");
     if (s->cwd && strlen(s->cwd) > MT_RUN_MAX_CWD)
         return bad(err, len, "cwd too long");
     return 0;
@@ -458,6 +458,7 @@ struct mt_task {
     /* function tasks */
     bool fn;                    /* runs on the executor pool */
     struct mt_exec_job job;     /* its job there */
+    char **fn_env;              /* "K=V" set in the executor for the call */
     uint8_t *result;            /* FINISHED: the function's result */
     size_t result_size;
     bool system_failure;        /* FAILED because its executor died */
@@ -537,6 +538,7 @@ static void task_free(struct mt_task *t)
     free(t->error);
     free(t->result);
     free(t->job.req.args);
+    mt_run_env_free(t->fn_env);
     t->magic = 0;
     free(t);
 }
@@ -937,6 +939,26 @@ static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
     close_handle(t, (uv_handle_t *)&t->timer);
 }
 
+/* What a function task sees in its executor's environment on top of the
+ * executor's own: the spec's env, the grant's, the task's ids. */
+static char **fn_env(struct mt_task *t)
+{
+    struct mt_kv_list own = {0};
+    const struct mt_kv_list *lists[3];
+    char attempt[16];
+    char **env;
+
+    snprintf(attempt, sizeof(attempt), "%u", t->spec.attempt);
+    mt_kv_list_set(&own, "MANTA_TASK_ID", t->spec.task_id);
+    mt_kv_list_set(&own, "MANTA_TASK_ATTEMPT", attempt);
+    lists[0] = &t->spec.env;
+    lists[1] = &t->spec.accel_env;
+    lists[2] = &own;
+    env = mt_run_env_build(NULL, lists, 3);
+    mt_kv_list_release(&own);
+    return env;
+}
+
 static void fn_start(struct mt_task *t)
 {
     struct mt_exec_request *r = &t->job.req;
@@ -946,6 +968,10 @@ static void fn_start(struct mt_task *t)
     r->function = t->spec.function;
     r->n_code_path = (uint32_t)t->spec.n_code_path;
     r->code_path = t->spec.code_path;
+    t->fn_env = fn_env(t);
+    for (r->n_env = 0; t->fn_env[r->n_env]; r->n_env++)
+        ;
+    r->env = t->fn_env;
     r->nargs = (uint32_t)t->spec.nargs;
     r->args = mt_xcalloc(t->spec.nargs + 1, sizeof(*r->args));
     for (size_t i = 0; i < t->spec.nargs; i++) {
@@ -989,8 +1015,9 @@ int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
     struct mt_task *t = find(w->tasks, task_id, attempt);
 
     if (t && t->fn && !t->exited) {
-        MT_INFO("task=%s attempt=%u stop requested: killing its executor",
-                task_id, attempt);
+        MT_INFO("task=%s attempt=%u stop requested: %s", task_id, attempt,
+                t->job.queued ? "it leaves the executor queue"
+                              : "killing its executor");
         return mt_exec_pool_stop(w->execs, &t->job);
     }
     if (!t || t->pid <= 0 || t->exited)

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,4 +96,19 @@ MT_FUNCTION(big)
         return mt_fn_error(call, "out of memory");
     call->result_size = n;
     return 0;
+}
+
+/* The value of the environment variable named by the first argument;
+ * fails when it is not set. */
+MT_FUNCTION(env)
+{
+    char name[256] = "";
+    const char *v;
+
+    if (call->nargs > 0 && call->args[0].size < sizeof(name))
+        memcpy(name, call->args[0].data, call->args[0].size);
+    v = getenv(name);
+    if (!v)
+        return mt_fn_error(call, "%s is not set", name);
+    return mt_fn_result(call, v, strlen(v));
 }

@@ -4,7 +4,8 @@ whose worker keeps a pool of 2 prestarted manta-executor processes and
 loads libmt_test_fnlib.so (tests/integration/fnlib.c) from the task's
 code path.
 
-Results come back correct (add, echo, a bare name); 200 tasks reuse the
+Results come back correct (add, echo, a bare name); the task's
+environment is set for the call only; 200 tasks reuse the
 pool (the pids a getpid function returns repeat); what a function prints
 is relayed as its output; a function's error is FAILED with its text;
 a crash is retried and then FAILED with "executor died"; an executor
@@ -12,10 +13,14 @@ killed mid-task is replaced and the task retried to success; a missing
 function or library is FAILED with a not-found message; a result over
 8 MiB is FAILED with the inline limit; StopTask through CancelTask of a
 running function ends it CANCELLED at once and the pool replaces the
-executor; no resource is left behind.
+executor; a worker without its manta-executor binary fails function
+tasks with the reason; stopping the node kills its executors; no
+resource is left behind.
 """
 import os
+import shutil
 import struct
+import subprocess
 import time
 
 from harness import (BIN, FAST, check, free_port, main, new_dir, pid_alive,
@@ -55,10 +60,15 @@ def start_cluster():
 
 
 def submit(stub, function, args=(), code_path=(LIB_DIR,), max_retries=-1,
-           name=""):
+           name="", env=None, cpus=None):
     spec = C.TaskSpec(kind=C.TASK_KIND_FUNCTION, function=function,
                       args=list(args), code_path=list(code_path),
-                      max_retries=max_retries, name=name)
+                      max_retries=max_retries, name=name,
+                      env=[C.Label(key=k, value=v)
+                           for k, v in (env or {}).items()])
+    if cpus is not None:
+        spec.resources.append(C.ResourceEntry(name="CPU",
+                                              quantity=int(cpus * 10000)))
     return stub.SubmitTask(PB.SubmitTaskRequest(spec=spec),
                            timeout=10).task_id
 
@@ -164,6 +174,18 @@ def test_results_and_output():
     err = b"".join(o for fd, o in outs if fd == 2)
     check(out == b"hello from nothing\n", "stdout %r" % out)
     check(err == b"to stderr\n", "stderr %r" % err)
+    # The task's environment is set for the call, and only for it.
+    tid = submit(stub, LIB + ":env", [b"MANTA_TASK_ID"])
+    ev = watch(stub, tid)[0]
+    check(ev.result == tid.encode(), "MANTA_TASK_ID %r" % ev)
+    for _ in range(EXECUTORS):
+        ev = run_fn(stub, LIB + ":env", [b"GREETING"],
+                    env={"GREETING": "hi there"})
+        check(ev.result == b"hi there", "GREETING %r" % ev)
+    for _ in range(EXECUTORS):
+        ev = run_fn(stub, LIB + ":env", [b"GREETING"])
+        check(ev.state == S.TASK_STATE_FAILED and
+              ev.error == "GREETING is not set", "GREETING left: %r" % ev)
     no_leaks(addr)
 
 
@@ -292,6 +314,63 @@ def test_cancel_running_function():
           "echo after cancel: %r" % ev)
 
 
+def test_cancel_queued_function():
+    """CPU-free tasks can outnumber the executors: the extra ones wait on
+    the worker, and cancelling one there ends it without touching the
+    running ones."""
+    addr, d, stub = start_cluster()
+    pids = wait_until(lambda: executor_pids(d)
+                      if len(executor_pids(d)) == EXECUTORS else None,
+                      10, "%d executors" % EXECUTORS)
+    running = [submit(stub, LIB + ":sleep_ms", [b"60000"], cpus=0.01)
+               for _ in range(EXECUTORS)]
+    for tid in running:
+        wait_running(stub, tid)
+    queued = submit(stub, LIB + ":sleep_ms", [b"1"], cpus=0.01)
+
+    # The head counts it RUNNING once the worker accepted it; the worker
+    # holds it until an executor is free.
+    wait_running(stub, queued)
+    time.sleep(0.2)
+    stub.CancelTask(PB.CancelTaskRequest(task_id=queued), timeout=10)
+    ev = watch(stub, queued, timeout=10)[0]
+    check(ev.state == S.TASK_STATE_CANCELLED, "queued cancel: %r" % ev)
+    check(executor_pids(d) == pids, "an executor was killed for it")
+    for tid in running:
+        stub.CancelTask(PB.CancelTaskRequest(task_id=tid), timeout=10)
+        ev = watch(stub, tid, timeout=10)[0]
+        check(ev.state == S.TASK_STATE_CANCELLED, "cancel: %r" % ev)
+    ev = run_fn(stub, LIB + ":echo", [b"again"])
+    check(ev.result == b"again", "echo after cancels: %r" % ev)
+    no_leaks(addr)
+
+
+def test_no_executor_binary_fails_tasks():
+    """A worker whose manta-executor is missing fails function tasks with
+    the reason instead of hanging them, and still runs command tasks."""
+    bindir = new_dir("bin")
+    for prog in ("manta", "manta-head", "manta-worker"):
+        shutil.copy2(os.path.join(BIN, prog), bindir)
+    port = free_port()
+    d = new_dir("fnx")
+    p = subprocess.run([os.path.join(bindir, "manta"), "start", "--head",
+                        "--port", str(port), "--node-ip", "127.0.0.1",
+                        "--temp-dir", d, "--num-cpus", "1", "--memory",
+                        "1GiB"] + FAST, capture_output=True, text=True,
+                       timeout=30)
+    check(p.returncode == 0, "start: %s" % p.stderr)
+    addr = "127.0.0.1:%d" % port
+    stub = PBG.HeadServiceStub(grpc.insecure_channel(addr))
+    wait_until(lambda: [n for n in status(address=addr)["nodes"]
+                        if n["state"] == "ALIVE"], 10, "an alive node")
+    ev = run_fn(stub, LIB + ":echo", [b"x"])
+    check(ev.state == S.TASK_STATE_FAILED and
+          "cannot start an executor" in ev.error, "no executor: %r" % ev)
+    p = run(["submit", "--address", addr, "--", "echo", "ok"])
+    check(p.stdout == "ok\n", "command task: %r" % p.stdout)
+    no_leaks(addr)
+
+
 def test_stop_kills_executors():
     addr, d, stub = start_cluster()
     pids = wait_until(lambda: executor_pids(d)
@@ -308,4 +387,6 @@ if __name__ == "__main__":
     main([test_results_and_output, test_pool_is_reused, test_failures,
           test_crash_is_retried_then_fails,
           test_executor_killed_mid_task_is_retried,
-          test_cancel_running_function, test_stop_kills_executors])
+          test_cancel_running_function, test_cancel_queued_function,
+          test_no_executor_binary_fails_tasks,
+          test_stop_kills_executors])

@@ -16,10 +16,15 @@
 static uint8_t *sample_request(size_t *len)
 {
     static char *cp[] = {"/a", "/b/c"};
+    static char *env[] = {"A=1", "CUDA_VISIBLE_DEVICES=0,2"};
     struct mt_exec_blob args[3] = {{(const uint8_t *)"xy", 2},
                                    {NULL, 0},
                                    {(const uint8_t *)"\0\1\2", 3}};
-    struct mt_exec_request r = {7, "t1", "libfoo.so:add", 2, cp, 3, args};
+    struct mt_exec_request r = {.attempt = 7, .task_id = "t1",
+                                .function = "libfoo.so:add",
+                                .n_code_path = 2, .code_path = cp,
+                                .n_env = 2, .env = env,
+                                .nargs = 3, .args = args};
     uint8_t *f = NULL;
 
     CU_ASSERT_EQUAL_FATAL(mt_exec_request_encode(&r, &f, len), 0);
@@ -43,6 +48,9 @@ static void test_request_round_trip(void)
     CU_ASSERT_STRING_EQUAL(r.function, "libfoo.so:add");
     CU_ASSERT_EQUAL_FATAL(r.n_code_path, 2);
     CU_ASSERT_STRING_EQUAL(r.code_path[1], "/b/c");
+    CU_ASSERT_EQUAL_FATAL(r.n_env, 2);
+    CU_ASSERT_STRING_EQUAL(r.env[0], "A=1");
+    CU_ASSERT_STRING_EQUAL(r.env[1], "CUDA_VISIBLE_DEVICES=0,2");
     CU_ASSERT_EQUAL_FATAL(r.nargs, 3);
     CU_ASSERT_EQUAL(r.args[0].size, 2);
     CU_ASSERT_EQUAL(memcmp(r.args[0].data, "xy", 2), 0);
@@ -100,6 +108,9 @@ static void test_encode_limits(void)
     CU_ASSERT_EQUAL(mt_exec_request_encode(&r, &f, &len), -MT_EINVAL);
     r.function = "f";
     r.n_code_path = MT_EXEC_MAX_CODE_PATH + 1;
+    CU_ASSERT_EQUAL(mt_exec_request_encode(&r, &f, &len), -MT_EINVAL);
+    r.n_code_path = 0;
+    r.n_env = MT_EXEC_MAX_ENV + 1;
     CU_ASSERT_EQUAL(mt_exec_request_encode(&r, &f, &len), -MT_EINVAL);
     CU_ASSERT_PTR_NULL(f);
 }
@@ -174,22 +185,34 @@ static void test_bad_fields(void)
     CU_ASSERT_EQUAL(mt_exec_request_decode(p, len - MT_EXEC_HDR, &r),
                     -MT_EPROTO);
     free(f);
-    /* A huge argument count with no bytes behind it. */
+    /* A huge argument count with no bytes behind it; an environment
+     * entry without '='. */
     {
-        uint8_t pl[25];
-        uint32_t u[6] = {0, 0, 1, 0, 0, 0xffffff};
+        uint8_t pl[33];
+        uint32_t u[7] = {0, 0, 1, 0, 0, 0xffffff, 1};
 
         memcpy(pl, u, 12);          /* attempt, task_id "", function len 1 */
         pl[12] = 'f';
         memcpy(pl + 13, &u[3], 4);  /* no code path */
-        memcpy(pl + 17, &u[5], 4);  /* nargs */
-        memcpy(pl + 21, &u[4], 4);  /* one empty argument */
-        CU_ASSERT_EQUAL(mt_exec_request_decode(pl, sizeof(pl), &r),
-                        -MT_EPROTO);
-        u[5] = 1;                   /* the same with nargs 1 is fine */
-        memcpy(pl + 17, &u[5], 4);
-        CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(pl, sizeof(pl), &r), 0);
+        memcpy(pl + 17, &u[3], 4);  /* no environment */
+        memcpy(pl + 21, &u[5], 4);  /* nargs */
+        memcpy(pl + 25, &u[4], 4);  /* one empty argument */
+        CU_ASSERT_EQUAL(mt_exec_request_decode(pl, 29, &r), -MT_EPROTO);
+        memcpy(pl + 21, &u[6], 4);  /* the same with nargs 1 is fine */
+        CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(pl, 29, &r), 0);
         CU_ASSERT_STRING_EQUAL(r.function, "f");
+        CU_ASSERT_EQUAL(r.n_env, 0);
+        mt_exec_request_release(&r);
+        /* One environment entry "AB" (no '='), then nargs 0. */
+        memcpy(pl + 17, &u[6], 4);
+        u[0] = 2;
+        memcpy(pl + 21, &u[0], 4);
+        memcpy(pl + 25, "AB", 2);
+        memcpy(pl + 27, &u[3], 4);
+        CU_ASSERT_EQUAL(mt_exec_request_decode(pl, 31, &r), -MT_EPROTO);
+        pl[26] = '=';               /* "A=" is fine */
+        CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(pl, 31, &r), 0);
+        CU_ASSERT_STRING_EQUAL(r.env[0], "A=");
         mt_exec_request_release(&r);
     }
     /* A reply with an unknown status. */

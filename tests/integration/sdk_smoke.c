@@ -6,6 +6,7 @@
  *
  * usage: sdk_smoke CASE HEAD_HOST:PORT
  *   concurrent  4 threads submit and wait for 10 tasks each
+ *   many        530 tasks at once: more than the client's watch slots
  *   wait        wait any / all with timeouts, cancel running and pending
  *   output      exit code, stdout/stderr capture, the output limit
  *   missing     a program that does not exist ends FAILED with a message
@@ -114,6 +115,34 @@ static int case_concurrent(void)
     }
     for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
+    mt_client_disconnect(c);
+    return 0;
+}
+
+/* More tasks than watch slots (512): the rest wait for one, none lost. */
+static int case_many(void)
+{
+    enum { N = 530 };
+    const char *argv[] = {"sh", "-c", "echo $MANTA_TASK_ID", NULL};
+    mt_client_t *c = connect_or_die();
+    mt_task_t **t = calloc(N, sizeof(*t));
+    mt_task_opts_t *o;
+    mt_task_result r;
+
+    CHECK(t && mt_task_opts_create(&o) == 0);
+    CHECK(mt_task_opts_set_resource(o, "CPU", 0.1) == 0);
+    for (int i = 0; i < N; i++)
+        CHECK(mt_submit_command(c, argv, o, &t[i]) == 0);
+    CHECK(mt_wait_tasks(c, t, N, N, 120000, NULL) == N);
+    mt_task_result_init(&r);
+    for (int i = 0; i < N; i++) {
+        CHECK(mt_task_wait(c, t[i], 0, &r) == 0 && r.exit_code == 0);
+        mt_task_release(t[i]);
+    }
+    printf("%d tasks finished\n", N);
+    mt_task_result_release(&r);
+    mt_task_opts_destroy(o);
+    free(t);
     mt_client_disconnect(c);
     return 0;
 }
@@ -428,6 +457,8 @@ int main(int argc, char **argv)
         return case_concurrent();
     if (!strcmp(cmd, "wait"))
         return case_wait();
+    if (!strcmp(cmd, "many"))
+        return case_many();
     if (!strcmp(cmd, "output"))
         return case_output();
     if (!strcmp(cmd, "missing"))

@@ -4,7 +4,8 @@ sdk_smoke.c), one subcommand per behaviour.
 
 Covered: the library exports only the public API; fan-out/fan-in and
 tensor examples (by address and from the session dir); concurrent submits
-from 4 threads on one client; wait any / all with timeouts; cancelling a
+from 4 threads on one client; 530 tasks at once (more than the watch
+slots); wait any / all with timeouts; cancelling a
 running and a pending task; exit codes and captured output (with the
 output limit); a missing program ending FAILED with a message;
 disconnecting with tasks in flight; an unreachable head at connect and a
@@ -33,9 +34,12 @@ def start_cluster():
     RET (address, head temp dir)."""
     port = free_port()
     d1, d2 = new_dir("sdk1"), new_dir("sdk2")
+    # A node timeout longer than FAST's: hundreds of task starts on a
+    # sanitized worker can delay its reports past 1.5 s.
     run(["start", "--head", "--port", str(port), "--node-ip", "127.0.0.1",
          "--temp-dir", d1, "--num-cpus", "2", "--object-store-memory",
-         "128MiB"] + FAST)
+         "128MiB", "--report-period-ms", "200", "--node-timeout-ms",
+         "5000"])
     addr = "127.0.0.1:%d" % port
     run(["start", "--address", addr, "--node-ip", "127.0.0.2", "--temp-dir",
          d2, "--num-cpus", "2", "--object-store-memory", "64MiB"] + FAST[:2])
@@ -106,6 +110,7 @@ def test_tasks_api():
     addr, _ = start_cluster()
     smoke("resources", addr, "4")
     smoke("concurrent", addr)
+    smoke("many", addr, timeout=150)
     smoke("wait", addr)
     smoke("output", addr)
     p = smoke("missing", addr)

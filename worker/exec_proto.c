@@ -276,11 +276,18 @@ void mt_exec_reader_release(struct mt_exec_reader *rd)
     memset(rd, 0, sizeof(*rd));
 }
 
-/* Drop the frames already returned. */
+/* Drop the frames already returned; give a big buffer back once it is
+ * empty, so an idle executor does not pin the memory of its last 8 MiB
+ * result. */
 static void compact(struct mt_exec_reader *rd)
 {
     if (!rd->used)
         return;
+    if (rd->used == rd->len && rd->cap > MT_EXEC_READER_KEEP) {
+        MT_FREE(rd->buf);
+        rd->len = rd->cap = rd->used = 0;
+        return;
+    }
     memmove(rd->buf, rd->buf + rd->used, rd->len - rd->used);
     rd->len -= rd->used;
     rd->used = 0;

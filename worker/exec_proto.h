@@ -130,6 +130,8 @@ void mt_exec_reply_release(struct mt_exec_reply *r);
 
 /* ---- incremental reader (the worker's side of a stream) ------------------ */
 
+#define MT_EXEC_READER_KEEP (256u << 10) /* bigger buffers freed when empty */
+
 struct mt_exec_reader {
     uint8_t *buf;
     size_t len;                  /* bytes in buf */

@@ -265,6 +265,39 @@ static void test_reader(void)
     free(f);
 }
 
+/* A big reply is returned whole; the buffer is given back once empty. */
+static void test_reader_big_frame(void)
+{
+    struct mt_exec_reply in = {MT_EXEC_OK, {NULL, 1u << 20}, ""};
+    struct mt_exec_reader rd;
+    struct mt_exec_reply out;
+    const uint8_t *pl;
+    uint32_t type;
+    size_t len, plen;
+    uint8_t *data = calloc(1, 1u << 20), *f;
+
+    data[12345] = 7;
+    in.result.data = data;
+    CU_ASSERT_EQUAL_FATAL(mt_exec_reply_encode(&in, &f, &len), 0);
+    mt_exec_reader_init(&rd);
+    for (size_t off = 0; off < len; off += 65536) {
+        CU_ASSERT_EQUAL(mt_exec_reader_next(&rd, &type, &pl, &plen), 0);
+        mt_exec_reader_feed(&rd, f + off, len - off < 65536 ? len - off
+                                                            : 65536);
+    }
+    CU_ASSERT_EQUAL_FATAL(mt_exec_reader_next(&rd, &type, &pl, &plen), 1);
+    CU_ASSERT_EQUAL_FATAL(mt_exec_reply_decode(pl, plen, &out), 0);
+    CU_ASSERT_EQUAL(out.result.size, 1u << 20);
+    CU_ASSERT_EQUAL(out.result.data[12345], 7);
+    mt_exec_reply_release(&out);
+    CU_ASSERT_EQUAL(mt_exec_reader_next(&rd, &type, &pl, &plen), 0);
+    CU_ASSERT_PTR_NULL(rd.buf);
+    CU_ASSERT_EQUAL(rd.cap, 0);
+    mt_exec_reader_release(&rd);
+    free(f);
+    free(data);
+}
+
 CU_TestInfo mt_test_exec_proto[] = {
     {"request round trip", test_request_round_trip},
     {"reply round trip", test_reply_round_trip},
@@ -273,5 +306,6 @@ CU_TestInfo mt_test_exec_proto[] = {
     {"truncated and trailing", test_truncated_and_trailing},
     {"bad fields", test_bad_fields},
     {"reader", test_reader},
+    {"reader big frame", test_reader_big_frame},
     CU_TEST_INFO_NULL,
 };

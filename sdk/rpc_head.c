@@ -62,11 +62,10 @@ static int build_res(Manta__TaskSpec *s, const struct mt_task_opts *o)
     if (!s->resources)
         return -MT_ENOMEM;
     for (size_t i = 0; i < o->n_res; i++) {
-        Manta__ResourceEntry *e;
+        /* Zeros are sent: an explicit "CPU": 0 is how a task asks for
+         * no CPU (an empty list means the default, 1 CPU). */
+        Manta__ResourceEntry *e = malloc(sizeof(*e));
 
-        if (o->res[i].qty == 0)
-            continue; /* 0 removes a default (1 CPU) */
-        e = malloc(sizeof(*e));
         if (!e)
             return -MT_ENOMEM;
         manta__resource_entry__init(e);

@@ -435,7 +435,9 @@ static int case_nostore(void)
 static int case_resources(const char *want)
 {
     mt_client_t *c = connect_or_die();
-    double total = -1, avail = -1, gpus = -1;
+    double total = -1, avail = -1, gpus = -1, after = -1;
+    mt_task_result r;
+    mt_task_t *t;
 
     CHECK(mt_cluster_resources(c, "CPU", &total, &avail) == 0);
     CHECK(total == atof(want) && avail <= total && avail >= 0);
@@ -443,6 +445,19 @@ static int case_resources(const char *want)
     CHECK(mt_cluster_nodes(c) >= 1);
     printf("CPU %.1f of %.1f free, %d nodes\n", avail, total,
            mt_cluster_nodes(c));
+    /* A task asking for 0 CPU takes none (not the default 1). */
+    t = submit(c, "sleep 30", 0);
+    mt_task_result_init(&r);
+    while (mt_task_wait(c, t, 50, &r) == -MT_ETIMEDOUT &&
+           r.state != MT_TASK_STATE_RUNNING)
+        ;
+    CHECK(r.state == MT_TASK_STATE_RUNNING);
+    CHECK(mt_cluster_resources(c, "CPU", NULL, &after) == 0 &&
+          after == avail);
+    CHECK(mt_task_cancel(c, t, true) == 0);
+    CHECK(mt_task_wait(c, t, 20000, &r) == -MT_ECANCELED);
+    mt_task_result_release(&r);
+    mt_task_release(t);
     mt_client_disconnect(c);
     return 0;
 }

@@ -7,9 +7,12 @@
  * Pure: no threads, no I/O. Failures are recorded as the calling thread's
  * last error with no client (mt_client_last_error(NULL)).
  */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sdk/sdk_int.h"
 
@@ -293,11 +296,23 @@ int mt_task_opts_set_name(mt_task_opts_t *o, const char *name)
     return set_str(&o->name, name, "name");
 }
 
+/* A relative dir is taken from the driver's working directory, as
+ * `manta submit --cwd` does. */
 int mt_task_opts_set_cwd(mt_task_opts_t *o, const char *dir)
 {
+    char here[4096], path[MAX_STR + 2];
+
     if (!o || (dir && !*dir))
         return mt__set_error(NULL, -MT_EINVAL, "invalid cwd: empty");
-    return set_str(&o->cwd, dir, "cwd");
+    if (!dir || dir[0] == '/')
+        return set_str(&o->cwd, dir, "cwd");
+    if (!getcwd(here, sizeof(here)))
+        return mt__set_error(NULL, -errno, "getcwd: %s", strerror(errno));
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", here, dir) >=
+        sizeof(path))
+        return mt__set_error(NULL, -MT_EINVAL, "cwd longer than %d bytes",
+                             MAX_STR);
+    return set_str(&o->cwd, path, "cwd");
 }
 
 int mt_task_opts_set_env(mt_task_opts_t *o, const char *key,

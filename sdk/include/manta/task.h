@@ -147,7 +147,8 @@ MT_EXTERN int mt_task_opts_set_env(mt_task_opts_t *o, const char *key,
                                    const char *value);
 
 /* mt_task_opts_set_cwd - working directory on the node (copied; NULL: the
- * worker's). RET 0, -MT_EINVAL, -MT_ENOMEM. */
+ * worker's; a relative dir is taken from the caller's working directory,
+ * as `manta submit --cwd` does). RET 0, -MT_EINVAL, -MT_ENOMEM, -errno. */
 MT_EXTERN int mt_task_opts_set_cwd(mt_task_opts_t *o, const char *dir);
 
 /* mt_task_opts_set_strategy - MT_STRATEGY_*. RET 0, -MT_EINVAL. */

@@ -107,6 +107,10 @@ static void test_strings(void)
     CU_ASSERT_PTR_NULL(o->name);
     CU_ASSERT_EQUAL(mt_task_opts_set_cwd(o, ""), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_set_cwd(o, "/tmp"), 0);
+    CU_ASSERT_STRING_EQUAL(o->cwd, "/tmp");
+    CU_ASSERT_EQUAL(mt_task_opts_set_cwd(o, "sub/dir"), 0);
+    CU_ASSERT_EQUAL(o->cwd[0], '/'); /* from the test's working directory */
+    CU_ASSERT_PTR_NOT_NULL(strstr(o->cwd, "/sub/dir"));
     CU_ASSERT_EQUAL(mt_task_opts_set_max_retries(o, -2), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_set_max_retries(o, 0), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_strategy(o, (mt_strategy)7), -MT_EINVAL);

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <grpc/status.h>
+
 #include "common/rpc.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
@@ -308,7 +310,8 @@ static void on_submit_done(void *arg, const struct mt_rpc_status *st,
 
     if (st->code) {
         status_text(st, "the head refused the task", msg, sizeof(msg));
-        if (st->code == 14 || st->code == 4) /* UNAVAILABLE, DEADLINE */
+        if (st->code == GRPC_STATUS_UNAVAILABLE ||
+            st->code == GRPC_STATUS_DEADLINE_EXCEEDED)
             status_text(st, "cannot reach the head", msg, sizeof(msg));
         mt__req_complete(c, r, status_err(st), msg);
         return;
@@ -449,17 +452,20 @@ static void end_watch(struct mt_client *c, struct mt_task *t, int err,
 }
 
 /*
- * A watch broken by the connection (UNAVAILABLE) is reopened after
- * MT_SDK_REWATCH_MS, up to MT_SDK_REWATCHES times in a row: a blip
- * between us and a live head must not lose the task. A head that is gone
- * fails the reopens fast, so the task is reported lost about a second
- * later. RET true when t was queued for a retry (the watch ref stays).
+ * A watch broken by the connection (UNAVAILABLE) or dropped by the head
+ * as too slow (RESOURCE_EXHAUSTED) is reopened after MT_SDK_REWATCH_MS,
+ * up to MT_SDK_REWATCHES times in a row: a blip between us and a live
+ * head must not lose the task, and the reopened watch starts with the
+ * head's whole output tail. A head that is gone fails the reopens fast,
+ * so the task is reported lost about a second later.
+ * RET true when t was queued for a retry (the watch ref stays).
  */
 static bool retry_watch(struct mt_client *c, struct mt_task *t,
                         const struct mt_rpc_status *st)
 {
-    if (c->closing || t->ended || st->code != 14 /* UNAVAILABLE */ ||
-        t->rewatches >= MT_SDK_REWATCHES)
+    if (c->closing || t->ended || t->rewatches >= MT_SDK_REWATCHES ||
+        (st->code != GRPC_STATUS_UNAVAILABLE &&
+         st->code != GRPC_STATUS_RESOURCE_EXHAUSTED))
         return false;
     t->rewatches++;
     t->next_wait = NULL;

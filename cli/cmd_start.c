@@ -46,6 +46,7 @@ static void usage(FILE *f)
             "  --memory BYTES         memory to offer, e.g. 8GiB (default: RAM)\n"
             "  --resources JSON       custom resources, e.g. '{\"accel\": 2}'\n"
             "  --labels K=V,...       node labels\n"
+            "  --num-executors N      processes for function tasks (default: CPUs)\n"
             "  --object-store-memory BYTES  object store size (default: 30%% of\n"
             "                         RAM, capped by /dev/shm)\n"
             "tuning:\n"
@@ -67,13 +68,14 @@ struct start_opts {
     const char *temp_dir;
     const char *num_cpus, *num_gpus, *memory, *resources, *labels;
     const char *store_memory;
+    const char *executors;
     const char *period, *timeout, *log_level;
     long start_timeout_s;
 };
 
 enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
        O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT,
-       O_OSM };
+       O_OSM, O_EXEC };
 
 static const struct option opts[] = {
     {"head", no_argument, NULL, O_HEAD},
@@ -93,6 +95,7 @@ static const struct option opts[] = {
     {"log-level", required_argument, NULL, O_LOG},
     {"start-timeout", required_argument, NULL, O_WAIT},
     {"object-store-memory", required_argument, NULL, O_OSM},
+    {"num-executors", required_argument, NULL, O_EXEC},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -132,6 +135,8 @@ static int check_values(const struct start_opts *o)
                             b < (1u << 20)))
         return bad("object-store-memory", o->store_memory,
                    "expected a size from 1MiB, like 2GiB");
+    if (o->executors && !mt_parse_int(o->executors, 1, 64, &v))
+        return bad("num-executors", o->executors, "expected 1 to 64");
     if (o->period && !mt_parse_int(o->period, 10, 600000, &v))
         return bad("report-period-ms", o->period, NULL);
     if (o->timeout && !mt_parse_int(o->timeout, 50, 3600000, &v))
@@ -174,6 +179,7 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_TIMEOUT: o->timeout = optarg; break;
         case O_LOG: o->log_level = optarg; break;
         case O_OSM: o->store_memory = optarg; break;
+        case O_EXEC: o->executors = optarg; break;
         case O_WAIT:
             if (!mt_parse_int(optarg, 1, 3600, &o->start_timeout_s))
                 return bad("start-timeout", optarg, NULL);
@@ -278,6 +284,7 @@ static char *start_worker(const struct start_opts *o, const char *head)
     add(args, &n, "--resources", o->resources);
     add(args, &n, "--labels", o->labels);
     add(args, &n, "--object-store-memory", o->store_memory);
+    add(args, &n, "--num-executors", o->executors);
     add(args, &n, "--report-period-ms", o->period);
     add(args, &n, "--log-level", o->log_level);
     return launch(o, "worker", args, "worker.registered");

@@ -30,6 +30,7 @@
 #define DEFAULT_CONNECT_MS 5000
 #define DEFAULT_RPC_MS 10000
 #define WAIT_GRACE_MS 2000 /* beyond an rpc's own deadline */
+#define MAX_TIMEOUT_MS 86400000 /* a day: keeps deadline sums in an int */
 
 static atomic_uint_fast64_t next_serial;
 
@@ -237,8 +238,11 @@ static int copy_opts(const mt_connect_opts *in, mt_connect_opts *o)
                              "call mt_connect_opts_init() first", in->size);
     memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
     o->size = sizeof(*o);
-    if (o->connect_timeout_ms < 0 || o->rpc_timeout_ms < 0)
-        return mt__set_error(NULL, -MT_EINVAL, "timeouts must be >= 0");
+    if (o->connect_timeout_ms < 0 || o->rpc_timeout_ms < 0 ||
+        o->connect_timeout_ms > MAX_TIMEOUT_MS ||
+        o->rpc_timeout_ms > MAX_TIMEOUT_MS)
+        return mt__set_error(NULL, -MT_EINVAL, "timeouts must be 0 (the "
+                             "default) to %d ms", MAX_TIMEOUT_MS);
     return 0;
 }
 

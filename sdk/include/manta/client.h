@@ -46,8 +46,10 @@ typedef struct mt_connect_opts {
                                  /tmp/manta */
     const char *store_socket; /* object store socket; NULL: found from the
                                  session dir or the cluster's nodes */
-    int connect_timeout_ms;   /* reaching the head; 0: 5000 */
-    int rpc_timeout_ms;       /* each later request to the head; 0: 10000 */
+    int connect_timeout_ms;   /* reaching the head; 0: 5000; at most a
+                                 day (86400000) */
+    int rpc_timeout_ms;       /* each later request to the head; 0: 10000;
+                                 at most a day */
 } mt_connect_opts;
 
 /*

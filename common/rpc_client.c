@@ -251,22 +251,24 @@ static void on_unary(struct mt__rpc_tag *tag, bool ok)
     call_complete(c);
 }
 
-int mt_rpc_unary(struct mt_rpc_channel *ch, const struct mt_rpc_method *m,
-                 const ProtobufCMessage *req, int timeout_ms, unsigned flags,
-                 mt_rpc_done_fn done, void *arg)
+/*
+ * Create a call for m and fill the four ops every call starts with: send
+ * metadata, the request and close; receive the initial metadata.
+ * RET the call, or NULL with *err set.
+ */
+static struct client_call *call_begin(struct mt_rpc_channel *ch,
+                                      const struct mt_rpc_method *m,
+                                      const ProtobufCMessage *req,
+                                      int timeout_ms, unsigned flags,
+                                      grpc_op *ops, int *err)
 {
-    struct client_call *c;
-    grpc_op ops[6];
+    struct client_call *c = call_new(ch, m, req, timeout_ms);
 
-    if (!m || m->kind != MT_RPC_UNARY || !req || !done || timeout_ms <= 0 ||
-        req->descriptor != m->req)
-        return -MT_EINVAL;
-    c = call_new(ch, m, req, timeout_ms);
-    if (!c)
-        return ch->closing ? -MT_ECLOSED : -MT_ENOMEM;
-    c->done = done;
-    c->arg = arg;
-    memset(ops, 0, sizeof(ops));
+    if (!c) {
+        *err = ch->closing ? -MT_ECLOSED : -MT_ENOMEM;
+        return NULL;
+    }
+    memset(ops, 0, 4 * sizeof(*ops));
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
     if (flags & MT_RPC_WAIT_FOR_READY)
         ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;
@@ -275,6 +277,26 @@ int mt_rpc_unary(struct mt_rpc_channel *ch, const struct mt_rpc_method *m,
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
     ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
     ops[3].data.recv_initial_metadata.recv_initial_metadata = &c->init_md;
+    return c;
+}
+
+int mt_rpc_unary(struct mt_rpc_channel *ch, const struct mt_rpc_method *m,
+                 const ProtobufCMessage *req, int timeout_ms, unsigned flags,
+                 mt_rpc_done_fn done, void *arg)
+{
+    struct client_call *c;
+    grpc_op ops[6];
+    int err = 0;
+
+    if (!m || m->kind != MT_RPC_UNARY || !req || !done || timeout_ms <= 0 ||
+        req->descriptor != m->req)
+        return -MT_EINVAL;
+    c = call_begin(ch, m, req, timeout_ms, flags, ops, &err);
+    if (!c)
+        return err;
+    c->done = done;
+    c->arg = arg;
+    memset(&ops[4], 0, 2 * sizeof(ops[0]));
     ops[4].op = GRPC_OP_RECV_MESSAGE;
     ops[4].data.recv_message.recv_message = &c->recv_bb;
     ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
@@ -372,25 +394,17 @@ int mt_rpc_stream_open(struct mt_rpc_channel *ch, const struct mt_rpc_method *m,
 {
     struct client_call *c;
     grpc_op ops[4];
+    int err = 0;
 
     if (!m || m->kind != MT_RPC_SERVER_STREAM || !req || !on_done ||
         req->descriptor != m->req)
         return -MT_EINVAL;
-    c = call_new(ch, m, req, timeout_ms);
+    c = call_begin(ch, m, req, timeout_ms, flags, ops, &err);
     if (!c)
-        return ch->closing ? -MT_ECLOSED : -MT_ENOMEM;
+        return err;
     c->done = on_done;
     c->on_msg = on_msg;
     c->arg = arg;
-    memset(ops, 0, sizeof(ops));
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    if (flags & MT_RPC_WAIT_FOR_READY)
-        ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = c->send_bb;
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &c->init_md;
     c->main_tag.fn = on_stream_send;
     if (mt__rpc_start_batch(ch->eng, c->call, ops, 4, &c->main_tag) !=
         GRPC_CALL_OK) {

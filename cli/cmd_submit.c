@@ -49,6 +49,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: manta submit [--address HOST:PORT | --temp-dir DIR] [options]\n"
             "                    -- PROGRAM [ARGS...]\n"
+            "       manta submit [...] --function LIB.so:FN [--arg V]... [--code-path D]\n"
             "\n"
             "Run PROGRAM as a task on the cluster, relay its stdout and stderr,\n"
             "and exit with its exit code (1 if the task failed, 130 if it was\n"
@@ -81,6 +82,12 @@ static void usage(FILE *f)
             "  --env K=V              extra environment variable (repeatable)\n"
             "  --cwd DIR              working directory on the node (a relative\n"
             "                         DIR is taken from here)\n"
+            "function tasks (instead of a program):\n"
+            "  --function LIB:FN      run C function FN (MT_FUNCTION, manta/function.h)\n"
+            "                         from LIB, e.g. libfoo.so:square; its result is\n"
+            "                         written to stdout after its output\n"
+            "  --arg VALUE            an argument, as bytes (repeatable)\n"
+            "  --code-path DIR        a folder to find LIB in (repeatable)\n"
             "output:\n"
             "  --no-wait              print the task id and exit at once\n"
             "  -v, --verbose          report state changes on stderr\n"
@@ -322,6 +329,11 @@ struct submit_opts {
     const char *name, *cwd;
     bool spread, no_wait, verbose;
     const char *pg;              /* placement group id or NULL */
+    const char *function;        /* function task "lib.so:fn", or NULL */
+    const char **fargs;          /* --arg values, borrowed */
+    size_t nfargs;
+    char **code_path;            /* --code-path dirs, owned (absolute) */
+    size_t ncode;
     long bundle;                 /* -1: any bundle */
     long priority;
     long max_retries;            /* -1: the head's default */
@@ -335,6 +347,10 @@ struct submit_opts {
 
 static void opts_release(struct submit_opts *o)
 {
+    for (size_t i = 0; i < o->ncode; i++)
+        free(o->code_path[i]);
+    free(o->code_path);
+    free(o->fargs);
     mt_qty_list_release(&o->res);
     mt_kv_list_release(&o->env);
     selector_release(&o->sel);
@@ -342,7 +358,8 @@ static void opts_release(struct submit_opts *o)
 }
 
 enum { O_ADDR = 256, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES, O_SEL, O_PRIO,
-       O_RETRY, O_NAME, O_ENV, O_CWD, O_SPREAD, O_NOWAIT, O_PG, O_BUNDLE };
+       O_RETRY, O_NAME, O_ENV, O_CWD, O_SPREAD, O_NOWAIT, O_PG, O_BUNDLE,
+       O_FUNC, O_ARG, O_CODE };
 
 static const struct option long_opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -360,6 +377,9 @@ static const struct option long_opts[] = {
     {"spread", no_argument, NULL, O_SPREAD},
     {"placement-group", required_argument, NULL, O_PG},
     {"bundle", required_argument, NULL, O_BUNDLE},
+    {"function", required_argument, NULL, O_FUNC},
+    {"arg", required_argument, NULL, O_ARG},
+    {"code-path", required_argument, NULL, O_CODE},
     {"no-wait", no_argument, NULL, O_NOWAIT},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -487,6 +507,26 @@ static int take_opt(struct submit_opts *o, struct res_flags *rf, int c,
                                "16-digit id", optarg);
         o->pg = optarg;
         return 0;
+    case O_FUNC:
+        if (!*optarg || strlen(optarg) > 512)
+            return usage_error("invalid --function '%s': expected lib.so:name "
+                               "or name", optarg);
+        o->function = optarg;
+        return 0;
+    case O_ARG:
+        o->fargs = mt_xrealloc(o->fargs, (o->nfargs + 1) * sizeof(*o->fargs));
+        o->fargs[o->nfargs++] = optarg;
+        return 0;
+    case O_CODE: {
+        char *abs = realpath(optarg, NULL);
+        if (!abs)
+            return usage_error("invalid --code-path '%s': no such folder",
+                               optarg);
+        o->code_path = mt_xrealloc(o->code_path,
+                                   (o->ncode + 1) * sizeof(*o->code_path));
+        o->code_path[o->ncode++] = abs;
+        return 0;
+    }
     case O_BUNDLE:
         if (!mt_parse_int(optarg, -1, 1023, &o->bundle))
             return usage_error("invalid --bundle '%s': expected -1..1023",
@@ -538,17 +578,21 @@ static int parse_opts(int argc, char **argv, struct submit_opts *o)
     if (optind < end)
         return usage_error("unexpected argument '%s' (put the program after "
                            "--)", argv[optind]);
-    if (end >= argc)
+    if (o->function && end + 1 < argc)
+        return usage_error("give --function or a program after --, not both");
+    if (!o->function && (o->nfargs || o->ncode))
+        return usage_error("--arg and --code-path go with --function");
+    if (!o->function && end >= argc)
         return usage_error("missing -- before the program to run");
-    if (end + 1 >= argc)
+    if (!o->function && end + 1 >= argc)
         return usage_error("missing the program to run after --");
     if (o->addr && o->dir)
         return usage_error("give --address or --temp-dir, not both");
     if (o->addr && !mt_parse_host_port(o->addr))
         return usage_error("invalid --address '%s': expected HOST:PORT",
                            o->addr);
-    o->argv = argv + end + 1;
-    o->argc = argc - end - 1;
+    o->argv = argv + (end < argc ? end + 1 : argc);
+    o->argc = end < argc ? argc - end - 1 : 0;
     return check_resources(o, &rf);
 }
 
@@ -566,6 +610,7 @@ struct spec_buf {
     Manta__Label **env_p;
     Manta__LabelMatch *sel;
     Manta__LabelMatch **sel_p;
+    ProtobufCBinaryData *args;
 };
 
 static void spec_build(struct spec_buf *b, const struct submit_opts *o)
@@ -620,6 +665,19 @@ static void spec_build(struct spec_buf *b, const struct submit_opts *o)
     }
     s->label_selector = b->sel_p;
     s->n_label_selector = nsel;
+    if (o->function) {
+        s->kind = MANTA__TASK_KIND__TASK_KIND_FUNCTION;
+        s->function = (char *)o->function;
+        b->args = mt_xcalloc(o->nfargs + 1, sizeof(*b->args));
+        for (size_t i = 0; i < o->nfargs; i++) {
+            b->args[i].data = (uint8_t *)o->fargs[i];
+            b->args[i].len = strlen(o->fargs[i]);
+        }
+        s->args = b->args;
+        s->n_args = o->nfargs;
+        s->code_path = o->code_path;
+        s->n_code_path = o->ncode;
+    }
 }
 
 static void spec_release(struct spec_buf *b)
@@ -630,6 +688,7 @@ static void spec_release(struct spec_buf *b)
     free(b->env_p);
     free(b->sel);
     free(b->sel_p);
+    free(b->args);
 }
 
 /* ---- watching ------------------------------------------------------------ */
@@ -736,6 +795,9 @@ static void on_event(void *arg, const ProtobufCMessage *msg)
     if (final_state(ev->state)) {
         w->exit_code = ev->exit_code;
         set_str(&w->error, ev->error);
+        /* A function task's result goes to stdout after its output. */
+        if (ev->result.len)
+            relay(w, 1, ev->result.data, ev->result.len);
     }
 }
 

@@ -383,10 +383,28 @@ def test_stop_kills_executors():
                "executors gone after stop")
 
 
+def test_cli_function_tasks():
+    """`manta submit --function` runs a function task from the command
+    line: the result goes to stdout, failures exit 1, bad usage exits 2."""
+    addr, d, stub = start_cluster()
+    p = run(["submit", "--address", addr, "--function", LIB + ":echo",
+             "--code-path", LIB_DIR, "--arg", "hello"], check=False)
+    check(p.returncode == 0 and p.stdout == "hello",
+          "echo: %d %r %s" % (p.returncode, p.stdout, p.stderr))
+    p = run(["submit", "--address", addr, "--function", LIB + ":fail",
+             "--code-path", LIB_DIR], check=False)
+    check(p.returncode == 1 and "boom" in p.stderr, p.stderr)
+    for args in (["--function", "x", "--", "true"], ["--arg", "1", "--",
+                                                    "true"],
+                 ["--function", "x", "--code-path", "/no/such/dir"]):
+        p = run(["submit", "--address", addr] + args, check=False)
+        check(p.returncode == 2, "%s exited %d" % (args, p.returncode))
+
+
 if __name__ == "__main__":
     main([test_results_and_output, test_pool_is_reused, test_failures,
           test_crash_is_retried_then_fails,
           test_executor_killed_mid_task_is_retried,
           test_cancel_running_function, test_cancel_queued_function,
           test_no_executor_binary_fails_tasks,
-          test_stop_kills_executors])
+          test_stop_kills_executors, test_cli_function_tasks])

@@ -618,6 +618,7 @@ static void spec_build(struct spec_buf *b, const struct submit_opts *o)
     Manta__TaskSpec *s = &b->spec;
     size_t nres = o->res.n, nenv = o->env.n, nsel = o->sel.n;
 
+    memset(b, 0, sizeof(*b));
     manta__task_spec__init(s);
     s->kind = MANTA__TASK_KIND__TASK_KIND_COMMAND;
     s->name = (char *)(o->name ? o->name : "");

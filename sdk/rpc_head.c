@@ -174,6 +174,53 @@ int mt__rpc_submit_build(const char *const *argv,
     return 0;
 }
 
+int mt__rpc_submit_fn_build(const char *function, const void *const *args,
+                            const size_t *sizes, size_t nargs,
+                            const struct mt_task_opts *o, void **out)
+{
+    static const char *const no_argv[] = {"", NULL};
+    Manta__SubmitTaskRequest *req;
+    Manta__TaskSpec *s;
+    int rc = mt__rpc_submit_build(no_argv, o, out);
+
+    if (rc < 0)
+        return rc;
+    req = *out;
+    s = req->spec;
+    /* A function task has no program: drop the placeholder argv. */
+    for (size_t i = 0; i < s->n_argv; i++)
+        if (s->argv[i] != protobuf_c_empty_string)
+            free(s->argv[i]);
+    free(s->argv);
+    s->argv = NULL;
+    s->n_argv = 0;
+    s->kind = MANTA__TASK_KIND__TASK_KIND_FUNCTION;
+    s->function = dup_str(function);
+    s->args = calloc(nargs + 1, sizeof(*s->args));
+    s->code_path = calloc(o->n_code_path + 1, sizeof(*s->code_path));
+    if (!s->function || !s->args || !s->code_path)
+        goto out_nomem;
+    for (; s->n_args < nargs; s->n_args++) {
+        size_t n = sizes[s->n_args];
+        s->args[s->n_args].data = malloc(n ? n : 1);
+        if (!s->args[s->n_args].data)
+            goto out_nomem;
+        if (n)
+            memcpy(s->args[s->n_args].data, args[s->n_args], n);
+        s->args[s->n_args].len = n;
+    }
+    for (; s->n_code_path < o->n_code_path; s->n_code_path++)
+        if (!(s->code_path[s->n_code_path] =
+                  dup_str(o->code_path[s->n_code_path])))
+            goto out_nomem;
+    return 0;
+
+out_nomem:
+    mt__rpc_submit_free(req);
+    *out = NULL;
+    return -MT_ENOMEM;
+}
+
 void mt__rpc_submit_free(void *msg)
 {
     if (msg)
@@ -419,6 +466,13 @@ static void apply_event_locked(struct mt_task *t, const Manta__TaskEvent *ev)
         t->exit_code = t->state == MT_TASK_STATE_FINISHED ? ev->exit_code
                                                           : -1;
         t->ended = true;
+        if (ev->result.len && !t->value) {
+            t->value = malloc(ev->result.len);
+            if (t->value) {
+                memcpy(t->value, ev->result.data, ev->result.len);
+                t->value_len = ev->result.len;
+            }
+        }
     }
 }
 

@@ -80,6 +80,8 @@ struct mt_task_opts {
     int32_t max_retries; /* -1: the head's default */
     int strategy;        /* mt_strategy */
     size_t output_limit;
+    char **code_path;    /* function tasks: folders to find libraries */
+    size_t n_code_path;
 };
 
 /* ---- tasks -------------------------------------------------------------- */
@@ -110,6 +112,8 @@ struct mt_task {
     char *node_id;            /* owned */
     struct mt__outbuf out;
     struct mt__outbuf err;
+    uint8_t *value;           /* FINISHED function task's result (owned) */
+    size_t value_len;
     bool ended;               /* final state seen */
     int lost;                 /* 0, or why the watch ended early (-MT_E*) */
     /* Loop thread only: */
@@ -275,6 +279,14 @@ int mt__outbuf_append(struct mt__outbuf *b, size_t limit, const void *p,
  */
 int mt__rpc_submit_build(const char *const *argv,
                          const struct mt_task_opts *o, void **out);
+
+/*
+ * mt__rpc_submit_fn_build - the same for a function task: function name,
+ * arguments (copied) and o's code path.
+ */
+int mt__rpc_submit_fn_build(const char *function, const void *const *args,
+                            const size_t *sizes, size_t nargs,
+                            const struct mt_task_opts *o, void **out);
 
 /* mt__rpc_submit_free - free what mt__rpc_submit_build made. NULL ok. */
 void mt__rpc_submit_free(void *msg);

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,7 @@ void mt__task_unref(struct mt_task *t)
         return;
     free(t->error);
     free(t->node_id);
+    free(t->value);
     free(t->out.data);
     free(t->err.data);
     t->magic = 0;
@@ -65,28 +67,25 @@ const char *mt_task_state_name(mt_task_state s)
 
 /* ---- submit -------------------------------------------------------------- */
 
-int mt_submit_command(mt_client_t *c, const char *const *argv,
-                      const mt_task_opts_t *opts, mt_task_t **out)
+/* Build with build(), send, and hand back the task. */
+static int submit_with(mt_client_t *c, const mt_task_opts_t *opts,
+                       mt_task_t **out,
+                       int (*build)(const struct mt_task_opts *o, void *arg,
+                                    void **msg),
+                       void *arg)
 {
     struct mt_task_opts def;
     const struct mt_task_opts *o = opts;
     struct mt__req *r;
     int rc;
 
-    if (out)
-        *out = NULL;
-    if (!check_client(c) || !out)
-        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
-                             "invalid client or out pointer");
-    if (!argv || !argv[0] || !*argv[0])
-        return mt__set_error(c, -MT_EINVAL, "empty argv: name a program");
     if (!o) {
         if (mt__opts_init(&def) < 0)
             return mt__set_error(c, -MT_ENOMEM, "out of memory");
         o = &def;
     }
     r = mt__req_new(MT__REQ_SUBMIT);
-    rc = r ? mt__rpc_submit_build(argv, o, &r->submit_msg) : -MT_ENOMEM;
+    rc = r ? build(o, arg, &r->submit_msg) : -MT_ENOMEM;
     if (r) {
         r->output_limit = o->output_limit;
         r->timeout_ms = c->rpc_timeout_ms;
@@ -105,6 +104,62 @@ int mt_submit_command(mt_client_t *c, const char *const *argv,
     r->task = NULL;
     mt__req_free(r);
     return 0;
+}
+
+static int build_command(const struct mt_task_opts *o, void *arg, void **msg)
+{
+    return mt__rpc_submit_build(arg, o, msg);
+}
+
+int mt_submit_command(mt_client_t *c, const char *const *argv,
+                      const mt_task_opts_t *opts, mt_task_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!check_client(c) || !out)
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or out pointer");
+    if (!argv || !argv[0] || !*argv[0])
+        return mt__set_error(c, -MT_EINVAL, "empty argv: name a program");
+    return submit_with(c, opts, out, build_command, (void *)argv);
+}
+
+struct fn_call {
+    const char *function;
+    const void *const *args;
+    const size_t *sizes;
+    size_t nargs;
+};
+
+static int build_function(const struct mt_task_opts *o, void *arg, void **msg)
+{
+    const struct fn_call *f = arg;
+
+    return mt__rpc_submit_fn_build(f->function, f->args, f->sizes, f->nargs,
+                                   o, msg);
+}
+
+int mt_submit_function(mt_client_t *c, const char *function,
+                       const void *const *args, const size_t *sizes,
+                       size_t nargs, const mt_task_opts_t *opts,
+                       mt_task_t **out)
+{
+    struct fn_call f = {function, args, sizes, nargs};
+
+    if (out)
+        *out = NULL;
+    if (!check_client(c) || !out)
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or out pointer");
+    if (!function || !*function || strlen(function) > 512)
+        return mt__set_error(c, -MT_EINVAL, "function must be \"lib.so:fn\" "
+                                            "or a registered name");
+    if (nargs && (!args || !sizes))
+        return mt__set_error(c, -MT_EINVAL, "args and sizes are required");
+    for (size_t i = 0; i < nargs; i++)
+        if (sizes[i] && !args[i])
+            return mt__set_error(c, -MT_EINVAL, "argument %zu is NULL", i);
+    return submit_with(c, opts, out, build_function, &f);
 }
 
 /* ---- results ------------------------------------------------------------- */
@@ -126,7 +181,10 @@ void mt_task_result_release(mt_task_result *r)
     free(r->node_id);
     free(r->out);
     free(r->err);
-    memset(r, 0, sizeof(*r));
+    /* A caller built against an older, shorter struct has no value. */
+    if (size >= offsetof(mt_task_result, value_len) + sizeof(r->value_len))
+        free(r->value);
+    memset(r, 0, size < sizeof(*r) ? size : sizeof(*r));
     r->size = size;
 }
 
@@ -159,7 +217,9 @@ static int fill_result_locked(const struct mt_task *t, mt_task_result *r)
     r->err_len = t->err.len;
     r->out_dropped = t->out.dropped;
     r->err_dropped = t->err.dropped;
-    if (!r->error || !r->node_id || !r->out || !r->err)
+    r->value = copy_bytes(t->value, t->value_len);
+    r->value_len = t->value_len;
+    if (!r->error || !r->node_id || !r->out || !r->err || !r->value)
         return -MT_ENOMEM;
     return 0;
 }

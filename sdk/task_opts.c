@@ -65,6 +65,9 @@ void mt__opts_release(struct mt_task_opts *o)
     free(o->env);
     free(o->name);
     free(o->cwd);
+    for (size_t i = 0; i < o->n_code_path; i++)
+        free(o->code_path[i]);
+    free(o->code_path);
     memset(o, 0, sizeof(*o));
 }
 
@@ -313,6 +316,26 @@ int mt_task_opts_set_cwd(mt_task_opts_t *o, const char *dir)
         return mt__set_error(NULL, -MT_EINVAL, "cwd longer than %d bytes",
                              MAX_STR);
     return set_str(&o->cwd, path, "cwd");
+}
+
+int mt_task_opts_add_code_path(mt_task_opts_t *o, const char *dir)
+{
+    char **v;
+    char *copy;
+
+    if (!o || !dir || !*dir || strlen(dir) > MAX_STR)
+        return mt__set_error(NULL, -MT_EINVAL, "invalid code path folder");
+    if (o->n_code_path >= 64)
+        return mt__set_error(NULL, -MT_EINVAL, "at most 64 code path folders");
+    v = realloc(o->code_path, (o->n_code_path + 1) * sizeof(*v));
+    if (!v)
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    o->code_path = v;
+    copy = dup_str(dir);
+    if (!copy)
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    v[o->n_code_path++] = copy;
+    return 0;
 }
 
 int mt_task_opts_set_env(mt_task_opts_t *o, const char *key,

@@ -99,6 +99,8 @@ def test_examples():
     check("sum of squares 1..8 = 204" in p.stdout, p.stdout)
     p = exe([os.path.join(BIN, "example_objects"), addr])
     check("values match" in p.stdout, p.stdout)
+    p = exe([os.path.join(BIN, "example_functions"), addr])
+    check("sum of squares 1..8 = 204 (function tasks)" in p.stdout, p.stdout)
     # From the session dir: head.addr and objstore.sock found there.
     env = dict(os.environ, MANTA_TEMP_DIR=d1)
     p = exe([os.path.join(BIN, "example_objects")], env=env)

@@ -162,6 +162,14 @@ MT_EXTERN int mt_task_opts_set_strategy(mt_task_opts_t *o,
  */
 MT_EXTERN int mt_task_opts_set_output_limit(mt_task_opts_t *o, size_t bytes);
 
+/*
+ * mt_task_opts_add_code_path - a folder where the workers look for a
+ * function task's library (absolute paths; the folder must exist on the
+ * worker's node). Up to 64.
+ * RET 0, -MT_EINVAL, -MT_ENOMEM
+ */
+MT_EXTERN int mt_task_opts_add_code_path(mt_task_opts_t *o, const char *dir);
+
 /* ---- submitting and following ----------------------------------------- */
 
 /*
@@ -178,6 +186,24 @@ MT_EXTERN int mt_task_opts_set_output_limit(mt_task_opts_t *o, size_t bytes);
  */
 MT_EXTERN int mt_submit_command(mt_client_t *c, const char *const *argv,
                                 const mt_task_opts_t *opts, mt_task_t **out);
+
+/*
+ * mt_submit_function - run a C function task: function "libfoo.so:fn" (or
+ * a bare registered name) defined with MT_FUNCTION (manta/function.h),
+ * found in the library as given or in the opts' code path folders, called
+ * by an executor with the arguments. Its result comes back in
+ * mt_task_result.value.
+ *
+ * IN  args, sizes  nargs byte strings (borrowed; copied); 16 MiB in all
+ * IN  opts         NULL for defaults; see mt_task_opts_add_code_path()
+ * OUT out          returns owned task, free with mt_task_release()
+ * RET as mt_submit_command
+ * THREAD any
+ */
+MT_EXTERN int mt_submit_function(mt_client_t *c, const char *function,
+                                 const void *const *args, const size_t *sizes,
+                                 size_t nargs, const mt_task_opts_t *opts,
+                                 mt_task_t **out);
 
 /*
  * mt_task_id - the head's id of the task (16 hex digits).
@@ -214,6 +240,9 @@ typedef struct mt_task_result {
     size_t err_len;
     uint64_t out_dropped;  /* earlier stdout bytes not kept */
     uint64_t err_dropped;  /* earlier stderr bytes not kept */
+    uint8_t *value;        /* FINISHED function task: its result (8 MiB at
+                              most); empty for command tasks */
+    size_t value_len;
 } mt_task_result;
 
 /* mt_task_result_init - zero r and set r->size. THREAD any. */

@@ -21,7 +21,7 @@ int mt_cmd_pg(int argc, char **argv);
 int mt_cmd_logs(int argc, char **argv);
 int mt_cmd_cancel(int argc, char **argv);
 
-/* ---- helpers shared by the commands that talk to the head (rpc_list.c) --- */
+/* ---- helpers shared by the commands that talk to the head (conn.c) ------- */
 
 /* A private loop, rpc engine and channel to the head, for one command. */
 struct mt_cli_conn {
@@ -55,6 +55,17 @@ int mt_cli_conn_open(struct mt_cli_conn *c, const char *addr);
  * the loop must have been closed.
  */
 void mt_cli_conn_close(struct mt_cli_conn *c);
+
+/*
+ * mt_cli_call - one unary call to addr on a fresh private connection.
+ *
+ * OUT resp  on success, returns owned reply (protobuf_c_message_free_unpacked)
+ * OUT err   on failure, a one-line reason
+ * RET 0 or -MT_E*
+ */
+int mt_cli_call(const char *addr, const struct mt_rpc_method *m,
+                const ProtobufCMessage *req, int timeout_ms,
+                ProtobufCMessage **resp, char *err, size_t errlen);
 
 /* mt_cli_one_line - turn newlines in s into spaces, in place. */
 void mt_cli_one_line(char *s);

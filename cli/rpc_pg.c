@@ -136,21 +136,11 @@ static int call(const char *addr, const struct mt_rpc_method *m,
                 const ProtobufCMessage *req, int timeout_ms,
                 ProtobufCMessage **resp)
 {
-    struct mt_cli_conn c;
     char err[512] = "";
-    int rc = mt_cli_conn_open(&c, addr);
+    int rc = mt_cli_call(addr, m, req, timeout_ms, resp, err, sizeof(err));
 
-    if (rc == 0) {
-        rc = mt_rpc_unary_sync(c.ch, m, req, timeout_ms, 0, resp, err,
-                               sizeof(err));
-        mt_cli_conn_close(&c);
-    } else {
-        snprintf(err, sizeof(err), "%s", mt_strerror(rc));
-    }
-    if (rc < 0) {
-        mt_cli_one_line(err);
+    if (rc < 0)
         fprintf(stderr, "manta placement-group: %s\n", err);
-    }
     return rc;
 }
 

@@ -186,40 +186,6 @@ static void print_text(const Manta__GetClusterStatusReply *r)
 
 /* ---- command ------------------------------------------------------------------ */
 
-static int fetch(const char *addr, Manta__GetClusterStatusReply **out,
-                 char *err, size_t errlen)
-{
-    Manta__GetClusterStatusRequest req = MANTA__GET_CLUSTER_STATUS_REQUEST__INIT;
-    struct mt_rpc_engine *eng = NULL;
-    struct mt_rpc_channel *ch = NULL;
-    ProtobufCMessage *resp = NULL;
-    uv_loop_t loop;
-    int rc;
-
-    uv_loop_init(&loop);
-    rc = mt_rpc_engine_create(&loop, &eng);
-    if (rc == 0)
-        rc = mt_rpc_channel_create(eng, addr, 0, &ch);
-    if (rc == 0)
-        rc = mt_rpc_unary_sync(ch, &mt_head_get_cluster_status, &req.base,
-                               STATUS_TIMEOUT_MS, 0, &resp, err, errlen);
-    else
-        snprintf(err, errlen, "%s", mt_strerror(rc));
-    mt_rpc_channel_destroy(ch);
-    mt_rpc_engine_destroy(eng);
-    uv_loop_close(&loop);
-    *out = (Manta__GetClusterStatusReply *)resp;
-    return rc;
-}
-
-/* Keep a server's error text on one line. */
-static void one_line(char *s)
-{
-    for (; *s; s++)
-        if (*s == '\n' || *s == '\r')
-            *s = ' ';
-}
-
 int mt_cmd_status(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -229,9 +195,11 @@ int mt_cmd_status(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    Manta__GetClusterStatusRequest req = MANTA__GET_CLUSTER_STATUS_REQUEST__INIT;
     const char *addr = NULL, *dir = NULL, *format = "text";
     Manta__GetClusterStatusReply *r = NULL;
-    char *file_addr = NULL, err[512] = "";
+    ProtobufCMessage *resp = NULL;
+    char *head = NULL, err[512] = "";
     int c, rc;
 
     optind = 1;
@@ -251,42 +219,26 @@ int mt_cmd_status(int argc, char **argv)
             return MT_EXIT_USAGE;
         }
     }
-    if (optind < argc || (addr && dir) ||
-        (strcmp(format, "text") && strcmp(format, "json"))) {
+    if (optind < argc || (strcmp(format, "text") && strcmp(format, "json"))) {
         fprintf(stderr, "manta status: %s\n",
                 optind < argc ? "unexpected argument"
-                : addr && dir ? "give --address or --temp-dir, not both"
                               : "--format must be text or json");
         usage(stderr);
         return MT_EXIT_USAGE;
     }
-    if (addr && !mt_parse_host_port(addr)) {
-        fprintf(stderr, "manta status: invalid --address '%s': expected "
-                        "HOST:PORT\n", addr);
-        usage(stderr);
-        return MT_EXIT_USAGE;
+    rc = mt_cli_head_addr("status", addr, dir, &head);
+    if (rc) {
+        if (rc == MT_EXIT_USAGE)
+            usage(stderr);
+        return rc;
     }
-    if (!addr) {
-        char *path;
-        dir = dir ? dir : MT_DEFAULT_TEMP_DIR;
-        path = mt_session_path(dir, "head.addr");
-        file_addr = mt_sys_read_file(path);
-        free(path);
-        if (!file_addr || !*file_addr) {
-            fprintf(stderr, "manta status: no head address in %s (is a "
-                            "cluster running? pass --address HOST:PORT)\n", dir);
-            free(file_addr);
-            return 1;
-        }
-        file_addr[strcspn(file_addr, "\r\n ")] = '\0';
-        addr = file_addr;
-    }
-    rc = fetch(addr, &r, err, sizeof(err));
-    if (rc < 0 || !r) {
-        one_line(err);
-        fprintf(stderr, "manta status: cannot reach the head at %s: %s\n", addr,
-                err);
-        free(file_addr);
+    rc = mt_cli_call(head, &mt_head_get_cluster_status, &req.base,
+                     STATUS_TIMEOUT_MS, &resp, err, sizeof(err));
+    r = (Manta__GetClusterStatusReply *)resp;
+    if (rc < 0) {
+        fprintf(stderr, "manta status: cannot reach the head at %s: %s\n",
+                head, err);
+        free(head);
         return 1;
     }
     if (strcmp(format, "json") == 0)
@@ -294,6 +246,6 @@ int mt_cmd_status(int argc, char **argv)
     else
         print_text(r);
     manta__get_cluster_status_reply__free_unpacked(r, NULL);
-    free(file_addr);
+    free(head);
     return 0;
 }

@@ -1,0 +1,721 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * microbenchmark.c -- manta-microbenchmark: the anchor's microbenchmark
+ * suite (ray_perf.py, notes/ray-reference.md section 1.2) measured with
+ * what Manta has today, under the anchor's metric names.
+ *
+ * Tasks are C function tasks calling noop() from libbench_noop.so
+ * (bench/noop_lib.c) in the workers' prestarted executors, with the
+ * default 1 CPU each and no output capture. Objects go to the local store
+ * through libmanta. Placement groups use the head's rpcs directly (the SDK
+ * has no placement-group calls yet). Actors do not exist yet: their
+ * metrics are reported as n/a (null in JSON), never as a number.
+ *
+ * Like ray_perf's timeit(), each metric runs a short warm-up, then three
+ * trials of --seconds each (at least one op per trial), and reports the
+ * mean and the (population) standard deviation of the trials' rates.
+ *
+ * usage: manta-microbenchmark [--address HOST:PORT] [--json]
+ *            [--only NAME,...] [--seconds S] [--lib-dir DIR] [--check]
+ * `manta microbenchmark` runs it, starting a local cluster when needed.
+ */
+#include "common/error.h"
+
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <manta/manta.h>
+
+#include "head_service.pb-c.h"
+#include "proto/services.h"
+
+#define TRIALS 3
+#define BATCH 1000            /* tasks in flight (ray_perf: 1,000) */
+#define MULTI_CLIENTS 4       /* threads, each with its own client */
+#define PG_BATCH 100          /* groups per create/wait/remove round */
+#define PUT_BIG_BYTES 800000000UL
+#define WAIT_MS 120000        /* no single op may take longer */
+#define RPC_MS 10000
+#define EXIT_USAGE 2
+
+/* ---- configuration and shared state -------------------------------------- */
+
+struct bench {
+    const char *address;      /* NULL: the local session */
+    char lib_dir[PATH_MAX];   /* code path holding libbench_noop.so */
+    double seconds;           /* per trial */
+    mt_client_t *client;
+    mt_task_opts_t *opts;     /* noop task options */
+    uv_loop_t loop;           /* placement-group rpcs */
+    struct mt_rpc_engine *eng;
+    struct mt_rpc_channel *ch;
+    mt_object_id small_id;    /* for single_client_get_calls */
+    bool have_small;
+    void *big;                /* PUT_BIG_BYTES for put_gigabytes */
+};
+
+/* One trial: do ops for about b->seconds; RET ops done (>= 0) or -MT_E*. */
+typedef int (*trial_fn)(struct bench *b, double *ops);
+
+struct metric {
+    const char *name;
+    const char *unit;
+    trial_fn fn;              /* NULL: not implemented (actors) */
+    bool selected;
+};
+
+static const char *noop_fn = "libbench_noop.so:noop";
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int fail(mt_client_t *c, const char *what, int rc)
+{
+    fprintf(stderr, "manta-microbenchmark: %s: %s (%s)\n", what,
+            mt_client_last_error(c), mt_error_name(rc));
+    return rc < 0 ? rc : -MT_EINVAL;
+}
+
+/* ---- tasks --------------------------------------------------------------- */
+
+static int submit_noop(mt_client_t *c, const mt_task_opts_t *o,
+                       mt_task_t **out)
+{
+    int rc = mt_submit_function(c, noop_fn, NULL, NULL, 0, o, out);
+
+    return rc < 0 ? fail(c, "submit", rc) : 0;
+}
+
+/* Wait for one task and check that it finished. RET 0 or -MT_E*. */
+static int wait_one(mt_client_t *c, mt_task_t *t, mt_task_result *r)
+{
+    int rc = mt_task_wait(c, t, WAIT_MS, r);
+
+    if (rc < 0)
+        return fail(c, "task", rc);
+    return 0;
+}
+
+static void release_all(mt_task_t **ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        mt_task_release(ts[i]);
+        ts[i] = NULL;
+    }
+}
+
+/* Submit n noop tasks into ts[] (released on failure). */
+static int submit_batch(mt_client_t *c, const mt_task_opts_t *o,
+                        mt_task_t **ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = submit_noop(c, o, &ts[i]);
+
+        if (rc < 0) {
+            release_all(ts, i);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Submit n, wait for all of them, release. RET 0 or -MT_E*. */
+static int batch_round(mt_client_t *c, const mt_task_opts_t *o,
+                       mt_task_t **ts, size_t n)
+{
+    int rc = submit_batch(c, o, ts, n);
+
+    if (rc < 0)
+        return rc;
+    rc = mt_wait_tasks(c, ts, n, n, WAIT_MS, NULL);
+    if (rc >= 0 && (size_t)rc < n)
+        rc = -MT_ETIMEDOUT;
+    if (rc < 0)
+        fail(c, "wait for the batch", rc);
+    release_all(ts, n);
+    return rc < 0 ? rc : 0;
+}
+
+static int tasks_sync(struct bench *b, double *ops)
+{
+    double end = now_s() + b->seconds;
+    mt_task_result r;
+    int rc = 0;
+
+    mt_task_result_init(&r);
+    do {
+        mt_task_t *t;
+
+        if ((rc = submit_noop(b->client, b->opts, &t)) < 0)
+            break;
+        rc = wait_one(b->client, t, &r);
+        mt_task_release(t);
+        if (rc < 0)
+            break;
+        *ops += 1;
+    } while (now_s() < end);
+    mt_task_result_release(&r);
+    return rc;
+}
+
+static int tasks_async(struct bench *b, double *ops)
+{
+    double end = now_s() + b->seconds;
+    mt_task_t *ts[BATCH];
+    int rc;
+
+    do {
+        if ((rc = batch_round(b->client, b->opts, ts, BATCH)) < 0)
+            return rc;
+        *ops += BATCH;
+    } while (now_s() < end);
+    return 0;
+}
+
+/* Submit a batch, then get every result: ops are batches. */
+static int tasks_and_get_batch(struct bench *b, double *ops)
+{
+    double end = now_s() + b->seconds;
+    mt_task_t *ts[BATCH];
+    mt_task_result r;
+    int rc = 0;
+
+    mt_task_result_init(&r);
+    do {
+        if ((rc = submit_batch(b->client, b->opts, ts, BATCH)) < 0)
+            break;
+        for (size_t i = 0; i < BATCH && rc == 0; i++)
+            rc = wait_one(b->client, ts[i], &r);
+        release_all(ts, BATCH);
+        if (rc < 0)
+            break;
+        *ops += 1;
+    } while (now_s() < end);
+    mt_task_result_release(&r);
+    return rc;
+}
+
+/*
+ * ray.wait(not_ready) 1,000 times over 1,000 refs, taking one ready ref
+ * out each time: ops are rounds of 1,000.
+ */
+static int wait_1k_refs(struct bench *b, double *ops)
+{
+    double end = now_s() + b->seconds;
+    mt_task_t *ts[BATCH], *left[BATCH];
+    bool ready[BATCH];
+    int rc = 0;
+
+    do {
+        size_t n = BATCH;
+
+        if ((rc = submit_batch(b->client, b->opts, ts, BATCH)) < 0)
+            return rc;
+        memcpy(left, ts, sizeof(ts));
+        while (n > 0 && rc >= 0) {
+            size_t i = 0;
+
+            rc = mt_wait_tasks(b->client, left, n, 1, WAIT_MS, ready);
+            if (rc == 0)
+                rc = -MT_ETIMEDOUT;
+            if (rc < 0)
+                break;
+            while (!ready[i])
+                i++;
+            left[i] = left[--n];
+        }
+        if (rc < 0)
+            fail(b->client, "wait", rc);
+        release_all(ts, BATCH);
+        if (rc < 0)
+            return rc;
+        *ops += 1;
+    } while (now_s() < end);
+    return 0;
+}
+
+/* ---- multi_client_tasks_async: threads with their own clients ------------ */
+
+struct worker_arg {
+    struct bench *b;
+    double end;
+    double ops;
+    int rc;
+};
+
+static void *multi_worker(void *p)
+{
+    struct worker_arg *w = p;
+    mt_task_t **ts = calloc(BATCH, sizeof(*ts));
+    mt_client_t *c = NULL;
+
+    w->rc = ts ? mt_client_connect(w->b->address, NULL, &c) : -MT_ENOMEM;
+    if (w->rc < 0) {
+        fail(NULL, "connect", w->rc);
+        goto out;
+    }
+    do {
+        if ((w->rc = batch_round(c, w->b->opts, ts, BATCH)) < 0)
+            break;
+        w->ops += BATCH;
+    } while (now_s() < w->end);
+out:
+    mt_client_disconnect(c);
+    free(ts);
+    return NULL;
+}
+
+static int multi_client_async(struct bench *b, double *ops)
+{
+    struct worker_arg w[MULTI_CLIENTS];
+    pthread_t th[MULTI_CLIENTS];
+    double end = now_s() + b->seconds;
+    int rc = 0, started = 0;
+
+    for (int i = 0; i < MULTI_CLIENTS; i++) {
+        w[i] = (struct worker_arg){b, end, 0, 0};
+        if (pthread_create(&th[i], NULL, multi_worker, &w[i]) != 0) {
+            rc = -MT_ENOMEM;
+            break;
+        }
+        started++;
+    }
+    for (int i = 0; i < started; i++) {
+        pthread_join(th[i], NULL);
+        *ops += w[i].ops;
+        if (w[i].rc < 0)
+            rc = w[i].rc;
+    }
+    return rc;
+}
+
+/* ---- objects ------------------------------------------------------------- */
+
+static int put_calls(struct bench *b, double *ops)
+{
+    double end = now_s() + b->seconds;
+    int64_t zero = 0;
+
+    do {
+        mt_object_id id;
+        int rc = mt_put(b->client, &zero, sizeof(zero), MT_PUT_EVICTABLE,
+                        &id);
+
+        if (rc < 0)
+            return fail(b->client, "put", rc);
+        *ops += 1;
+    } while (now_s() < end);
+    return 0;
+}
+
+static int get_calls(struct bench *b, double *ops)
+{
+    double end = now_s() + b->seconds;
+    int64_t zero = 0;
+    int rc;
+
+    if (!b->have_small) {
+        rc = mt_put(b->client, &zero, sizeof(zero), 0, &b->small_id);
+        if (rc < 0)
+            return fail(b->client, "put", rc);
+        b->have_small = true;
+    }
+    do {
+        mt_buffer_t *buf;
+
+        rc = mt_get(b->client, &b->small_id, 0, &buf);
+        if (rc < 0)
+            return fail(b->client, "get", rc);
+        mt_buffer_release(buf);
+        *ops += 1;
+    } while (now_s() < end);
+    return 0;
+}
+
+/* ops are gigabytes (1e9 bytes) put. */
+static int put_gigabytes(struct bench *b, double *ops)
+{
+    double end = now_s() + b->seconds;
+
+    if (!b->big) {
+        if (!(b->big = malloc(PUT_BIG_BYTES)))
+            return -MT_ENOMEM;
+        memset(b->big, 0, PUT_BIG_BYTES);
+    }
+    do {
+        mt_object_id id;
+        int rc = mt_put(b->client, b->big, PUT_BIG_BYTES, MT_PUT_EVICTABLE,
+                        &id);
+
+        if (rc < 0)
+            return fail(b->client, "put of 800 MB", rc);
+        *ops += PUT_BIG_BYTES / 1e9;
+    } while (now_s() < end);
+    return 0;
+}
+
+/* ---- placement groups (head rpcs) ---------------------------------------- */
+
+static int pg_call(struct bench *b, const struct mt_rpc_method *m,
+                   const ProtobufCMessage *req, int timeout_ms,
+                   ProtobufCMessage **resp)
+{
+    char err[256] = "";
+    int rc = mt_rpc_unary_sync(b->ch, m, req, timeout_ms, 0, resp, err,
+                               sizeof(err));
+
+    if (rc == 0 && !*resp)
+        rc = -MT_EPROTO;
+    if (rc < 0)
+        fprintf(stderr, "manta-microbenchmark: %s: %s\n", m->path, err);
+    return rc;
+}
+
+static int pg_create(struct bench *b, char **id)
+{
+    Manta__CreatePlacementGroupRequest req =
+        MANTA__CREATE_PLACEMENT_GROUP_REQUEST__INIT;
+    Manta__ResourceEntry res = MANTA__RESOURCE_ENTRY__INIT, *rp = &res;
+    Manta__BundleSpec bs = MANTA__BUNDLE_SPEC__INIT, *bp = &bs;
+    ProtobufCMessage *resp = NULL;
+    int rc;
+
+    res.name = "CPU";
+    res.quantity = 100; /* 0.01 CPU, fixed point x10000 */
+    bs.resources = &rp;
+    bs.n_resources = 1;
+    req.name = "";
+    req.n_bundles = 1;
+    req.bundles = &bp;
+    rc = pg_call(b, &mt_head_create_pg, &req.base, RPC_MS, &resp);
+    if (rc < 0)
+        return rc;
+    *id = strdup(((Manta__CreatePlacementGroupReply *)resp)->pg_id);
+    protobuf_c_message_free_unpacked(resp, NULL);
+    return *id ? 0 : -MT_ENOMEM;
+}
+
+static int pg_wait(struct bench *b, const char *id)
+{
+    Manta__WaitPlacementGroupRequest req =
+        MANTA__WAIT_PLACEMENT_GROUP_REQUEST__INIT;
+    Manta__WaitPlacementGroupReply *r;
+    ProtobufCMessage *resp = NULL;
+    int rc;
+
+    req.pg_id = (char *)id;
+    req.timeout_ms = 30000;
+    rc = pg_call(b, &mt_head_wait_pg, &req.base, 30000 + RPC_MS, &resp);
+    if (rc < 0)
+        return rc;
+    r = (Manta__WaitPlacementGroupReply *)resp;
+    if (!r->group ||
+        r->group->state != MANTA__PLACEMENT_GROUP_STATE__PG_STATE_CREATED) {
+        fprintf(stderr, "manta-microbenchmark: group %s not created: %s\n",
+                id, r->group ? r->group->error : "no reply");
+        rc = -MT_ETIMEDOUT;
+    }
+    protobuf_c_message_free_unpacked(resp, NULL);
+    return rc;
+}
+
+static int pg_remove(struct bench *b, const char *id)
+{
+    Manta__RemovePlacementGroupRequest req =
+        MANTA__REMOVE_PLACEMENT_GROUP_REQUEST__INIT;
+    ProtobufCMessage *resp = NULL;
+    int rc;
+
+    req.pg_id = (char *)id;
+    rc = pg_call(b, &mt_head_remove_pg, &req.base, RPC_MS, &resp);
+    protobuf_c_message_free_unpacked(resp, NULL);
+    return rc;
+}
+
+/*
+ * As ray_perf: create PG_BATCH one-bundle groups, wait for each, remove
+ * each; ops are groups created and removed.
+ */
+static int pg_create_removal(struct bench *b, double *ops)
+{
+    double end = now_s() + b->seconds;
+    char *ids[PG_BATCH] = {0};
+    int rc = 0;
+
+    do {
+        size_t n = 0;
+
+        while (n < PG_BATCH && (rc = pg_create(b, &ids[n])) == 0)
+            n++;
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = pg_wait(b, ids[i]);
+        for (size_t i = 0; i < n; i++) {
+            int r2 = pg_remove(b, ids[i]);
+
+            rc = rc < 0 ? rc : r2;
+            free(ids[i]);
+            ids[i] = NULL;
+        }
+        if (rc < 0)
+            return rc;
+        *ops += PG_BATCH;
+    } while (now_s() < end);
+    return 0;
+}
+
+/* ---- the suite ----------------------------------------------------------- */
+
+static struct metric metrics[] = {
+    {"single_client_get_calls", "calls/s", get_calls, true},
+    {"single_client_put_calls", "calls/s", put_calls, true},
+    {"single_client_put_gigabytes", "GB/s", put_gigabytes, true},
+    {"single_client_tasks_and_get_batch", "batches/s", tasks_and_get_batch,
+     true},
+    {"single_client_wait_1k_refs", "rounds/s", wait_1k_refs, true},
+    {"single_client_tasks_sync", "tasks/s", tasks_sync, true},
+    {"single_client_tasks_async", "tasks/s", tasks_async, true},
+    {"multi_client_tasks_async", "tasks/s", multi_client_async, true},
+    {"1_1_actor_calls_sync", "calls/s", NULL, true},
+    {"1_1_actor_calls_async", "calls/s", NULL, true},
+    {"n_n_actor_calls_async", "calls/s", NULL, true},
+    {"placement_group_create/removal", "groups/s", pg_create_removal, true},
+};
+
+#define N_METRICS (sizeof(metrics) / sizeof(metrics[0]))
+
+/* Run a warm-up and TRIALS trials. RET 0 or -MT_E*. */
+static int measure(struct bench *b, const struct metric *m, double *mean,
+                   double *stdev)
+{
+    double rate[TRIALS], warm = 0, sum = 0, var = 0, seconds = b->seconds;
+    int rc;
+
+    b->seconds = seconds / 4;
+    rc = m->fn(b, &warm);
+    b->seconds = seconds;
+    for (int i = 0; i < TRIALS && rc == 0; i++) {
+        double ops = 0, t0 = now_s();
+
+        rc = m->fn(b, &ops);
+        rate[i] = ops / (now_s() - t0);
+        sum += rate[i];
+    }
+    if (rc < 0)
+        return rc;
+    *mean = sum / TRIALS;
+    for (int i = 0; i < TRIALS; i++)
+        var += (rate[i] - *mean) * (rate[i] - *mean);
+    *stdev = sqrt(var / TRIALS);
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: manta-microbenchmark [--address HOST:PORT] [--json]\n"
+            "           [--only NAME,...] [--seconds S] [--lib-dir DIR]\n"
+            "\n"
+            "Run the microbenchmark suite against a running cluster (the\n"
+            "local session's head without --address). Each metric: a\n"
+            "warm-up, then %d trials of S seconds (default 2); mean +- stdev.\n"
+            "--lib-dir: where libbench_noop.so is (default: ../lib from\n"
+            "this program). --check only checks the arguments.\n"
+            "\nmetrics:\n", TRIALS);
+    for (size_t i = 0; i < N_METRICS; i++)
+        fprintf(f, "  %s%s\n", metrics[i].name,
+                metrics[i].fn ? "" : "  (n/a: actors not implemented)");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "manta-microbenchmark: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    usage(stderr);
+    return EXIT_USAGE;
+}
+
+/* --only a,b,c: select those. RET 0 or EXIT_USAGE. */
+static int select_only(char *list)
+{
+    char *save = NULL, *name;
+
+    for (size_t i = 0; i < N_METRICS; i++)
+        metrics[i].selected = false;
+    for (name = strtok_r(list, ",", &save); name;
+         name = strtok_r(NULL, ",", &save)) {
+        size_t i = 0;
+
+        while (i < N_METRICS && strcmp(metrics[i].name, name) != 0)
+            i++;
+        if (i == N_METRICS)
+            return usage_error("unknown metric '%s' (see --help)", name);
+        metrics[i].selected = true;
+    }
+    return 0;
+}
+
+static void default_lib_dir(char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (n <= 0) {
+        snprintf(out, len, "build/lib");
+        return;
+    }
+    self[n] = '\0';
+    snprintf(out, len, "%s/../lib", dirname(self));
+}
+
+static int parse_args(struct bench *b, int argc, char **argv, bool *json,
+                      bool *check)
+{
+    static const struct option opts[] = {
+        {"address", required_argument, NULL, 'a'},
+        {"json", no_argument, NULL, 'j'},
+        {"only", required_argument, NULL, 'o'},
+        {"seconds", required_argument, NULL, 's'},
+        {"lib-dir", required_argument, NULL, 'l'},
+        {"check", no_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char *endp;
+    int c, rc;
+
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a': b->address = optarg; break;
+        case 'j': *json = true; break;
+        case 'c': *check = true; break;
+        case 'l': snprintf(b->lib_dir, sizeof(b->lib_dir), "%s", optarg);
+            break;
+        case 'o':
+            if ((rc = select_only(optarg)) != 0)
+                return rc;
+            break;
+        case 's':
+            b->seconds = strtod(optarg, &endp);
+            if (endp == optarg || *endp || !(b->seconds > 0) ||
+                b->seconds > 600)
+                return usage_error("invalid --seconds '%s' (0 < S <= 600)",
+                                   optarg);
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            return usage_error("unknown or incomplete option '%s'",
+                               argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    return 0;
+}
+
+/* Connect, build the task options and the rpc channel. */
+static int setup(struct bench *b)
+{
+    int rc = mt_client_connect(b->address, NULL, &b->client);
+
+    if (rc < 0)
+        return fail(NULL, "connect", rc);
+    if ((rc = mt_task_opts_create(&b->opts)) < 0 ||
+        (rc = mt_task_opts_add_code_path(b->opts, b->lib_dir)) < 0 ||
+        (rc = mt_task_opts_set_output_limit(b->opts, 0)) < 0)
+        return fail(NULL, "task options", rc);
+    uv_loop_init(&b->loop);
+    rc = mt_rpc_engine_create(&b->loop, &b->eng);
+    if (rc == 0)
+        rc = mt_rpc_channel_create(b->eng, mt_client_address(b->client), 0,
+                                   &b->ch);
+    if (rc < 0)
+        fprintf(stderr, "manta-microbenchmark: rpc channel: %s\n",
+                mt_strerror(rc));
+    return rc;
+}
+
+static void teardown(struct bench *b)
+{
+    mt_rpc_channel_destroy(b->ch);
+    mt_rpc_engine_destroy(b->eng);
+    if (b->eng || b->ch) {
+        uv_run(&b->loop, UV_RUN_NOWAIT);
+        uv_loop_close(&b->loop);
+    }
+    mt_task_opts_destroy(b->opts);
+    mt_client_disconnect(b->client);
+    free(b->big);
+}
+
+static void report(const struct metric *m, bool json, bool *first, int rc,
+                   double mean, double stdev)
+{
+    if (json) {
+        printf("%s\n  \"%s\": ", *first ? "{" : ",", m->name);
+        if (!m->fn || rc < 0)
+            printf("null");
+        else
+            printf("{\"value\": %.4f, \"stdev\": %.4f, \"unit\": \"%s\"}",
+                   mean, stdev, m->unit);
+        *first = false;
+        return;
+    }
+    if (!m->fn)
+        printf("%s n/a (actors not implemented)\n", m->name);
+    else if (rc < 0)
+        printf("%s failed (%s)\n", m->name, mt_error_name(rc));
+    else
+        printf("%s per second %.2f +- %.2f\n", m->name, mean, stdev);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    struct bench b = {.seconds = 2.0};
+    bool json = false, check = false, first = true;
+    int rc, status = 0;
+
+    default_lib_dir(b.lib_dir, sizeof(b.lib_dir));
+    if ((rc = parse_args(&b, argc, argv, &json, &check)) != 0)
+        return rc;
+    if (check)
+        return 0;
+    if (setup(&b) < 0) {
+        teardown(&b);
+        return 1;
+    }
+    for (size_t i = 0; i < N_METRICS; i++) {
+        const struct metric *m = &metrics[i];
+        double mean = 0, stdev = 0;
+
+        /* Actor metrics are always listed: they are n/a, not skipped. */
+        if (!m->selected && m->fn)
+            continue;
+        rc = m->fn ? measure(&b, m, &mean, &stdev) : 0;
+        if (rc < 0)
+            status = 1;
+        report(m, json, &first, rc, mean, stdev);
+    }
+    if (json)
+        printf("\n}\n");
+    teardown(&b);
+    return status;
+}

@@ -20,6 +20,7 @@ int mt_cmd_list(int argc, char **argv);
 int mt_cmd_pg(int argc, char **argv);
 int mt_cmd_logs(int argc, char **argv);
 int mt_cmd_cancel(int argc, char **argv);
+int mt_cmd_microbenchmark(int argc, char **argv);
 
 /* ---- helpers shared by the commands that talk to the head (conn.c) ------- */
 

@@ -26,6 +26,8 @@ static const struct {
     {"list", mt_cmd_list, "list nodes, tasks or placement groups"},
     {"placement-group", mt_cmd_pg,
      "create, wait for or remove a placement group"},
+    {"microbenchmark", mt_cmd_microbenchmark,
+     "measure tasks, objects and placement groups (Ray's suite)"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

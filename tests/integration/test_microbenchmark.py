@@ -1,0 +1,123 @@
+"""test_microbenchmark.py -- `manta microbenchmark`: bad flags exit 2
+before any cluster starts; a short run of three metrics (sync function
+tasks, small puts, placement-group create/removal) on the command's own
+local cluster gives positive numbers in --json, with the actor metrics
+null, and leaves no daemon or session dir behind; Ctrl-C mid-run exits
+130 and still stops the local cluster; --address runs the suite against
+a cluster the test started and leaves it running.
+"""
+import glob
+import json
+import os
+import signal
+import subprocess
+
+import harness
+from harness import (MANTA, check, free_port, main, new_dir, pid_alive,
+                     read_pid, run, status, wait_until)
+
+ONLY = ("single_client_tasks_sync,single_client_put_calls,"
+        "placement_group_create/removal")
+ACTORS = ("1_1_actor_calls_sync", "1_1_actor_calls_async",
+          "n_n_actor_calls_async")
+
+
+def check_json(text):
+    res = json.loads(text)
+    for name in ONLY.split(","):
+        m = res.get(name)
+        check(m and m["value"] > 0 and m["stdev"] >= 0 and m["unit"],
+              "%s: %r" % (name, m))
+    for name in ACTORS:
+        check(name in res and res[name] is None, "%s: %r" % (name, res))
+    check(set(res) == set(ONLY.split(",")) | set(ACTORS),
+          "unexpected metrics: %r" % sorted(res))
+    return res
+
+
+def bench_running(parent):
+    """A manta-microbenchmark child of parent measuring (not --check)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/cmdline" % pid) as f:
+                argv = f.read().split("\0")
+            with open("/proc/%s/stat" % pid) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and argv[0].endswith("manta-microbenchmark") \
+                and "--address" in argv:
+            return True
+    return False
+
+
+def session_dirs():
+    return set(glob.glob("/tmp/manta-mb-*"))
+
+
+def test_bad_flags():
+    for args in (["--bogus"], ["--only", "no_such_metric"],
+                 ["--seconds", "0"], ["--seconds", "x"],
+                 ["--address", "nohostport"], ["extra"]):
+        before = session_dirs()
+        p = run(["microbenchmark"] + args, check=False)
+        check(p.returncode == 2, "%r: exit %d\n%s" % (args, p.returncode,
+                                                     p.stderr))
+        check("usage" in p.stderr, "%r: no usage text: %s" % (args, p.stderr))
+        check(session_dirs() == before, "%r started a cluster" % (args,))
+
+
+def test_local_cluster_json():
+    before = session_dirs()
+    p = run(["microbenchmark", "--seconds", "0.3", "--only", ONLY, "--json"],
+            timeout=90)
+    check_json(p.stdout)
+    new = session_dirs() - before
+    check(not new, "session dir left behind: %r" % new)
+
+
+def test_ctrl_c_stops_cluster():
+    before = session_dirs()
+    p = subprocess.Popen([MANTA, "microbenchmark", "--seconds", "5"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        d = wait_until(lambda: list(session_dirs() - before), 20,
+                       "a session dir")[0]
+        harness._dirs.append(d)  # cleanup() stops and removes it if need be
+        wait_until(lambda: bench_running(p.pid), 20, "the suite running")
+        pids = [read_pid(d, "head"), read_pid(d, "worker")]
+        check(all(pid_alive(x) for x in pids), "no cluster: %r" % pids)
+        os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    check(p.returncode == 130, "exit %d, not 130:\n%s" % (p.returncode, err))
+    wait_until(lambda: not any(pid_alive(x) for x in pids), 15,
+               "head and worker gone")
+
+
+def test_address():
+    port = free_port()
+    d = new_dir("mb")
+    run(["start", "--head", "--port", str(port), "--node-ip", "127.0.0.1",
+         "--temp-dir", d, "--num-cpus", "2", "--memory", "1GiB"])
+    addr = "127.0.0.1:%d" % port
+    wait_until(lambda: [n for n in status(address=addr)["nodes"]
+                        if n["state"] == "ALIVE"], 10, "an alive node")
+    p = run(["microbenchmark", "--address", addr, "--seconds", "0.2",
+             "--only", ONLY], timeout=90)
+    lines = p.stdout.splitlines()
+    for name in ONLY.split(","):
+        check(any(l.startswith(name + " per second ") for l in lines),
+              "no line for %s:\n%s" % (name, p.stdout))
+    for name in ACTORS:
+        check("%s n/a (actors not implemented)" % name in lines,
+              "no n/a line for %s:\n%s" % (name, p.stdout))
+    check(pid_alive(read_pid(d, "head")), "the given cluster was stopped")
+
+
+if __name__ == "__main__":
+    main([test_bad_flags, test_local_cluster_json, test_ctrl_c_stops_cluster,
+          test_address])

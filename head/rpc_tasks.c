@@ -620,7 +620,7 @@ static char *summary_of(const Manta__TaskSpec *s)
 }
 
 void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                     void *arg)
+                       void *arg)
 {
     const Manta__SubmitTaskRequest *req = (const Manta__SubmitTaskRequest *)m;
     Manta__SubmitTaskReply reply = MANTA__SUBMIT_TASK_REPLY__INIT;
@@ -658,7 +658,7 @@ void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
 }
 
 void mt__h_watch_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                    void *arg)
+                      void *arg)
 {
     const Manta__WatchTaskRequest *req = (const Manta__WatchTaskRequest *)m;
     struct mt_head *h = arg;
@@ -708,7 +708,7 @@ void mt__h_watch_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
 }
 
 void mt__h_cancel_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                     void *arg)
+                       void *arg)
 {
     const Manta__CancelTaskRequest *req = (const Manta__CancelTaskRequest *)m;
     Manta__CancelTaskReply reply = MANTA__CANCEL_TASK_REPLY__INIT;
@@ -759,7 +759,7 @@ static bool list_one(void *arg, struct mt_task *t)
 }
 
 void mt__h_list_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                   void *arg)
+                      void *arg)
 {
     const Manta__ListTasksRequest *req = (const Manta__ListTasksRequest *)m;
     Manta__ListTasksReply reply = MANTA__LIST_TASKS_REPLY__INIT;
@@ -837,7 +837,7 @@ static void apply_update(struct mt_head *h, const char *node_id,
 }
 
 void mt__h_report_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                           void *arg)
+                        void *arg)
 {
     const Manta__ReportTasksRequest *req = (const Manta__ReportTasksRequest *)m;
     Manta__ReportTasksReply reply = MANTA__REPORT_TASKS_REPLY__INIT;

@@ -21,7 +21,6 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +32,9 @@
 
 #define LOCAL_CPUS "4"
 #define MAX_ARGS 16
+#define RUN_QUIET 0x1u  /* the child's stdout goes to our stderr */
+#define RUN_NOINT 0x2u  /* cleanup: the child ignores SIGINT, and our
+                           signals are not passed on to it */
 
 static volatile sig_atomic_t interrupted;
 static volatile pid_t child_pid;
@@ -79,11 +81,12 @@ static void catch_signals(void)
 }
 
 /*
- * Run argv[0] with argv and wait for it. quiet_stdout sends its stdout to
- * our stderr (keeps --json output clean). RET its exit status, 128+N for
- * signal N, or 1 when it could not start.
+ * Run argv[0] with argv and wait for it. flags: RUN_QUIET keeps --json
+ * output clean; RUN_NOINT lets a second Ctrl-C not cut the cluster's stop
+ * short. RET its exit status, 128+N for signal N, or 1 when it could not
+ * start.
  */
-static int run_child(char *const argv[], bool quiet_stdout)
+static int run_child(char *const argv[], unsigned flags)
 {
     int status;
     pid_t pid = fork();
@@ -93,14 +96,16 @@ static int run_child(char *const argv[], bool quiet_stdout)
         return 1;
     }
     if (pid == 0) {
-        if (quiet_stdout)
+        if (flags & RUN_QUIET)
             dup2(STDERR_FILENO, STDOUT_FILENO);
+        if (flags & RUN_NOINT)
+            signal(SIGINT, SIG_IGN);
         execv(argv[0], argv);
         fprintf(stderr, "manta microbenchmark: exec %s: %s\n", argv[0],
                 strerror(errno));
         _exit(127);
     }
-    child_pid = pid;
+    child_pid = flags & RUN_NOINT ? 0 : pid;
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) {
             child_pid = 0;
@@ -141,14 +146,14 @@ static int run_local(const char *self, char **bench_argv, int addr_slot)
     catch_signals();
     fprintf(stderr, "manta microbenchmark: starting a local cluster in %s\n",
             dir);
-    rc = run_child(start, true);
+    rc = run_child(start, RUN_QUIET);
     if (rc == 0 && !interrupted)
         rc = mt_cli_head_addr("microbenchmark", NULL, dir, &addr);
     if (rc == 0 && !interrupted) {
         bench_argv[addr_slot] = addr;
-        rc = run_child(bench_argv, false);
+        rc = run_child(bench_argv, 0);
     }
-    if (run_child(stop, true) != 0)
+    if (run_child(stop, RUN_QUIET | RUN_NOINT) != 0)
         fprintf(stderr, "manta microbenchmark: stopping the cluster in %s "
                         "failed\n", dir);
     free(addr);
@@ -228,7 +233,7 @@ int mt_cmd_microbenchmark(int argc, char **argv)
     /* Let the suite check its arguments before a cluster starts. */
     args[n++] = "--check";
     args[n] = NULL;
-    rc = run_child(args, false);
+    rc = run_child(args, 0);
     if (rc != 0)
         return rc;
     args[n - 1] = "--address";

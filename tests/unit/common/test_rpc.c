@@ -44,6 +44,7 @@ struct delayed {
 
 static struct mt_rpc_call *hung_call;
 static int hang_cancels;
+static int hang_seen;
 
 static void reply_text(struct mt_rpc_call *call, const char *text)
 {
@@ -109,6 +110,7 @@ static void on_hang_cancel(void *arg)
 static void h_hang(struct mt_rpc_call *call, const ProtobufCMessage *m,
                    void *arg)
 {
+    hang_seen++;
     hung_call = call;
     mt_rpc_call_on_cancel(call, on_hang_cancel, call);
 }
@@ -306,16 +308,34 @@ static void test_stream_cancel(void)
     CU_ASSERT(r.n_msgs >= 10 && r.n_msgs < 100000);
 }
 
+static void on_wait_over(uv_timer_t *t)
+{
+    *(int *)t->data = 1;
+}
+
 static void test_deadline(void)
 {
     struct result r;
+    uv_timer_t timer;
+    int over = 0;
 
     hang_cancels = 0;
-    call_echo("x", 0, 100, &m_hang, &r);
+    hang_seen = 0;
+    call_echo("x", 0, 300, &m_hang, &r);
     CU_ASSERT_EQUAL(r.code, GRPC_STATUS_DEADLINE_EXCEEDED);
-    /* The server learns about it too and releases the call. */
-    while (hang_cancels == 0)
+    /*
+     * If the call reached the server in time (under valgrind it may not
+     * have), the server learns about the deadline too and releases the
+     * call. Wait for that, but never forever.
+     */
+    uv_timer_init(&loop, &timer);
+    timer.data = &over;
+    uv_timer_start(&timer, on_wait_over, 10000, 0);
+    while (hang_seen && hang_cancels == 0 && !over)
         uv_run(&loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&timer, NULL);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    CU_ASSERT_EQUAL(hang_cancels, hang_seen);
     CU_ASSERT_PTR_NULL(hung_call);
 }
 

@@ -490,8 +490,9 @@ static void test_graceful_stop(void)
     CU_ASSERT_EQUAL_FATAL(mt_rpc_unary(ch, &m_hang, &req.base, 30000, 0,
                                        on_done, &r),
                           0);
-    while (!hung_call)
+    while (!hung_call && !r.done) /* r.done: the deadline passed first */
         uv_run(&loop, UV_RUN_ONCE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(hung_call);
     mt_rpc_server_stop(srv, 50, on_stopped, &stopped);
     srv = NULL;
     run_until(&r.done);

@@ -21,54 +21,32 @@
 #include "common/log.h"
 #include "common/rpc_int.h"
 
-/* Append one completion to the FIFO; RET true when it was empty. */
-static bool push_event(struct mt_rpc_engine *eng, const grpc_event *ev)
-{
-    bool was_empty;
-
-    pthread_mutex_lock(&eng->mu);
-    if (eng->n_events == eng->cap_events) {
-        size_t ncap = eng->cap_events ? eng->cap_events * 2 : 64;
-        void *p = realloc(eng->events, ncap * sizeof(*eng->events));
-        if (!p)
-            MT_BUG("out of memory in rpc poller");
-        eng->events = p;
-        eng->cap_events = ncap;
-    }
-    was_empty = eng->n_events == 0;
-    eng->events[eng->n_events].tag = ev->tag;
-    eng->events[eng->n_events].ok = ev->success != 0;
-    eng->n_events++;
-    pthread_mutex_unlock(&eng->mu);
-    return was_empty;
-}
-
-/*
- * Wait for a completion, then collect whatever else is ready without
- * blocking, and wake the loop once for the lot: under load this saves an
- * eventfd write and a thread switch per completion.
- */
 static void *poller_main(void *arg)
 {
     struct mt_rpc_engine *eng = arg;
-    gpr_timespec block = gpr_inf_future(GPR_CLOCK_REALTIME);
-    gpr_timespec now = gpr_time_0(GPR_CLOCK_REALTIME);
 
     for (;;) {
-        grpc_event ev = grpc_completion_queue_next(eng->cq, block, NULL);
-        bool wake = false;
-        int more = 0;
+        grpc_event ev = grpc_completion_queue_next(
+            eng->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
 
-        while (ev.type == GRPC_OP_COMPLETE) {
-            wake |= push_event(eng, &ev);
-            if (++more == 64)
-                break;
-            ev = grpc_completion_queue_next(eng->cq, now, NULL);
-        }
-        if (wake)
-            uv_async_send(&eng->wakeup);
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             break;
+        if (ev.type != GRPC_OP_COMPLETE)
+            continue;
+        pthread_mutex_lock(&eng->mu);
+        if (eng->n_events == eng->cap_events) {
+            size_t ncap = eng->cap_events ? eng->cap_events * 2 : 64;
+            void *p = realloc(eng->events, ncap * sizeof(*eng->events));
+            if (!p)
+                MT_BUG("out of memory in rpc poller");
+            eng->events = p;
+            eng->cap_events = ncap;
+        }
+        eng->events[eng->n_events].tag = ev.tag;
+        eng->events[eng->n_events].ok = ev.success != 0;
+        eng->n_events++;
+        pthread_mutex_unlock(&eng->mu);
+        uv_async_send(&eng->wakeup);
     }
     return NULL;
 }

@@ -117,7 +117,32 @@ void mt__req_free(struct mt__req *r)
     mt__rpc_submit_free(r->submit_msg);
     mt__task_unref(r->task);
     mt__status_release(&r->status);
+    mt__rpc_submit_free(r->unary_msg);
+    mt__rpc_submit_free(r->unary_reply);
     free(r);
+}
+
+int mt__req_unary(struct mt_client *c, const struct mt_rpc_method *method,
+                  const void *req, int timeout_ms, void **reply)
+{
+    struct mt__req *r = mt__req_new(MT__REQ_UNARY);
+    int rc;
+
+    *reply = NULL;
+    if (!r || !(r->unary_msg = mt__msg_copy(req))) {
+        mt__req_free(r);
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    }
+    r->method = method;
+    r->timeout_ms = timeout_ms;
+    r->rpc_flags = MT_RPC_WAIT_FOR_READY;
+    rc = mt__req_run(c, r, timeout_ms + 2000);
+    if (rc < 0)
+        return rc;
+    *reply = r->unary_reply;
+    r->unary_reply = NULL;
+    mt__req_free(r);
+    return 0;
 }
 
 int mt__req_run(struct mt_client *c, struct mt__req *r, int timeout_ms)

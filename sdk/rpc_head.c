@@ -4,7 +4,8 @@
  * requests from plain C, starts the calls on the client's loop thread and
  * turns replies and task events back into plain C (sdk_int.h).
  *
- * Calls: GetClusterStatus (connect, cluster queries), SubmitTask followed by
+ * Calls: GetClusterStatus (connect, cluster queries), any other unary call
+ * as a copied message (mt__req_unary: placement groups), SubmitTask followed by
  * one WatchTask stream per task (state changes and output until the task
  * ends), CancelTask. At most MT_SDK_MAX_WATCHES streams are open at once;
  * further tasks wait in a FIFO for a slot (the head keeps a finished
@@ -139,6 +140,12 @@ static int build_spec(Manta__TaskSpec *s, const char *const *argv,
     s->strategy = o->strategy == MT_STRATEGY_SPREAD
                       ? MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD
                       : MANTA__SCHEDULING_STRATEGY__STRATEGY_DEFAULT;
+    if (o->pg_id[0]) {
+        s->strategy = MANTA__SCHEDULING_STRATEGY__STRATEGY_PLACEMENT_GROUP;
+        s->bundle_index = o->bundle;
+        if (!(s->placement_group_id = dup_str(o->pg_id)))
+            return -MT_ENOMEM;
+    }
     if (o->name && !(s->name = dup_str(o->name)))
         return -MT_ENOMEM;
     if (o->cwd && !(s->cwd = dup_str(o->cwd)))
@@ -412,6 +419,49 @@ static int start_cancel(struct mt__req *r)
                         r->timeout_ms, r->rpc_flags, on_cancel_done, r);
 }
 
+/* ---- any other unary call ----------------------------------------------- */
+
+void *mt__msg_copy(const void *msg)
+{
+    const ProtobufCMessage *m = msg;
+    size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *buf = malloc(n ? n : 1);
+    ProtobufCMessage *copy;
+
+    if (!buf)
+        return NULL;
+    protobuf_c_message_pack(m, buf);
+    copy = protobuf_c_message_unpack(m->descriptor, NULL, n, buf);
+    free(buf);
+    return copy;
+}
+
+static void on_unary_done(void *arg, const struct mt_rpc_status *st,
+                          const ProtobufCMessage *resp)
+{
+    struct mt__req *r = arg;
+    char msg[256];
+
+    r->client->n_calls--;
+    if (st->code) {
+        status_text(st, "the head refused the request", msg, sizeof(msg));
+        if (st->code == GRPC_STATUS_UNAVAILABLE ||
+            st->code == GRPC_STATUS_DEADLINE_EXCEEDED)
+            status_text(st, "cannot reach the head", msg, sizeof(msg));
+        mt__req_complete(r->client, r, status_err(st), msg);
+        return;
+    }
+    r->unary_reply = mt__msg_copy(resp);
+    mt__req_complete(r->client, r, r->unary_reply ? 0 : -MT_ENOMEM,
+                     r->unary_reply ? NULL : "out of memory");
+}
+
+static int start_unary(struct mt__req *r)
+{
+    return mt_rpc_unary(r->client->ch, r->method, r->unary_msg, r->timeout_ms,
+                        r->rpc_flags, on_unary_done, r);
+}
+
 void mt__rpc_start(struct mt_client *c, struct mt__req *r)
 {
     int rc;
@@ -426,6 +476,9 @@ void mt__rpc_start(struct mt_client *c, struct mt__req *r)
         break;
     case MT__REQ_CANCEL:
         rc = start_cancel(r);
+        break;
+    case MT__REQ_UNARY:
+        rc = start_unary(r);
         break;
     default:
         rc = -MT_EINVAL;

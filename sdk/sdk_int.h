@@ -82,6 +82,8 @@ struct mt_task_opts {
     size_t output_limit;
     char **code_path;    /* function tasks: folders to find libraries */
     size_t n_code_path;
+    char pg_id[64];      /* placement group, "" for none */
+    int32_t bundle;      /* its bundle, -1 any */
 };
 
 /* ---- tasks -------------------------------------------------------------- */
@@ -128,6 +130,7 @@ enum mt__req_kind {
     MT__REQ_STATUS = 1, /* GetClusterStatus */
     MT__REQ_SUBMIT,     /* SubmitTask, then watch */
     MT__REQ_CANCEL,     /* CancelTask */
+    MT__REQ_UNARY,      /* any other unary head call (see mt__req_unary) */
 };
 
 /* One node as GetClusterStatus describes it (only what the SDK uses). */
@@ -166,6 +169,10 @@ struct mt__req {
     bool force;
     /* STATUS out: */
     struct mt__status status;
+    /* UNARY in: the method and an owned request; out: an owned reply */
+    const struct mt_rpc_method *method;
+    void *unary_msg;           /* ProtobufCMessage, from mt__msg_copy */
+    void *unary_reply;         /* ProtobufCMessage, from mt__msg_copy */
 };
 
 /* ---- the store connection, shared by a client and its buffers ------- */
@@ -267,6 +274,13 @@ void mt__task_unref(struct mt_task *t);
 int mt__opts_init(struct mt_task_opts *o);
 void mt__opts_release(struct mt_task_opts *o);
 
+/*
+ * mt__res_amount - check a resource name and amount (the rules of
+ * mt_task_opts_set_resource) and convert the amount to fixed point.
+ * RET 0, -MT_EINVAL (last error set, no client)
+ */
+int mt__res_amount(const char *name, double amount, int64_t *q);
+
 /* mt__outbuf_append - keep the last limit bytes. RET 0, -MT_ENOMEM. */
 int mt__outbuf_append(struct mt__outbuf *b, size_t limit, const void *p,
                       size_t n);
@@ -290,6 +304,25 @@ int mt__rpc_submit_fn_build(const char *function, const void *const *args,
 
 /* mt__rpc_submit_free - free what mt__rpc_submit_build made. NULL ok. */
 void mt__rpc_submit_free(void *msg);
+
+/*
+ * mt__msg_copy - an owned deep copy of a protobuf message (packed, then
+ * unpacked), free with mt__rpc_submit_free(). Any thread.
+ * IN  msg  a ProtobufCMessage (borrowed)
+ * RET the copy, or NULL when out of memory
+ */
+void *mt__msg_copy(const void *msg);
+
+/*
+ * mt__req_unary - call method with req on the head and wait for the reply
+ * (caller thread). The request is copied; timeout_ms is the deadline of
+ * the call.
+ * OUT reply  returns an owned ProtobufCMessage of the method's reply type,
+ *            free with mt__rpc_submit_free()
+ * RET 0, or the call's error (last error set on c)
+ */
+int mt__req_unary(struct mt_client *c, const struct mt_rpc_method *method,
+                  const void *req, int timeout_ms, void **reply);
 
 /* Loop thread: start the rpc behind r; completes r (now or later). */
 void mt__rpc_start(struct mt_client *c, struct mt__req *r);

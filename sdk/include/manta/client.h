@@ -13,7 +13,7 @@
  * After a failure, mt_client_last_error() gives a one-line message for the
  * calling thread's last failed call on that client.
  *
- * Not in this release: function tasks, actors and placement groups.
+ * Not in this release: actors.
  */
 #ifndef MANTA_CLIENT_H
 #define MANTA_CLIENT_H

@@ -5,8 +5,9 @@
  * A task is a program started with uv_spawn on the worker's loop, detached
  * so that it leads its own process group: stopping it signals the whole
  * group. stdin is /dev/null; stdout and stderr come back through pipes,
- * are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>.log and to the
- * task's bounded output buffer, from which the reporter takes them.
+ * are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>.log (made on
+ * the first output) and to the task's bounded output buffer, from which
+ * the reporter takes them.
  *
  * DESIGN (reporting): there is one reporter per worker and at most one
  * ReportTasks call in flight, so the head sees each task's updates in the
@@ -448,6 +449,7 @@ struct mt_task {
     int32_t exit_code;
     char *error;                /* NULL, or why it could not run */
     int log_fd;                 /* -1: no log file */
+    bool log_tried;             /* log_open() ran */
     bool log_failed;
     int64_t start_ms;
     /* reporting */
@@ -592,6 +594,7 @@ static void log_open(struct mt_task *t)
     char *path;
     int rc;
 
+    t->log_tried = true;
     if (!ts->log_dir)
         return;
     if (!ts->log_dir_made) {
@@ -618,6 +621,9 @@ static void log_write(struct mt_task *t, const char *p, size_t n)
 {
     ssize_t k;
 
+    if (!t->log_tried) /* opened on the first output: silent tasks leave
+                          no file behind (and cost no file creation) */
+        log_open(t);
     while (t->log_fd >= 0 && n > 0) {
         k = write(t->log_fd, p, n);
         if (k < 0 && errno == EINTR)
@@ -1002,7 +1008,6 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
     uv_timer_init(w->loop, &t->timer);
     t->timer.data = t;
     t->open = 1;
-    log_open(t);
     if (t->spec.kind == MT_RUN_KIND_FUNCTION)
         fn_start(t);
     else

@@ -222,8 +222,10 @@ static int enqueue(struct mt_head *h, struct mt_task *t, const char **why)
 
 /* ---- watchers ------------------------------------------------------------- */
 
-static void fill_event(const struct mt_task *t, Manta__TaskEvent *ev)
+void mt__task_fill_event(const struct mt_task *t, void *event)
 {
+    Manta__TaskEvent *ev = event;
+
     manta__task_event__init(ev);
     ev->state = (Manta__TaskState)t->state;
     ev->exit_code = t->exit_code;
@@ -277,7 +279,7 @@ void mt__task_notify(struct mt_head *h, struct mt_task *t)
     struct mt_task_watcher *w, *next;
     Manta__TaskEvent ev;
 
-    fill_event(t, &ev);
+    mt__task_fill_event(t, &ev);
     for (w = t->watchers; w; w = next) {
         next = w->next;
         if (!watcher_send(t, w, &ev))
@@ -287,15 +289,17 @@ void mt__task_notify(struct mt_head *h, struct mt_task *t)
             watcher_unlink(t, w);
         }
     }
+    if (t->cw)
+        mt__cw_task_event(h, t);
 }
 
-static void notify_output(struct mt_task *t, uint32_t fd, const uint8_t *data,
-                          size_t len)
+static void notify_output(struct mt_head *h, struct mt_task *t, uint32_t fd,
+                          const uint8_t *data, size_t len)
 {
     struct mt_task_watcher *w, *next;
     Manta__TaskEvent ev;
 
-    fill_event(t, &ev);
+    mt__task_fill_event(t, &ev);
     ev.result.len = 0;
     ev.output.data = (uint8_t *)data;
     ev.output.len = len;
@@ -305,6 +309,8 @@ static void notify_output(struct mt_task *t, uint32_t fd, const uint8_t *data,
         if (w->output)
             watcher_send(t, w, &ev);
     }
+    if (t->cw && t->cw_output)
+        mt__cw_task_output(h, t, fd, data, len);
 }
 
 /* ---- links to workers ------------------------------------------------------ */
@@ -619,38 +625,49 @@ static char *summary_of(const Manta__TaskSpec *s)
     return out;
 }
 
-void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                       void *arg)
+struct mt_task *mt__task_submit(struct mt_head *h, const void *spec,
+                                const char **why, int *err)
 {
-    const Manta__SubmitTaskRequest *req = (const Manta__SubmitTaskRequest *)m;
-    Manta__SubmitTaskReply reply = MANTA__SUBMIT_TASK_REPLY__INIT;
-    struct mt_head *h = arg;
+    const Manta__TaskSpec *s = spec;
     Manta__TaskSpec copy;
-    int err = -MT_EINVAL;
-    const char *why = req->spec ? check_spec(req->spec, &err) : "missing spec";
     struct mt_task *t;
     uint8_t *blob;
     size_t len;
     char *summary;
 
-    if (why) {
-        mt_rpc_fail(call, err, why);
-        return;
-    }
-    summary = summary_of(req->spec);
-    t = mt_task_new(&h->tq->table, req->spec->name, summary,
-                    req->spec->max_retries, mt_now_wall_ms());
+    *err = -MT_EINVAL;
+    if ((*why = s ? check_spec(s, err) : "missing spec"))
+        return NULL;
+    summary = summary_of(s);
+    t = mt_task_new(&h->tq->table, s->name, summary, s->max_retries,
+                    mt_now_wall_ms());
     free(summary);
-    copy = *req->spec;
+    copy = *s;
     copy.task_id = t->id;
     len = manta__task_spec__get_packed_size(&copy);
     blob = mt_xmalloc(len ? len : 1);
     manta__task_spec__pack(&copy, blob);
     mt_task_set_spec(t, blob, len);
     free(blob);
-    if (enqueue(h, t, &why) < 0) {
-        end_task(h, t, MT_TASK_FAILED, -1, why);
-        mt_rpc_fail(call, -MT_EINVAL, why);
+    if (enqueue(h, t, why) < 0) {
+        *err = -MT_EINVAL;
+        end_task(h, t, MT_TASK_FAILED, -1, *why);
+        return NULL;
+    }
+    return t;
+}
+
+void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg)
+{
+    const Manta__SubmitTaskRequest *req = (const Manta__SubmitTaskRequest *)m;
+    Manta__SubmitTaskReply reply = MANTA__SUBMIT_TASK_REPLY__INIT;
+    const char *why;
+    int err;
+    struct mt_task *t = mt__task_submit(arg, req->spec, &why, &err);
+
+    if (!t) {
+        mt_rpc_fail(call, err, why);
         return;
     }
     reply.task_id = t->id;
@@ -679,7 +696,7 @@ void mt__h_watch_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
     t->watchers = w;
     /* Current state, then buffered output; a finished task's final state
      * comes last so its output always precedes it. */
-    fill_event(t, &ev);
+    mt__task_fill_event(t, &ev);
     if (!mt_task_terminal(t))
         mt_rpc_stream_send(call, &ev.base);
     if (req->output) {
@@ -688,14 +705,14 @@ void mt__h_watch_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
             snprintf(note, sizeof(note),
                      "[manta: %llu earlier bytes of output dropped]\n",
                      (unsigned long long)t->out_dropped);
-            fill_event(t, &ev);
+            mt__task_fill_event(t, &ev);
             ev.output.data = (uint8_t *)note;
             ev.output.len = strlen(note);
             ev.fd = 2;
             mt_rpc_stream_send(call, &ev.base);
         }
         for (struct mt_task_output *o = t->out_head; o; o = o->next) {
-            fill_event(t, &ev);
+            mt__task_fill_event(t, &ev);
             ev.output.data = o->data;
             ev.output.len = o->len;
             ev.fd = o->fd;
@@ -798,7 +815,7 @@ static void apply_update(struct mt_head *h, const char *node_id,
         return; /* stale: an older attempt or another node */
     if (u->output.len && (u->fd == 1 || u->fd == 2)) {
         mt_task_add_output(t, u->fd, u->output.data, u->output.len);
-        notify_output(t, u->fd, u->output.data, u->output.len);
+        notify_output(h, t, u->fd, u->output.data, u->output.len);
     }
     switch (u->state) {
     case MANTA__TASK_STATE__TASK_STATE_RUNNING:
@@ -860,6 +877,7 @@ void mt__tasks_close_rpc(struct mt_head *h)
             watcher_unlink(t, w);
         }
     }
+    mt__cw_close_all(h);
     while (q->n_links)
         mt__link_drop(h, q->links[0].node_id);
 }

@@ -18,6 +18,8 @@ extern const struct mt_rpc_method mt_head_get_cluster_status;
 extern const struct mt_rpc_method mt_head_watch_nodes;
 extern const struct mt_rpc_method mt_head_submit_task;
 extern const struct mt_rpc_method mt_head_watch_task;
+extern const struct mt_rpc_method mt_head_submit_tasks;
+extern const struct mt_rpc_method mt_head_watch_tasks;
 extern const struct mt_rpc_method mt_head_cancel_task;
 extern const struct mt_rpc_method mt_head_list_tasks;
 extern const struct mt_rpc_method mt_head_report_tasks;

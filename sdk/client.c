@@ -222,12 +222,16 @@ static void on_wake(uv_async_t *h)
     while ((n = mt__queue_pop(&batch))) {
         if (n == &c->stop_node)
             handle_stop(c);
+        else if (c->closing && REQ_OF(n)->kind == MT__REQ_SUBMIT_ASYNC)
+            mt__cw_take(c, REQ_OF(n)); /* ends its task as closed */
         else if (c->closing)
             mt__req_complete(c, REQ_OF(n), -MT_ECLOSED,
                              "the client is disconnecting");
         else
             mt__rpc_start(c, REQ_OF(n));
     }
+    if (!c->closing)
+        mt__cw_pump(c);
 }
 
 static void *thread_main(void *arg)
@@ -534,6 +538,9 @@ int mt_client_connect(const char *address, const mt_connect_opts *opts,
         return rc;
     }
     rc = connect_cluster(c, &o, address == NULL);
+    if (rc == 0 && !(o.flags & MT_CONNECT_NO_BATCH)) /* else one by one */
+        mt__cw_connect(c, o.connect_timeout_ms ? o.connect_timeout_ms
+                                                : DEFAULT_CONNECT_MS);
     if (rc < 0) {
         char why[512];
 

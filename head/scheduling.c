@@ -209,6 +209,7 @@ static void on_kick(uv_timer_t *timer)
         for (int i = 0; i < n; i++)
             apply(h, &out[i]);
     } while (n == DECIDE_BATCH);
+    mt__task_dispatch_flush(h);
     for (size_t i = 0; i < h->nodes.n; i++)
         mt__sched_sync_avail(h, h->nodes.v[i]);
 }

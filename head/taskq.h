@@ -25,6 +25,7 @@ struct mt_worker_link {
 
 struct pg_waiter;
 struct mt_client_watch;
+struct run_batch;
 
 /* A placement group as users see it. Guarded by: loop thread. */
 struct mt_pg {
@@ -50,6 +51,8 @@ struct mt_head_tasks {
     struct mt_worker_link *links;
     size_t n_links, cap_links;
     uint64_t dispatched, finished, retried;
+    struct run_batch *runs;      /* dispatches of this decide pass, by node */
+    size_t n_runs, cap_runs;
     struct mt_client_watch **cws; /* WatchTasks streams (rpc_watch.c) */
     size_t n_cws, cap_cws;
     uint32_t next_cw;
@@ -95,9 +98,11 @@ void mt__task_fill_event(const struct mt_task *t, void *ev);
 /* Stop a scheduled or running task for reason (it ends CANCELLED). */
 void mt__task_stop(struct mt_head *h, struct mt_task *t, const char *reason);
 
-/* A task was placed: hand it to its worker. */
+/* A task was placed: queue it for its worker (sent by the flush). */
 void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
                        const struct mt_grant *g);
+/* Send the queued tasks: one RunTasks call per node. */
+void mt__task_dispatch_flush(struct mt_head *h);
 /* The scheduler says no node can ever run it (reported once). */
 void mt__task_infeasible(struct mt_head *h, struct mt_task *t);
 /* The task can never be placed (its group went away): fail it. */

@@ -81,6 +81,9 @@ const struct mt_rpc_method mt_worker_fetch_object =
 const struct mt_rpc_method mt_worker_run_task =
     UNARY("WorkerService", "RunTask", manta__run_task_request,
           manta__run_task_reply);
+const struct mt_rpc_method mt_worker_run_tasks =
+    UNARY("WorkerService", "RunTasks", manta__run_tasks_request,
+          manta__run_tasks_reply);
 const struct mt_rpc_method mt_worker_stop_task =
     UNARY("WorkerService", "StopTask", manta__stop_task_request,
           manta__stop_task_reply);

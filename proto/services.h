@@ -33,6 +33,7 @@ extern const struct mt_rpc_method mt_worker_get_node_info;
 extern const struct mt_rpc_method mt_worker_pull_object;
 extern const struct mt_rpc_method mt_worker_fetch_object;
 extern const struct mt_rpc_method mt_worker_run_task;
+extern const struct mt_rpc_method mt_worker_run_tasks;
 extern const struct mt_rpc_method mt_worker_stop_task;
 
 #endif /* MT_SERVICES_H */

@@ -16,7 +16,10 @@
  * task's output buffer is empty and every handle of the task is closed, so
  * the final update is always the last thing the head hears of a task.
  * Output waits up to FLUSH_MS for company, or goes when FLUSH_BYTES are
- * buffered on the worker; a state change is sent at once. A failed call
+ * buffered on the worker; RUNNING waits up to RUNNING_MS (the head has
+ * marked the task running when it was handed over, and a short task's
+ * RUNNING then travels with its final state); a final state is sent at
+ * once. A failed call
  * puts its updates back in front of what came since and is retried with
  * backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS). Only output can be lost,
  * and only when a task has more than MT_OUTPUT_LIMIT buffered: the oldest
@@ -54,6 +57,7 @@ extern char **environ;
 #define CHUNK_MIN (16u * 1024u)
 #define READ_BUF (64u * 1024u)
 #define FLUSH_MS 50
+#define RUNNING_MS 10          /* a lone RUNNING waits this long for company */
 #define FLUSH_BYTES (256u * 1024u)
 #define MAX_CALL_OUTPUT (4u << 20)
 #define MAX_CALL_RESULTS (24u << 20) /* under the 64 MiB message limit */
@@ -473,6 +477,7 @@ struct mt_tasks {
     size_t n;
     size_t buffered;            /* output bytes in the tasks' buffers */
     size_t n_state;             /* RUNNING/final updates waiting */
+    size_t n_final;             /* ... of which final */
     bool shutting_down;
     bool in_flight;             /* a ReportTasks call is out */
     struct mt_run_batch batch;  /* what it carries */
@@ -675,15 +680,16 @@ static void task_done(struct mt_task *t)
         MT_INFO("task=%s attempt=%u failed: %s", t->spec.task_id,
                 t->spec.attempt, t->error);
     else if (t->fn)
-        MT_INFO("task=%s attempt=%u finished after %lldms (%zu result "
-                "bytes)", t->spec.task_id, t->spec.attempt,
-                (long long)(mt_now_mono_ms() - t->start_ms), t->result_size);
+        MT_DEBUG("task=%s attempt=%u finished after %lldms (%zu result "
+                 "bytes)", t->spec.task_id, t->spec.attempt,
+                 (long long)(mt_now_mono_ms() - t->start_ms), t->result_size);
     else
-        MT_INFO("task=%s attempt=%u exited code=%d after %lldms",
-                t->spec.task_id, t->spec.attempt, t->exit_code,
-                (long long)(mt_now_mono_ms() - t->start_ms));
+        MT_DEBUG("task=%s attempt=%u exited code=%d after %lldms",
+                 t->spec.task_id, t->spec.attempt, t->exit_code,
+                 (long long)(mt_now_mono_ms() - t->start_ms));
     t->final_pending = true;
     ts->n_state++;
+    ts->n_final++;
     kick(ts);
 }
 
@@ -890,8 +896,8 @@ static void spawn(struct mt_task *t)
     t->pid = t->proc.pid;
     for (int i = 0; i < 2; i++)
         uv_read_start((uv_stream_t *)&t->pipes[i], on_alloc, on_read);
-    MT_INFO("task=%s attempt=%u started pid=%d: %s", t->spec.task_id,
-            t->spec.attempt, t->pid, t->spec.argv[0]);
+    MT_DEBUG("task=%s attempt=%u started pid=%d: %s", t->spec.task_id,
+             t->spec.attempt, t->pid, t->spec.argv[0]);
     t->running_pending = true;
     t->ts->n_state++;
     kick(t->ts);
@@ -912,8 +918,8 @@ static void on_job_start(struct mt_exec_job *j, int pid)
 {
     struct mt_task *t = job_task(j);
 
-    MT_INFO("task=%s attempt=%u started on executor pid=%d: %s",
-            t->spec.task_id, t->spec.attempt, pid, t->spec.function);
+    MT_DEBUG("task=%s attempt=%u started on executor pid=%d: %s",
+             t->spec.task_id, t->spec.attempt, pid, t->spec.function);
     t->running_pending = true;
     t->ts->n_state++;
     kick(t->ts);
@@ -1103,6 +1109,7 @@ static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
         t->final_pending = false;
         t->final_sent = true;
         ts->n_state--;
+        ts->n_final--;
     }
     return !mt_outbuf_empty(&r->out);
 }
@@ -1125,6 +1132,7 @@ static void put_back(struct mt_tasks *ts)
             t->final_pending = true;
             t->final_sent = false;
             ts->n_state++;
+            ts->n_final++;
         }
     }
     batch_clear(&ts->batch);
@@ -1199,13 +1207,15 @@ static void kick(struct mt_tasks *ts)
     if (ts->shutting_down || ts->in_flight || ts->retrying ||
         !report_pending(ts))
         return;
-    if (ts->n_state > 0 || ts->buffered >= FLUSH_BYTES) {
+    if (ts->n_final > 0 || ts->buffered >= FLUSH_BYTES) {
         flush(ts);
         return;
     }
     if (uv_is_active((uv_handle_t *)&ts->timer))
         return;
     wait = ts->last_send_ms + FLUSH_MS - mt_now_mono_ms();
+    if (ts->n_state > 0 && wait > RUNNING_MS)
+        wait = RUNNING_MS;
     if (wait <= 0) {
         flush(ts);
         return;

@@ -10,7 +10,9 @@
  *      and a task in bundle i runs on bundle i's node;
  *   3. an infeasible group: the wait times out saying "infeasible";
  *   4. removal: a task running in the group is stopped, waiting on the
- *      group then says it was removed.
+ *      group then says it was removed, and a task submitted into it is
+ *      refused: FAILED with the head's reason when submits are batched,
+ *      -MT_EINVAL from the submit itself with MT_CONNECT_NO_BATCH.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +125,36 @@ static void infeasible(void)
     mt_pg_release(pg);
 }
 
+/* A task into removed group pg is refused, on both submit paths. */
+static void refused(mt_pg_t *pg, mt_task_result *r)
+{
+    const char *argv[] = {"true", NULL};
+    mt_client_t *batched = c, *plain = NULL;
+    mt_connect_opts co;
+    mt_task_opts_t *o;
+    mt_task_t *t = NULL;
+
+    CHECK(mt_task_opts_create(&o) == 0);
+    CHECK(mt_task_opts_set_placement_group(o, pg, 0) == 0);
+    CHECK(mt_submit_command(batched, argv, o, &t) == 0);
+    CHECK(mt_task_wait(batched, t, 20000, r) == -MT_ETASKFAILED);
+    CHECK(strstr(r->error, "refused") != NULL);
+    CHECK(strcmp(mt_task_id(t), "") == 0);
+    printf("batched submit into a removed group: %s\n", r->error);
+    mt_task_release(t);
+    mt_connect_opts_init(&co);
+    co.flags = MT_CONNECT_NO_BATCH;
+    CHECK(mt_client_connect(mt_client_address(c), &co, &plain) == 0);
+    t = NULL;
+    c = plain; /* for CHECK's message */
+    CHECK(mt_submit_command(plain, argv, o, &t) == -MT_EINVAL && !t);
+    printf("plain submit into a removed group: %s\n",
+           mt_client_last_error(plain));
+    c = batched;
+    mt_client_disconnect(plain);
+    mt_task_opts_destroy(o);
+}
+
 static void removal(void)
 {
     const char *argv[] = {"sleep", "60", NULL};
@@ -147,8 +179,9 @@ static void removal(void)
            mt_task_state_name(r.state), r.error);
     CHECK(mt_pg_wait(c, pg, 0, NULL) == -MT_ESTATE);
     CHECK(mt_pg_remove(c, pg) == 0);
-    mt_task_result_release(&r);
     mt_task_release(t);
+    refused(pg, &r);
+    mt_task_result_release(&r);
     mt_pg_release(pg);
 }
 

@@ -74,6 +74,8 @@ void mt__tasks_release(struct mt_head *h)
     mt_task_table_release(&q->table);
     mt_sched_destroy(q->sched);
     free(q->links);
+    free(q->runs);
+    free(q->cws);
     free(q);
     h->tq = NULL;
 }

@@ -146,8 +146,8 @@ def wait_1k_refs(b, seconds):
 
     as_completed() is dask's call for this; Ray's ray.wait(not_ready) loop
     maps literally to wait(left, return_when="FIRST_COMPLETED"), which
-    costs about 10 ms per call over 1,000 futures here (about 0.1
-    rounds/s), too slow for a metric of a few seconds (bench/RESULTS.md).
+    costs 10-20 ms per call over 1,000 futures here (0.05-0.1 rounds/s),
+    too slow for a metric of a few seconds (bench/RESULTS.md).
     """
     from distributed import as_completed
     end, ops = time.monotonic() + seconds, 0

@@ -134,8 +134,9 @@ def fmt(v):
 
 
 def table(order, manta_runs, dask_runs):
-    """Print the Markdown table and the n/a reasons; RET the rows."""
-    rows, notes = [], []
+    """Print the Markdown table, then the n/a reasons and, with more than one
+    run, each side's min-max over the runs; RET the rows."""
+    rows, notes, spread = [], [], []
     print("| metric | unit | manta | dask | manta/dask |")
     print("|---|---|---|---|---|")
     for m in order:
@@ -153,16 +154,23 @@ def table(order, manta_runs, dask_runs):
                 else:
                     reasons.add("not run")
             med[side] = statistics.median(vals) if vals else None
+            if len(vals) > 1:
+                spread.append("%s %s" % (side, "-".join(
+                    fmt(v) for v in (min(vals), max(vals)))))
             if len(vals) < len(runs):
                 notes.append("%s, %s: n/a in %d of %d runs (%s)" % (
                     m, side, len(runs) - len(vals), len(runs),
                     "; ".join(sorted(reasons))))
         ratio = "-"
         if med["manta"] is not None and med["dask"]:
-            ratio = "%.2fx" % (med["manta"] / med["dask"])
+            r = med["manta"] / med["dask"]
+            ratio = "{:,.0f}x".format(r) if r >= 100 else "%.2fx" % r
         print("| %s | %s | %s | %s | %s |" % (m, unit or "-", fmt(med["manta"]),
                                              fmt(med["dask"]), ratio))
         rows.append((m, unit, med["manta"], med["dask"]))
+        if spread:
+            notes.append("%s, range over the runs: %s" % (m, ", ".join(spread)))
+            spread = []
     for n in notes:
         print("- " + n)
     return rows

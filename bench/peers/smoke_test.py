@@ -61,6 +61,8 @@ def test_table():
     check("| c | tasks/s | 100 | n/a | - |" in text, "n/a on the dask side")
     check("no such thing" in text and compare.MANTA_NULL in text,
           "reasons listed")
+    check("a, range over the runs: manta 100-300, dask 50.0-50.0" in text,
+          "ranges over the runs")
 
 
 def run(args):

@@ -53,7 +53,7 @@ import json
 import logging
 import math
 import multiprocessing
-import os
+import signal
 import sys
 import time
 
@@ -410,6 +410,8 @@ def main(argv):
               "(deploy/install-deps.sh --bench installs it)", file=sys.stderr)
         return EXIT_SKIP
     logging.getLogger("distributed").setLevel(logging.ERROR)
+    # SIGTERM (a ctest timeout, a kill) unwinds through b.stop() too.
+    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))
     b = Bench(a.address, 100 if a.quick else BATCH)
     status, first = 0, True
     try:

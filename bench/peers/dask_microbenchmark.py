@@ -37,16 +37,20 @@ What one op is, against Manta's (docs in bench/RESULTS.md):
   put_gigabytes  client.scatter() of an 800,000,000-byte bytes object
   actor calls  an actor (client.submit(Class, actor=True)), method noop();
                sync: .result() each; async: 1,000 calls, then .result() of
-               each; n_n: 4 actors (one per worker) and the 4 client
-               processes, each calling all 4 actors in turn, 1,000 in flight
+               each; n_n: one actor per worker (4) and the 4 client
+               processes, each calling all actors in turn, 1,000 in flight
   placement_group_create/removal  n/a: dask has no placement groups
+
+--quick (the smoke test's mode) and --workers N change the shape: their
+figures are not comparable with Manta's.
 
 Needs python3-distributed (deploy/install-deps.sh --bench). Without it
 the suite says so and exits 77 (the "skipped" status of ctest's
 SKIP_RETURN_CODE), unless nothing but arguments were to be checked.
 
 usage: dask_microbenchmark.py [--json] [--only NAME,...] [--seconds S]
-                              [--quick] [--address TCP_ADDR] [--check]
+                              [--quick] [--workers N | --address TCP_ADDR]
+                              [--check]
 """
 import argparse
 import json
@@ -247,7 +251,7 @@ def actor_calls_async(b, seconds):
 def n_n_actor_calls_async(b, seconds):
     if not b.actors:
         workers = sorted(b.client.scheduler_info()["workers"])
-        b.actors = [make_actor(b, w) for w in workers[:WORKERS]]
+        b.actors = [make_actor(b, w) for w in workers]
     handles = [(a._address, a.key) for a in b.actors]
     pool = client_pool(b)
     return sum(pool.map(_proc_actor_calls,
@@ -299,9 +303,10 @@ def put_gigabytes(b, seconds):
 class Bench:
     """Shared state of one run: the cluster, the client, lazy fixtures."""
 
-    def __init__(self, address, batch=BATCH):
+    def __init__(self, address, batch=BATCH, workers=WORKERS):
         self.address = address
         self.batch = batch
+        self.workers = workers
         self.cluster = None
         self.client = None
         self.pool = None
@@ -314,7 +319,7 @@ class Bench:
         from distributed import Client, LocalCluster
         if self.address is None:
             self.cluster = LocalCluster(
-                n_workers=WORKERS, threads_per_worker=1, processes=True,
+                n_workers=self.workers, threads_per_worker=1, processes=True,
                 host="127.0.0.1", dashboard_address=None,
                 silence_logs=logging.ERROR)
             self.address = self.cluster.scheduler_address
@@ -377,6 +382,9 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true",
                    help="smoke run: 0.05-s trials, batches of 100, no 800 MB put "
                         "(its figures are not comparable)")
+    p.add_argument("--workers", type=int, default=WORKERS, metavar="N",
+                   help="LocalCluster worker processes, 1 thread each "
+                        "(default %d, as Manta's local cluster)" % WORKERS)
     p.add_argument("--address", metavar="TCP_ADDR",
                    help="a running dask scheduler (default: start a "
                         "LocalCluster)")
@@ -385,6 +393,8 @@ def parse_args(argv):
     a = p.parse_args(argv)
     if not (0 < a.seconds <= 600):
         p.error("invalid --seconds %r (0 < S <= 600)" % a.seconds)
+    if not (1 <= a.workers <= 64):
+        p.error("invalid --workers %r (1..64)" % a.workers)
     names = [m[0] for m in METRICS]
     if a.only is not None:
         a.only = [n for n in a.only.split(",") if n]
@@ -412,7 +422,7 @@ def main(argv):
     logging.getLogger("distributed").setLevel(logging.ERROR)
     # SIGTERM (a ctest timeout, a kill) unwinds through b.stop() too.
     signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))
-    b = Bench(a.address, 100 if a.quick else BATCH)
+    b = Bench(a.address, 100 if a.quick else BATCH, a.workers)
     status, first = 0, True
     try:
         b.start()

@@ -29,11 +29,13 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DASK_SUITE = os.path.join(ROOT, "bench", "peers", "dask_microbenchmark.py")
-PY = "/usr/bin/python3"     # Debian's python, where python3-distributed is
+PY = "/usr/bin/python3"
+sys.path.insert(0, os.path.dirname(DASK_SUITE))
+import dask_microbenchmark  # noqa: E402  (the metric names; no dask needed)     # Debian's python, where python3-distributed is
 
-# Manta's reason for its null metrics (bench/microbenchmark.c prints it in
-# text mode only).
-MANTA_NULL = "not implemented in Manta yet"
+# What a null from manta means (bench/microbenchmark.c gives the reason in
+# text mode and on stderr only).
+MANTA_NULL = "null from manta: not implemented yet, or failed (see above)"
 
 
 def log(msg):
@@ -68,6 +70,10 @@ def parse_args(argv):
         p.error("--runs must be 1..50")
     if a.seconds is not None and not 0 < a.seconds <= 600:
         p.error("invalid --seconds %r (0 < S <= 600)" % a.seconds)
+    names = [m[0] for m in dask_microbenchmark.METRICS]
+    for n in (a.only or "").split(","):
+        if n and n not in names:
+            p.error("unknown metric '%s' (one of: %s)" % (n, ", ".join(names)))
     return a
 
 
@@ -228,7 +234,10 @@ def main(argv):
           % (os.cpu_count() or 0, platform.release(),
              platform.python_version(), dask_version(), load0[0], load1[0]))
     print()
-    table(metric_order(manta_runs + dask_runs), manta_runs, dask_runs)
+    order = metric_order(manta_runs + dask_runs)
+    if a.only:  # manta always lists its unimplemented metrics
+        order = [m for m in order if m in a.only.split(",")]
+    table(order, manta_runs, dask_runs)
     return status
 
 

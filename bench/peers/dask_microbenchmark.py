@@ -324,7 +324,8 @@ class Bench:
                 silence_logs=logging.ERROR)
             self.address = self.cluster.scheduler_address
         self.client = Client(self.address, direct_to_workers=True)
-        self.client.wait_for_workers(1, timeout=60)
+        self.client.wait_for_workers(self.workers if self.cluster else 1,
+                                     timeout=60)
 
     def stop(self):
         if self.pool is not None:

@@ -13,7 +13,7 @@ BUILD_DIR := $(BUILD)
 CMAKE_SAN := -DMT_SANITIZE=OFF
 endif
 
-.PHONY: all deps build test unit demo bench clean
+.PHONY: all deps build test unit demo bench bench-peers clean
 
 all: build
 
@@ -35,6 +35,10 @@ demo: build
 
 bench: build
 	@./bench/run.sh $(BUILD_DIR)
+
+# Manta's microbenchmark next to dask.distributed's (installs it if missing).
+bench-peers: build
+	@./bench/peers/compare.py --build $(BUILD_DIR) $(PEERS_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan

@@ -2,12 +2,25 @@
 # install-deps.sh -- install the Debian 12 packages Manta builds, tests and
 # demos with. Installs only what is missing, so a second run costs nothing.
 # Needs root (or sudo) when something is missing.
+#   install-deps.sh           what `make test` needs
+#   install-deps.sh --bench   that plus the bench-only peers (python3-distributed
+#                             for bench/peers/, `make bench-peers`); never
+#                             needed by the build or the tests
 set -eu
+
+BENCH_PKGS="python3-distributed"
 
 PKGS="build-essential cmake pkg-config git ca-certificates procps iproute2 \
 libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libhiredis-dev \
 libcunit1-dev redis-server valgrind \
 python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc"
+
+for arg in "$@"; do
+    case "$arg" in
+    --bench) PKGS="$PKGS $BENCH_PKGS" ;;
+    *) echo "usage: install-deps.sh [--bench]" >&2; exit 2 ;;
+    esac
+done
 
 missing=""
 for p in $PKGS; do

@@ -52,6 +52,8 @@ struct mt_worker_xfer {
     struct mt_rpc_stream *stream;
     struct mt_xfer_writer *writer;
     char from[128];                  /* the holder's address */
+    mt_worker_fetch_fn done;         /* internal fetch: no call */
+    void *done_arg;
     int err;                         /* first local failure */
     char errmsg[160];
     int64_t t0_us;
@@ -314,11 +316,15 @@ static void fetch_on_done(void *arg, const struct mt_rpc_status *st,
     }
     mt_rpc_channel_destroy(x->ch);
     x->ch = NULL;
-    if (err) {
+    if (err)
         snprintf(msg, sizeof(msg), "pull from %s failed: %s",
                  x->from, x->err ? x->errmsg
                  : st->message && *st->message ? st->message
                                                : mt_strerror(err));
+    if (x->done) {
+        x->done(x->done_arg, err == -MT_ESTATE ? -MT_EPROTO : err,
+                err ? msg : "");
+    } else if (err) {
         mt_rpc_fail(x->call, err == -MT_ESTATE ? -MT_EPROTO : err, msg);
     } else {
         reply.elapsed_us = (uint64_t)(now_us() - x->t0_us);
@@ -383,6 +389,41 @@ void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
         return;
     }
     mt_rpc_call_on_cancel(call, fetch_on_cancel, x);
+}
+
+int mt__worker_fetch(struct mt_worker *w, const mt_object_id *id,
+                     const char *from, int timeout_ms, mt_worker_fetch_fn done,
+                     void *arg)
+{
+    Manta__PullObjectRequest preq = MANTA__PULL_OBJECT_REQUEST__INIT;
+    struct mt_worker_xfer *x;
+    int rc;
+
+    if (!w->store)
+        return -MT_EUNAVAIL;
+    if (mt_store_contains(w->store, id) == 0)
+        return 1;
+    x = xfer_new(w, XFER_FETCH, NULL);
+    x->id = *id;
+    x->t0_us = now_us();
+    x->done = done;
+    x->done_arg = arg;
+    snprintf(x->from, sizeof(x->from), "%s", from);
+    rc = mt_rpc_channel_create(w->eng, from, 0, &x->ch);
+    if (rc == 0) {
+        preq.object_id.data = x->id.b;
+        preq.object_id.len = MT_OBJECT_ID_LEN;
+        rc = mt_rpc_stream_open(x->ch, &mt_worker_pull_object, &preq.base,
+                                timeout_ms > 0 ? timeout_ms
+                                               : FETCH_DEFAULT_TIMEOUT_MS,
+                                0, fetch_on_chunk, fetch_on_done, x,
+                                &x->stream);
+    }
+    if (rc < 0) {
+        mt_rpc_channel_destroy(x->ch);
+        xfer_free(x);
+    }
+    return rc;
 }
 
 void mt__worker_xfers_cancel(struct mt_worker *w)

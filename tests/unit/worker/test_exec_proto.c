@@ -64,7 +64,7 @@ static void test_request_round_trip(void)
 static void test_reply_round_trip(void)
 {
     struct mt_exec_reply in = {MT_EXEC_FAILED, {(const uint8_t *)"res", 3},
-                               "boom"};
+                               "boom", 0};
     struct mt_exec_reply out;
     uint32_t type, plen;
     uint8_t *f;
@@ -94,7 +94,7 @@ static void test_reply_round_trip(void)
 
 static void test_encode_limits(void)
 {
-    struct mt_exec_reply rep = {0, {NULL, MT_EXEC_MAX_RESULT + 1}, ""};
+    struct mt_exec_reply rep = {0, {NULL, MT_EXEC_MAX_RESULT + 1}, "", 0};
     struct mt_exec_request r;
     char fn[MT_EXEC_MAX_FUNCTION + 2];
     uint8_t *f = NULL;
@@ -268,7 +268,7 @@ static void test_reader(void)
 /* A big reply is returned whole; the buffer is given back once empty. */
 static void test_reader_big_frame(void)
 {
-    struct mt_exec_reply in = {MT_EXEC_OK, {NULL, 1u << 20}, ""};
+    struct mt_exec_reply in = {MT_EXEC_OK, {NULL, 1u << 20}, "", 0};
     struct mt_exec_reader rd;
     struct mt_exec_reply out;
     const uint8_t *pl;

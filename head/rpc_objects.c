@@ -226,7 +226,7 @@ static void wake_waiters(struct mt_head *h, struct mt_obj *o, const char *why)
         }
     }
     free(w);
-    obj_unref(h, o);
+    o->refs--; /* the caller frees o if nothing else holds it */
 }
 
 static void id_hex(const mt_object_id *id, char *buf)

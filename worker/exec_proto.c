@@ -86,7 +86,7 @@ int mt_exec_request_encode(const struct mt_exec_request *r, uint8_t **frame,
     for (uint32_t i = 0; i < r->n_refs; i++)
         if (r->refs[i].index >= r->nargs)
             return -MT_EINVAL;
-    n += 4 + (size_t)r->n_refs * (4 + 4 + 20) + 4;
+    n += 4 + (size_t)r->n_refs * (4 + 4 + 20) + 4 + 4;
     n += r->store_socket ? strlen(r->store_socket) : 0;
     frame_start(&w, n, MT_EXEC_REQUEST);
     put_u32(&w, r->attempt);
@@ -107,6 +107,7 @@ int mt_exec_request_encode(const struct mt_exec_request *r, uint8_t **frame,
         put_bytes(&w, r->refs[i].id, 20);
     }
     put_str(&w, r->store_socket);
+    put_u32(&w, r->store_results);
     *frame = w.p;
     *len = w.len;
     return 0;
@@ -234,6 +235,12 @@ int mt_exec_request_decode(const uint8_t *p, size_t n,
         r->args[i] = get_blob(&rb, MT_EXEC_MAX_ARG_BYTES);
         args += r->args[i].size;
     }
+    if (rb.bad)
+        goto out_bad;
+    if (rb.left == 0) /* no object fields (a sender that has none) */
+        return args > MT_EXEC_MAX_ARG_BYTES ? (mt_exec_request_release(r),
+                                               -MT_EPROTO)
+                                            : 0;
     r->n_refs = get_u32(&rb);
     if (rb.bad || r->n_refs > r->nargs || r->n_refs > rb.left / 28)
         goto out_bad;
@@ -248,6 +255,7 @@ int mt_exec_request_decode(const uint8_t *p, size_t n,
         memcpy(r->refs[i].id, id.data, 20);
     }
     r->store_socket = get_str(&rb, MT_EXEC_MAX_SOCKET);
+    r->store_results = get_u32(&rb);
     if (rb.bad || rb.left != 0 || args > MT_EXEC_MAX_ARG_BYTES)
         goto out_bad;
     return 0;
@@ -265,8 +273,10 @@ int mt_exec_reply_decode(const uint8_t *p, size_t n, struct mt_exec_reply *r)
     r->status = get_u32(&rb);
     r->result = get_blob(&rb, MT_EXEC_MAX_RESULT);
     r->error = get_str(&rb, MT_EXEC_MAX_ERROR);
-    r->stored = get_u32(&rb);
-    r->stored |= (uint64_t)get_u32(&rb) << 32;
+    if (rb.left) { /* optional: absent from senders without a store */
+        r->stored = get_u32(&rb);
+        r->stored |= (uint64_t)get_u32(&rb) << 32;
+    }
     if (rb.bad || rb.left != 0 || r->status > MT_EXEC_BAD_REQUEST) {
         mt_exec_reply_release(r);
         return -MT_EPROTO;

@@ -21,10 +21,13 @@
  *            then (object arguments) u32 n_refs, n_refs x (u32 index,
  *            blob id of 20 bytes): argument index is that object of the
  *            node's store (its blob is empty), str store_socket ("" =
- *            no store: results stay inline)
+ *            no store), u32 store_results (1: a result over
+ *            MT_EXEC_INLINE_MAX goes to the store); the object fields may be
+ *            left out together
  *   REPLY    u32 status, blob result, str error, u32 stored_lo,
  *            u32 stored_hi: a result of that many bytes was put in the
- *            store under the task's result id (result then empty)
+ *            store under the task's result id (result then empty);
+ *            stored_lo/hi may be left out together (0)
  * Anything else (bad magic, type or length, a field past the end, bytes
  * left over, a limit exceeded) is malformed: the reader drops the peer
  * (the executor exits; the worker kills the executor).
@@ -102,6 +105,7 @@ struct mt_exec_request {
     uint32_t n_refs;             /* object arguments, in the store */
     struct mt_exec_ref *refs;
     char *store_socket;          /* NULL or "": no store */
+    uint32_t store_results;      /* 1: big results go to the store */
 };
 
 /* A reply; ownership as for requests (result points into the payload). */

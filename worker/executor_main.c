@@ -429,7 +429,7 @@ static bool result_to_store(const struct mt_exec_request *r,
                             const struct mt_fn_call *call)
 {
     return call->result && call->result_size > MT_EXEC_INLINE_MAX &&
-           r->store_socket && *r->store_socket;
+           r->store_results && r->store_socket && *r->store_socket;
 }
 
 static void run(const struct mt_exec_request *r, int fd)

@@ -137,6 +137,7 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
             memcpy(s->args[i].data, p->args[i].data, p->args[i].len);
     }
     s->nargs = p->n_args;
+    s->hold_result = p->hold_result;
     return refs_from_pb(req, s);
 }
 

@@ -1004,8 +1004,10 @@ static void fn_start(struct mt_task *t)
         r->refs[r->n_refs].index = t->spec.refs[i].index;
         memcpy(r->refs[r->n_refs++].id, t->spec.refs[i].id.b, 20);
     }
-    r->store_socket = t->ts->w->store ? (char *)t->ts->w->cfg->object_store_socket
-                                      : NULL;
+    r->store_socket = t->ts->w->store
+                          ? (char *)t->ts->w->cfg->object_store_socket
+                          : NULL;
+    r->store_results = t->spec.hold_result;
     t->fn = true;
     t->job.on_start = on_job_start;
     t->job.on_output = on_job_output;

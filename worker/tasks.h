@@ -91,6 +91,7 @@ struct mt_run_spec {
     size_t nargs;
     struct mt_run_ref *refs;     /* FUNCTION: arguments by reference */
     size_t nrefs;
+    bool hold_result;            /* FUNCTION: big results to the store */
 };
 
 /* mt_run_spec_release - free what the spec owns and zero it. */

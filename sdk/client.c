@@ -99,6 +99,8 @@ void mt__status_release(struct mt__status *s)
     for (size_t i = 0; i < s->n_nodes; i++) {
         free(s->nodes[i].temp_dir);
         free(s->nodes[i].hostname);
+        free(s->nodes[i].node_id);
+        free(s->nodes[i].address);
     }
     for (size_t i = 0; i < s->n_total; i++)
         free(s->total[i].name);
@@ -117,6 +119,8 @@ void mt__req_free(struct mt__req *r)
     mt__rpc_submit_free(r->submit_msg);
     mt__task_unref(r->task);
     mt__status_release(&r->status);
+    if (r->obj_free)
+        r->obj_free(r->obj);
     free(r);
 }
 
@@ -182,6 +186,8 @@ static void handle_stop(struct mt_client *c)
     uv_close((uv_handle_t *)&c->retry_timer, NULL);
     mt_rpc_channel_destroy(c->ch);
     c->ch = NULL;
+    mt_rpc_channel_destroy(c->worker_ch);
+    c->worker_ch = NULL;
     uv_stop(&c->loop);
 }
 
@@ -347,11 +353,78 @@ static struct mt_client *client_alloc(const char *dir, int rpc_ms)
     return c;
 }
 
+/* ---- live clients (for releases from mt_task_release) ------------------ */
+
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct mt_client **live;
+static size_t n_live, cap_live;
+
+static void live_add(struct mt_client *c)
+{
+    pthread_mutex_lock(&live_mu);
+    if (n_live == cap_live) {
+        size_t cap = cap_live ? 2 * cap_live : 8;
+        struct mt_client **v = realloc(live, cap * sizeof(*v));
+
+        if (!v) { /* releases from tasks of this client are skipped */
+            pthread_mutex_unlock(&live_mu);
+            return;
+        }
+        live = v;
+        cap_live = cap;
+    }
+    live[n_live++] = c;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_remove(struct mt_client *c)
+{
+    pthread_mutex_lock(&live_mu);
+    for (size_t i = 0; i < n_live; i++) {
+        if (live[i] == c) {
+            live[i] = live[--n_live];
+            break;
+        }
+    }
+    if (n_live == 0) {
+        free(live);
+        live = NULL;
+        cap_live = 0;
+    }
+    pthread_mutex_unlock(&live_mu);
+}
+
+void mt__client_post_release(struct mt_client *c, const mt_object_id *id)
+{
+    struct mt__req *r = NULL;
+    bool found = false;
+
+    pthread_mutex_lock(&live_mu);
+    for (size_t i = 0; i < n_live && !found; i++)
+        found = live[i] == c;
+    if (found && (r = mt__obj_release_req(id))) {
+        r->timeout_ms = c->rpc_timeout_ms;
+        pthread_mutex_lock(&c->mu);
+        if (!c->stopping) {
+            r->abandoned = true; /* nobody waits: the loop thread frees it */
+            mt__queue_push(&c->q, &r->qn);
+            r = NULL;
+        }
+        pthread_mutex_unlock(&c->mu);
+        if (!r)
+            uv_async_send(&c->wake);
+    }
+    pthread_mutex_unlock(&live_mu);
+    mt__req_free(r);
+}
+
 static void client_free(struct mt_client *c)
 {
     if (c->thread_started)
         uv_loop_close(&c->loop);
     mt__store_unref(c->store);
+    free(c->node_id);
+    free(c->worker_address);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c->address);
@@ -438,6 +511,29 @@ static int find_store(struct mt_client *c, bool session,
     return 0;
 }
 
+/* The node whose store we use: the live node whose temp dir holds the
+ * store's socket. None found (a store given by path elsewhere) leaves
+ * node_id NULL: puts stay local. RET 0, -MT_ENOMEM. */
+static int find_node(struct mt_client *c, const struct mt__status *st)
+{
+    const char *slash = strrchr(c->store_path, '/');
+    size_t dlen = slash ? (size_t)(slash - c->store_path) : 0;
+
+    for (size_t i = 0; i < st->n_nodes; i++) {
+        const struct mt__node *n = &st->nodes[i];
+
+        if (!n->alive || strlen(n->temp_dir) != dlen ||
+            strncmp(n->temp_dir, c->store_path, dlen) != 0)
+            continue;
+        c->node_id = dup_str(n->node_id);
+        c->worker_address = dup_str(n->address);
+        if (!c->node_id || !c->worker_address)
+            return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+        return 0;
+    }
+    return 0;
+}
+
 static int start_thread(struct mt_client *c)
 {
     int rc = pthread_create(&c->thread, NULL, thread_main, c);
@@ -478,6 +574,8 @@ static int connect_cluster(struct mt_client *c, const mt_connect_opts *o,
         if (rc < 0)
             rc = mt__set_error(NULL, rc, "out of memory");
     }
+    if (rc == 0 && c->store)
+        rc = find_node(c, &st);
     mt__status_release(&st);
     return rc;
 }
@@ -516,6 +614,7 @@ int mt_client_connect(const char *address, const mt_connect_opts *opts,
         mt_client_disconnect(c);
         return mt__set_error(NULL, rc, "%s", why);
     }
+    live_add(c);
     *out = c;
     return 0;
 }
@@ -526,6 +625,7 @@ void mt_client_disconnect(mt_client_t *c)
 
     if (!c)
         return;
+    live_remove(c);
     if (c->thread_started) {
         pthread_mutex_lock(&c->mu);
         c->stopping = true;

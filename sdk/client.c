@@ -397,25 +397,51 @@ static void live_remove(struct mt_client *c)
 void mt__client_post_release(struct mt_client *c, const mt_object_id *id)
 {
     struct mt__req *r = NULL;
-    bool found = false;
+    bool found = false, wake = false;
 
     pthread_mutex_lock(&live_mu);
     for (size_t i = 0; i < n_live && !found; i++)
         found = live[i] == c;
-    if (found && (r = mt__obj_release_req(id))) {
-        r->timeout_ms = c->rpc_timeout_ms;
+    if (found) {
         pthread_mutex_lock(&c->mu);
-        if (!c->stopping) {
-            r->abandoned = true; /* nobody waits: the loop thread frees it */
-            mt__queue_push(&c->q, &r->qn);
-            r = NULL;
+        if (!c->stopping && c->n_rel == c->cap_rel) {
+            size_t cap = c->cap_rel ? 2 * c->cap_rel : 64;
+            mt_object_id *v = realloc(c->rel_ids, cap * sizeof(*v));
+
+            if (v) {
+                c->rel_ids = v;
+                c->cap_rel = cap;
+            }
+        }
+        if (!c->stopping && c->n_rel < c->cap_rel) {
+            c->rel_ids[c->n_rel++] = *id;
+            /* The first id since the last flush queues the next one. */
+            if (c->n_rel == 1 && (r = mt__obj_flush_req())) {
+                r->timeout_ms = c->rpc_timeout_ms;
+                r->abandoned = true; /* the loop thread frees it */
+                c->rel_calls++;
+                mt__queue_push(&c->q, &r->qn);
+                wake = true;
+            }
         }
         pthread_mutex_unlock(&c->mu);
-        if (!r)
+        if (wake)
             uv_async_send(&c->wake);
     }
     pthread_mutex_unlock(&live_mu);
-    mt__req_free(r);
+}
+
+/* Let queued releases reach the head before the channel goes (3 s at
+ * most). */
+static void flush_releases(struct mt_client *c)
+{
+    struct timespec dl = mt__deadline(3000);
+    int rc = 0;
+
+    pthread_mutex_lock(&c->mu);
+    while ((c->n_rel || c->rel_calls) && rc == 0)
+        rc = pthread_cond_timedwait(&c->cv, &c->mu, &dl);
+    pthread_mutex_unlock(&c->mu);
 }
 
 static void client_free(struct mt_client *c)
@@ -425,6 +451,7 @@ static void client_free(struct mt_client *c)
     mt__store_unref(c->store);
     free(c->node_id);
     free(c->worker_address);
+    free(c->rel_ids);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c->address);
@@ -627,6 +654,7 @@ void mt_client_disconnect(mt_client_t *c)
         return;
     live_remove(c);
     if (c->thread_started) {
+        flush_releases(c);
         pthread_mutex_lock(&c->mu);
         c->stopping = true;
         mt__queue_push(&c->q, &c->stop_node);

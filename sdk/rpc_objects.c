@@ -216,23 +216,68 @@ int mt__obj_register(struct mt_client *c, const mt_object_id *id,
     return rc;
 }
 
-struct mt__req *mt__obj_release_req(const mt_object_id *id)
+/* Loop thread: end of a flush. */
+static void on_flush_done(void *arg, const struct mt_rpc_status *st,
+                          const ProtobufCMessage *resp)
 {
-    Manta__ReleaseObjectsRequest *m = malloc(sizeof(*m));
-    struct mt__req *r;
+    struct mt__req *r = arg;
+    struct mt_client *c = r->client;
 
-    if (!m)
-        return NULL;
-    manta__release_objects_request__init(m);
-    r = obj_req(&mt_head_release_objects, &m->base); /* owns m */
-    if (!r)
-        return NULL;
-    m->object_ids = calloc(1, sizeof(*m->object_ids));
-    if (!m->object_ids || id_bytes(&m->object_ids[0], id) < 0) {
-        mt__req_free(r);
-        return NULL;
+    c->n_calls--;
+    pthread_mutex_lock(&c->mu);
+    c->rel_calls--;
+    pthread_mutex_unlock(&c->mu);
+    mt__req_complete(c, r, st->code ? mt_rpc_status_to_err(st->code) : 0,
+                     st->code ? st->message : NULL);
+}
+
+/* Loop thread: send every id queued so far in one ReleaseObjects. */
+static int start_flush(struct mt__req *r)
+{
+    Manta__ReleaseObjectsRequest m = MANTA__RELEASE_OBJECTS_REQUEST__INIT;
+    struct mt_client *c = r->client;
+    ProtobufCBinaryData *b;
+    mt_object_id *ids;
+    size_t n;
+    int rc;
+
+    pthread_mutex_lock(&c->mu);
+    ids = c->rel_ids;
+    n = c->n_rel;
+    c->rel_ids = NULL;
+    c->n_rel = c->cap_rel = 0;
+    pthread_mutex_unlock(&c->mu);
+    b = calloc(n + 1, sizeof(*b));
+    if (!b) {
+        rc = -MT_ENOMEM;
+        goto out;
     }
-    m->n_object_ids = 1;
+    for (size_t i = 0; i < n; i++) {
+        b[i].data = ids[i].b;
+        b[i].len = MT_OBJECT_ID_LEN;
+    }
+    m.object_ids = b;
+    m.n_object_ids = n;
+    rc = mt_rpc_unary(c->ch, &mt_head_release_objects, &m.base,
+                      r->timeout_ms, 0, on_flush_done, r);
+out:
+    free(b);
+    free(ids);
+    if (rc < 0) {
+        pthread_mutex_lock(&c->mu);
+        c->rel_calls--;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+    }
+    return rc;
+}
+
+struct mt__req *mt__obj_flush_req(void)
+{
+    struct mt__req *r = mt__req_new(MT__REQ_OBJECT);
+
+    if (r)
+        r->obj_start = start_flush;
     return r;
 }
 

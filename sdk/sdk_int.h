@@ -216,6 +216,9 @@ struct mt_client {
     struct mt__queue q;       /* struct mt__req waiting for the loop */
     bool stopping;            /* stop queued: refuse new requests */
     struct mt__qnode stop_node; /* queued by disconnect */
+    mt_object_id *rel_ids;    /* task results to release (batched) */
+    size_t n_rel, cap_rel;
+    int rel_calls;            /* ReleaseObjects flushes queued or running */
     /* Loop thread only: */
     pthread_t thread;
     bool thread_started;
@@ -344,8 +347,9 @@ int mt__obj_register(struct mt_client *c, const mt_object_id *id,
 /* ReleaseObjects. RET 0, -MT_ENOENT (some unknown), or -MT_E* (recorded). */
 int mt__obj_release(struct mt_client *c, const mt_object_id *ids, size_t n);
 
-/* A ReleaseObjects request nobody waits for (queue it abandoned). */
-struct mt__req *mt__obj_release_req(const mt_object_id *id);
+/* A request that sends c->rel_ids as one ReleaseObjects call on the loop
+ * thread; nobody waits for it (queue it abandoned, count c->rel_calls). */
+struct mt__req *mt__obj_flush_req(void);
 
 /* GetObject: wait up to timeout_ms (>= 0) while PENDING; ask to record a
  * copy at c's worker. RET 0, -MT_ENOENT (unknown), -MT_E* (recorded). */

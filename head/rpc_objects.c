@@ -35,7 +35,8 @@
 #define LIST_DEFAULT 100
 #define LIST_MAX 100000
 #define MAX_IDS 100000
-#define MT_NODES_PER_ARG 8 /* holder addresses sent per argument */
+#define MT_NODES_PER_ARG 8
+#define DEP_FAILED "dependency failed: " /* holder addresses sent per argument */
 
 /* A GetObject call parked while its object is PENDING. */
 struct mt_obj_get {
@@ -269,7 +270,6 @@ static const char *check_refs(struct mt_head *h, const Manta__TaskSpec *s,
 int mt__objects_on_submit(struct mt_head *h, struct mt_task *t,
                           const Manta__TaskSpec *s, char *why, size_t len)
 {
-    char hex[MT_OBJECT_ID_HEX_LEN + 1];
     const char *bad;
     struct mt_task_deps *d;
     struct mt_obj *o;
@@ -303,10 +303,11 @@ int mt__objects_on_submit(struct mt_head *h, struct mt_task *t,
             d->missing++;
             mt_obj_add_waiter(o, t->num);
         } else if (o->state != MT_OBJ_READY && rc == 0) {
-            snprintf(why, len, "argument %zu: object %s %s: %s", i,
-                     mt_object_id_hex(&id, hex),
-                     o->state == MT_OBJ_LOST ? "was lost" : "has no value",
-                     o->error ? o->error : "?");
+            if (o->state == MT_OBJ_LOST)
+                snprintf(why, len, "argument %zu: %s", i,
+                         o->error ? o->error : "object lost");
+            else
+                snprintf(why, len, "%s", o->error ? o->error : "?");
             rc = 2;
         }
     }
@@ -340,14 +341,16 @@ void mt__objects_on_task_end(struct mt_head *h, struct mt_task *t)
         obj_maybe_free(h, o);
         return;
     }
-    why = mt_xasprintf("its task %s %s: %s", t->id,
-                       t->state == MT_TASK_CANCELLED ? "was cancelled"
-                                                     : "failed",
-                       t->error ? t->error : "no reason given");
+    /* One "dependency failed: <root cause>" however long the chain. */
+    if (t->error && strncmp(t->error, DEP_FAILED, strlen(DEP_FAILED)) == 0)
+        why = mt_xstrdup(t->error);
+    else
+        why = mt_xasprintf(DEP_FAILED "task %s %s: %s", t->id,
+                           t->state == MT_TASK_CANCELLED ? "was cancelled"
+                                                         : "failed",
+                           t->error ? t->error : "no reason given");
     mt_obj_set_error(o, MT_OBJ_FAILED, why);
-    free(why);
     answer_gets(h, o);
-    why = mt_xasprintf("dependency failed: %s", o->error);
     wake_waiters(h, o, why);
     free(why);
     obj_maybe_free(h, o);

@@ -669,7 +669,7 @@ void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
     struct mt_task *t;
     uint8_t *blob;
     size_t len;
-    char *summary, msg[256];
+    char *summary, msg[512];
 
     if (why) {
         mt_rpc_fail(call, err, why);

@@ -180,8 +180,8 @@ static int no_value(mt_client_t *c, const char *hex,
                     const struct mt__located *l)
 {
     if (l->state == 4) /* FAILED */
-        return mt__set_error(c, -MT_ETASKFAILED, "object %s has no value: "
-                             "%s", hex, l->error);
+        return mt__set_error(c, -MT_ETASKFAILED, "object %s has no value "
+                             "(%s)", hex, l->error);
     if (l->state == 3) /* LOST */
         return mt__set_error(c, -MT_EWORKERDIED, "object %s: %s", hex,
                              l->error);

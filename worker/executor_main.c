@@ -390,6 +390,8 @@ static uint32_t map_refs(const struct mt_exec_request *r,
     return r->n_refs;
 }
 
+/* Unpin the arguments now (not deferred): an object whose last reference
+ * goes with this task is then freed at once when the head deletes it. */
 static void unmap_refs(const struct mt_exec_request *r, uint32_t n)
 {
     mt_object_id id;
@@ -398,6 +400,8 @@ static void unmap_refs(const struct mt_exec_request *r, uint32_t n)
         memcpy(id.b, r->refs[i].id, sizeof(id.b));
         mt_objc_release(store, &id);
     }
+    if (n)
+        mt_objc_flush(store);
 }
 
 /* Put a big result in the store under the task's result id. RET NULL or

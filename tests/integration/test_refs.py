@@ -12,7 +12,9 @@ result exists; a failed producer fails its dependents (also transitively
 and when submitted later) with "dependency failed ... boom"; an unknown
 object id is refused with a clear error; `manta list objects` shows the
 objects with their reference counts, and after everything is released
-the head's directory and both nodes' stores are empty again.
+the head's directory and both nodes' stores are empty again. The
+tensor pipeline example (examples/c/tensor_pipeline.c) runs across the
+two nodes.
 """
 import json
 import os
@@ -113,6 +115,18 @@ def test_unknown_object():
     check(objects(addr)["total"] == 0, "objects after refused submits")
 
 
+def test_tensor_pipeline_example():
+    """examples/c/tensor_pipeline.c, as `make demo` runs it."""
+    addr, a, b = cluster()
+    p = subprocess.run([os.path.join(BIN, "example_tensor_pipeline"), addr,
+                        "zone", "a", "b"], capture_output=True, text=True,
+                       timeout=120)
+    print("  " + p.stdout.strip().replace("\n", "\n  "))
+    check(p.returncode == 0 and "(crossed nodes)" in p.stdout,
+          "example: exit %d: %s" % (p.returncode, p.stderr))
+    all_released(addr, a, b)
+
+
 def test_list_objects_and_refcounts():
     addr, a, b = cluster()
     p = subprocess.Popen([DRIVER, addr, LIB_DIR, "hold"],
@@ -153,4 +167,5 @@ def test_list_objects_and_refcounts():
 if __name__ == "__main__":
     main([test_chain_across_nodes, test_256mib_tensor_between_nodes,
           test_waiting_for_args, test_failed_producer_fails_dependents,
-          test_unknown_object, test_list_objects_and_refcounts])
+          test_unknown_object, test_tensor_pipeline_example,
+          test_list_objects_and_refcounts])

@@ -307,7 +307,8 @@ int mt__objects_on_submit(struct mt_head *h, struct mt_task *t,
                 snprintf(why, len, "argument %zu: %s", i,
                          o->error ? o->error : "object lost");
             else
-                snprintf(why, len, "%s", o->error ? o->error : "?");
+                snprintf(why, len, DEP_FAILED "%s", o->error ? o->error
+                                                             : "?");
             rc = 2;
         }
     }
@@ -341,16 +342,18 @@ void mt__objects_on_task_end(struct mt_head *h, struct mt_task *t)
         obj_maybe_free(h, o);
         return;
     }
-    /* One "dependency failed: <root cause>" however long the chain. */
+    /* The root cause, however long the chain: "task T failed: boom". */
     if (t->error && strncmp(t->error, DEP_FAILED, strlen(DEP_FAILED)) == 0)
-        why = mt_xstrdup(t->error);
+        why = mt_xstrdup(t->error + strlen(DEP_FAILED));
     else
-        why = mt_xasprintf(DEP_FAILED "task %s %s: %s", t->id,
+        why = mt_xasprintf("task %s %s: %s", t->id,
                            t->state == MT_TASK_CANCELLED ? "was cancelled"
                                                          : "failed",
                            t->error ? t->error : "no reason given");
     mt_obj_set_error(o, MT_OBJ_FAILED, why);
+    free(why);
     answer_gets(h, o);
+    why = mt_xasprintf(DEP_FAILED "%s", o->error);
     wake_waiters(h, o, why);
     free(why);
     obj_maybe_free(h, o);

@@ -14,6 +14,9 @@
  *   refs_driver ADDR LIBDIR failed   a failed producer fails its
  *                                    dependents (transitively) clearly
  *   refs_driver ADDR LIBDIR unknown  unknown ids: clear errors
+ *   refs_driver ADDR LIBDIR lost     a result made on zone b; after the test
+ *                                    stops node b (a line on stdin) it is
+ *                                    lost, for gets and for tasks
  *   refs_driver ADDR LIBDIR hold     prints STEP lines and waits for a line
  *                                    on stdin between them, so the test can
  *                                    look at `manta list objects`
@@ -392,6 +395,44 @@ static void cmd_hold(void)
     printf("hold ok\n");
 }
 
+/* ---- lost ------------------------------------------------------------------ */
+
+static void cmd_lost(void)
+{
+    char hex[MT_OBJECT_ID_HEX_SIZE], line[128];
+    uint32_t n = 32768;
+    double one = 1.0;
+    mt_task_t *v, *d;
+    mt_task_result r;
+    mt_buffer_t *b;
+    mt_object_id id;
+    mt_arg a[2];
+    int rc;
+
+    a[0] = mt_arg_value(&n, 4);
+    a[1] = mt_arg_value(&one, 8);
+    v = submit("vec", "b", a, 2);
+    mt_task_result_init(&r);
+    finished(v, &r, "vec on zone b");
+    mt_task_result_release(&r);
+    id = ref_of(v);
+    snprintf(line, sizeof(line), "LOST1 %s", mt_object_id_format(&id, hex));
+    step(line);       /* the test stops node b */
+    rc = mt_get(cl, &id, 5000, &b);
+    if (rc != -MT_EWORKERDIED || !strstr(mt_client_last_error(cl), "lost"))
+        die("get of a lost object: %s", mt_error_name(rc));
+    printf("lost get ok: %s\n", mt_client_last_error(cl));
+    a[0] = mt_arg_ref(&id);
+    d = submit("checksum", "a", a, 1);
+    rc = mt_task_wait(cl, d, 10000, &r);
+    if (rc != -MT_ETASKFAILED || !strstr(r.error, "lost"))
+        die("task on a lost object: %s %s", mt_error_name(rc), r.error);
+    printf("lost task ok: %s\n", r.error);
+    mt_task_result_release(&r);
+    mt_task_release(d);
+    mt_task_release(v);
+}
+
 int main(int argc, char **argv)
 {
     int rc;
@@ -417,6 +458,8 @@ int main(int argc, char **argv)
         cmd_unknown();
     else if (!strcmp(argv[3], "hold"))
         cmd_hold();
+    else if (!strcmp(argv[3], "lost"))
+        cmd_lost();
     else
         die("unknown command %s", argv[3]);
     mt_client_disconnect(cl);

@@ -12,7 +12,9 @@ result exists; a failed producer fails its dependents (also transitively
 and when submitted later) with "dependency failed ... boom"; an unknown
 object id is refused with a clear error; `manta list objects` shows the
 objects with their reference counts, and after everything is released
-the head's directory and both nodes' stores are empty again. The
+the head's directory and both nodes' stores are empty again. A result
+whose only copy was on a node that is stopped becomes LOST: a get and a
+task needing it fail with "object lost". The
 tensor pipeline example (examples/c/tensor_pipeline.c) runs across the
 two nodes.
 """
@@ -127,6 +129,31 @@ def test_tensor_pipeline_example():
     all_released(addr, a, b)
 
 
+def test_lost_when_its_node_dies():
+    addr, a, b = cluster()
+    p = subprocess.Popen([DRIVER, addr, LIB_DIR, "lost"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline().split()
+        check(line and line[0] == "LOST1", "driver said %r" % line)
+        run(["stop", "--temp-dir", b])
+        wait_until(lambda: len(list_nodes(addr)) == 1, 10, "node b gone")
+        objs = {o["object_id"]: o for o in objects(addr)["objects"]}
+        check(objs[line[1]]["state"] == "LOST", "%r" % objs.get(line[1]))
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        out, err = p.communicate(timeout=60)
+        print("  " + out.strip().replace("\n", "\n  "))
+        check(p.returncode == 0 and "lost task ok" in out, err)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    wait_until(lambda: objects(addr)["total"] == 0 and store_objects(a) == 0,
+               10, "empty directory and store")
+
+
 def test_list_objects_and_refcounts():
     addr, a, b = cluster()
     p = subprocess.Popen([DRIVER, addr, LIB_DIR, "hold"],
@@ -168,4 +195,4 @@ if __name__ == "__main__":
     main([test_chain_across_nodes, test_256mib_tensor_between_nodes,
           test_waiting_for_args, test_failed_producer_fails_dependents,
           test_unknown_object, test_tensor_pipeline_example,
-          test_list_objects_and_refcounts])
+          test_lost_when_its_node_dies, test_list_objects_and_refcounts])

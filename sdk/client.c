@@ -184,6 +184,7 @@ static void handle_stop(struct mt_client *c)
     c->closing = true;
     mt__rpc_stop_watches(c);
     uv_close((uv_handle_t *)&c->retry_timer, NULL);
+    uv_close((uv_handle_t *)&c->rel_timer, NULL);
     mt_rpc_channel_destroy(c->ch);
     c->ch = NULL;
     mt_rpc_channel_destroy(c->worker_ch);
@@ -209,6 +210,8 @@ static void on_wake(uv_async_t *h)
         else
             mt__rpc_start(c, REQ_OF(n));
     }
+    if (!c->closing)
+        mt__rel_kick(c);
 }
 
 static void *thread_main(void *arg)
@@ -301,6 +304,9 @@ static int setup_loop(struct mt_client *c)
     uv_timer_init(&c->loop, &c->retry_timer);
     c->retry_timer.data = c;
     c->timer_ready = true;
+    uv_timer_init(&c->loop, &c->rel_timer);
+    c->rel_timer.data = c;
+    c->rel_timer_ready = true;
     rc = mt_rpc_engine_create(&c->loop, &c->eng);
     if (rc < 0)
         return mt__set_error(NULL, rc, "cannot start gRPC: %s",
@@ -323,6 +329,8 @@ static void teardown_loop(struct mt_client *c)
         uv_close((uv_handle_t *)&c->wake, NULL);
     if (c->timer_ready)
         uv_close((uv_handle_t *)&c->retry_timer, NULL);
+    if (c->rel_timer_ready)
+        uv_close((uv_handle_t *)&c->rel_timer, NULL);
     if (c->loop_ready) {
         uv_run(&c->loop, UV_RUN_DEFAULT);
         uv_loop_close(&c->loop);
@@ -396,7 +404,6 @@ static void live_remove(struct mt_client *c)
 
 void mt__client_post_release(struct mt_client *c, const mt_object_id *id)
 {
-    struct mt__req *r = NULL;
     bool found = false, wake = false;
 
     pthread_mutex_lock(&live_mu);
@@ -415,14 +422,8 @@ void mt__client_post_release(struct mt_client *c, const mt_object_id *id)
         }
         if (!c->stopping && c->n_rel < c->cap_rel) {
             c->rel_ids[c->n_rel++] = *id;
-            /* The first id since the last flush queues the next one. */
-            if (c->n_rel == 1 && (r = mt__obj_flush_req())) {
-                r->timeout_ms = c->rpc_timeout_ms;
-                r->abandoned = true; /* the loop thread frees it */
-                c->rel_calls++;
-                mt__queue_push(&c->q, &r->qn);
-                wake = true;
-            }
+            /* The loop thread sends them in batches (mt__rel_kick). */
+            wake = c->n_rel == 1 || c->n_rel == MT__REL_BATCH;
         }
         pthread_mutex_unlock(&c->mu);
         if (wake)

@@ -216,69 +216,84 @@ int mt__obj_register(struct mt_client *c, const mt_object_id *id,
     return rc;
 }
 
-/* Loop thread: end of a flush. */
-static void on_flush_done(void *arg, const struct mt_rpc_status *st,
-                          const ProtobufCMessage *resp)
+/* Loop thread: a batch of releases reached the head (or failed). */
+static void on_rel_done(void *arg, const struct mt_rpc_status *st,
+                        const ProtobufCMessage *resp)
 {
-    struct mt__req *r = arg;
-    struct mt_client *c = r->client;
+    struct mt_client *c = arg;
 
     c->n_calls--;
     pthread_mutex_lock(&c->mu);
     c->rel_calls--;
+    pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
-    mt__req_complete(c, r, st->code ? mt_rpc_status_to_err(st->code) : 0,
-                     st->code ? st->message : NULL);
 }
 
 /* Loop thread: send every id queued so far in one ReleaseObjects. */
-static int start_flush(struct mt__req *r)
+static void send_releases(struct mt_client *c)
 {
     Manta__ReleaseObjectsRequest m = MANTA__RELEASE_OBJECTS_REQUEST__INIT;
-    struct mt_client *c = r->client;
     ProtobufCBinaryData *b;
     mt_object_id *ids;
     size_t n;
-    int rc;
 
     pthread_mutex_lock(&c->mu);
     ids = c->rel_ids;
     n = c->n_rel;
     c->rel_ids = NULL;
     c->n_rel = c->cap_rel = 0;
+    if (n)
+        c->rel_calls++;
     pthread_mutex_unlock(&c->mu);
-    b = calloc(n + 1, sizeof(*b));
-    if (!b) {
-        rc = -MT_ENOMEM;
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++) {
+    if (!n)
+        return;
+    b = calloc(n, sizeof(*b));
+    for (size_t i = 0; b && i < n; i++) {
         b[i].data = ids[i].b;
         b[i].len = MT_OBJECT_ID_LEN;
     }
     m.object_ids = b;
-    m.n_object_ids = n;
-    rc = mt_rpc_unary(c->ch, &mt_head_release_objects, &m.base,
-                      r->timeout_ms, 0, on_flush_done, r);
-out:
-    free(b);
-    free(ids);
-    if (rc < 0) {
+    m.n_object_ids = b ? n : 0;
+    if (b && mt_rpc_unary(c->ch, &mt_head_release_objects, &m.base,
+                          c->rpc_timeout_ms, 0, on_rel_done, c) == 0) {
+        c->n_calls++;
+    } else { /* the head keeps them (documented as for a lost driver) */
         pthread_mutex_lock(&c->mu);
         c->rel_calls--;
         pthread_cond_broadcast(&c->cv);
         pthread_mutex_unlock(&c->mu);
     }
-    return rc;
+    free(b);
+    free(ids);
 }
 
-struct mt__req *mt__obj_flush_req(void)
+void mt__rel_timer_cb(uv_timer_t *t)
 {
-    struct mt__req *r = mt__req_new(MT__REQ_OBJECT);
+    struct mt_client *c = t->data;
 
-    if (r)
-        r->obj_start = start_flush;
-    return r;
+    c->rel_armed = false;
+    if (!c->closing)
+        send_releases(c);
+}
+
+void mt__rel_kick(struct mt_client *c)
+{
+    size_t n;
+    bool stopping;
+
+    pthread_mutex_lock(&c->mu);
+    n = c->n_rel;
+    stopping = c->stopping;
+    pthread_mutex_unlock(&c->mu);
+    if (n >= MT__REL_BATCH || (n && stopping)) {
+        if (c->rel_armed)
+            uv_timer_stop(&c->rel_timer);
+        c->rel_armed = false;
+        send_releases(c);
+    } else if (n && !c->rel_armed) {
+        c->rel_armed = true;
+        uv_timer_start(&c->rel_timer, mt__rel_timer_cb, MT__REL_DELAY_MS, 0);
+    }
 }
 
 int mt__obj_release(struct mt_client *c, const mt_object_id *ids, size_t n)

@@ -218,7 +218,7 @@ struct mt_client {
     struct mt__qnode stop_node; /* queued by disconnect */
     mt_object_id *rel_ids;    /* task results to release (batched) */
     size_t n_rel, cap_rel;
-    int rel_calls;            /* ReleaseObjects flushes queued or running */
+    int rel_calls;            /* ReleaseObjects calls running */
     /* Loop thread only: */
     pthread_t thread;
     bool thread_started;
@@ -228,6 +228,9 @@ struct mt_client {
     uv_loop_t loop;
     uv_async_t wake;
     uv_timer_t retry_timer;   /* reopens broken watches */
+    uv_timer_t rel_timer;     /* sends batched releases */
+    bool rel_timer_ready;
+    bool rel_armed;
     struct mt_task *retry_head, *retry_tail; /* watches to reopen */
     struct mt_rpc_engine *eng;
     struct mt_rpc_channel *ch;
@@ -347,9 +350,15 @@ int mt__obj_register(struct mt_client *c, const mt_object_id *id,
 /* ReleaseObjects. RET 0, -MT_ENOENT (some unknown), or -MT_E* (recorded). */
 int mt__obj_release(struct mt_client *c, const mt_object_id *ids, size_t n);
 
-/* A request that sends c->rel_ids as one ReleaseObjects call on the loop
- * thread; nobody waits for it (queue it abandoned, count c->rel_calls). */
-struct mt__req *mt__obj_flush_req(void);
+#define MT__REL_BATCH 256     /* releases sent at once when this many */
+#define MT__REL_DELAY_MS 20   /* else this long after the first */
+
+/* Loop thread: send the batched releases now (MT__REL_BATCH queued, or
+ * the client is stopping) or arm rel_timer for them. */
+void mt__rel_kick(struct mt_client *c);
+
+/* Loop thread: rel_timer fired: send what is queued. */
+void mt__rel_timer_cb(uv_timer_t *t);
 
 /* GetObject: wait up to timeout_ms (>= 0) while PENDING; ask to record a
  * copy at c's worker. RET 0, -MT_ENOENT (unknown), -MT_E* (recorded). */

@@ -11,7 +11,10 @@
  * FetchObject (unary, on the receiver): open a PullObject stream to the
  * holder and write every chunk straight into the local store with a pull
  * writer; seal when all chunks are in. Any failure or cancellation aborts
- * the writer, so no half object is ever visible.
+ * the writer, so no half object is ever visible. mt__worker_fetch is the
+ * same without an incoming call (tasks' object arguments). One pull per
+ * object at a time: a second fetch of an object being pulled joins the
+ * first and ends with it.
  *
  * Every transfer in flight is on the worker's xfers list so shutdown can
  * cancel them before the store goes away.
@@ -32,6 +35,15 @@
 #define PULL_WINDOW 4
 #define MAX_CHUNK (16u * 1024u * 1024u)
 #define FETCH_DEFAULT_TIMEOUT_MS 60000
+
+/* Someone else waiting for a fetch already in flight for the same id
+ * (a second task needing the object, or a FetchObject call). */
+struct fetch_waiter {
+    struct fetch_waiter *next;
+    mt_worker_fetch_fn done;       /* or, when NULL, reply to call */
+    void *arg;
+    struct mt_rpc_call *call;
+};
 
 enum xfer_kind { XFER_PULL, XFER_FETCH };
 
@@ -54,6 +66,7 @@ struct mt_worker_xfer {
     char from[128];                  /* the holder's address */
     mt_worker_fetch_fn done;         /* internal fetch: no call */
     void *done_arg;
+    struct fetch_waiter *waiters;    /* joined this fetch */
     int err;                         /* first local failure */
     char errmsg[160];
     int64_t t0_us;
@@ -92,7 +105,56 @@ static void xfer_free(struct mt_worker_xfer *x)
         x->next->prev = x->prev;
     mt_xfer_reader_close(x->reader);
     mt_xfer_writer_cancel(x->writer);
+    while (x->waiters) { /* none in practice: fetch_on_done ends them */
+        struct fetch_waiter *fw = x->waiters;
+        x->waiters = fw->next;
+        free(fw);
+    }
     free(x);
+}
+
+/* The fetch of id in flight on w, or NULL. */
+static struct mt_worker_xfer *fetch_in_flight(struct mt_worker *w,
+                                              const mt_object_id *id)
+{
+    for (struct mt_worker_xfer *x = w->xfers; x; x = x->next)
+        if (x->kind == XFER_FETCH && mt_object_id_eq(&x->id, id) &&
+            (x->stream || x->ch))
+            return x;
+    return NULL;
+}
+
+static void join_fetch(struct mt_worker_xfer *x, mt_worker_fetch_fn done,
+                       void *arg, struct mt_rpc_call *call)
+{
+    struct fetch_waiter *fw = mt_xcalloc(1, sizeof(*fw));
+
+    fw->done = done;
+    fw->arg = arg;
+    fw->call = call;
+    fw->next = x->waiters;
+    x->waiters = fw;
+}
+
+/* The fetch x ended (err 0: the object is here): tell who joined it. */
+static void end_waiters(struct mt_worker_xfer *x, int err, const char *msg)
+{
+    Manta__FetchObjectReply reply = MANTA__FETCH_OBJECT_REPLY__INIT;
+    struct fetch_waiter *fw;
+
+    while ((fw = x->waiters)) {
+        x->waiters = fw->next;
+        if (fw->done) {
+            fw->done(fw->arg, err, msg);
+        } else if (err) {
+            mt_rpc_fail(fw->call, err, msg);
+        } else {
+            reply.data_size = x->total;
+            reply.elapsed_us = (uint64_t)(now_us() - x->t0_us);
+            mt_rpc_reply(fw->call, &reply.base);
+        }
+        free(fw);
+    }
 }
 
 static int take_id(const ProtobufCBinaryData *b, mt_object_id *id)
@@ -321,6 +383,7 @@ static void fetch_on_done(void *arg, const struct mt_rpc_status *st,
                  x->from, x->err ? x->errmsg
                  : st->message && *st->message ? st->message
                                                : mt_strerror(err));
+    end_waiters(x, err == -MT_ESTATE ? -MT_EPROTO : err, err ? msg : "");
     if (x->done) {
         x->done(x->done_arg, err == -MT_ESTATE ? -MT_EPROTO : err,
                 err ? msg : "");
@@ -369,6 +432,10 @@ void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
         mt_rpc_reply(call, &reply.base);
         return;
     }
+    if ((x = fetch_in_flight(w, &id))) { /* a task's pull: wait for it */
+        join_fetch(x, NULL, NULL, call);
+        return;
+    }
     x = xfer_new(w, XFER_FETCH, call);
     x->id = id;
     x->t0_us = now_us();
@@ -403,6 +470,10 @@ int mt__worker_fetch(struct mt_worker *w, const mt_object_id *id,
         return -MT_EUNAVAIL;
     if (mt_store_contains(w->store, id) == 0)
         return 1;
+    if ((x = fetch_in_flight(w, id))) { /* one pull per object at a time */
+        join_fetch(x, done, arg, NULL);
+        return 0;
+    }
     x = xfer_new(w, XFER_FETCH, NULL);
     x->id = *id;
     x->t0_us = now_us();

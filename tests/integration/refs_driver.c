@@ -14,6 +14,8 @@
  *   refs_driver ADDR LIBDIR failed   a failed producer fails its
  *                                    dependents (transitively) clearly
  *   refs_driver ADDR LIBDIR unknown  unknown ids: clear errors
+ *   refs_driver ADDR LIBDIR fanout   one 64 MiB result read by 4 tasks on
+ *                                    the other node at once (one pull)
  *   refs_driver ADDR LIBDIR lost     a result made on zone b; after the test
  *                                    stops node b (a line on stdin) it is
  *                                    lost, for gets and for tasks
@@ -395,6 +397,43 @@ static void cmd_hold(void)
     printf("hold ok\n");
 }
 
+/* ---- fanout ---------------------------------------------------------------- */
+
+static void cmd_fanout(void)
+{
+    uint64_t n = 64ull << 20, seed = 11, sum[2], want;
+    uint8_t *p = malloc(n);
+    mt_task_t *mk, *ck[4];
+    mt_task_result r;
+    mt_object_id id;
+    mt_arg a[2];
+
+    if (!p)
+        die("out of memory");
+    mt_refs_stream(p, n, seed);
+    want = mt_refs_checksum(p, n);
+    free(p);
+    a[0] = mt_arg_value(&n, 8);
+    a[1] = mt_arg_value(&seed, 8);
+    mk = submit("fill", "a", a, 2);
+    id = ref_of(mk);
+    a[0] = mt_arg_ref(&id);
+    for (int i = 0; i < 4; i++)
+        ck[i] = submit("checksum", "b", a, 1);
+    mt_task_result_init(&r);
+    for (int i = 0; i < 4; i++) {
+        finished(ck[i], &r, "a fan-out reader");
+        memcpy(sum, r.value, sizeof(sum));
+        if (r.value_len != 16 || sum[0] != want || sum[1] != n)
+            die("fan-out reader %d saw other bytes", i);
+    }
+    mt_task_result_release(&r);
+    printf("fanout ok: 4 readers on the other node\n");
+    for (int i = 0; i < 4; i++)
+        mt_task_release(ck[i]);
+    mt_task_release(mk);
+}
+
 /* ---- lost ------------------------------------------------------------------ */
 
 static void cmd_lost(void)
@@ -460,6 +499,8 @@ int main(int argc, char **argv)
         cmd_hold();
     else if (!strcmp(argv[3], "lost"))
         cmd_lost();
+    else if (!strcmp(argv[3], "fanout"))
+        cmd_fanout();
     else
         die("unknown command %s", argv[3]);
     mt_client_disconnect(cl);

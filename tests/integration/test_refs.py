@@ -6,7 +6,9 @@ functions of libmt_test_refslib.so (refs_fnlib.c).
 A chain vec -> add -> add -> total passes its results by reference while
 alternating nodes, with the right total; a put passed by reference reads
 the same on both nodes; a 256 MiB result made on node 1 and consumed on
-node 2 arrives intact (checksum) and the driver reads it back; a task
+node 2 arrives intact (checksum) and the driver reads it back; four
+tasks on one node reading the same remote object at once share one pull;
+a task
 whose argument is a slow task's result stays WAITING_FOR_ARGS until that
 result exists; a failed producer fails its dependents (also transitively
 and when submitted later) with "dependency failed ... boom"; an unknown
@@ -92,6 +94,13 @@ def test_256mib_tensor_between_nodes():
     addr, a, b = cluster()
     out = drive(addr, "big")
     check("big ok" in out and "big get ok" in out, out)
+    all_released(addr, a, b)
+
+
+def test_fanout_pulls_once():
+    addr, a, b = cluster()
+    out = drive(addr, "fanout")
+    check("fanout ok" in out, out)
     all_released(addr, a, b)
 
 
@@ -193,6 +202,7 @@ def test_list_objects_and_refcounts():
 
 if __name__ == "__main__":
     main([test_chain_across_nodes, test_256mib_tensor_between_nodes,
+          test_fanout_pulls_once,
           test_waiting_for_args, test_failed_producer_fails_dependents,
           test_unknown_object, test_tensor_pipeline_example,
           test_lost_when_its_node_dies, test_list_objects_and_refcounts])

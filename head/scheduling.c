@@ -77,6 +77,8 @@ void mt__tasks_release(struct mt_head *h)
     mt_obj_table_release(&q->objs);
     mt_sched_destroy(q->sched);
     free(q->links);
+    free(q->runs);
+    free(q->cws);
     free(q);
     h->tq = NULL;
 }
@@ -213,6 +215,7 @@ static void on_kick(uv_timer_t *timer)
         for (int i = 0; i < n; i++)
             apply(h, &out[i]);
     } while (n == DECIDE_BATCH);
+    mt__task_dispatch_flush(h);
     for (size_t i = 0; i < h->nodes.n; i++)
         mt__sched_sync_avail(h, h->nodes.v[i]);
 }

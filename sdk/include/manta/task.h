@@ -265,8 +265,10 @@ static inline mt_arg mt_arg_ref(const mt_object_id *id)
  * IN  args    nargs arguments (borrowed; values copied); values 16 MiB in
  *             all, objects any size
  * OUT out     returns owned task, free with mt_task_release()
- * RET as mt_submit_command; -MT_ENOENT when a referenced object is unknown
- *     to the head (never put, or already released)
+ * RET as mt_submit_command. A referenced object unknown to the head (never
+ *     put, or already released) refuses the task: -MT_ENOENT here on the
+ *     one-by-one path, or, when submits are batched, the task ends FAILED
+ *     with "the head refused the task: ... unknown to the head ..."
  * THREAD any
  */
 MT_EXTERN int mt_submit_function_args(mt_client_t *c, const char *function,

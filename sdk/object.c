@@ -218,7 +218,8 @@ static int get_remote(mt_client_t *c, const mt_object_id *id, int timeout_ms,
     } else {
         rc = -MT_EIO;
         for (size_t i = 0; i < l.n_holders && rc < 0; i++) {
-            rc = mt__obj_fetch(c, id, l.holders[i], 120000);
+            rc = mt__obj_fetch(c, id, l.holders[i],
+                               timeout_ms > 0 ? timeout_ms : 120000);
             if (rc < 0)
                 snprintf(last, sizeof(last), "%s", mt_client_last_error(c));
         }

@@ -6,6 +6,7 @@
  *   mt_objtool put SOCKET SIZE SEED      -> "<id> <checksum>"
  *   mt_objtool get SOCKET ID [TIMEOUT_MS] -> "<size> <checksum>"
  *   mt_objtool fetch WORKER_ADDR ID FROM_ADDR -> "<size> <us> <GB/s>"
+ *   mt_objtool stats SOCKET               -> "<objects> <used bytes>"
  *
  * Objects are filled with a seeded pseudo-random stream; the checksum is a
  * 64-bit mix over 8-byte words, so both ends can compare content cheaply.
@@ -21,6 +22,7 @@
 #include "common/qty.h"
 #include "common/rpc.h"
 #include "objstore/client.h"
+#include "objstore/store.h"
 #include "proto/services.h"
 #include "worker_service.pb-c.h"
 
@@ -57,7 +59,8 @@ static int usage(void)
 {
     fprintf(stderr, "usage: mt_objtool put SOCKET SIZE SEED\n"
                     "       mt_objtool get SOCKET ID [TIMEOUT_MS]\n"
-                    "       mt_objtool fetch WORKER_ADDR ID FROM_ADDR\n");
+                    "       mt_objtool fetch WORKER_ADDR ID FROM_ADDR\n"
+                    "       mt_objtool stats SOCKET\n");
     return 2;
 }
 
@@ -154,8 +157,30 @@ static int cmd_fetch(const char *addr, const char *idhex, const char *from)
     return 0;
 }
 
+/* Objects in the store and arena bytes in use (release boards excluded). */
+static int cmd_stats(const char *sock)
+{
+    struct mt_store_stats st;
+    struct mt_objc *c;
+    int rc = mt_objc_connect(sock, NULL, &c);
+
+    if (rc == 0) {
+        rc = mt_objc_stats(c, &st);
+        mt_objc_disconnect(c);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "mt_objtool stats: %s\n", mt_strerror(rc));
+        return 1;
+    }
+    printf("%llu %llu\n", (unsigned long long)st.num_objects,
+           (unsigned long long)(st.used - st.reserved));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && strcmp(argv[1], "stats") == 0)
+        return cmd_stats(argv[2]);
     if (argc >= 5 && strcmp(argv[1], "put") == 0)
         return cmd_put(argv[2], argv[3], argv[4]);
     if (argc >= 4 && strcmp(argv[1], "get") == 0)

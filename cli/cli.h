@@ -17,6 +17,9 @@ int mt_cmd_stop(int argc, char **argv);
 int mt_cmd_status(int argc, char **argv);
 int mt_cmd_submit(int argc, char **argv);
 int mt_cmd_list(int argc, char **argv);
+
+/* `manta list objects` (rpc_list_objects.c). RET the exit code. */
+int mt_cli_list_objects(const char *addr, long limit, bool json);
 int mt_cmd_pg(int argc, char **argv);
 int mt_cmd_logs(int argc, char **argv);
 int mt_cmd_cancel(int argc, char **argv);

@@ -530,7 +530,7 @@ static int list_pgs(const char *addr, long limit, bool json)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: manta list nodes|tasks|placement-groups\n"
+            "usage: manta list nodes|tasks|placement-groups|objects\n"
             "                  [--address HOST:PORT | --temp-dir DIR]\n"
             "                  [--format text|json] [--limit N]\n"
             "\n"
@@ -545,7 +545,8 @@ static void usage(FILE *f)
             "  --limit N            show at most N entries (default %d)\n"
             "  -h, --help           this text\n"
             "\n"
-            "actors and objects are not available yet.\n"
+            "objects: the head's object directory (size, locations, refs).\n"
+            "actors are not available yet.\n"
             "\n"
             "examples:\n"
             "  manta list nodes\n"
@@ -568,8 +569,6 @@ static const char *not_yet(const char *kind)
 {
     if (strcmp(kind, "actors") == 0)
         return "arrives with actors";
-    if (strcmp(kind, "objects") == 0)
-        return "arrives with the object directory";
     return NULL;
 }
 
@@ -616,9 +615,10 @@ int mt_cmd_list(int argc, char **argv)
     if (strcmp(format, "text") && strcmp(format, "json"))
         return usage_error("--format must be text or json, not '%s'", format);
     if (strcmp(kind, "nodes") && strcmp(kind, "tasks") &&
-        strcmp(kind, "placement-groups") && !not_yet(kind))
-        return usage_error("cannot list '%s': expected nodes, tasks or "
-                           "placement-groups", kind);
+        strcmp(kind, "placement-groups") && strcmp(kind, "objects") &&
+        !not_yet(kind))
+        return usage_error("cannot list '%s': expected nodes, tasks, "
+                           "placement-groups or objects", kind);
     if (not_yet(kind)) {
         fprintf(stderr, "manta list: %s: not available yet: %s\n", kind,
                 not_yet(kind));
@@ -633,6 +633,8 @@ int mt_cmd_list(int argc, char **argv)
         rc = list_nodes(head, limit, strcmp(format, "json") == 0);
     } else if (strcmp(kind, "placement-groups") == 0) {
         rc = list_pgs(head, limit, strcmp(format, "json") == 0);
+    } else if (strcmp(kind, "objects") == 0) {
+        rc = mt_cli_list_objects(head, limit, strcmp(format, "json") == 0);
     } else {
         rc = list_tasks(head, limit, strcmp(format, "json") == 0);
     }

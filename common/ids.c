@@ -73,3 +73,30 @@ mt_object_id mt_object_id_from_u64(uint64_t a, uint64_t b)
     }
     return id;
 }
+
+int mt_object_id_for_task(const char *task_id, mt_object_id *out)
+{
+    static const char tag[12] = {'m', 'a', 'n', 't', 'a', '-',
+                                 'r', 'e', 's', 'u', 'l', 't'};
+    uint64_t num = 0;
+
+    if (!task_id || strlen(task_id) != 16)
+        return -MT_EINVAL;
+    for (int i = 0; i < 16; i++) {
+        int c = task_id[i], v;
+
+        if (c >= '0' && c <= '9')
+            v = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            v = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            v = c - 'A' + 10;
+        else
+            return -MT_EINVAL;
+        num = num << 4 | (uint64_t)v;
+    }
+    memcpy(out->b, tag, sizeof(tag));
+    for (int i = 0; i < 8; i++)
+        out->b[12 + i] = (uint8_t)(num >> (8 * (7 - i)));
+    return 0;
+}

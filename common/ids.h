@@ -56,4 +56,12 @@ int mt_object_id_from_hex(const char *hex, mt_object_id *out);
  */
 mt_object_id mt_object_id_from_u64(uint64_t a, uint64_t b);
 
+/*
+ * mt_object_id_for_task - the id of a function task's result object: the
+ * 12 bytes "manta-result" then the task number (16 hex digits of task_id)
+ * big-endian, so head, worker, executor and SDK all derive it alone.
+ * RET 0, -MT_EINVAL (task_id is not 16 hex digits). THREAD any.
+ */
+int mt_object_id_for_task(const char *task_id, mt_object_id *out);
+
 #endif /* MT_IDS_H */

@@ -571,6 +571,10 @@ const struct mt_rpc_handler mt_head_handlers[] = {
     {&mt_head_wait_pg, mt__h_wait_pg},
     {&mt_head_remove_pg, mt__h_remove_pg},
     {&mt_head_list_pgs, mt__h_list_pgs},
+    {&mt_head_register_objects, mt__h_register_objects},
+    {&mt_head_release_objects, mt__h_release_objects},
+    {&mt_head_get_object, mt__h_get_object},
+    {&mt_head_list_objects, mt__h_list_objects},
 };
 
 const size_t mt_head_n_handlers =

@@ -157,7 +157,13 @@ static int build_sched_req(struct mt_head *h, struct mt_task *t,
     r->sel.n = s->n_label_selector;
     if (r->sel.n)
         r->spec.selector = &r->sel;
-    if (s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD) {
+    if (s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_DEFAULT &&
+        s->n_arg_refs && !r->sel.n &&
+        mt__objects_affinity(h, s, &r->spec.affinity_node)) {
+        /* Prefer the node holding the biggest object argument. */
+        r->spec.strategy = MT_STRATEGY_NODE_AFFINITY;
+        r->spec.affinity_soft = true;
+    } else if (s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD) {
         r->spec.strategy = MT_STRATEGY_SPREAD;
     } else if (s->strategy ==
                MANTA__SCHEDULING_STRATEGY__STRATEGY_NODE_AFFINITY) {
@@ -236,6 +242,8 @@ void mt__task_fill_event(const struct mt_task *t, void *event)
         ev->result.data = t->result;
         ev->result.len = t->result_len;
     }
+    ev->result_in_store = t->result_in_store;
+    ev->result_size = t->result_size;
 }
 
 static void watcher_unlink(struct mt_task *t, struct mt_task_watcher *w)
@@ -341,6 +349,11 @@ static struct mt_rpc_channel *link_get(struct mt_head *h,
     return l->ch;
 }
 
+struct mt_rpc_channel *mt__link_get(struct mt_head *h, const struct mt_node *n)
+{
+    return link_get(h, n);
+}
+
 void mt__link_drop(struct mt_head *h, const char *node_id)
 {
     struct mt_head_tasks *q = h->tq;
@@ -375,6 +388,7 @@ static void end_task(struct mt_head *h, struct mt_task *t,
     mt_task_finish(&h->tq->table, t, state, exit_code, error,
                    mt_now_wall_ms());
     h->tq->finished++;
+    mt__objects_on_task_end(h, t);
     MT_DEBUG("task %s %s exit=%d %s", t->id, mt_task_state_name(t->state),
              t->exit_code, t->error ? t->error : "");
     mt__task_notify(h, t);
@@ -417,6 +431,7 @@ struct run_item {
     Manta__RunTaskRequest req;
     Manta__Label *labs, **labp;
     struct mt_env env;
+    void *objs;                  /* req.object_args (rpc_objects.c) */
     uint64_t num;
     uint32_t attempt;
 };
@@ -439,6 +454,7 @@ struct run_sent {
 
 static void item_release(struct run_item *it)
 {
+    mt__objects_free_run(it->objs);
     if (it->req.spec)
         manta__task_spec__free_unpacked(it->req.spec, NULL);
     free(it->labs);
@@ -598,6 +614,7 @@ void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
     }
     it->req.n_env = it->env.n;
     it->req.env = it->labp;
+    it->objs = mt__objects_fill_run(h, n, &it->req);
 }
 
 void mt__task_infeasible(struct mt_head *h, struct mt_task *t)
@@ -626,6 +643,25 @@ void mt__task_infeasible(struct mt_head *h, struct mt_task *t)
 void mt__task_unplaceable(struct mt_head *h, struct mt_task *t, int err)
 {
     end_task(h, t, MT_TASK_FAILED, -1, mt_strerror(err));
+}
+
+void mt__task_fail(struct mt_head *h, struct mt_task *t, const char *why)
+{
+    if (t->state == MT_TASK_PENDING)
+        mt_sched_task_cancel(h->tq->sched, t->num);
+    end_task(h, t, MT_TASK_FAILED, -1, why);
+}
+
+void mt__task_args_ready(struct mt_head *h, struct mt_task *t)
+{
+    const char *why = NULL;
+
+    t->state = MT_TASK_PENDING;
+    if (enqueue(h, t, &why) < 0) {
+        end_task(h, t, MT_TASK_FAILED, -1, why);
+        return;
+    }
+    mt__task_notify(h, t);
 }
 
 /*
@@ -704,8 +740,10 @@ void mt__task_stop(struct mt_head *h, struct mt_task *t, const char *reason)
     if (mt_task_terminal(t))
         return;
     mt_task_set_error(t, reason);
-    if (t->state == MT_TASK_PENDING) {
-        mt_sched_task_cancel(h->tq->sched, t->num);
+    if (t->state == MT_TASK_PENDING ||
+        t->state == MT_TASK_WAITING_FOR_ARGS) {
+        if (t->state == MT_TASK_PENDING)
+            mt_sched_task_cancel(h->tq->sched, t->num);
         end_task(h, t, MT_TASK_CANCELLED, -1, reason);
         return;
     }
@@ -736,11 +774,13 @@ struct mt_task *mt__task_submit(struct mt_head *h, const void *spec,
                                 const char **why, int *err)
 {
     const Manta__TaskSpec *s = spec;
+    static char msg[512];
     Manta__TaskSpec copy;
     struct mt_task *t;
     uint8_t *blob;
     size_t len;
     char *summary;
+    int rc;
 
     *err = -MT_EINVAL;
     if ((*why = s ? check_spec(s, err) : "missing spec"))
@@ -756,6 +796,19 @@ struct mt_task *mt__task_submit(struct mt_head *h, const void *spec,
     manta__task_spec__pack(&copy, blob);
     mt_task_set_spec(t, blob, len);
     free(blob);
+    /* Object arguments (rpc_objects.c). msg is read by the caller before
+     * the next submit (loop thread only). */
+    rc = mt__objects_on_submit(h, t, s, msg, sizeof(msg));
+    if (rc < 0 || rc == 2) {
+        end_task(h, t, MT_TASK_FAILED, -1, msg);
+        *why = msg;
+        *err = rc;
+        return rc < 0 ? NULL : t;
+    }
+    if (rc == 1) {
+        t->state = MT_TASK_WAITING_FOR_ARGS;
+        return t;
+    }
     if (enqueue(h, t, why) < 0) {
         *err = -MT_EINVAL;
         end_task(h, t, MT_TASK_FAILED, -1, *why);
@@ -843,8 +896,10 @@ void mt__h_cancel_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
         mt_rpc_fail(call, -MT_ENOENT, "no such task");
         return;
     }
-    if (t->state == MT_TASK_PENDING) {
-        mt_sched_task_cancel(h->tq->sched, t->num);
+    if (t->state == MT_TASK_PENDING ||
+        t->state == MT_TASK_WAITING_FOR_ARGS) {
+        if (t->state == MT_TASK_PENDING)
+            mt_sched_task_cancel(h->tq->sched, t->num);
         end_task(h, t, MT_TASK_CANCELLED, -1, "cancelled before it ran");
     } else if (!mt_task_terminal(t)) {
         t->cancel_requested = true;
@@ -878,6 +933,8 @@ static bool list_one(void *arg, struct mt_task *t)
     ti->submit_time_ms = t->submit_ms;
     ti->start_time_ms = t->start_ms;
     ti->end_time_ms = t->end_ms;
+    ti->result_in_store = t->result_in_store;
+    ti->result_size = t->result_size;
     c->ptrs[c->n] = ti;
     return ++c->n < c->max;
 }
@@ -939,6 +996,10 @@ static void apply_update(struct mt_head *h, const char *node_id,
         }
         if (u->result.len || u->result.data)
             mt_task_set_result(t, u->result.data, u->result.len);
+        if (!t->cancel_requested)
+            mt__objects_on_result(h, t, node_id, u->result.data,
+                                  u->result.len, u->result_in_store,
+                                  u->result_size);
         end_task(h, t, t->cancel_requested ? MT_TASK_CANCELLED
                                            : MT_TASK_FINISHED,
                  u->exit_code,

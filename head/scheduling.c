@@ -39,6 +39,7 @@ int mt__tasks_start(struct mt_head *h)
     mt_random_hex(hex, 4);
     base = strtoull(hex, NULL, 16) << 24;
     mt_task_table_init(&q->table, base ? base : 1);
+    mt_obj_table_init(&q->objs);
     q->next_pg = (base ? base : 1) + 1;
     uv_timer_init(h->loop, &q->kick);
     q->kick.data = h;
@@ -59,6 +60,7 @@ void mt__tasks_stop(struct mt_head *h, void (*done)(struct mt_head *h))
 {
     h->tq->closing = true;
     mt__tasks_close_rpc(h);
+    mt__objects_close(h);
     mt__head_pgs_release(h);
     h->tq_stopped = done;
     uv_timer_stop(&h->tq->kick);
@@ -72,6 +74,7 @@ void mt__tasks_release(struct mt_head *h)
     if (!q)
         return;
     mt_task_table_release(&q->table);
+    mt_obj_table_release(&q->objs);
     mt_sched_destroy(q->sched);
     free(q->links);
     free(q->runs);
@@ -170,6 +173,7 @@ void mt__sched_node_down(struct mt_head *h, struct mt_node *n)
     n->sched_node = UINT32_MAX;
     mt__link_drop(h, n->id);
     mt_task_table_visit_newest(&h->tq->table, collect_lost, &c);
+    mt__objects_node_down(h, n->id);
     mt__sched_kick(h);
 }
 

@@ -13,6 +13,7 @@
 
 #include "common/rpc.h"
 #include "head/head.h"
+#include "head/objects.h"
 #include "head/tasks.h"
 #include "sched/sched.h"
 
@@ -24,6 +25,8 @@ struct mt_worker_link {
 };
 
 struct pg_waiter;
+struct Manta__TaskSpec;
+struct Manta__RunTaskRequest;
 struct mt_client_watch;
 struct run_batch;
 
@@ -59,6 +62,7 @@ struct mt_head_tasks {
     struct mt_pg **pgs;          /* placement groups, oldest first */
     size_t n_pgs, cap_pgs;
     uint64_t next_pg;
+    struct mt_obj_table objs;    /* the object directory (objects.h) */
 };
 
 /* ---- scheduling.c ---- */
@@ -84,7 +88,9 @@ char *mt__sched_demands(struct mt_head *h);
 
 /*
  * mt__task_submit - take one submitted spec (a Manta__TaskSpec, borrowed):
- * check it, add the task and queue it.
+ * check it, add the task and queue it (or leave it WAITING_FOR_ARGS until
+ * its object arguments exist). A task whose argument already failed is
+ * returned FAILED (with why set).
  * OUT why, err  when refused: the reason (static or borrowed until the next
  *               call) and the -MT_E* code
  * RET the task (owned by the table), or NULL when refused
@@ -116,6 +122,55 @@ void mt__link_drop(struct mt_head *h, const char *node_id);
 /* End every watcher and close every link (shutdown). */
 void mt__tasks_close_rpc(struct mt_head *h);
 
+/* Channel to a node's worker (opened on first use; NULL if it fails). */
+struct mt_rpc_channel *mt__link_get(struct mt_head *h, const struct mt_node *n);
+/* Fail a task that has not ended (e.g. a dependency failed). */
+void mt__task_fail(struct mt_head *h, struct mt_task *t, const char *why);
+/* Every object argument of a WAITING_FOR_ARGS task is READY: queue it. */
+void mt__task_args_ready(struct mt_head *h, struct mt_task *t);
+
+/* ---- rpc_objects.c (object directory rules, objects.h) ---- */
+
+/*
+ * mt__objects_on_submit - a task was added: create its result object
+ * (function tasks; held by the submitter when spec->hold_result), take a
+ * reference on each object argument and count those not READY.
+ * OUT why  the reason when the return is not 0 or 1
+ * RET 0 (run it), 1 (WAITING_FOR_ARGS), 2 (fail the task: an argument
+ *     failed or was lost), -MT_ENOENT (unknown object: refuse the call),
+ *     -MT_EINVAL (malformed arg_refs: refuse the call)
+ */
+int mt__objects_on_submit(struct mt_head *h, struct mt_task *t,
+                          const struct Manta__TaskSpec *s, char *why,
+                          size_t len);
+/* t ended: drop its argument references; a result never produced fails
+ * (and with it every task waiting for it). */
+void mt__objects_on_task_end(struct mt_head *h, struct mt_task *t);
+/* t finished on node_id: its result is inline (data, len) or in that
+ * node's store (in_store, size). Wakes tasks waiting for it. */
+void mt__objects_on_result(struct mt_head *h, struct mt_task *t,
+                           const char *node_id, const void *data, size_t len,
+                           bool in_store, uint64_t size);
+/* node_id died: forget its copies; objects left without one are LOST. */
+void mt__objects_node_down(struct mt_head *h, const char *node_id);
+/* Fill req->object_args for a task placed on dest. RET owned storage,
+ * free with mt__objects_free_run() after the request is sent. */
+void *mt__objects_fill_run(struct mt_head *h, const struct mt_node *dest,
+                           struct Manta__RunTaskRequest *req);
+void mt__objects_free_run(void *run);
+/* The scheduler node holding s's biggest argument. RET false if none. */
+bool mt__objects_affinity(struct mt_head *h, const struct Manta__TaskSpec *s,
+                          uint32_t *handle);
+/* Fail every parked GetObject (shutdown). */
+void mt__objects_close(struct mt_head *h);
+void mt__h_register_objects(struct mt_rpc_call *call,
+                            const ProtobufCMessage *m, void *arg);
+void mt__h_release_objects(struct mt_rpc_call *call,
+                           const ProtobufCMessage *m, void *arg);
+void mt__h_get_object(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                      void *arg);
+void mt__h_list_objects(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                        void *arg);
 /* ---- rpc_watch.c ---- */
 
 /* t changed state (or has output: fd, data, len): tell its client watch.

@@ -74,6 +74,7 @@ static void task_free(struct mt_task *task)
     free(task->node_id);
     free(task->error);
     free(task->result);
+    free(task->deps);
     free(task);
 }
 

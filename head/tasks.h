@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ids.h"
+
 #define MT_TASK_MAGIC 0x7461736bu /* "task" */
 #define MT_TASK_OUTPUT_MAX (1u << 20)
 #define MT_TASK_KEEP_DONE 10000
@@ -49,6 +51,13 @@ struct mt_task_output {
 
 struct mt_task_watcher;
 
+/* A task's object arguments (rpc_objects.c): refs held until it ends. */
+struct mt_task_deps {
+    uint32_t n;                  /* ids below; one ref each */
+    uint32_t missing;            /* not READY yet (WAITING_FOR_ARGS) */
+    mt_object_id ids[];
+};
+
 /* A task. Guarded by: loop thread. */
 struct mt_task {
     uint32_t magic;              /* MT_TASK_MAGIC */
@@ -72,6 +81,9 @@ struct mt_task {
     char *error;
     uint8_t *result;             /* FINISHED function task's result */
     size_t result_len;
+    bool result_in_store;        /* the result is an object in a store */
+    uint64_t result_size;
+    struct mt_task_deps *deps;   /* NULL: no object arguments (owned) */
     int64_t submit_ms, start_ms, end_ms;   /* wall clock */
     struct mt_task_output *out_head, *out_tail;
     size_t out_bytes;

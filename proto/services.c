@@ -68,6 +68,18 @@ const struct mt_rpc_method mt_head_list_pgs =
     UNARY("HeadService", "ListPlacementGroups",
           manta__list_placement_groups_request,
           manta__list_placement_groups_reply);
+const struct mt_rpc_method mt_head_register_objects =
+    UNARY("HeadService", "RegisterObjects", manta__register_objects_request,
+          manta__register_objects_reply);
+const struct mt_rpc_method mt_head_release_objects =
+    UNARY("HeadService", "ReleaseObjects", manta__release_objects_request,
+          manta__release_objects_reply);
+const struct mt_rpc_method mt_head_get_object =
+    UNARY("HeadService", "GetObject", manta__get_object_request,
+          manta__get_object_reply);
+const struct mt_rpc_method mt_head_list_objects =
+    UNARY("HeadService", "ListObjects", manta__list_objects_request,
+          manta__list_objects_reply);
 
 const struct mt_rpc_method mt_worker_get_node_info =
     UNARY("WorkerService", "GetNodeInfo", manta__get_node_info_request,
@@ -87,3 +99,6 @@ const struct mt_rpc_method mt_worker_run_tasks =
 const struct mt_rpc_method mt_worker_stop_task =
     UNARY("WorkerService", "StopTask", manta__stop_task_request,
           manta__stop_task_reply);
+const struct mt_rpc_method mt_worker_delete_objects =
+    UNARY("WorkerService", "DeleteObjects", manta__delete_objects_request,
+          manta__delete_objects_reply);

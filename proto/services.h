@@ -27,6 +27,10 @@ extern const struct mt_rpc_method mt_head_create_pg;
 extern const struct mt_rpc_method mt_head_wait_pg;
 extern const struct mt_rpc_method mt_head_remove_pg;
 extern const struct mt_rpc_method mt_head_list_pgs;
+extern const struct mt_rpc_method mt_head_register_objects;
+extern const struct mt_rpc_method mt_head_release_objects;
+extern const struct mt_rpc_method mt_head_get_object;
+extern const struct mt_rpc_method mt_head_list_objects;
 
 /* WorkerService (proto/worker_service.proto) */
 extern const struct mt_rpc_method mt_worker_get_node_info;
@@ -35,5 +39,6 @@ extern const struct mt_rpc_method mt_worker_fetch_object;
 extern const struct mt_rpc_method mt_worker_run_task;
 extern const struct mt_rpc_method mt_worker_run_tasks;
 extern const struct mt_rpc_method mt_worker_stop_task;
+extern const struct mt_rpc_method mt_worker_delete_objects;
 
 #endif /* MT_SERVICES_H */

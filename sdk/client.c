@@ -99,6 +99,8 @@ void mt__status_release(struct mt__status *s)
     for (size_t i = 0; i < s->n_nodes; i++) {
         free(s->nodes[i].temp_dir);
         free(s->nodes[i].hostname);
+        free(s->nodes[i].node_id);
+        free(s->nodes[i].address);
     }
     for (size_t i = 0; i < s->n_total; i++)
         free(s->total[i].name);
@@ -117,6 +119,8 @@ void mt__req_free(struct mt__req *r)
     mt__rpc_submit_free(r->submit_msg);
     mt__task_unref(r->task);
     mt__status_release(&r->status);
+    if (r->obj_free)
+        r->obj_free(r->obj);
     mt__rpc_submit_free(r->unary_msg);
     mt__rpc_submit_free(r->unary_reply);
     free(r);
@@ -205,8 +209,11 @@ static void handle_stop(struct mt_client *c)
     c->closing = true;
     mt__rpc_stop_watches(c);
     uv_close((uv_handle_t *)&c->retry_timer, NULL);
+    uv_close((uv_handle_t *)&c->rel_timer, NULL);
     mt_rpc_channel_destroy(c->ch);
     c->ch = NULL;
+    mt_rpc_channel_destroy(c->worker_ch);
+    c->worker_ch = NULL;
     uv_stop(&c->loop);
 }
 
@@ -230,8 +237,10 @@ static void on_wake(uv_async_t *h)
         else
             mt__rpc_start(c, REQ_OF(n));
     }
-    if (!c->closing)
+    if (!c->closing) {
         mt__cw_pump(c);
+        mt__rel_kick(c);
+    }
 }
 
 static void *thread_main(void *arg)
@@ -324,6 +333,9 @@ static int setup_loop(struct mt_client *c)
     uv_timer_init(&c->loop, &c->retry_timer);
     c->retry_timer.data = c;
     c->timer_ready = true;
+    uv_timer_init(&c->loop, &c->rel_timer);
+    c->rel_timer.data = c;
+    c->rel_timer_ready = true;
     rc = mt_rpc_engine_create(&c->loop, &c->eng);
     if (rc < 0)
         return mt__set_error(NULL, rc, "cannot start gRPC: %s",
@@ -346,6 +358,8 @@ static void teardown_loop(struct mt_client *c)
         uv_close((uv_handle_t *)&c->wake, NULL);
     if (c->timer_ready)
         uv_close((uv_handle_t *)&c->retry_timer, NULL);
+    if (c->rel_timer_ready)
+        uv_close((uv_handle_t *)&c->rel_timer, NULL);
     if (c->loop_ready) {
         uv_run(&c->loop, UV_RUN_DEFAULT);
         uv_loop_close(&c->loop);
@@ -376,11 +390,98 @@ static struct mt_client *client_alloc(const char *dir, int rpc_ms)
     return c;
 }
 
+/* ---- live clients (for releases from mt_task_release) ------------------ */
+
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct mt_client **live;
+static size_t n_live, cap_live;
+
+static void live_add(struct mt_client *c)
+{
+    pthread_mutex_lock(&live_mu);
+    if (n_live == cap_live) {
+        size_t cap = cap_live ? 2 * cap_live : 8;
+        struct mt_client **v = realloc(live, cap * sizeof(*v));
+
+        if (!v) { /* releases from tasks of this client are skipped */
+            pthread_mutex_unlock(&live_mu);
+            return;
+        }
+        live = v;
+        cap_live = cap;
+    }
+    live[n_live++] = c;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_remove(struct mt_client *c)
+{
+    pthread_mutex_lock(&live_mu);
+    for (size_t i = 0; i < n_live; i++) {
+        if (live[i] == c) {
+            live[i] = live[--n_live];
+            break;
+        }
+    }
+    if (n_live == 0) {
+        free(live);
+        live = NULL;
+        cap_live = 0;
+    }
+    pthread_mutex_unlock(&live_mu);
+}
+
+void mt__client_post_release(struct mt_client *c, const mt_object_id *id)
+{
+    bool found = false, wake = false;
+
+    pthread_mutex_lock(&live_mu);
+    for (size_t i = 0; i < n_live && !found; i++)
+        found = live[i] == c;
+    if (found) {
+        pthread_mutex_lock(&c->mu);
+        if (!c->stopping && c->n_rel == c->cap_rel) {
+            size_t cap = c->cap_rel ? 2 * c->cap_rel : 64;
+            mt_object_id *v = realloc(c->rel_ids, cap * sizeof(*v));
+
+            if (v) {
+                c->rel_ids = v;
+                c->cap_rel = cap;
+            }
+        }
+        if (!c->stopping && c->n_rel < c->cap_rel) {
+            c->rel_ids[c->n_rel++] = *id;
+            /* The loop thread sends them in batches (mt__rel_kick). */
+            wake = c->n_rel == 1 || c->n_rel == MT__REL_BATCH;
+        }
+        pthread_mutex_unlock(&c->mu);
+        if (wake)
+            uv_async_send(&c->wake);
+    }
+    pthread_mutex_unlock(&live_mu);
+}
+
+/* Let queued releases reach the head before the channel goes (3 s at
+ * most). */
+static void flush_releases(struct mt_client *c)
+{
+    struct timespec dl = mt__deadline(3000);
+    int rc = 0;
+
+    pthread_mutex_lock(&c->mu);
+    while ((c->n_rel || c->rel_calls) && rc == 0)
+        rc = pthread_cond_timedwait(&c->cv, &c->mu, &dl);
+    pthread_mutex_unlock(&c->mu);
+}
+
 static void client_free(struct mt_client *c)
 {
     if (c->thread_started)
         uv_loop_close(&c->loop);
     mt__store_unref(c->store);
+    free(c->node_id);
+    free(c->worker_address);
+    free(c->rel_ids);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c->address);
@@ -467,6 +568,29 @@ static int find_store(struct mt_client *c, bool session,
     return 0;
 }
 
+/* The node whose store we use: the live node whose temp dir holds the
+ * store's socket. None found (a store given by path elsewhere) leaves
+ * node_id NULL: puts stay local. RET 0, -MT_ENOMEM. */
+static int find_node(struct mt_client *c, const struct mt__status *st)
+{
+    const char *slash = strrchr(c->store_path, '/');
+    size_t dlen = slash ? (size_t)(slash - c->store_path) : 0;
+
+    for (size_t i = 0; i < st->n_nodes; i++) {
+        const struct mt__node *n = &st->nodes[i];
+
+        if (!n->alive || strlen(n->temp_dir) != dlen ||
+            strncmp(n->temp_dir, c->store_path, dlen) != 0)
+            continue;
+        c->node_id = dup_str(n->node_id);
+        c->worker_address = dup_str(n->address);
+        if (!c->node_id || !c->worker_address)
+            return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+        return 0;
+    }
+    return 0;
+}
+
 static int start_thread(struct mt_client *c)
 {
     int rc = pthread_create(&c->thread, NULL, thread_main, c);
@@ -507,6 +631,8 @@ static int connect_cluster(struct mt_client *c, const mt_connect_opts *o,
         if (rc < 0)
             rc = mt__set_error(NULL, rc, "out of memory");
     }
+    if (rc == 0 && c->store)
+        rc = find_node(c, &st);
     mt__status_release(&st);
     return rc;
 }
@@ -548,6 +674,7 @@ int mt_client_connect(const char *address, const mt_connect_opts *opts,
         mt_client_disconnect(c);
         return mt__set_error(NULL, rc, "%s", why);
     }
+    live_add(c);
     *out = c;
     return 0;
 }
@@ -558,7 +685,9 @@ void mt_client_disconnect(mt_client_t *c)
 
     if (!c)
         return;
+    live_remove(c);
     if (c->thread_started) {
+        flush_releases(c);
         pthread_mutex_lock(&c->mu);
         c->stopping = true;
         mt__queue_push(&c->q, &c->stop_node);

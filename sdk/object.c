@@ -10,7 +10,15 @@
  * after mt_client_disconnect() until it is released.
  *
  * Ids are 20 random bytes from getrandom(2): two drivers never collide in
- * practice (2^160), and no coordination with the head is needed.
+ * practice (2^160), and no coordination with the head is needed to pick
+ * one. A put (not MT_PUT_EVICTABLE) is then registered with the head,
+ * which counts the driver's reference until mt_object_release().
+ *
+ * A get that misses the local store asks the head (GetObject): a small
+ * task result comes back inline and is returned in a heap copy; anything
+ * else is pulled to this node by the local worker (FetchObject from each
+ * holder in turn) and then mapped like a local object. A task result not
+ * produced yet makes the head hold the call until it is, or the timeout.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -97,6 +105,17 @@ static int put(mt_client_t *c, const void *data, size_t size, uint32_t flags,
     if (rc < 0)
         return mt__set_error(c, rc, "put of %zu bytes as %s failed: %s", size,
                              mt_object_id_hex(&id, hex), mt_strerror(rc));
+    if (!(flags & MT_PUT_EVICTABLE) && c->node_id) {
+        rc = mt__obj_register(c, &id, size);
+        if (rc < 0) {
+            char why[256];
+
+            snprintf(why, sizeof(why), "%s", mt_client_last_error(c));
+            mt_objc_delete(c->store->objc, &id);
+            return mt__set_error(c, rc, "put of %s: the head did not register "
+                                 "it: %s", mt_object_id_hex(&id, hex), why);
+        }
+    }
     *out_id = id;
     return 0;
 }
@@ -134,29 +153,100 @@ int mt_put_tensor(mt_client_t *c, const void *data, size_t size,
 
 /* ---- get ----------------------------------------------------------------- */
 
-int mt_get(mt_client_t *c, const mt_object_id *id, int timeout_ms,
-           mt_buffer_t **out)
+/* An inline value as a buffer (heap copy; no store behind it). */
+static int inline_buffer(mt_client_t *c, const mt_object_id *id,
+                         struct mt__located *l, mt_buffer_t **out)
 {
-    char hex[MT_OBJECT_ID_HEX_SIZE];
+    struct mt_buffer *b = calloc(1, sizeof(*b));
+    void *p = NULL;
+
+    /* 64-byte aligned like a store mapping. */
+    if (!b || posix_memalign(&p, 64, l->size ? l->size : 1) != 0) {
+        free(b);
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    }
+    if (l->size)
+        memcpy(p, l->data, l->size);
+    b->id = *id;
+    b->owned = p;
+    b->data = p;
+    b->size = l->size;
+    *out = b;
+    return 0;
+}
+
+/* The object's state says it has no value. RET the error (recorded). */
+static int no_value(mt_client_t *c, const char *hex,
+                    const struct mt__located *l)
+{
+    if (l->state == 4) /* FAILED */
+        return mt__set_error(c, -MT_ETASKFAILED, "object %s has no value "
+                             "(%s)", hex, l->error);
+    if (l->state == 3) /* LOST */
+        return mt__set_error(c, -MT_EWORKERDIED, "object %s: %s", hex,
+                             l->error);
+    return mt__set_error(c, -MT_ETIMEDOUT, "object %s is still pending "
+                         "(its task has not finished)", hex);
+}
+
+/* Ask the head; pull a copy here. RET 0 (inline: *out set; else the
+ * object is now local), 1 (unknown to the head), -MT_E* (recorded). */
+static int get_remote(mt_client_t *c, const mt_object_id *id, int timeout_ms,
+                      mt_buffer_t **out)
+{
+    char hex[MT_OBJECT_ID_HEX_SIZE], last[256] = "no node holds a copy";
+    struct mt__located l;
+    int rc;
+
+    mt_object_id_hex(id, hex);
+    rc = mt__obj_locate(c, id, timeout_ms < 0 ? 60000 : timeout_ms, &l);
+    while (rc == -MT_ETIMEDOUT && timeout_ms < 0)
+        rc = mt__obj_locate(c, id, 60000, &l);
+    if (rc == -MT_ENOENT)
+        return 1;
+    if (rc < 0)
+        return rc;
+    if (l.state != 2) { /* READY */
+        rc = no_value(c, hex, &l);
+    } else if (l.is_inline) {
+        rc = inline_buffer(c, id, &l, out);
+    } else if (!c->store || !c->worker_address) {
+        rc = c->store ? mt__set_error(c, -MT_EUNAVAIL, "object %s is on "
+                                      "another node and this client knows "
+                                      "no worker to pull it", hex)
+                      : no_store(c);
+    } else {
+        rc = -MT_EIO;
+        for (size_t i = 0; i < l.n_holders && rc < 0; i++) {
+            rc = mt__obj_fetch(c, id, l.holders[i],
+                               timeout_ms > 0 ? timeout_ms : 120000);
+            if (rc < 0)
+                snprintf(last, sizeof(last), "%s", mt_client_last_error(c));
+        }
+        if (rc < 0)
+            rc = mt__set_error(c, rc == -MT_ETIMEDOUT ? rc : -MT_EIO,
+                               "object %s could not be pulled to this node: "
+                               "%s", hex, last);
+    }
+    mt__located_release(&l);
+    return rc;
+}
+
+/* Map id from the local store into a new buffer. RET 0 or -MT_E*. */
+static int get_local(mt_client_t *c, const mt_object_id *id, int timeout_ms,
+                     mt_buffer_t **out)
+{
     struct mt_objc_buf ob;
     struct mt_buffer *b;
     int rc;
 
-    if (out)
-        *out = NULL;
-    if (!check_client(c) || !id || !out)
-        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
-                             "invalid client, id or out");
-    if (!c->store)
-        return no_store(c);
     b = calloc(1, sizeof(*b));
     if (!b)
-        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+        return -MT_ENOMEM;
     rc = mt_objc_get(c->store->objc, id, timeout_ms, &ob);
     if (rc < 0) {
         free(b);
-        return mt__set_error(c, rc, "get of %s failed: %s",
-                             mt_object_id_hex(id, hex), mt_strerror(rc));
+        return rc;
     }
     atomic_fetch_add(&c->store->refs, 1);
     b->store = c->store;
@@ -175,12 +265,69 @@ int mt_get(mt_client_t *c, const mt_object_id *id, int timeout_ms,
     return 0;
 }
 
+int mt_get(mt_client_t *c, const mt_object_id *id, int timeout_ms,
+           mt_buffer_t **out)
+{
+    char hex[MT_OBJECT_ID_HEX_SIZE];
+    int rc = -MT_ENOENT;
+
+    if (out)
+        *out = NULL;
+    if (!check_client(c) || !id || !out)
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client, id or out");
+    mt_object_id_hex(id, hex);
+    if (c->store) {
+        rc = get_local(c, id, 0, out);
+        if (rc == 0)
+            return 0;
+    }
+    if (rc == -MT_ENOENT) {
+        rc = get_remote(c, id, timeout_ms, out);
+        if (rc == 0 && *out)
+            return 0;
+        if (rc == 0) /* pulled here */
+            rc = get_local(c, id, 0, out);
+        else if (rc == 1 && !c->store)
+            return mt__set_error(c, -MT_ENOENT, "object %s is unknown to the "
+                                 "head (never put, or already released)",
+                                 hex);
+        else if (rc == 1) /* unknown: maybe a local put to come */
+            rc = timeout_ms == 0 ? -MT_ENOENT
+                                 : get_local(c, id, timeout_ms, out);
+        else
+            return rc; /* recorded */
+    }
+    if (rc == 0)
+        return 0;
+    if (rc == -MT_ENOENT || rc == -MT_ETIMEDOUT)
+        return mt__set_error(c, rc, "get of %s failed: %s: the object is "
+                             "unknown to the head (never put, or already "
+                             "released) and not in this node's store", hex,
+                             mt_strerror(rc));
+    return mt__set_error(c, rc, "get of %s failed: %s", hex,
+                         mt_strerror(rc));
+}
+
+int mt_object_release(mt_client_t *c, const mt_object_id *ids, size_t n)
+{
+    if (!check_client(c) || (n && !ids))
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or ids");
+    if (n == 0)
+        return 0;
+    return mt__obj_release(c, ids, n);
+}
+
 void mt_buffer_release(mt_buffer_t *b)
 {
     if (!b)
         return;
-    mt_objc_release(b->store->objc, &b->id);
-    mt__store_unref(b->store);
+    if (b->store) {
+        mt_objc_release(b->store->objc, &b->id);
+        mt__store_unref(b->store);
+    }
+    free(b->owned);
     free(b);
 }
 

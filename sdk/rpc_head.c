@@ -202,6 +202,7 @@ int mt__rpc_submit_fn_build(const char *function, const void *const *args,
     s->argv = NULL;
     s->n_argv = 0;
     s->kind = MANTA__TASK_KIND__TASK_KIND_FUNCTION;
+    s->hold_result = 1; /* released with the task (mt_task_release) */
     s->function = dup_str(function);
     s->args = calloc(nargs + 1, sizeof(*s->args));
     s->code_path = calloc(o->n_code_path + 1, sizeof(*s->code_path));
@@ -289,7 +290,9 @@ static int copy_status(const Manta__GetClusterStatusReply *m,
         n->alive = ni->state == MANTA__NODE_STATE__NODE_STATE_ALIVE;
         n->temp_dir = dup_str(ni->temp_dir);
         n->hostname = dup_str(ni->hostname);
-        if (!n->temp_dir || !n->hostname) {
+        n->node_id = dup_str(ni->node_id);
+        n->address = dup_str(ni->address);
+        if (!n->temp_dir || !n->hostname || !n->node_id || !n->address) {
             s->n_nodes++;
             return -MT_ENOMEM;
         }
@@ -518,6 +521,9 @@ void mt__rpc_start(struct mt_client *c, struct mt__req *r)
         break;
     case MT__REQ_CANCEL:
         rc = start_cancel(r);
+        break;
+    case MT__REQ_OBJECT:
+        rc = r->obj_start ? r->obj_start(r) : -MT_EINVAL;
         break;
     case MT__REQ_UNARY:
         rc = start_unary(r);

@@ -116,6 +116,7 @@ struct mt_task {
     struct mt__outbuf out;
     struct mt__outbuf err;
     uint8_t *value;           /* FINISHED function task's result (owned) */
+    bool holds_result;        /* we hold a ref on its result object */
     size_t value_len;
     uint64_t tag;             /* the client watch's key for it; 0: none */
     atomic_bool settled;      /* id known, or ended/lost without one:
@@ -135,6 +136,7 @@ enum mt__req_kind {
     MT__REQ_STATUS = 1, /* GetClusterStatus */
     MT__REQ_SUBMIT,     /* SubmitTask, then watch */
     MT__REQ_CANCEL,     /* CancelTask */
+    MT__REQ_OBJECT,     /* an object call (rpc_objects.c): r->obj_start */
     MT__REQ_UNARY,      /* any other unary head call (see mt__req_unary) */
     MT__REQ_CW_OPEN,    /* open the client watch (rpc_batch.c) */
     MT__REQ_SUBMIT_ASYNC, /* posted, not waited for: a task to batch */
@@ -158,6 +160,8 @@ struct mt__tagmap {
 struct mt__node {
     char *temp_dir;
     char *hostname;
+    char *node_id;
+    char *address;             /* the worker's host:port */
     bool alive;
 };
 
@@ -190,6 +194,11 @@ struct mt__req {
     bool force;
     /* STATUS out: */
     struct mt__status status;
+    /* OBJECT: started by obj_start on the loop thread; obj owned by the
+     * request, freed with obj_free */
+    int (*obj_start)(struct mt__req *r);
+    void *obj;
+    void (*obj_free)(void *obj);
     /* UNARY in: the method and an owned request; out: an owned reply */
     const struct mt_rpc_method *method;
     void *unary_msg;           /* ProtobufCMessage, from mt__msg_copy */
@@ -204,7 +213,8 @@ struct mt__store {
 };
 
 struct mt_buffer {
-    struct mt__store *store;  /* one ref */
+    struct mt__store *store;  /* one ref; NULL for an inline value */
+    uint8_t *owned;           /* an inline value's heap copy, or NULL */
     mt_object_id id;
     const uint8_t *data;
     size_t size;
@@ -226,12 +236,17 @@ struct mt_client {
     struct mt__store *store;  /* NULL when none */
     char *store_path;
     char store_why[256];      /* why there is none */
+    char *node_id;            /* the node whose store that is; NULL: none */
+    char *worker_address;     /* its worker (FetchObject); NULL: none */
     /* Cross-thread state, guarded by mu: */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct mt__queue q;       /* struct mt__req waiting for the loop */
     bool stopping;            /* stop queued: refuse new requests */
     struct mt__qnode stop_node; /* queued by disconnect */
+    mt_object_id *rel_ids;    /* task results to release (batched) */
+    size_t n_rel, cap_rel;
+    int rel_calls;            /* ReleaseObjects calls running */
     /* Loop thread only: */
     pthread_t thread;
     bool thread_started;
@@ -241,9 +256,13 @@ struct mt_client {
     uv_loop_t loop;
     uv_async_t wake;
     uv_timer_t retry_timer;   /* reopens broken watches */
+    uv_timer_t rel_timer;     /* sends batched releases */
+    bool rel_timer_ready;
+    bool rel_armed;
     struct mt_task *retry_head, *retry_tail; /* watches to reopen */
     struct mt_rpc_engine *eng;
     struct mt_rpc_channel *ch;
+    struct mt_rpc_channel *worker_ch; /* to worker_address, on first use */
     bool closing;             /* STOP handled */
     size_t n_watches;         /* streams open */
     size_t n_calls;           /* unary calls in flight */
@@ -425,8 +444,59 @@ void mt__rpc_watch(struct mt_client *c, struct mt_task *t);
 /* Loop thread: cancel every watch, drop queued ones (shutdown). */
 void mt__rpc_stop_watches(struct mt_client *c);
 
+/* mt__client_post_release - queue ReleaseObjects for id on c without
+ * waiting, if c is still connected (c may be a dangling pointer: it is
+ * only used when found among the live clients). THREAD any. */
+void mt__client_post_release(struct mt_client *c, const mt_object_id *id);
+
 /* ---- object.c -- */
 
 void mt__store_unref(struct mt__store *s);
+
+/* ---- rpc_objects.c (object calls; protobuf stays there) -- */
+
+/* Where an object is, as the head's GetObject says. Owned strings. */
+struct mt__located {
+    int state;                 /* proto ObjectState */
+    uint64_t size;
+    bool is_inline;
+    uint8_t *data;             /* is_inline (owned) */
+    char **holders;            /* worker addresses (owned) */
+    size_t n_holders;
+    char error[256];
+};
+
+void mt__located_release(struct mt__located *l);
+
+/* RegisterObjects of one put on c's node. RET 0 or -MT_E* (recorded). */
+int mt__obj_register(struct mt_client *c, const mt_object_id *id,
+                     uint64_t size);
+
+/* ReleaseObjects. RET 0, -MT_ENOENT (some unknown), or -MT_E* (recorded). */
+int mt__obj_release(struct mt_client *c, const mt_object_id *ids, size_t n);
+
+#define MT__REL_BATCH 256     /* releases sent at once when this many */
+#define MT__REL_DELAY_MS 20   /* else this long after the first */
+
+/* Loop thread: send the batched releases now (MT__REL_BATCH queued, or
+ * the client is stopping) or arm rel_timer for them. */
+void mt__rel_kick(struct mt_client *c);
+
+/* Loop thread: rel_timer fired: send what is queued. */
+void mt__rel_timer_cb(uv_timer_t *t);
+
+/* GetObject: wait up to timeout_ms (>= 0) while PENDING; ask to record a
+ * copy at c's worker. RET 0, -MT_ENOENT (unknown), -MT_E* (recorded). */
+int mt__obj_locate(struct mt_client *c, const mt_object_id *id,
+                   int timeout_ms, struct mt__located *out);
+
+/* FetchObject on c's worker from holder. RET 0 or -MT_E* (recorded). */
+int mt__obj_fetch(struct mt_client *c, const mt_object_id *id,
+                  const char *holder, int timeout_ms);
+
+/* A SubmitTaskRequest for a function task with mt_arg arguments. */
+int mt__rpc_submit_args_build(const char *function, const mt_arg *args,
+                              size_t nargs, const struct mt_task_opts *o,
+                              void **out);
 
 #endif /* MT_SDK_INT_H */

@@ -41,11 +41,6 @@ void mt__task_unref(struct mt_task *t)
     free(t);
 }
 
-void mt_task_release(mt_task_t *t)
-{
-    mt__task_unref(t);
-}
-
 /*
  * Wait until t has its id (a batched submit learns it from the head's
  * reply) or has ended without one. RET true when it has one.
@@ -67,6 +62,27 @@ static bool wait_id(struct mt_task *t)
     known = t->id[0] != '\0';
     pthread_mutex_unlock(&c->mu);
     return known;
+}
+
+void mt_task_release(mt_task_t *t)
+{
+    mt_object_id id;
+
+    /* Drop our reference on the result object (a batched submit may still
+     * be learning the task's id: wait for it). */
+    if (t && t->magic == MT_SDK_TASK_MAGIC && t->holds_result &&
+        (!t->tag || wait_id(t)) && mt_object_id_for_task(t->id, &id) == 0)
+        mt__client_post_release(t->client, &id);
+    mt__task_unref(t);
+}
+
+int mt_task_result_ref(const mt_task_t *t, mt_object_id *out)
+{
+    if (!t || t->magic != MT_SDK_TASK_MAGIC || !out || !t->holds_result ||
+        (t->tag && !wait_id((struct mt_task *)t)) ||
+        mt_object_id_for_task(t->id, out) < 0)
+        return -MT_EINVAL;
+    return 0;
 }
 
 const char *mt_task_id(const mt_task_t *t)
@@ -174,6 +190,52 @@ static int build_function(const struct mt_task_opts *o, void *arg, void **msg)
                                    o, msg);
 }
 
+struct args_build {
+    const char *function;
+    const mt_arg *args;
+    size_t nargs;
+};
+
+static int build_function_args(const struct mt_task_opts *o, void *arg,
+                               void **msg)
+{
+    const struct args_build *a = arg;
+
+    return mt__rpc_submit_args_build(a->function, a->args, a->nargs, o, msg);
+}
+
+int mt_submit_function_args(mt_client_t *c, const char *function,
+                            const mt_arg *args, size_t nargs,
+                            const mt_task_opts_t *opts, mt_task_t **out)
+{
+    struct args_build a = {function, args, nargs};
+    size_t bytes = 0;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!check_client(c) || !out || !function || !*function ||
+        (nargs && !args))
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client, function, args or out");
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].kind != MT_ARG_VALUE && args[i].kind != MT_ARG_REF)
+            return mt__set_error(c, -MT_EINVAL, "argument %zu: kind must be "
+                                 "MT_ARG_VALUE or MT_ARG_REF", i);
+        if (args[i].kind == MT_ARG_VALUE && args[i].size && !args[i].data)
+            return mt__set_error(c, -MT_EINVAL, "argument %zu: no data", i);
+        bytes += args[i].kind == MT_ARG_VALUE ? args[i].size : 0;
+    }
+    if (bytes > (16u << 20))
+        return mt__set_error(c, -MT_EINVAL, "arguments by value larger than "
+                             "16 MiB: put them in the object store and pass "
+                             "refs");
+    rc = submit_with(c, opts, out, build_function_args, &a);
+    if (rc == 0)
+        (*out)->holds_result = true;
+    return rc;
+}
+
 int mt_submit_function(mt_client_t *c, const char *function,
                        const void *const *args, const size_t *sizes,
                        size_t nargs, const mt_task_opts_t *opts,
@@ -194,7 +256,11 @@ int mt_submit_function(mt_client_t *c, const char *function,
     for (size_t i = 0; i < nargs; i++)
         if (sizes[i] && !args[i])
             return mt__set_error(c, -MT_EINVAL, "argument %zu is NULL", i);
-    return submit_with(c, opts, out, build_function, &f);
+    int rc = submit_with(c, opts, out, build_function, &f);
+
+    if (rc == 0)
+        (*out)->holds_result = true; /* released by mt_task_release */
+    return rc;
 }
 
 /* ---- results ------------------------------------------------------------- */

@@ -81,6 +81,13 @@ int mt_exec_request_encode(const struct mt_exec_request *r, uint8_t **frame,
         return -MT_EINVAL;
     n += env;
     n += args + 4 * (size_t)r->nargs;
+    if (r->n_refs > r->nargs || !str_ok(r->store_socket, MT_EXEC_MAX_SOCKET))
+        return -MT_EINVAL;
+    for (uint32_t i = 0; i < r->n_refs; i++)
+        if (r->refs[i].index >= r->nargs)
+            return -MT_EINVAL;
+    n += 4 + (size_t)r->n_refs * (4 + 4 + 20) + 4 + 4;
+    n += r->store_socket ? strlen(r->store_socket) : 0;
     frame_start(&w, n, MT_EXEC_REQUEST);
     put_u32(&w, r->attempt);
     put_str(&w, r->task_id);
@@ -94,6 +101,13 @@ int mt_exec_request_encode(const struct mt_exec_request *r, uint8_t **frame,
     put_u32(&w, r->nargs);
     for (uint32_t i = 0; i < r->nargs; i++)
         put_bytes(&w, r->args[i].data, r->args[i].size);
+    put_u32(&w, r->n_refs);
+    for (uint32_t i = 0; i < r->n_refs; i++) {
+        put_u32(&w, r->refs[i].index);
+        put_bytes(&w, r->refs[i].id, 20);
+    }
+    put_str(&w, r->store_socket);
+    put_u32(&w, r->store_results);
     *frame = w.p;
     *len = w.len;
     return 0;
@@ -107,10 +121,12 @@ int mt_exec_reply_encode(const struct mt_exec_reply *r, uint8_t **frame,
 
     if (r->result.size > MT_EXEC_MAX_RESULT || elen > MT_EXEC_MAX_ERROR)
         return -MT_EINVAL;
-    frame_start(&w, 12 + r->result.size + elen, MT_EXEC_REPLY);
+    frame_start(&w, 20 + r->result.size + elen, MT_EXEC_REPLY);
     put_u32(&w, r->status);
     put_bytes(&w, r->result.data, r->result.size);
     put_str(&w, r->error);
+    put_u32(&w, (uint32_t)r->stored);
+    put_u32(&w, (uint32_t)(r->stored >> 32));
     *frame = w.p;
     *len = w.len;
     return 0;
@@ -219,6 +235,27 @@ int mt_exec_request_decode(const uint8_t *p, size_t n,
         r->args[i] = get_blob(&rb, MT_EXEC_MAX_ARG_BYTES);
         args += r->args[i].size;
     }
+    if (rb.bad)
+        goto out_bad;
+    if (rb.left == 0) /* no object fields (a sender that has none) */
+        return args > MT_EXEC_MAX_ARG_BYTES ? (mt_exec_request_release(r),
+                                               -MT_EPROTO)
+                                            : 0;
+    r->n_refs = get_u32(&rb);
+    if (rb.bad || r->n_refs > r->nargs || r->n_refs > rb.left / 28)
+        goto out_bad;
+    r->refs = mt_xcalloc(r->n_refs + 1, sizeof(*r->refs));
+    for (uint32_t i = 0; i < r->n_refs && !rb.bad; i++) {
+        struct mt_exec_blob id;
+
+        r->refs[i].index = get_u32(&rb);
+        id = get_blob(&rb, 20);
+        if (rb.bad || id.size != 20 || r->refs[i].index >= r->nargs)
+            goto out_bad;
+        memcpy(r->refs[i].id, id.data, 20);
+    }
+    r->store_socket = get_str(&rb, MT_EXEC_MAX_SOCKET);
+    r->store_results = get_u32(&rb);
     if (rb.bad || rb.left != 0 || args > MT_EXEC_MAX_ARG_BYTES)
         goto out_bad;
     return 0;
@@ -236,6 +273,10 @@ int mt_exec_reply_decode(const uint8_t *p, size_t n, struct mt_exec_reply *r)
     r->status = get_u32(&rb);
     r->result = get_blob(&rb, MT_EXEC_MAX_RESULT);
     r->error = get_str(&rb, MT_EXEC_MAX_ERROR);
+    if (rb.left) { /* optional: absent from senders without a store */
+        r->stored = get_u32(&rb);
+        r->stored |= (uint64_t)get_u32(&rb) << 32;
+    }
     if (rb.bad || rb.left != 0 || r->status > MT_EXEC_BAD_REQUEST) {
         mt_exec_reply_release(r);
         return -MT_EPROTO;
@@ -254,6 +295,8 @@ void mt_exec_request_release(struct mt_exec_request *r)
         free(r->env[i]);
     free(r->env);
     free(r->args);
+    free(r->refs);
+    free(r->store_socket);
     memset(r, 0, sizeof(*r));
 }
 

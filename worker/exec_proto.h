@@ -17,8 +17,17 @@
  * that many bytes (str: no NUL inside, no terminator on the wire):
  *   REQUEST  u32 attempt, str task_id, str function, u32 n_code_path,
  *            n_code_path x str, u32 n_env, n_env x str ("K=V", set for
- *            the call and undone after), u32 nargs, nargs x blob
- *   REPLY    u32 status, blob result, str error
+ *            the call and undone after), u32 nargs, nargs x blob,
+ *            then (object arguments) u32 n_refs, n_refs x (u32 index,
+ *            blob id of 20 bytes): argument index is that object of the
+ *            node's store (its blob is empty), str store_socket ("" =
+ *            no store), u32 store_results (1: a result over
+ *            MT_EXEC_INLINE_MAX goes to the store); the object fields may be
+ *            left out together
+ *   REPLY    u32 status, blob result, str error, u32 stored_lo,
+ *            u32 stored_hi: a result of that many bytes was put in the
+ *            store under the task's result id (result then empty);
+ *            stored_lo/hi may be left out together (0)
  * Anything else (bad magic, type or length, a field past the end, bytes
  * left over, a limit exceeded) is malformed: the reader drops the peer
  * (the executor exits; the worker kills the executor).
@@ -47,6 +56,8 @@
 #define MT_EXEC_MAX_ARG_BYTES (16u << 20) /* all arguments together */
 #define MT_EXEC_MAX_RESULT (8u << 20)    /* inline result limit */
 #define MT_EXEC_MAX_ERROR 4096
+#define MT_EXEC_INLINE_MAX (100u << 10)  /* bigger results go to the store */
+#define MT_EXEC_MAX_SOCKET 4096
 #define MT_EXEC_MAX_REQUEST (MT_EXEC_MAX_ARG_BYTES + (2u << 20))
 #define MT_EXEC_MAX_REPLY (MT_EXEC_MAX_RESULT + MT_EXEC_MAX_ERROR + 64)
 
@@ -69,6 +80,12 @@ struct mt_exec_blob {
     uint32_t size;
 };
 
+/* An argument that is an object of the node's store. */
+struct mt_exec_ref {
+    uint32_t index;              /* < nargs */
+    uint8_t id[20];
+};
+
 /*
  * A request. For encoding every pointer is borrowed from the caller. A
  * decoded request owns its strings and arrays (free with
@@ -85,6 +102,10 @@ struct mt_exec_request {
     char **env;                  /* "K=V" */
     uint32_t nargs;
     struct mt_exec_blob *args;
+    uint32_t n_refs;             /* object arguments, in the store */
+    struct mt_exec_ref *refs;
+    char *store_socket;          /* NULL or "": no store */
+    uint32_t store_results;      /* 1: big results go to the store */
 };
 
 /* A reply; ownership as for requests (result points into the payload). */
@@ -92,6 +113,7 @@ struct mt_exec_reply {
     uint32_t status;             /* enum mt_exec_status */
     struct mt_exec_blob result;
     char *error;                 /* "" when none */
+    uint64_t stored;             /* > 0: result put in the store */
 };
 
 /* ---- frames -------------------------------------------------------------- */

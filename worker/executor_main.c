@@ -42,7 +42,10 @@
 
 #include "manta/function.h"
 #include "common/alloc.h"
+#include "common/error.h"
+#include "common/ids.h"
 #include "common/strbuf.h"
+#include "objstore/client.h"
 #include "worker/exec_proto.h"
 
 #define MAX_LIBS 1024
@@ -318,14 +321,130 @@ static void env_pop(const struct mt_exec_request *r, char **undo)
     free(undo);
 }
 
+/* ---- objects: arguments mapped from the store, big results put there ---- */
+
+static struct mt_objc *store;      /* connected on first use */
+static char *store_path;
+
+/* RET the store client for path, or NULL (err says why). */
+static struct mt_objc *store_for(const char *path, char **err)
+{
+    int rc;
+
+    if (store && strcmp(store_path, path) == 0)
+        return store;
+    if (store) {
+        mt_objc_disconnect(store);
+        free(store_path);
+        store = NULL;
+    }
+    rc = mt_objc_connect(path, NULL, &store);
+    if (rc < 0) {
+        *err = mt_xasprintf("cannot connect to the object store at %s: %s",
+                            path, mt_strerror(rc));
+        store = NULL;
+        return NULL;
+    }
+    store_path = mt_xstrdup(path);
+    return store;
+}
+
+/* Map every object argument into args (zero-copy, pinned). RET the number
+ * pinned; on failure *err is set and what was pinned is released. */
+static uint32_t map_refs(const struct mt_exec_request *r,
+                         struct mt_fn_arg *args, char **err)
+{
+    char hex[MT_OBJECT_ID_HEX_LEN + 1];
+    struct mt_objc_buf ob;
+    mt_object_id id;
+    uint32_t i;
+    int rc;
+
+    if (r->n_refs == 0)
+        return 0;
+    if (!r->store_socket || !*r->store_socket) {
+        *err = mt_xstrdup("object arguments but no object store");
+        return 0;
+    }
+    if (!store_for(r->store_socket, err))
+        return 0;
+    for (i = 0; i < r->n_refs; i++) {
+        memcpy(id.b, r->refs[i].id, sizeof(id.b));
+        rc = mt_objc_get(store, &id, 0, &ob);
+        if (rc < 0) {
+            *err = mt_xasprintf("argument %u: object %s is not in this "
+                                "node's store: %s", r->refs[i].index,
+                                mt_object_id_hex(&id, hex), mt_strerror(rc));
+            break;
+        }
+        args[r->refs[i].index].data = ob.info.data_size ? ob.data : NULL;
+        args[r->refs[i].index].size = ob.info.data_size;
+    }
+    if (i < r->n_refs) {
+        while (i-- > 0) {
+            memcpy(id.b, r->refs[i].id, sizeof(id.b));
+            mt_objc_release(store, &id);
+        }
+        return 0;
+    }
+    return r->n_refs;
+}
+
+/* Unpin the arguments now (not deferred): an object whose last reference
+ * goes with this task is then freed at once when the head deletes it. */
+static void unmap_refs(const struct mt_exec_request *r, uint32_t n)
+{
+    mt_object_id id;
+
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(id.b, r->refs[i].id, sizeof(id.b));
+        mt_objc_release(store, &id);
+    }
+    if (n)
+        mt_objc_flush(store);
+}
+
+/* Put a big result in the store under the task's result id. RET NULL or
+ * the error (owned). */
+static char *store_result(const struct mt_exec_request *r,
+                          const struct mt_fn_call *call)
+{
+    mt_object_id id;
+    char *err = NULL;
+    int rc;
+
+    if (mt_object_id_for_task(r->task_id, &id) < 0)
+        return mt_xasprintf("task id %s has no result object id", r->task_id);
+    if (!store_for(r->store_socket, &err))
+        return err;
+    rc = mt_objc_put(store, &id, call->result, call->result_size, NULL, 0, 0,
+                     NULL);
+    if (rc == -MT_EEXIST) /* an earlier attempt put it already */
+        rc = 0;
+    if (rc < 0)
+        return mt_xasprintf("cannot put the result of %llu bytes in the "
+                            "object store: %s",
+                            (unsigned long long)call->result_size,
+                            mt_strerror(rc));
+    return NULL;
+}
+
+static bool result_to_store(const struct mt_exec_request *r,
+                            const struct mt_fn_call *call)
+{
+    return call->result && call->result_size > MT_EXEC_INLINE_MAX &&
+           r->store_results && r->store_socket && *r->store_socket;
+}
+
 static void run(const struct mt_exec_request *r, int fd)
 {
-    struct mt_exec_reply rep = {MT_EXEC_OK, {NULL, 0}, NULL};
+    struct mt_exec_reply rep = {MT_EXEC_OK, {NULL, 0}, NULL, 0};
     struct mt_fn_call call;
     struct mt_fn_arg *args;
     char *err = NULL, **undo;
     uint8_t *frame;
     size_t len;
+    uint32_t mapped = 0;
     mt_fn f;
     int rc;
 
@@ -337,12 +456,21 @@ static void run(const struct mt_exec_request *r, int fd)
             args[i].data = r->args[i].size ? r->args[i].data : NULL;
             args[i].size = r->args[i].size;
         }
+        mapped = map_refs(r, args, &err);
+        if (err) {
+            rep.status = MT_EXEC_FAILED;
+            free(args);
+            f = NULL;
+        }
+    }
+    if (f) {
         call.abi_version = MT_FN_ABI_VERSION;
         call.nargs = r->nargs;
         call.args = args;
         undo = env_push(r);
         rc = f(&call);
         env_pop(r, undo);
+        unmap_refs(r, mapped);
         call.error[sizeof(call.error) - 1] = '\0';
         free(args);
         if (rc != 0) {
@@ -350,6 +478,12 @@ static void run(const struct mt_exec_request *r, int fd)
             err = call.error[0] ? mt_xstrdup(call.error)
                                 : mt_xasprintf("function '%s' returned %d",
                                                r->function, rc);
+        } else if (result_to_store(r, &call)) {
+            err = store_result(r, &call);
+            if (err)
+                rep.status = MT_EXEC_FAILED;
+            else
+                rep.stored = call.result_size;
         } else if (call.result_size > MT_EXEC_MAX_RESULT) {
             rep.status = MT_EXEC_TOO_BIG;
             err = mt_xasprintf("result of %llu bytes exceeds the 8 MiB "

@@ -324,6 +324,7 @@ static void on_reply(struct mt_executor *ex, const uint8_t *pl, size_t n)
     o.end = r.status == MT_EXEC_OK ? MT_EXEC_END_OK : MT_EXEC_END_FAILED;
     o.result = r.result.data;
     o.result_size = r.result.size;
+    o.stored = r.stored;
     o.error = r.error;
     j->on_end(j, &o);
     mt_exec_reply_release(&r);

@@ -50,6 +50,8 @@ struct mt_exec_outcome {
     size_t result_size;
     const char *error;         /* "" for END_OK */
     bool system_failure;       /* END_DIED: the head may retry it */
+    uint64_t stored;           /* END_OK: a result of this many bytes was
+                                  put in the store (result then empty) */
 };
 
 /* A function task to run. Owned by the caller, which keeps it (and what

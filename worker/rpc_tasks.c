@@ -50,6 +50,53 @@ static enum mt_run_kind kind_from_pb(Manta__TaskKind k)
     }
 }
 
+/* The object arguments: one per non-empty arg_refs entry of the spec,
+ * checked against it. RET NULL or why they are unusable. */
+static const char *refs_from_pb(const Manta__RunTaskRequest *req,
+                                struct mt_run_spec *s)
+{
+    const Manta__TaskSpec *p = req->spec;
+    size_t want = 0;
+
+    for (size_t i = 0; i < p->n_arg_refs; i++)
+        want += p->arg_refs[i].len ? 1 : 0;
+    if (p->n_arg_refs && p->n_arg_refs != p->n_args)
+        return "arg_refs must have one entry per argument";
+    if (req->n_object_args != want)
+        return "an object argument was not resolved by the head (released "
+               "or unknown)";
+    s->refs = mt_xcalloc(want + 1, sizeof(*s->refs));
+    for (size_t i = 0; i < want; i++) {
+        const Manta__ObjectArg *a = req->object_args[i];
+        struct mt_run_ref *r = &s->refs[s->nrefs++];
+
+        if (a->index >= p->n_args || a->object_id.len != MT_OBJECT_ID_LEN ||
+            p->arg_refs[a->index].len != MT_OBJECT_ID_LEN ||
+            memcmp(p->arg_refs[a->index].data, a->object_id.data,
+                   MT_OBJECT_ID_LEN) != 0)
+            return "object argument does not match the spec's arg_refs";
+        if (a->is_inline && a->inline_data.len > MT_EXEC_MAX_ARG_BYTES)
+            return "inline object argument too large";
+        r->index = a->index;
+        memcpy(r->id.b, a->object_id.data, MT_OBJECT_ID_LEN);
+        r->size = a->size;
+        r->is_inline = a->is_inline;
+        if (a->is_inline) {
+            r->size = a->inline_data.len;
+            r->data = mt_xmalloc(r->size ? r->size : 1);
+            if (r->size)
+                memcpy(r->data, a->inline_data.data, r->size);
+        }
+        for (size_t k = 0; k < a->n_holder_addresses &&
+                           r->n_holders < MT_RUN_MAX_HOLDERS; k++)
+            if (strchr(a->holder_addresses[k], ':') &&
+                strlen(a->holder_addresses[k]) < 128)
+                r->holders[r->n_holders++] =
+                    mt_xstrdup(a->holder_addresses[k]);
+    }
+    return NULL;
+}
+
 /* Copy the request into s. RET NULL, or why it is too big to copy. */
 static const char *spec_from_pb(const Manta__RunTaskRequest *req,
                                 struct mt_run_spec *s)
@@ -90,7 +137,8 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
             memcpy(s->args[i].data, p->args[i].data, p->args[i].len);
     }
     s->nargs = p->n_args;
-    return NULL;
+    s->hold_result = p->hold_result;
+    return refs_from_pb(req, s);
 }
 
 /* Check and admit one request into s. RET 0 (start it after answering),
@@ -274,6 +322,8 @@ static size_t fill_updates(const struct mt_run_batch *b, Manta__TaskUpdate *u,
             x->result.data = (uint8_t *)r->result;
             x->result.len = r->result_size;
             x->system_failure = r->system_failure;
+            x->result_in_store = r->result_stored > 0;
+            x->result_size = r->result_stored;
         }
     }
     return n;

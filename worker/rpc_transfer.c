@@ -11,7 +11,10 @@
  * FetchObject (unary, on the receiver): open a PullObject stream to the
  * holder and write every chunk straight into the local store with a pull
  * writer; seal when all chunks are in. Any failure or cancellation aborts
- * the writer, so no half object is ever visible.
+ * the writer, so no half object is ever visible. mt__worker_fetch is the
+ * same without an incoming call (tasks' object arguments). One pull per
+ * object at a time: a second fetch of an object being pulled joins the
+ * first and ends with it.
  *
  * Every transfer in flight is on the worker's xfers list so shutdown can
  * cancel them before the store goes away.
@@ -33,6 +36,15 @@
 #define MAX_CHUNK (16u * 1024u * 1024u)
 #define FETCH_DEFAULT_TIMEOUT_MS 60000
 
+/* Someone else waiting for a fetch already in flight for the same id
+ * (a second task needing the object, or a FetchObject call). */
+struct fetch_waiter {
+    struct fetch_waiter *next;
+    mt_worker_fetch_fn done;       /* or, when NULL, reply to call */
+    void *arg;
+    struct mt_rpc_call *call;
+};
+
 enum xfer_kind { XFER_PULL, XFER_FETCH };
 
 /* One transfer in flight. Guarded by: loop thread. */
@@ -52,6 +64,9 @@ struct mt_worker_xfer {
     struct mt_rpc_stream *stream;
     struct mt_xfer_writer *writer;
     char from[128];                  /* the holder's address */
+    mt_worker_fetch_fn done;         /* internal fetch: no call */
+    void *done_arg;
+    struct fetch_waiter *waiters;    /* joined this fetch */
     int err;                         /* first local failure */
     char errmsg[160];
     int64_t t0_us;
@@ -90,7 +105,56 @@ static void xfer_free(struct mt_worker_xfer *x)
         x->next->prev = x->prev;
     mt_xfer_reader_close(x->reader);
     mt_xfer_writer_cancel(x->writer);
+    while (x->waiters) { /* none in practice: fetch_on_done ends them */
+        struct fetch_waiter *fw = x->waiters;
+        x->waiters = fw->next;
+        free(fw);
+    }
     free(x);
+}
+
+/* The fetch of id in flight on w, or NULL. */
+static struct mt_worker_xfer *fetch_in_flight(struct mt_worker *w,
+                                              const mt_object_id *id)
+{
+    for (struct mt_worker_xfer *x = w->xfers; x; x = x->next)
+        if (x->kind == XFER_FETCH && mt_object_id_eq(&x->id, id) &&
+            (x->stream || x->ch))
+            return x;
+    return NULL;
+}
+
+static void join_fetch(struct mt_worker_xfer *x, mt_worker_fetch_fn done,
+                       void *arg, struct mt_rpc_call *call)
+{
+    struct fetch_waiter *fw = mt_xcalloc(1, sizeof(*fw));
+
+    fw->done = done;
+    fw->arg = arg;
+    fw->call = call;
+    fw->next = x->waiters;
+    x->waiters = fw;
+}
+
+/* The fetch x ended (err 0: the object is here): tell who joined it. */
+static void end_waiters(struct mt_worker_xfer *x, int err, const char *msg)
+{
+    Manta__FetchObjectReply reply = MANTA__FETCH_OBJECT_REPLY__INIT;
+    struct fetch_waiter *fw;
+
+    while ((fw = x->waiters)) {
+        x->waiters = fw->next;
+        if (fw->done) {
+            fw->done(fw->arg, err, msg);
+        } else if (err) {
+            mt_rpc_fail(fw->call, err, msg);
+        } else {
+            reply.data_size = x->total;
+            reply.elapsed_us = (uint64_t)(now_us() - x->t0_us);
+            mt_rpc_reply(fw->call, &reply.base);
+        }
+        free(fw);
+    }
 }
 
 static int take_id(const ProtobufCBinaryData *b, mt_object_id *id)
@@ -314,11 +378,16 @@ static void fetch_on_done(void *arg, const struct mt_rpc_status *st,
     }
     mt_rpc_channel_destroy(x->ch);
     x->ch = NULL;
-    if (err) {
+    if (err)
         snprintf(msg, sizeof(msg), "pull from %s failed: %s",
                  x->from, x->err ? x->errmsg
                  : st->message && *st->message ? st->message
                                                : mt_strerror(err));
+    end_waiters(x, err == -MT_ESTATE ? -MT_EPROTO : err, err ? msg : "");
+    if (x->done) {
+        x->done(x->done_arg, err == -MT_ESTATE ? -MT_EPROTO : err,
+                err ? msg : "");
+    } else if (err) {
         mt_rpc_fail(x->call, err == -MT_ESTATE ? -MT_EPROTO : err, msg);
     } else {
         reply.elapsed_us = (uint64_t)(now_us() - x->t0_us);
@@ -363,6 +432,10 @@ void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
         mt_rpc_reply(call, &reply.base);
         return;
     }
+    if ((x = fetch_in_flight(w, &id))) { /* a task's pull: wait for it */
+        join_fetch(x, NULL, NULL, call);
+        return;
+    }
     x = xfer_new(w, XFER_FETCH, call);
     x->id = id;
     x->t0_us = now_us();
@@ -383,6 +456,45 @@ void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
         return;
     }
     mt_rpc_call_on_cancel(call, fetch_on_cancel, x);
+}
+
+int mt__worker_fetch(struct mt_worker *w, const mt_object_id *id,
+                     const char *from, int timeout_ms, mt_worker_fetch_fn done,
+                     void *arg)
+{
+    Manta__PullObjectRequest preq = MANTA__PULL_OBJECT_REQUEST__INIT;
+    struct mt_worker_xfer *x;
+    int rc;
+
+    if (!w->store)
+        return -MT_EUNAVAIL;
+    if (mt_store_contains(w->store, id) == 0)
+        return 1;
+    if ((x = fetch_in_flight(w, id))) { /* one pull per object at a time */
+        join_fetch(x, done, arg, NULL);
+        return 0;
+    }
+    x = xfer_new(w, XFER_FETCH, NULL);
+    x->id = *id;
+    x->t0_us = now_us();
+    x->done = done;
+    x->done_arg = arg;
+    snprintf(x->from, sizeof(x->from), "%s", from);
+    rc = mt_rpc_channel_create(w->eng, from, 0, &x->ch);
+    if (rc == 0) {
+        preq.object_id.data = x->id.b;
+        preq.object_id.len = MT_OBJECT_ID_LEN;
+        rc = mt_rpc_stream_open(x->ch, &mt_worker_pull_object, &preq.base,
+                                timeout_ms > 0 ? timeout_ms
+                                               : FETCH_DEFAULT_TIMEOUT_MS,
+                                0, fetch_on_chunk, fetch_on_done, x,
+                                &x->stream);
+    }
+    if (rc < 0) {
+        mt_rpc_channel_destroy(x->ch);
+        xfer_free(x);
+    }
+    return rc;
 }
 
 void mt__worker_xfers_cancel(struct mt_worker *w)

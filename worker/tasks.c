@@ -50,6 +50,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "worker/executors.h"
+#include "worker/task_args.h"
 #include "worker/worker.h"
 
 extern char **environ;
@@ -87,6 +88,12 @@ void mt_run_spec_release(struct mt_run_spec *s)
     for (size_t i = 0; s->args && i < s->nargs; i++)
         free(s->args[i].data);
     free(s->args);
+    for (size_t i = 0; s->refs && i < s->nrefs; i++) {
+        free(s->refs[i].data);
+        for (size_t k = 0; k < s->refs[i].n_holders; k++)
+            free(s->refs[i].holders[k]);
+    }
+    free(s->refs);
     memset(s, 0, sizeof(*s));
 }
 
@@ -467,7 +474,9 @@ struct mt_task {
     char **fn_env;              /* "K=V" set in the executor for the call */
     uint8_t *result;            /* FINISHED: the function's result */
     size_t result_size;
+    uint64_t result_stored;     /* FINISHED: result put in the store */
     bool system_failure;        /* FAILED because its executor died */
+    struct mt_args_job *args_job; /* fetching object arguments */
 };
 
 /* Every task of a worker and the reporter. Guarded by: loop thread. */
@@ -530,6 +539,12 @@ static struct mt_task *find(struct mt_tasks *ts, const char *id,
     return NULL;
 }
 
+static void mt_args_cancel_safe(struct mt_task *t)
+{
+    mt__worker_args_cancel(t->args_job);
+    t->args_job = NULL;
+}
+
 static void task_free(struct mt_task *t)
 {
     struct mt_tasks *ts = t->ts;
@@ -545,6 +560,8 @@ static void task_free(struct mt_task *t)
     free(t->error);
     free(t->result);
     free(t->job.req.args);
+    free(t->job.req.refs);
+    mt_args_cancel_safe(t);
     mt_run_env_free(t->fn_env);
     t->magic = 0;
     free(t);
@@ -938,6 +955,7 @@ static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
     t->exited = true;
     t->exit_code = 0;
     if (o->end == MT_EXEC_END_OK) {
+        t->result_stored = o->stored;
         t->result_size = o->result_size;
         if (o->result_size) {
             t->result = mt_xmalloc(o->result_size);
@@ -990,11 +1008,36 @@ static void fn_start(struct mt_task *t)
         r->args[i].data = t->spec.args[i].data;
         r->args[i].size = (uint32_t)t->spec.args[i].size;
     }
+    /* Object arguments not inlined: the executor maps them itself. */
+    r->refs = mt_xcalloc(t->spec.nrefs + 1, sizeof(*r->refs));
+    for (size_t i = 0; i < t->spec.nrefs; i++) {
+        if (t->spec.refs[i].is_inline)
+            continue;
+        r->refs[r->n_refs].index = t->spec.refs[i].index;
+        memcpy(r->refs[r->n_refs++].id, t->spec.refs[i].id.b, 20);
+    }
+    r->store_socket = t->ts->w->store
+                          ? (char *)t->ts->w->cfg->object_store_socket
+                          : NULL;
+    r->store_results = t->spec.hold_result;
     t->fn = true;
     t->job.on_start = on_job_start;
     t->job.on_output = on_job_output;
     t->job.on_end = on_job_end;
     mt_exec_pool_submit(t->ts->w->execs, &t->job);
+}
+
+/* The object arguments are here (err 0) or cannot be had. */
+static void on_args_ready(void *arg, int err, const char *why)
+{
+    struct mt_task *t = arg;
+
+    t->args_job = NULL;
+    if (err == 0) {
+        fn_start(t);
+        return;
+    }
+    fail_start(t, -1, mt_xstrdup(why));
 }
 
 void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
@@ -1014,7 +1057,9 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
     uv_timer_init(w->loop, &t->timer);
     t->timer.data = t;
     t->open = 1;
-    if (t->spec.kind == MT_RUN_KIND_FUNCTION)
+    if (t->spec.kind == MT_RUN_KIND_FUNCTION && t->spec.nrefs)
+        t->args_job = mt__worker_args_resolve(w, &t->spec, on_args_ready, t);
+    else if (t->spec.kind == MT_RUN_KIND_FUNCTION)
         fn_start(t);
     else
         spawn(t);
@@ -1025,6 +1070,14 @@ int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
 {
     struct mt_task *t = find(w->tasks, task_id, attempt);
 
+    if (t && t->args_job && !t->exited) {
+        MT_INFO("task=%s attempt=%u stopped while fetching its arguments",
+                task_id, attempt);
+        mt_args_cancel_safe(t);
+        fail_start(t, -1, mt_xstrdup("cancelled while fetching its object "
+                                     "arguments"));
+        return 0;
+    }
     if (t && t->fn && !t->exited) {
         MT_INFO("task=%s attempt=%u stop requested: %s", task_id, attempt,
                 t->job.queued ? "it leaves the executor queue"
@@ -1105,6 +1158,7 @@ static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
         r->error = t->error ? t->error : "";
         r->result = t->result;
         r->result_size = t->result_size;
+        r->result_stored = t->result_stored;
         r->system_failure = t->system_failure;
         t->final_pending = false;
         t->final_sent = true;
@@ -1261,6 +1315,7 @@ void mt__worker_tasks_shutdown(struct mt_worker *w)
     uv_timer_stop(&ts->timer);
     mt_exec_pool_shutdown(w->execs);
     for (struct mt_task *t = ts->head; t; t = t->next) {
+        mt_args_cancel_safe(t);
         if (t->pid > 0 && !t->exited)
             MT_INFO("task=%s attempt=%u killed: worker stopping",
                     t->spec.task_id, t->spec.attempt);

@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ids.h"
 #include "common/qty.h"
 
 struct mt_worker;
@@ -61,6 +62,18 @@ struct mt_run_arg {
     size_t size;
 };
 
+/* A function argument passed by reference (RunTaskRequest.object_args). */
+#define MT_RUN_MAX_HOLDERS 8
+struct mt_run_ref {
+    uint32_t index;              /* which argument */
+    mt_object_id id;
+    uint64_t size;
+    bool is_inline;              /* small: the value came with the request */
+    uint8_t *data;               /* is_inline: size bytes (owned) */
+    char *holders[MT_RUN_MAX_HOLDERS]; /* worker addresses (owned) */
+    size_t n_holders;
+};
+
 /* A RunTask request as plain C. Every pointer is owned by the spec. */
 struct mt_run_spec {
     char *task_id;
@@ -76,6 +89,9 @@ struct mt_run_spec {
     size_t n_code_path;
     struct mt_run_arg *args;     /* FUNCTION: nargs arguments */
     size_t nargs;
+    struct mt_run_ref *refs;     /* FUNCTION: arguments by reference */
+    size_t nrefs;
+    bool hold_result;            /* FUNCTION: big results to the store */
 };
 
 /* mt_run_spec_release - free what the spec owns and zero it. */
@@ -182,6 +198,8 @@ struct mt_run_report {
     const uint8_t *result;      /* FINISHED function task; borrowed */
     size_t result_size;
     bool system_failure;        /* FAILED: the executor died (retryable) */
+    uint64_t result_stored;     /* FINISHED: result of this many bytes put
+                                   in the store (result empty) */
     struct mt_task *t;          /* private to tasks.c */
 };
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "common/ids.h"
 #include "common/qty.h"
 #include "common/rpc.h"
 #include "common/sys.h"
@@ -117,6 +118,26 @@ void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *req,
                         void *arg);
 /* Cancel every transfer still running (shutdown). */
 void mt__worker_xfers_cancel(struct mt_worker *w);
+
+/* How an internal fetch ended: err 0 (the object is now in the store) or
+ * -MT_E* with msg saying why. Runs on the loop thread. */
+typedef void (*mt_worker_fetch_fn)(void *arg, int err, const char *msg);
+
+/*
+ * mt__worker_fetch - pull object id from the worker at from into this
+ * node's store (the FetchObject path without an incoming call).
+ * RET 1 (already here: done is not called), 0 (started: done runs once,
+ *     also when mt__worker_xfers_cancel() cuts it short), -MT_E* (could
+ *     not start: done is not called)
+ */
+int mt__worker_fetch(struct mt_worker *w, const mt_object_id *id,
+                     const char *from, int timeout_ms, mt_worker_fetch_fn done,
+                     void *arg);
+
+/* ---- rpc_objects.c: DeleteObjects (the head frees unreferenced ones) ---- */
+
+void mt__worker_h_delete_objects(struct mt_rpc_call *call,
+                                 const ProtobufCMessage *req, void *arg);
 
 /* ---- rpc_tasks.c: command tasks (state in tasks.c, see tasks.h) ---- */
 

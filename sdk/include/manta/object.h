@@ -9,8 +9,15 @@
  * into shared memory and stays valid, and the object pinned, until
  * mt_buffer_release().
  *
- * This release reaches the local store only: the client must run on a node
- * of the cluster (mt_client_has_store() says whether it found one).
+ * Objects are cluster-wide: a put is registered with the head's object
+ * directory (one reference, yours, until mt_object_release()), can be
+ * passed to function tasks by reference (manta/task.h, mt_arg_ref()) and
+ * read on any node: mt_get() of an object this node lacks asks the head
+ * where it is and has the local worker pull a copy, then maps it as
+ * usual. A task's result object (mt_task_result_ref()) is read the same
+ * way. Puts and zero-copy gets need a store on this machine
+ * (mt_client_has_store()); small task results (<= 100 KiB) are also
+ * readable without one. Reference counting: docs/objstore.md.
  *
  * THREAD: every function is thread-safe. A buffer may be read by any
  * thread; release it once.
@@ -43,7 +50,10 @@ typedef struct mt_object_id {
 #define MT_TENSOR_MAX_NDIM 8
 
 /* mt_put flags */
-#define MT_PUT_EVICTABLE 0x1u /* the store may drop it when space runs out */
+#define MT_PUT_EVICTABLE 0x1u /* the store may drop it when space runs out;
+                                 such a put is a node-local cache entry: not
+                                 registered with the head, so it cannot be
+                                 passed by reference or read elsewhere */
 
 /* DLPack type codes for tensors. */
 typedef enum mt_dtype_code {
@@ -72,14 +82,16 @@ MT_EXTERN bool mt_object_id_equal(const mt_object_id *a,
                                   const mt_object_id *b);
 
 /*
- * mt_put - store a copy of size bytes as a new object.
+ * mt_put - store a copy of size bytes as a new object and register it
+ * with the head (you hold one reference: drop it with mt_object_release()).
  *
  * IN  data     size bytes (borrowed; copied before return); NULL when 0
  * IN  flags    0 or MT_PUT_EVICTABLE
  * OUT out_id   the new object's id
  * RET 0, -MT_EINVAL, -MT_ENOSPC (store full of pinned objects, retryable),
  *     -MT_ETOOBIG (larger than the store), -MT_EUNAVAIL (no local store),
- *     -MT_ECLOSED (the store went away), -MT_ENOMEM
+ *     -MT_ECLOSED (the store went away), -MT_ENOMEM, or the head's error
+ *     when it cannot be registered (the local copy is deleted then)
  */
 MT_EXTERN int mt_put(mt_client_t *c, const void *data, size_t size,
                      uint32_t flags, mt_object_id *out_id);
@@ -98,16 +110,36 @@ MT_EXTERN int mt_put_tensor(mt_client_t *c, const void *data, size_t size,
                             mt_object_id *out_id);
 
 /*
- * mt_get - map an object read-only, waiting for it to appear.
+ * mt_get - map an object read-only, waiting for it to appear: from this
+ * node's store, else (the head knows it) the inline value of a small task
+ * result or a copy pulled to this node from a node holding it. A task
+ * result not produced yet is waited for.
  *
  * IN  timeout_ms  0: do not wait; > 0: wait that long; < 0: forever
  * OUT out         returns owned buffer, free with mt_buffer_release()
- * RET 0, -MT_ENOENT (absent, timeout 0), -MT_ETIMEDOUT, -MT_EUNAVAIL (no
- *     local store), -MT_EIO (spilled and cannot be restored), -MT_ECLOSED,
- *     -MT_ENOMEM
+ * RET 0, -MT_ENOENT (unknown to the head and absent here, timeout 0),
+ *     -MT_ETIMEDOUT, -MT_ETASKFAILED (its task failed: no value),
+ *     -MT_EWORKERDIED (lost: every copy was on nodes that died),
+ *     -MT_EUNAVAIL (no local store and the object is not inline; head
+ *     unreachable), -MT_EIO (spilled and cannot be restored, or the pull
+ *     failed), -MT_ECLOSED, -MT_ENOMEM
  */
 MT_EXTERN int mt_get(mt_client_t *c, const mt_object_id *id, int timeout_ms,
                      mt_buffer_t **out);
+
+/*
+ * mt_object_release - drop your references to n objects (one each): the
+ * ones mt_put() gave you. At zero references (tasks using an object as an
+ * argument hold one each until they end) the head has every copy deleted
+ * from the stores; buffers still mapped stay readable until released.
+ * Task results are released with their task (mt_task_release()).
+ *
+ * RET 0, -MT_ENOENT (some id held no reference; the others are released),
+ *     -MT_EINVAL, -MT_EUNAVAIL / -MT_ETIMEDOUT (head), -MT_ECLOSED
+ * THREAD any
+ */
+MT_EXTERN int mt_object_release(mt_client_t *c, const mt_object_id *ids,
+                                size_t n);
 
 /*
  * mt_buffer_release - unpin the object and unmap the view.

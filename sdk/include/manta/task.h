@@ -34,8 +34,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "manta/client.h"
+#include "manta/object.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -213,6 +215,79 @@ MT_EXTERN int mt_submit_function(mt_client_t *c, const char *function,
                                  size_t nargs, const mt_task_opts_t *opts,
                                  mt_task_t **out);
 
+/* One argument of a function task: bytes by value, or an object by
+ * reference. Build with mt_arg_value() / mt_arg_ref(). */
+typedef enum mt_arg_kind {
+    MT_ARG_VALUE = 0,          /* data, size: copied into the request */
+    MT_ARG_REF = 1,            /* ref: an object id (a put or a task result) */
+} mt_arg_kind;
+
+typedef struct mt_arg {
+    mt_arg_kind kind;
+    const void *data;          /* VALUE: borrowed; NULL when size is 0 */
+    size_t size;
+    mt_object_id ref;          /* REF */
+} mt_arg;
+
+/* mt_arg_value - an argument of size bytes at data (borrowed). */
+static inline mt_arg mt_arg_value(const void *data, size_t size)
+{
+    mt_arg a;
+
+    memset(&a, 0, sizeof(a));
+    a.kind = MT_ARG_VALUE;
+    a.data = data;
+    a.size = size;
+    return a;
+}
+
+/* mt_arg_ref - an argument that is the object id (copied). */
+static inline mt_arg mt_arg_ref(const mt_object_id *id)
+{
+    mt_arg a;
+
+    memset(&a, 0, sizeof(a));
+    a.kind = MT_ARG_REF;
+    a.ref = *id;
+    return a;
+}
+
+/*
+ * mt_submit_function_args - mt_submit_function with arguments by value or
+ * by reference. The head keeps the task WAITING_FOR_ARGS until every
+ * referenced object exists (a task result waits for its task); it fails
+ * with "dependency failed: ..." when a producing task failed. The worker
+ * gets each referenced object onto its node (pulling it from another node
+ * if needed) and the function sees it as an ordinary argument mapped
+ * zero-copy from the store. The task holds a reference on each object
+ * until it ends, so you may release yours right after submitting.
+ *
+ * IN  args    nargs arguments (borrowed; values copied); values 16 MiB in
+ *             all, objects any size
+ * OUT out     returns owned task, free with mt_task_release()
+ * RET as mt_submit_command. A referenced object unknown to the head (never
+ *     put, or already released) refuses the task: -MT_ENOENT here on the
+ *     one-by-one path, or, when submits are batched, the task ends FAILED
+ *     with "the head refused the task: ... unknown to the head ..."
+ * THREAD any
+ */
+MT_EXTERN int mt_submit_function_args(mt_client_t *c, const char *function,
+                                      const mt_arg *args, size_t nargs,
+                                      const mt_task_opts_t *opts,
+                                      mt_task_t **out);
+
+/*
+ * mt_task_result_ref - the id of a function task's result object: pass it
+ * to later tasks (mt_arg_ref) or read it with mt_get() (results over
+ * 100 KiB are only there: mt_task_result.value stays empty for them).
+ * The reference is yours while you hold t: release t only after
+ * submitting the tasks that use it (they hold their own).
+ *
+ * RET 0, -MT_EINVAL (not a function task of this SDK)
+ * THREAD any
+ */
+MT_EXTERN int mt_task_result_ref(const mt_task_t *t, mt_object_id *out);
+
 /*
  * mt_task_id - the head's id of the task (16 hex digits). A batched task
  * learns it from the head's answer, so this may wait for it (at most the
@@ -251,8 +326,9 @@ typedef struct mt_task_result {
     size_t err_len;
     uint64_t out_dropped;  /* earlier stdout bytes not kept */
     uint64_t err_dropped;  /* earlier stderr bytes not kept */
-    uint8_t *value;        /* FINISHED function task: its result (8 MiB at
-                              most); empty for command tasks */
+    uint8_t *value;        /* FINISHED function task: its result when at
+                              most 100 KiB (bigger ones are objects: see
+                              mt_task_result_ref()); empty for commands */
     size_t value_len;
 } mt_task_result;
 
@@ -311,6 +387,9 @@ MT_EXTERN int mt_task_cancel(mt_client_t *c, mt_task_t *t, bool force);
 
 /*
  * mt_task_release - drop your reference. The task itself goes on running.
+ * A function task's result object loses your reference too (it is freed
+ * once no later task uses it); after mt_client_disconnect() the head
+ * keeps it.
  * OWNERSHIP invalidates t; NULL ok. Works after mt_client_disconnect().
  */
 MT_EXTERN void mt_task_release(mt_task_t *t);

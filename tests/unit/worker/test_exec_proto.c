@@ -64,7 +64,7 @@ static void test_request_round_trip(void)
 static void test_reply_round_trip(void)
 {
     struct mt_exec_reply in = {MT_EXEC_FAILED, {(const uint8_t *)"res", 3},
-                               "boom"};
+                               "boom", 0};
     struct mt_exec_reply out;
     uint32_t type, plen;
     uint8_t *f;
@@ -94,7 +94,7 @@ static void test_reply_round_trip(void)
 
 static void test_encode_limits(void)
 {
-    struct mt_exec_reply rep = {0, {NULL, MT_EXEC_MAX_RESULT + 1}, ""};
+    struct mt_exec_reply rep = {0, {NULL, MT_EXEC_MAX_RESULT + 1}, "", 0};
     struct mt_exec_request r;
     char fn[MT_EXEC_MAX_FUNCTION + 2];
     uint8_t *f = NULL;
@@ -142,6 +142,35 @@ static void test_bad_headers(void)
 }
 
 /* Every truncation of a valid request, and one byte too many, fail. */
+/* Object arguments and the store fields survive a round trip; a ref
+ * index past the arguments is refused on both sides. */
+static void test_request_refs(void)
+{
+    struct mt_exec_blob args[2] = {{(const uint8_t *)"v", 1}, {NULL, 0}};
+    struct mt_exec_ref refs[1] = {{1, {0}}};
+    struct mt_exec_request in = {.task_id = "t2", .function = "f",
+                                 .nargs = 2, .args = args, .n_refs = 1,
+                                 .refs = refs, .store_socket = "/s.sock",
+                                 .store_results = 1};
+    struct mt_exec_request out;
+    uint8_t *f = NULL;
+    size_t len;
+
+    memset(refs[0].id, 0xab, 20);
+    CU_ASSERT_EQUAL_FATAL(mt_exec_request_encode(&in, &f, &len), 0);
+    CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(f + MT_EXEC_HDR,
+                                                 len - MT_EXEC_HDR, &out), 0);
+    CU_ASSERT_EQUAL(out.n_refs, 1);
+    CU_ASSERT_EQUAL(out.refs[0].index, 1);
+    CU_ASSERT_EQUAL(out.refs[0].id[19], 0xab);
+    CU_ASSERT_STRING_EQUAL(out.store_socket, "/s.sock");
+    CU_ASSERT_EQUAL(out.store_results, 1);
+    mt_exec_request_release(&out);
+    free(f);
+    refs[0].index = 2;
+    CU_ASSERT_EQUAL(mt_exec_request_encode(&in, &f, &len), -MT_EINVAL);
+}
+
 static void test_truncated_and_trailing(void)
 {
     struct mt_exec_request r;
@@ -150,6 +179,13 @@ static void test_truncated_and_trailing(void)
 
     plen = len - MT_EXEC_HDR;
     for (size_t n = 0; n < plen; n++) {
+        if (n == plen - 12) { /* without the (optional) object fields */
+            CU_ASSERT_EQUAL(mt_exec_request_decode(f + MT_EXEC_HDR, n, &r),
+                            0);
+            CU_ASSERT_EQUAL(r.n_refs, 0);
+            mt_exec_request_release(&r);
+            continue;
+        }
         CU_ASSERT_EQUAL(mt_exec_request_decode(f + MT_EXEC_HDR, n, &r),
                         -MT_EPROTO);
         CU_ASSERT_PTR_NULL(r.task_id);
@@ -268,7 +304,7 @@ static void test_reader(void)
 /* A big reply is returned whole; the buffer is given back once empty. */
 static void test_reader_big_frame(void)
 {
-    struct mt_exec_reply in = {MT_EXEC_OK, {NULL, 1u << 20}, ""};
+    struct mt_exec_reply in = {MT_EXEC_OK, {NULL, 1u << 20}, "", 0};
     struct mt_exec_reader rd;
     struct mt_exec_reply out;
     const uint8_t *pl;
@@ -303,6 +339,7 @@ CU_TestInfo mt_test_exec_proto[] = {
     {"reply round trip", test_reply_round_trip},
     {"encode limits", test_encode_limits},
     {"bad headers", test_bad_headers},
+    {"request refs", test_request_refs},
     {"truncated and trailing", test_truncated_and_trailing},
     {"bad fields", test_bad_fields},
     {"reader", test_reader},

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rpc_objects.c -- DeleteObjects: the head found no reference left to
+ * these objects, so this node's copies go. A copy a reader still has
+ * mapped (a driver's buffer, an executor's argument) disappears for new
+ * gets at once and its space is freed at the last release (mt_store_delete).
+ * An object still being written (a pull in flight) is left alone: the head
+ * forgets it, and the finished copy is evictable space only when flagged.
+ *
+ * THREAD: the worker's loop thread.
+ */
+#include <string.h>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "objstore/store.h"
+#include "worker/worker.h"
+#include "worker_service.pb-c.h"
+
+#define MAX_IDS 100000
+
+void mt__worker_h_delete_objects(struct mt_rpc_call *call,
+                                 const ProtobufCMessage *m, void *arg)
+{
+    const Manta__DeleteObjectsRequest *req =
+        (const Manta__DeleteObjectsRequest *)m;
+    Manta__DeleteObjectsReply reply = MANTA__DELETE_OBJECTS_REPLY__INIT;
+    struct mt_worker *w = arg;
+    mt_object_id id;
+
+    if (!w->store) {
+        mt_rpc_fail(call, -MT_EUNAVAIL, "this worker has no object store");
+        return;
+    }
+    if (req->n_object_ids > MAX_IDS) {
+        mt_rpc_fail(call, -MT_EINVAL, "too many ids in one call");
+        return;
+    }
+    for (size_t i = 0; i < req->n_object_ids; i++) {
+        if (req->object_ids[i].len != MT_OBJECT_ID_LEN)
+            continue;
+        memcpy(id.b, req->object_ids[i].data, MT_OBJECT_ID_LEN);
+        if (mt_store_delete(w->store, &id) == 0)
+            reply.deleted++;
+    }
+    mt_rpc_reply(call, &reply.base);
+}

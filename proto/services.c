@@ -63,6 +63,16 @@ const struct mt_rpc_method mt_head_list_pgs =
           manta__list_placement_groups_request,
           manta__list_placement_groups_reply);
 
+const struct mt_rpc_method mt_head_get_actor =
+    UNARY("HeadService", "GetActor", manta__get_actor_request,
+          manta__get_actor_reply);
+const struct mt_rpc_method mt_head_list_actors =
+    UNARY("HeadService", "ListActors", manta__list_actors_request,
+          manta__list_actors_reply);
+const struct mt_rpc_method mt_head_kill_actor =
+    UNARY("HeadService", "KillActor", manta__kill_actor_request,
+          manta__kill_actor_reply);
+
 const struct mt_rpc_method mt_worker_get_node_info =
     UNARY("WorkerService", "GetNodeInfo", manta__get_node_info_request,
           manta__get_node_info_reply);

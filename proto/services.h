@@ -25,6 +25,9 @@ extern const struct mt_rpc_method mt_head_create_pg;
 extern const struct mt_rpc_method mt_head_wait_pg;
 extern const struct mt_rpc_method mt_head_remove_pg;
 extern const struct mt_rpc_method mt_head_list_pgs;
+extern const struct mt_rpc_method mt_head_get_actor;
+extern const struct mt_rpc_method mt_head_list_actors;
+extern const struct mt_rpc_method mt_head_kill_actor;
 
 /* WorkerService (proto/worker_service.proto) */
 extern const struct mt_rpc_method mt_worker_get_node_info;

@@ -17,7 +17,8 @@
  * that many bytes (str: no NUL inside, no terminator on the wire):
  *   REQUEST  u32 attempt, str task_id, str function, u32 n_code_path,
  *            n_code_path x str, u32 n_env, n_env x str ("K=V", set for
- *            the call and undone after), u32 nargs, nargs x blob
+ *            the call and undone after), u32 nargs, nargs x blob,
+ *            u32 actor_op (enum mt_exec_actor_op)
  *   REPLY    u32 status, blob result, str error
  * Anything else (bad magic, type or length, a field past the end, bytes
  * left over, a limit exceeded) is malformed: the reader drops the peer
@@ -55,6 +56,13 @@ enum mt_exec_type {
     MT_EXEC_REPLY = 2,
 };
 
+/* What a request does with the executor's actor (actors.h). */
+enum mt_exec_actor_op {
+    MT_EXEC_ACTOR_NONE = 0,    /* a plain function task */
+    MT_EXEC_ACTOR_CREATE = 1,  /* call the factory; keep call->actor */
+    MT_EXEC_ACTOR_METHOD = 2,  /* call a method with the kept actor */
+};
+
 enum mt_exec_status {
     MT_EXEC_OK = 0,          /* the function returned 0; result is set */
     MT_EXEC_FAILED = 1,      /* the function returned non-zero; error */
@@ -85,6 +93,7 @@ struct mt_exec_request {
     char **env;                  /* "K=V" */
     uint32_t nargs;
     struct mt_exec_blob *args;
+    uint32_t actor_op;           /* enum mt_exec_actor_op */
 };
 
 /* A reply; ownership as for requests (result points into the payload). */

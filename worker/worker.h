@@ -27,6 +27,7 @@ struct mt_server;
 struct mt_worker_xfer;
 struct mt_tasks;
 struct mt_exec_pool;
+struct mt_wactor;
 
 #define MT_WORKER_VERSION "0.1.0"
 
@@ -78,6 +79,9 @@ struct mt_worker {
     struct mt_worker_xfer *xfers; /* object pulls and fetches in flight */
     struct mt_tasks *tasks;    /* command tasks and their reporter */
     struct mt_exec_pool *execs; /* executors for function tasks; or NULL */
+    struct mt_wactor *actors;  /* hosted actors (actors.h) */
+    void (*actors_closed)(void *); /* shutdown: all actor pools closed */
+    void *actors_closed_arg;
     void (*stopped)(void *arg);
     void *stopped_arg;
 };

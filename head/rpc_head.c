@@ -569,6 +569,9 @@ const struct mt_rpc_handler mt_head_handlers[] = {
     {&mt_head_wait_pg, mt__h_wait_pg},
     {&mt_head_remove_pg, mt__h_remove_pg},
     {&mt_head_list_pgs, mt__h_list_pgs},
+    {&mt_head_get_actor, mt__h_get_actor},
+    {&mt_head_list_actors, mt__h_list_actors},
+    {&mt_head_kill_actor, mt__h_kill_actor},
 };
 
 const size_t mt_head_n_handlers =

@@ -71,12 +71,22 @@ static const char *check_spec(const Manta__TaskSpec *s, int *err)
     size_t bytes = 0;
 
     *err = -MT_EINVAL;
-    if (s->kind == MANTA__TASK_KIND__TASK_KIND_FUNCTION) {
+    if (s->kind == MANTA__TASK_KIND__TASK_KIND_FUNCTION ||
+        s->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_CREATE ||
+        s->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD) {
         const char *why = check_function(s);
         if (why)
             return why;
+        if (s->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD &&
+            strlen(s->actor_id) != 16)
+            return "actor_id must name an actor (16 hex digits)";
+        if (strlen(s->actor_name) > 256 || s->max_restarts < -1 ||
+            strlen(s->owner_id) > 128)
+            return "actor name over 256 bytes, owner id over 128, or "
+                   "max_restarts below -1";
     } else if (s->kind != MANTA__TASK_KIND__TASK_KIND_COMMAND) {
-        return "kind must be TASK_KIND_COMMAND or TASK_KIND_FUNCTION";
+        return "kind must be TASK_KIND_COMMAND, TASK_KIND_FUNCTION or an "
+               "actor kind";
     } else if (s->n_argv == 0 || !s->argv[0][0]) {
         return "argv must name a program";
     }
@@ -230,6 +240,7 @@ static void fill_event(const struct mt_task *t, Manta__TaskEvent *ev)
     ev->error = t->error ? t->error : (char *)"";
     ev->node_id = t->node_id ? t->node_id : (char *)"";
     ev->attempt = t->attempt;
+    ev->actor_died = t->actor_died;
     if (t->state == MT_TASK_FINISHED && t->result) {
         ev->result.data = t->result;
         ev->result.len = t->result_len;
@@ -309,8 +320,7 @@ static void notify_output(struct mt_task *t, uint32_t fd, const uint8_t *data,
 
 /* ---- links to workers ------------------------------------------------------ */
 
-static struct mt_rpc_channel *link_get(struct mt_head *h,
-                                       const struct mt_node *n)
+struct mt_rpc_channel *mt__link_get(struct mt_head *h, const struct mt_node *n)
 {
     struct mt_head_tasks *q = h->tq;
     struct mt_worker_link *l;
@@ -371,6 +381,8 @@ static void end_task(struct mt_head *h, struct mt_task *t,
                      enum mt_task_state state, int exit_code,
                      const char *error)
 {
+    if (mt_task_terminal(t))
+        return;
     release_grant(h, t);
     mt_task_finish(&h->tq->table, t, state, exit_code, error,
                    mt_now_wall_ms());
@@ -378,7 +390,14 @@ static void end_task(struct mt_head *h, struct mt_task *t,
     MT_DEBUG("task %s %s exit=%d %s", t->id, mt_task_state_name(t->state),
              t->exit_code, t->error ? t->error : "");
     mt__task_notify(h, t);
+    mt__actor_task_ended(h, t);
     mt__sched_kick(h);
+}
+
+void mt__task_end(struct mt_head *h, struct mt_task *t,
+                  enum mt_task_state state, int exit_code, const char *error)
+{
+    end_task(h, t, state, exit_code, error);
 }
 
 static void on_run_done(void *arg, const struct mt_rpc_status *st,
@@ -438,7 +457,7 @@ void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
 {
     Manta__RunTaskRequest req = MANTA__RUN_TASK_REQUEST__INIT;
     struct mt_node *n = node_by_handle(h, g->node);
-    struct mt_rpc_channel *ch = n ? link_get(h, n) : NULL;
+    struct mt_rpc_channel *ch = n ? mt__link_get(h, n) : NULL;
     Manta__Label *labs = NULL, **labp = NULL;
     struct mt_env env;
     struct run_ctx *c;
@@ -525,6 +544,10 @@ static void retry_or_fail(struct mt_head *h, struct mt_task *t,
     char *msg;
     const char *why = NULL;
 
+    if (t->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD) {
+        mt__actor_call_lost(h, t, what);
+        return;
+    }
     release_grant(h, t);
     if (t->cancel_requested) {
         end_task(h, t, MT_TASK_CANCELLED, -1, "cancelled (its worker died)");
@@ -545,6 +568,8 @@ static void retry_or_fail(struct mt_head *h, struct mt_task *t,
     MT_WARN("task %s: %s", t->id, msg);
     mt_task_set_error(t, msg);
     free(msg);
+    if (t->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_CREATE)
+        mt__actor_restarting(h, t);
     if (enqueue(h, t, &why) < 0) {
         end_task(h, t, MT_TASK_FAILED, -1, why);
         return;
@@ -575,7 +600,7 @@ static void stop_on_worker(struct mt_head *h, struct mt_task *t, bool force)
 {
     Manta__StopTaskRequest req = MANTA__STOP_TASK_REQUEST__INIT;
     struct mt_node *n = mt_node_table_find(&h->nodes, t->node_id);
-    struct mt_rpc_channel *ch = n ? link_get(h, n) : NULL;
+    struct mt_rpc_channel *ch = n ? mt__link_get(h, n) : NULL;
 
     if (!ch)
         return;
@@ -584,6 +609,12 @@ static void stop_on_worker(struct mt_head *h, struct mt_task *t, bool force)
     req.force = force;
     mt_rpc_unary(ch, &mt_worker_stop_task, &req.base, RUN_TIMEOUT_MS, 0,
                  on_stop_done, NULL);
+}
+
+void mt__task_kill_on_worker(struct mt_head *h, struct mt_task *t)
+{
+    if (t->state == MT_TASK_RUNNING)
+        stop_on_worker(h, t, true);
 }
 
 void mt__task_stop(struct mt_head *h, struct mt_task *t, const char *reason)
@@ -619,35 +650,53 @@ static char *summary_of(const Manta__TaskSpec *s)
     return out;
 }
 
-void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                       void *arg)
+struct mt_task *mt__task_add(struct mt_head *h, const void *spec,
+                             int max_retries)
 {
-    const Manta__SubmitTaskRequest *req = (const Manta__SubmitTaskRequest *)m;
-    Manta__SubmitTaskReply reply = MANTA__SUBMIT_TASK_REPLY__INIT;
-    struct mt_head *h = arg;
-    Manta__TaskSpec copy;
-    int err = -MT_EINVAL;
-    const char *why = req->spec ? check_spec(req->spec, &err) : "missing spec";
-    struct mt_task *t;
+    const Manta__TaskSpec *s = spec;
+    char *summary = summary_of(s);
+    struct mt_task *t = mt_task_new(&h->tq->table, s->name, summary,
+                                    max_retries, mt_now_wall_ms());
+    Manta__TaskSpec copy = *s;
     uint8_t *blob;
     size_t len;
-    char *summary;
 
-    if (why) {
-        mt_rpc_fail(call, err, why);
-        return;
-    }
-    summary = summary_of(req->spec);
-    t = mt_task_new(&h->tq->table, req->spec->name, summary,
-                    req->spec->max_retries, mt_now_wall_ms());
     free(summary);
-    copy = *req->spec;
+    t->kind = (int)s->kind;
     copy.task_id = t->id;
     len = manta__task_spec__get_packed_size(&copy);
     blob = mt_xmalloc(len ? len : 1);
     manta__task_spec__pack(&copy, blob);
     mt_task_set_spec(t, blob, len);
     free(blob);
+    return t;
+}
+
+int mt__task_enqueue(struct mt_head *h, struct mt_task *t, const char **why)
+{
+    return enqueue(h, t, why);
+}
+
+void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg)
+{
+    const Manta__SubmitTaskRequest *req = (const Manta__SubmitTaskRequest *)m;
+    Manta__SubmitTaskReply reply = MANTA__SUBMIT_TASK_REPLY__INIT;
+    struct mt_head *h = arg;
+    int err = -MT_EINVAL;
+    const char *why = req->spec ? check_spec(req->spec, &err) : "missing spec";
+    struct mt_task *t;
+
+    if (why) {
+        mt_rpc_fail(call, err, why);
+        return;
+    }
+    if (req->spec->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_CREATE ||
+        req->spec->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD) {
+        mt__actor_submit(h, call, req->spec);
+        return;
+    }
+    t = mt__task_add(h, req->spec, req->spec->max_retries);
     if (enqueue(h, t, &why) < 0) {
         end_task(h, t, MT_TASK_FAILED, -1, why);
         mt_rpc_fail(call, -MT_EINVAL, why);
@@ -754,6 +803,7 @@ static bool list_one(void *arg, struct mt_task *t)
     ti->submit_time_ms = t->submit_ms;
     ti->start_time_ms = t->start_ms;
     ti->end_time_ms = t->end_ms;
+    ti->actor_died = t->actor_died;
     c->ptrs[c->n] = ti;
     return ++c->n < c->max;
 }
@@ -807,6 +857,8 @@ static void apply_update(struct mt_head *h, const char *node_id,
             t->start_ms = mt_now_wall_ms();
             mt__task_notify(h, t);
         }
+        if (u->actor_ready)
+            mt__actor_ready(h, t, u->actor_pid);
         break;
     case MANTA__TASK_STATE__TASK_STATE_FINISHED:
         if (u->result.len > MAX_RESULT_BYTES) {

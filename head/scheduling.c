@@ -71,6 +71,7 @@ void mt__tasks_release(struct mt_head *h)
 
     if (!q)
         return;
+    mt__actors_release(h);
     mt_task_table_release(&q->table);
     mt_sched_destroy(q->sched);
     free(q->links);

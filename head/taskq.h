@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "common/rpc.h"
+#include "head/actors.h"
 #include "head/head.h"
 #include "head/tasks.h"
 #include "sched/sched.h"
@@ -52,6 +53,7 @@ struct mt_head_tasks {
     struct mt_pg **pgs;          /* placement groups, oldest first */
     size_t n_pgs, cap_pgs;
     uint64_t next_pg;
+    struct mt_actor_table actors; /* rpc_actors.c */
 };
 
 /* ---- scheduling.c ---- */
@@ -93,6 +95,43 @@ void mt__task_notify(struct mt_head *h, struct mt_task *t);
 void mt__link_drop(struct mt_head *h, const char *node_id);
 /* End every watcher and close every link (shutdown). */
 void mt__tasks_close_rpc(struct mt_head *h);
+
+/* Add a PENDING task for spec (a Manta__TaskSpec, checked); not queued. */
+struct mt_task *mt__task_add(struct mt_head *h, const void *spec,
+                             int max_retries);
+/* Queue t in the scheduler. RET 0 or -MT_E* with why set. */
+int mt__task_enqueue(struct mt_head *h, struct mt_task *t, const char **why);
+/* Find or open the channel to a node's worker; NULL when it cannot. */
+struct mt_rpc_channel *mt__link_get(struct mt_head *h, const struct mt_node *n);
+/* End t in state with error (borrowed; NULL none): free its grant, tell
+ * its watchers and the actor table. */
+void mt__task_end(struct mt_head *h, struct mt_task *t,
+                  enum mt_task_state state, int exit_code, const char *error);
+/* SIGKILL t's process (or actor) on its worker; t is not marked cancelled. */
+void mt__task_kill_on_worker(struct mt_head *h, struct mt_task *t);
+
+/* ---- rpc_actors.c ---- */
+
+/* SubmitTask of an ACTOR_CREATE or ACTOR_METHOD spec (already checked). */
+void mt__actor_submit(struct mt_head *h, struct mt_rpc_call *call,
+                      const void *spec);
+/* A worker says the factory of creation task t returned: ALIVE. */
+void mt__actor_ready(struct mt_head *h, struct mt_task *t, uint32_t pid);
+/* Creation task t is going back to PENDING (attempt+1): RESTARTING. */
+void mt__actor_restarting(struct mt_head *h, struct mt_task *t);
+/* t ended (any kind); a creation task's end makes its actor DEAD. */
+void mt__actor_task_ended(struct mt_head *h, struct mt_task *t);
+/* Method call t was lost with its actor (what: why): fail it. */
+void mt__actor_call_lost(struct mt_head *h, struct mt_task *t,
+                         const char *what);
+/* Free the actor table (shutdown). */
+void mt__actors_release(struct mt_head *h);
+void mt__h_get_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                     void *arg);
+void mt__h_list_actors(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg);
+void mt__h_kill_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                      void *arg);
 
 /* ---- rpc_pgs.c ---- */
 

@@ -78,6 +78,8 @@ struct mt_task {
     uint64_t out_dropped;
     struct mt_task_watcher *watchers;
     uint64_t done_order;         /* for forgetting old finished tasks */
+    int kind;                    /* proto TaskKind; 0 = not recorded */
+    bool actor_died;             /* FAILED actor method: its actor died */
 };
 
 struct mt_task_table {

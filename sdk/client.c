@@ -24,6 +24,7 @@
 #include "common/cli_util.h"
 #include "common/rpc.h"
 #include "objstore/client.h"
+#include "common/sys.h"
 #include "sdk/sdk_int.h"
 
 #define DEFAULT_TEMP_DIR "/tmp/manta"
@@ -117,6 +118,8 @@ void mt__req_free(struct mt__req *r)
     mt__rpc_submit_free(r->submit_msg);
     mt__task_unref(r->task);
     mt__status_release(&r->status);
+    free(r->actor_name);
+    mt__actor_info_release(&r->actor);
     free(r);
 }
 
@@ -337,6 +340,7 @@ static struct mt_client *client_alloc(const char *dir, int rpc_ms)
     }
     c->magic = MT_CLIENT_MAGIC;
     c->serial = atomic_fetch_add(&next_serial, 1) + 1;
+    mt_random_hex(c->owner_id, 16);
     c->rpc_timeout_ms = rpc_ms ? rpc_ms : DEFAULT_RPC_MS;
     pthread_mutex_init(&c->mu, NULL);
     pthread_condattr_init(&ca);
@@ -357,6 +361,7 @@ static void client_free(struct mt_client *c)
     free(c->address);
     free(c->temp_dir);
     free(c->store_path);
+    free(c->owned);
     c->magic = 0;
     free(c);
 }
@@ -527,6 +532,7 @@ void mt_client_disconnect(mt_client_t *c)
     if (!c)
         return;
     if (c->thread_started) {
+        mt__actors_disconnect(c);
         pthread_mutex_lock(&c->mu);
         c->stopping = true;
         mt__queue_push(&c->q, &c->stop_node);

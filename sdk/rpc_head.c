@@ -427,6 +427,10 @@ void mt__rpc_start(struct mt_client *c, struct mt__req *r)
     case MT__REQ_CANCEL:
         rc = start_cancel(r);
         break;
+    case MT__REQ_ACTOR_GET:
+    case MT__REQ_ACTOR_KILL:
+        rc = mt__rpc_actor_start(r);
+        break;
     default:
         rc = -MT_EINVAL;
         break;
@@ -466,6 +470,7 @@ static void apply_event_locked(struct mt_task *t, const Manta__TaskEvent *ev)
         t->exit_code = t->state == MT_TASK_STATE_FINISHED ? ev->exit_code
                                                           : -1;
         t->ended = true;
+        t->actor_died = ev->actor_died;
         if (ev->result.len && !t->value) {
             t->value = malloc(ev->result.len);
             if (t->value) {

@@ -115,6 +115,7 @@ struct mt_task {
     uint8_t *value;           /* FINISHED function task's result (owned) */
     size_t value_len;
     bool ended;               /* final state seen */
+    bool actor_died;          /* FAILED actor call: its actor died */
     int lost;                 /* 0, or why the watch ended early (-MT_E*) */
     /* Loop thread only: */
     struct mt_rpc_stream *stream; /* the open WatchTask */
@@ -128,6 +129,21 @@ enum mt__req_kind {
     MT__REQ_STATUS = 1, /* GetClusterStatus */
     MT__REQ_SUBMIT,     /* SubmitTask, then watch */
     MT__REQ_CANCEL,     /* CancelTask */
+    MT__REQ_ACTOR_GET,  /* GetActor (rpc_actor.c) */
+    MT__REQ_ACTOR_KILL, /* KillActor (rpc_actor.c) */
+};
+
+/* An actor as GetActor describes it (plain C; strings owned). */
+struct mt__actor_info {
+    char id[17];
+    int state;                 /* mt_actor_state */
+    char *name;
+    char *node_id;
+    char *death_reason;
+    uint32_t pid;
+    uint32_t restarts;
+    int max_restarts;
+    bool detached;
 };
 
 /* One node as GetClusterStatus describes it (only what the SDK uses). */
@@ -166,6 +182,12 @@ struct mt__req {
     bool force;
     /* STATUS out: */
     struct mt__status status;
+    /* ACTOR_GET in: actor_id or actor_name; ACTOR_KILL in: actor_id: */
+    char actor_id[17];
+    char *actor_name;          /* owned */
+    bool no_restart;
+    /* ACTOR_GET out: */
+    struct mt__actor_info actor;
 };
 
 /* ---- the store connection, shared by a client and its buffers ------- */
@@ -220,6 +242,12 @@ struct mt_client {
     size_t n_watches;         /* streams open */
     size_t n_calls;           /* unary calls in flight */
     struct mt_task *wait_head, *wait_tail; /* tasks waiting for a slot */
+    /* Actors (actor.c); read-only after connect: */
+    char owner_id[33];        /* this client, as actors' owner */
+    /* Guarded by mu: non-detached actors created here, killed at
+     * disconnect. */
+    char (*owned)[17];
+    size_t n_owned, cap_owned;
 };
 
 /* ---- error.c -- */
@@ -299,6 +327,37 @@ void mt__rpc_watch(struct mt_client *c, struct mt_task *t);
 
 /* Loop thread: cancel every watch, drop queued ones (shutdown). */
 void mt__rpc_stop_watches(struct mt_client *c);
+
+/* ---- rpc_actor.c (protobuf) / actor.c -- */
+
+/*
+ * mt__rpc_actor_create_build - a SubmitTaskRequest creating an actor:
+ * factory and arguments as a function task, o's placement options, and the
+ * actor's name (NULL: none), detached flag, max_restarts and owner.
+ * RET 0, -MT_ENOMEM
+ */
+int mt__rpc_actor_create_build(const char *factory, const void *const *args,
+                               const size_t *sizes, size_t nargs,
+                               const struct mt_task_opts *o, const char *name,
+                               bool detached, int max_restarts,
+                               const char *owner, void **out);
+
+/* mt__rpc_actor_call_build - a SubmitTaskRequest calling method on actor
+ * id with the arguments (copied). RET 0, -MT_ENOMEM. */
+int mt__rpc_actor_call_build(const char *id, const char *method,
+                             const void *const *args, const size_t *sizes,
+                             size_t nargs, void **out);
+
+/* Loop thread: start GetActor / KillActor for r. RET 0 or -MT_E* (then r
+ * is not completed). */
+int mt__rpc_actor_start(struct mt__req *r);
+
+/* mt__actor_info_release - free what an info owns. */
+void mt__actor_info_release(struct mt__actor_info *i);
+
+/* mt__actors_disconnect - kill the client's non-detached actors (caller
+ * thread, before the loop stops). */
+void mt__actors_disconnect(struct mt_client *c);
 
 /* ---- object.c -- */
 

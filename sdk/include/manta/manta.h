@@ -10,6 +10,7 @@
  *   client.h  connect to a cluster; cluster resources
  *   task.h    command tasks: submit, wait, cancel, captured output
  *   object.h  put and get objects and tensors in the node's store
+ *   actor.h   actors: stateful executors whose methods run in order
  *
  * Guide and complete example: docs/sdk.md.
  */
@@ -20,6 +21,7 @@
 #include "manta/client.h"
 #include "manta/object.h"
 #include "manta/task.h"
+#include "manta/actor.h"
 
 #define MT_SDK_VERSION_MAJOR 0
 #define MT_SDK_VERSION_MINOR 1

@@ -296,9 +296,18 @@ void mt__actor_submit(struct mt_head *h, struct mt_rpc_call *call,
 
 /* ---- GetActor / ListActors / KillActor ------------------------------------ */
 
-static void fill_info(const struct mt_actor *a, Manta__ActorInfo *ai)
+static void fill_info(struct mt_head *h, const struct mt_actor *a,
+                      Manta__ActorInfo *ai)
 {
+    struct mt_node *n = a->state == MT_ACTOR_ALIVE && a->node_id
+                            ? mt_node_table_find(&h->nodes, a->node_id)
+                            : NULL;
+
     manta__actor_info__init(ai);
+    if (n && n->state == MT_NODE_ALIVE) {
+        ai->address = n->address;
+        ai->incarnation = a->incarnation;
+    }
     ai->actor_id = (char *)a->id;
     ai->name = a->name ? a->name : (char *)"";
     ai->state = (Manta__ActorState)a->state;
@@ -335,7 +344,7 @@ void mt__h_get_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
                                      : "no live actor has that name");
         return;
     }
-    fill_info(a, &ai);
+    fill_info(h, a, &ai);
     reply.actor = &ai;
     mt_rpc_reply(call, &reply.base);
 }
@@ -357,7 +366,7 @@ void mt__h_list_actors(struct mt_rpc_call *call, const ProtobufCMessage *m,
     infos = mt_xcalloc(max + 1, sizeof(*infos));
     ptrs = mt_xcalloc(max + 1, sizeof(*ptrs));
     for (size_t i = tb->n; i-- > 0 && n < max;) {
-        fill_info(tb->v[i], &infos[n]);
+        fill_info(h, tb->v[i], &infos[n]);
         ptrs[n] = &infos[n];
         n++;
     }

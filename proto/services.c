@@ -85,6 +85,9 @@ const struct mt_rpc_method mt_worker_fetch_object =
 const struct mt_rpc_method mt_worker_run_task =
     UNARY("WorkerService", "RunTask", manta__run_task_request,
           manta__run_task_reply);
+const struct mt_rpc_method mt_worker_call_actor =
+    UNARY("WorkerService", "CallActor", manta__call_actor_request,
+          manta__call_actor_reply);
 const struct mt_rpc_method mt_worker_stop_task =
     UNARY("WorkerService", "StopTask", manta__stop_task_request,
           manta__stop_task_reply);

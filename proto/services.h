@@ -35,5 +35,6 @@ extern const struct mt_rpc_method mt_worker_pull_object;
 extern const struct mt_rpc_method mt_worker_fetch_object;
 extern const struct mt_rpc_method mt_worker_run_task;
 extern const struct mt_rpc_method mt_worker_stop_task;
+extern const struct mt_rpc_method mt_worker_call_actor;
 
 #endif /* MT_SERVICES_H */

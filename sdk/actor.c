@@ -2,15 +2,27 @@
 /*
  * actor.c -- the actor API of libmanta (manta/actor.h).
  *
- * An actor handle is just the actor's id: creating and calling go through
- * the task path (SubmitTask with an actor kind, then a WatchTask stream per
- * call, as for any task), lookups and kills through GetActor / KillActor
- * requests run on the client's loop thread (rpc_actor.c).
+ * An actor handle is the actor's id plus what it last learnt of where the
+ * actor lives. Creating goes through the task path (SubmitTask with kind
+ * ACTOR_CREATE); lookups and kills through GetActor / KillActor requests
+ * run on the client's loop thread (rpc_actor.c).
+ *
+ * Calls take one of two roads. Once the handle has seen the actor ALIVE
+ * (mt_actor_get, mt_actor_wait_ready, mt_actor_info_get), calls go straight
+ * to the actor's worker (CallActor) under a caller id of the handle's own,
+ * numbered 0, 1, 2, ... so the worker runs them in call order; the reply
+ * completes a local task. Otherwise, or after a direct call found the
+ * actor dead or unreachable, calls go through the head (SubmitTask with
+ * kind ACTOR_METHOD, followed by a WatchTask), which queues them while the
+ * actor is being created or restarted. MANTA_ACTOR_DIRECT=0 in the
+ * environment keeps every call on the head's road.
  *
  * The client remembers the non-detached actors it created (c->owned, under
  * c->mu) and kills them in mt_client_disconnect(), before its loop stops.
  *
- * THREAD: any; handles are immutable after creation.
+ * THREAD: any. A handle's road (direct, address, caller, next seq) is
+ * guarded by its own mutex, taken alone (never with the client's mu);
+ * handles are refcounted between the user and direct calls in flight.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +39,14 @@
 
 struct mt_actor {
     uint32_t magic;              /* MT_ACTOR_MAGIC */
-    char id[17];
+    atomic_int refs;             /* the user's, and one per direct call */
+    char id[17];                 /* read-only */
+    pthread_mutex_t mu;          /* guards the fields below */
+    bool direct;                 /* calls go straight to the worker */
+    char *address;               /* direct: the worker */
+    uint32_t incarnation;        /* direct: the actor's incarnation */
+    char caller[17];             /* direct: our caller id there */
+    uint64_t next_seq;           /* direct: the next call's number */
 };
 
 struct mt_actor_opts {
@@ -111,6 +130,8 @@ static int actor_new(const char *id, mt_actor_t **out)
     if (!a)
         return -MT_ENOMEM;
     a->magic = MT_ACTOR_MAGIC;
+    atomic_init(&a->refs, 1);
+    pthread_mutex_init(&a->mu, NULL);
     snprintf(a->id, sizeof(a->id), "%s", id);
     *out = a;
     return 0;
@@ -121,12 +142,60 @@ const char *mt_actor_id(const mt_actor_t *a)
     return check_actor(a) ? a->id : "";
 }
 
-void mt_actor_release(mt_actor_t *a)
+void mt__actor_unref(struct mt_actor *a)
 {
-    if (!check_actor(a))
+    if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
         return;
+    pthread_mutex_destroy(&a->mu);
+    free(a->address);
     a->magic = 0;
     free(a);
+}
+
+void mt_actor_release(mt_actor_t *a)
+{
+    if (check_actor(a))
+        mt__actor_unref(a);
+}
+
+static bool direct_allowed(void)
+{
+    const char *v = getenv("MANTA_ACTOR_DIRECT");
+
+    return !v || strcmp(v, "0") != 0;
+}
+
+/* What GetActor said: take the direct road to an ALIVE actor. A new road
+ * gets a new caller id, so its numbering starts clean at 0. */
+static void learn(struct mt_actor *a, const struct mt__actor_info *i)
+{
+    char *addr;
+
+    if (i->state != MT_ACTOR_STATE_ALIVE || !i->address || !*i->address ||
+        !direct_allowed())
+        return;
+    pthread_mutex_lock(&a->mu);
+    if (!a->direct || a->incarnation != i->incarnation ||
+        strcmp(a->address, i->address) != 0) {
+        if ((addr = strdup(i->address))) {
+            free(a->address);
+            a->address = addr;
+            a->incarnation = i->incarnation;
+            mt_random_hex(a->caller, 8);
+            a->next_seq = 0;
+            a->direct = true;
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* A direct call failed for the actor's sake: back to the head's road. */
+static void forget(struct mt_actor *a, uint32_t incarnation)
+{
+    pthread_mutex_lock(&a->mu);
+    if (a->direct && a->incarnation == incarnation)
+        a->direct = false;
+    pthread_mutex_unlock(&a->mu);
 }
 
 const char *mt_actor_state_name(mt_actor_state s)
@@ -242,6 +311,104 @@ int mt_actor_create(mt_client_t *c, const char *factory,
     return 0;
 }
 
+/* ---- the direct road ------------------------------------------------------ */
+
+/* A task that no head knows: a direct call's outcome. refs 1. */
+static struct mt_task *local_task(struct mt_client *c, const char *id)
+{
+    struct mt_task *t = calloc(1, sizeof(*t));
+
+    if (!t)
+        return NULL;
+    t->magic = MT_SDK_TASK_MAGIC;
+    atomic_init(&t->refs, 1);
+    t->client = c;
+    snprintf(t->id, sizeof(t->id), "%s", id);
+    t->exit_code = -1;
+    t->state = MT_TASK_STATE_SCHEDULED;
+    return t;
+}
+
+void mt__actor_direct_done(struct mt_client *c, struct mt_actor *a,
+                           struct mt_task *t, bool ok, const uint8_t *result,
+                           size_t len, const char *error, bool actor_died)
+{
+    uint8_t *v = ok && len ? malloc(len) : NULL;
+    char *e = strdup(ok ? "" : error && *error ? error : "the call failed");
+
+    if (v)
+        memcpy(v, result, len);
+    pthread_mutex_lock(&c->mu);
+    t->state = ok ? MT_TASK_STATE_FINISHED : MT_TASK_STATE_FAILED;
+    t->exit_code = ok ? 0 : -1;
+    t->value = v;
+    t->value_len = v ? len : 0;
+    free(t->error);
+    t->error = e;
+    t->actor_died = !ok && actor_died;
+    t->ended = true;
+    if (ok && len && !v)
+        t->lost = -MT_ENOMEM;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (!ok && actor_died) {
+        /* The incarnation is gone (or out of reach): the head's road
+         * queues calls until it is back. */
+        pthread_mutex_lock(&a->mu);
+        a->direct = false;
+        pthread_mutex_unlock(&a->mu);
+    }
+    mt__task_unref(t);
+    mt__actor_unref(a);
+}
+
+/* Send one call on the direct road. RET 0 with *out, 1 when the handle is
+ * not on it (use the head's), or -MT_E*. */
+static int call_direct(struct mt_client *c, struct mt_actor *a,
+                       const char *method, const void *const *args,
+                       const size_t *sizes, size_t nargs, mt_task_t **out)
+{
+    struct mt__req *r;
+    char id[64];
+    uint32_t inc;
+    int rc;
+
+    if (!(r = mt__req_new(MT__REQ_ACTOR_CALL)))
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    pthread_mutex_lock(&a->mu);
+    if (!a->direct) {
+        pthread_mutex_unlock(&a->mu);
+        mt__req_free(r);
+        return 1;
+    }
+    inc = a->incarnation;
+    snprintf(id, sizeof(id), "%s.%s.%llu", a->id, a->caller,
+             (unsigned long long)a->next_seq);
+    rc = mt__rpc_actor_direct_build(a->id, inc, a->caller, a->next_seq++,
+                                    method, args, sizes, nargs,
+                                    &r->call_msg);
+    r->actor_address = strdup(a->address);
+    pthread_mutex_unlock(&a->mu);
+    r->task = local_task(c, id);
+    if (rc < 0 || !r->actor_address || !r->task) {
+        mt__req_free(r);
+        forget(a, inc); /* a number was taken and never sent */
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    }
+    atomic_fetch_add(&a->refs, 1);
+    r->handle = a;
+    r->timeout_ms = c->rpc_timeout_ms;
+    rc = mt__req_run(c, r, c->rpc_timeout_ms + 2000);
+    if (rc < 0) {
+        forget(a, inc);
+        return rc;
+    }
+    *out = r->task;
+    r->task = NULL;
+    mt__req_free(r);
+    return 0;
+}
+
 int mt_actor_call(mt_client_t *c, const mt_actor_t *a, const char *method,
                   const void *const *args, const size_t *sizes, size_t nargs,
                   mt_task_t **out)
@@ -254,6 +421,10 @@ int mt_actor_call(mt_client_t *c, const mt_actor_t *a, const char *method,
     if (!check_client(c) || !out || !check_actor(a))
         return bad_args(c, "invalid client, actor or out pointer");
     if ((rc = check_fn_args(c, method, args, sizes, nargs)) < 0)
+        return rc;
+    rc = call_direct(c, (struct mt_actor *)a, method, args, sizes, nargs,
+                     out);
+    if (rc <= 0)
         return rc;
     rc = mt__rpc_actor_call_build(a->id, method, args, sizes, nargs, &msg);
     if (rc < 0)
@@ -297,6 +468,8 @@ static int get_by(mt_client_t *c, const char *id, const char *name,
     if (rc < 0)
         return rc;
     rc = actor_new(r->actor.id, out);
+    if (rc == 0)
+        learn(*out, &r->actor);
     mt__req_free(r);
     return rc < 0 ? mt__set_error(c, rc, "out of memory") : 0;
 }
@@ -346,6 +519,7 @@ int mt_actor_info_get(mt_client_t *c, const mt_actor_t *a,
     rc = run_actor_req(c, r);
     if (rc < 0)
         return rc;
+    learn((struct mt_actor *)a, &r->actor);
     mt_actor_info_release(info);
     info->state = (mt_actor_state)r->actor.state;
     info->pid = r->actor.pid;

@@ -120,6 +120,9 @@ void mt__req_free(struct mt__req *r)
     mt__status_release(&r->status);
     free(r->actor_name);
     mt__actor_info_release(&r->actor);
+    mt__rpc_submit_free(r->call_msg);
+    free(r->actor_address);
+    mt__actor_unref(r->handle);
     free(r);
 }
 
@@ -182,6 +185,7 @@ static void handle_stop(struct mt_client *c)
 {
     c->closing = true;
     mt__rpc_stop_watches(c);
+    mt__rpc_actor_stop(c);
     uv_close((uv_handle_t *)&c->retry_timer, NULL);
     mt_rpc_channel_destroy(c->ch);
     c->ch = NULL;
@@ -362,6 +366,7 @@ static void client_free(struct mt_client *c)
     free(c->temp_dir);
     free(c->store_path);
     free(c->owned);
+    free(c->wchans);
     c->magic = 0;
     free(c);
 }

@@ -429,6 +429,7 @@ void mt__rpc_start(struct mt_client *c, struct mt__req *r)
         break;
     case MT__REQ_ACTOR_GET:
     case MT__REQ_ACTOR_KILL:
+    case MT__REQ_ACTOR_CALL:
         rc = mt__rpc_actor_start(r);
         break;
     default:

@@ -131,6 +131,7 @@ enum mt__req_kind {
     MT__REQ_CANCEL,     /* CancelTask */
     MT__REQ_ACTOR_GET,  /* GetActor (rpc_actor.c) */
     MT__REQ_ACTOR_KILL, /* KillActor (rpc_actor.c) */
+    MT__REQ_ACTOR_CALL, /* WorkerService.CallActor, direct (rpc_actor.c) */
 };
 
 /* An actor as GetActor describes it (plain C; strings owned). */
@@ -144,6 +145,8 @@ struct mt__actor_info {
     uint32_t restarts;
     int max_restarts;
     bool detached;
+    char *address;             /* ALIVE: its worker; "" otherwise */
+    uint32_t incarnation;
 };
 
 /* One node as GetClusterStatus describes it (only what the SDK uses). */
@@ -188,6 +191,11 @@ struct mt__req {
     bool no_restart;
     /* ACTOR_GET out: */
     struct mt__actor_info actor;
+    /* ACTOR_CALL in: the call (owned CallActorRequest), where it goes,
+     * the task it completes and the handle (one ref each): */
+    void *call_msg;
+    char *actor_address;       /* owned */
+    struct mt_actor *handle;
 };
 
 /* ---- the store connection, shared by a client and its buffers ------- */
@@ -248,6 +256,15 @@ struct mt_client {
      * disconnect. */
     char (*owned)[17];
     size_t n_owned, cap_owned;
+    /* Loop thread only: channels to workers for direct actor calls. */
+    struct mt__wchan *wchans;
+    size_t n_wchans, cap_wchans;
+};
+
+/* A channel to one worker (direct actor calls). */
+struct mt__wchan {
+    char *address;
+    struct mt_rpc_channel *ch;
 };
 
 /* ---- error.c -- */
@@ -351,6 +368,25 @@ int mt__rpc_actor_call_build(const char *id, const char *method,
 /* Loop thread: start GetActor / KillActor for r. RET 0 or -MT_E* (then r
  * is not completed). */
 int mt__rpc_actor_start(struct mt__req *r);
+
+/* mt__rpc_actor_direct_build - a CallActorRequest (owned; free with
+ * mt__rpc_submit_free). RET 0, -MT_ENOMEM. */
+int mt__rpc_actor_direct_build(const char *id, uint32_t incarnation,
+                               const char *caller, uint64_t seq,
+                               const char *method, const void *const *args,
+                               const size_t *sizes, size_t nargs, void **out);
+
+/* Loop thread: a direct call ended: complete t (one ref taken) and tell
+ * the handle (one ref taken). ok/actor_died as CallActorReply. */
+void mt__actor_direct_done(struct mt_client *c, struct mt_actor *a,
+                           struct mt_task *t, bool ok, const uint8_t *result,
+                           size_t len, const char *error, bool actor_died);
+
+/* Loop thread: close the channels to workers (stop). */
+void mt__rpc_actor_stop(struct mt_client *c);
+
+/* mt__actor_unref - drop a handle reference. */
+void mt__actor_unref(struct mt_actor *a);
 
 /* mt__actor_info_release - free what an info owns. */
 void mt__actor_info_release(struct mt__actor_info *i);

@@ -40,6 +40,13 @@ struct pend {
     uint64_t seq;
     struct mt_exec_job *job;
     bool stopped;               /* ends STOPPED when its turn comes */
+    int caller;                 /* index in callers, -1: sent by the head */
+};
+
+/* The order of one driver's direct calls (CallActor). */
+struct caller {
+    char id[MT_RUN_ID_MAX + 1];
+    uint64_t next_seq;
 };
 
 /* One incarnation of an actor. Guarded by: loop thread. */
@@ -54,6 +61,8 @@ struct mt_wactor {
     uint64_t next_seq;          /* the next call to hand over */
     struct pend *pend;          /* calls waiting for their turn */
     size_t n_pend, cap_pend;
+    struct caller *callers;     /* direct callers seen */
+    size_t n_callers, cap_callers;
 };
 
 static struct mt_wactor *find(struct mt_worker *w, const char *id,
@@ -97,6 +106,7 @@ static void on_pool_closed(void *arg)
         *pp = a->next;
     mt_exec_pool_destroy(a->pool);
     free(a->pend);
+    free(a->callers);
     free(a);
     if (!w->actors && w->actors_closed) {
         void (*done)(void *) = w->actors_closed;
@@ -177,6 +187,12 @@ void mt__wactor_created(struct mt_worker *w, const char *id, uint32_t attempt,
     drop(a, "its creation failed");
 }
 
+/* The counter that orders p: the head's or its caller's. */
+static uint64_t *next_of(struct mt_wactor *a, const struct pend *p)
+{
+    return p->caller < 0 ? &a->next_seq : &a->callers[p->caller].next_seq;
+}
+
 /* Hand over every call whose turn has come. */
 static void hand_over(struct mt_wactor *a)
 {
@@ -186,13 +202,14 @@ static void hand_over(struct mt_wactor *a)
         moved = false;
         for (size_t i = 0; i < a->n_pend; i++) {
             struct mt_exec_job *j = a->pend[i].job;
+            uint64_t *next = next_of(a, &a->pend[i]);
 
-            if (a->pend[i].seq != a->next_seq)
+            if (a->pend[i].seq != *next)
                 continue;
             bool stopped = a->pend[i].stopped;
 
             a->pend[i] = a->pend[--a->n_pend];
-            a->next_seq++;
+            (*next)++;
             if (stopped)
                 end_unrun(j, MT_EXEC_END_STOPPED, "stopped before it started");
             else
@@ -203,34 +220,77 @@ static void hand_over(struct mt_wactor *a)
     }
 }
 
-int mt__wactor_call(struct mt_worker *w, const char *id, uint32_t attempt,
-                    uint64_t seq, struct mt_exec_job *job, const char **why)
+/* The index of caller in a->callers, added when new. */
+static int caller_index(struct mt_wactor *a, const char *caller)
 {
-    struct mt_wactor *a = find(w, id, attempt);
+    for (size_t i = 0; i < a->n_callers; i++)
+        if (strcmp(a->callers[i].id, caller) == 0)
+            return (int)i;
+    mt_xgrow((void **)&a->callers, &a->cap_callers, a->n_callers + 1,
+             sizeof(*a->callers));
+    snprintf(a->callers[a->n_callers].id, sizeof(a->callers->id), "%s",
+             caller);
+    a->callers[a->n_callers].next_seq = 0;
+    return (int)a->n_callers++;
+}
 
-    if (!a || a->state == WA_DEAD) {
-        *why = "actor died: it is not alive on this node (it died or was "
-               "restarted)";
-        return -MT_ENOENT;
-    }
-    if (seq < a->next_seq) {
+/* Queue job as call seq in the order of caller (-1: the head's). */
+static int enqueue(struct mt_wactor *a, int caller, uint64_t seq,
+                   struct mt_exec_job *job, const char **why)
+{
+    struct pend p = {seq, job, false, caller};
+
+    if (seq < *next_of(a, &p)) {
         *why = "actor call sequence number used twice";
         return -MT_EEXIST;
     }
     for (size_t i = 0; i < a->n_pend; i++) {
-        if (a->pend[i].seq == seq) {
+        if (a->pend[i].caller == caller && a->pend[i].seq == seq) {
             *why = "actor call sequence number used twice";
             return -MT_EEXIST;
         }
     }
     mt_xgrow((void **)&a->pend, &a->cap_pend, a->n_pend + 1,
              sizeof(*a->pend));
-    a->pend[a->n_pend].seq = seq;
-    a->pend[a->n_pend].job = job;
-    a->pend[a->n_pend].stopped = false;
-    a->n_pend++;
+    a->pend[a->n_pend++] = p;
     hand_over(a);
     return 0;
+}
+
+/* The live incarnation, or NULL with why set. */
+static struct mt_wactor *alive(struct mt_worker *w, const char *id,
+                               uint32_t attempt, const char **why)
+{
+    struct mt_wactor *a = find(w, id, attempt);
+
+    if (!a || a->state == WA_DEAD) {
+        *why = "actor died: it is not alive on this node (it died or was "
+               "restarted)";
+        return NULL;
+    }
+    return a;
+}
+
+int mt__wactor_call(struct mt_worker *w, const char *id, uint32_t attempt,
+                    uint64_t seq, struct mt_exec_job *job, const char **why)
+{
+    struct mt_wactor *a = alive(w, id, attempt, why);
+
+    return a ? enqueue(a, -1, seq, job, why) : -MT_ENOENT;
+}
+
+int mt__wactor_direct(struct mt_worker *w, const char *id, uint32_t attempt,
+                      const char *caller, uint64_t seq,
+                      struct mt_exec_job *job, const char **why)
+{
+    struct mt_wactor *a = alive(w, id, attempt, why);
+
+    if (a && a->state != WA_READY) {
+        *why = "actor died: it is being created again";
+        return -MT_ENOENT;
+    }
+    return a ? enqueue(a, caller_index(a, caller), seq, job, why)
+             : -MT_ENOENT;
 }
 
 int mt__wactor_stop_call(struct mt_worker *w, const char *id,
@@ -278,6 +338,8 @@ void mt__wactors_shutdown(struct mt_worker *w)
         a->n_pend = 0;
         mt_exec_pool_shutdown(a->pool);
     }
+    /* The pools have forgotten their jobs: now the calls can go. */
+    mt__worker_calls_shutdown(w);
 }
 
 void mt__wactors_close(struct mt_worker *w, void (*done)(void *), void *arg)
@@ -305,6 +367,7 @@ void mt__wactors_destroy(struct mt_worker *w)
         w->actors = a->next;
         mt_exec_pool_destroy(a->pool);
         free(a->pend);
+        free(a->callers);
         free(a);
     }
 }

@@ -62,6 +62,17 @@ int mt__wactor_call(struct mt_worker *w, const char *id, uint32_t attempt,
                     uint64_t seq, struct mt_exec_job *job, const char **why);
 
 /*
+ * mt__wactor_direct - run job (actor_op MT_EXEC_ACTOR_METHOD) as direct
+ * call seq of caller (CallActor: 0, 1, 2, ... per caller and incarnation)
+ * after that caller's earlier calls. Only a READY actor takes them.
+ * OWNERSHIP borrows caller (copied) and job until its on_end
+ * RET as mt__wactor_call
+ */
+int mt__wactor_direct(struct mt_worker *w, const char *id, uint32_t attempt,
+                      const char *caller, uint64_t seq,
+                      struct mt_exec_job *job, const char **why);
+
+/*
  * mt__wactor_stop_call - stop one call: one still waiting for its turn
  * ends STOPPED at once; a queued or running one is stopped by the pool
  * (a running one kills the actor's executor: the actor dies).
@@ -83,5 +94,10 @@ void mt__wactors_shutdown(struct mt_worker *w);
 void mt__wactors_close(struct mt_worker *w, void (*done)(void *), void *arg);
 /* Free what is left (after close). */
 void mt__wactors_destroy(struct mt_worker *w);
+
+/* ---- rpc_actors.c: WorkerService.CallActor ---- */
+
+/* Fail every direct call still held (shutdown: their jobs never end). */
+void mt__worker_calls_shutdown(struct mt_worker *w);
 
 #endif /* MT_WORKER_ACTORS_H */

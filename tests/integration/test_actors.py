@@ -13,7 +13,9 @@ and calls fail with MT_EACTORDIED at once; a call in flight when
 `manta actor kill` kills the actor fails with MT_EACTORDIED; a missing
 factory and a failing factory give DEAD with the reason, not a hang; a
 non-detached actor dies when its driver disconnects; after all that every
-node has all its resources back.
+node has all its resources back. Calls are checked on both roads: straight
+to the actor's worker (the default once a handle has seen the actor ALIVE)
+and through the head (MANTA_ACTOR_DIRECT=0).
 """
 import json
 import os
@@ -52,9 +54,10 @@ def start_cluster():
     return addr, stub
 
 
-def driver(addr, *args, timeout=60):
+def driver(addr, *args, timeout=60, env=None):
     p = subprocess.run([DRIVER, addr, LIB_DIR] + [str(a) for a in args],
-                       capture_output=True, text=True, timeout=timeout)
+                       capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout.strip().splitlines(), p.stderr
 
 
@@ -67,8 +70,8 @@ def create(addr, name="-", detached=1, max_restarts=0, cpus=1,
     return rc, out[0].split()[1], out
 
 
-def calls(addr, who, method, n, *arg):
-    rc, out, err = driver(addr, "call", who, method, n, *arg)
+def calls(addr, who, method, n, *arg, env=None):
+    rc, out, err = driver(addr, "call", who, method, n, *arg, env=env)
     check(rc == 0 and len(out) == n, "call %s: %d %s %s" %
           (method, rc, out, err))
     return out
@@ -99,11 +102,20 @@ def test_named_detached_in_order():
     addr, stub = start_cluster()
     rc, aid, out = create(addr, "counter", 1, 1, 1)
     check(rc == 0 and out[-1] == "ready", "create: %s" % out)
-    # A second driver process finds it by name; calls come back in order.
+    # A second driver process finds it by name; calls come back in order,
+    # sent straight to the actor's worker...
+    ntasks = len(stub.ListTasks(PB.ListTasksRequest(limit=1000)).tasks)
     out = calls(addr, "counter", "incr", 40)
     check(out == ["ok %d" % i for i in range(1, 41)], "order: %s" % out)
+    check(len(stub.ListTasks(PB.ListTasksRequest(limit=1000)).tasks) ==
+          ntasks, "direct calls are not tasks")
+    # ... and through the head.
+    out = calls(addr, "counter", "incr", 20, env={"MANTA_ACTOR_DIRECT": "0"})
+    check(out == ["ok %d" % i for i in range(41, 61)], "head road: %s" % out)
+    check(len(stub.ListTasks(PB.ListTasksRequest(limit=1000)).tasks) ==
+          ntasks + 20, "head-routed calls are tasks")
     # And a third by id.
-    check(calls(addr, "id:" + aid, "get", 1) == ["ok 40"], "get by id")
+    check(calls(addr, "id:" + aid, "get", 1) == ["ok 60"], "get by id")
     lst = json.loads(run(["list", "actors", "--address", addr, "--format",
                           "json"]).stdout)
     mine = [a for a in lst["actors"] if a["actor_id"] == aid]
@@ -118,7 +130,9 @@ def test_named_detached_in_order():
     # A method that fails fails that call only.
     out = calls(addr, "counter", "boom", 1)
     check(out[0].startswith("err MT_ETASKFAILED") and "boom" in out[0], out)
-    check(calls(addr, "counter", "incr", 1) == ["ok 41"], "after boom")
+    check(calls(addr, "counter", "incr", 1) == ["ok 61"], "after boom")
+    out = calls(addr, "counter", "boom", 1, env={"MANTA_ACTOR_DIRECT": "0"})
+    check(out[0].startswith("err MT_ETASKFAILED") and "boom" in out[0], out)
     run(["actor", "kill", "--name", "counter", "--address", addr])
     a = wait_state(stub, aid, C.ACTOR_STATE_DEAD)
     check("killed" in a.death_reason, a.death_reason)
@@ -151,6 +165,9 @@ def test_restart_then_dead():
     out = calls(addr, "id:" + aid, "get", 2)
     check(all(l.startswith("err MT_EACTORDIED") and "actor died" in l
               for l in out), "calls to a dead actor: %s" % out)
+    out = calls(addr, "id:" + aid, "get", 1, env={"MANTA_ACTOR_DIRECT": "0"})
+    check(out[0].startswith("err MT_EACTORDIED") and "actor died" in out[0],
+          "head road to a dead actor: %s" % out)
     # The name is free again.
     rc, aid2, out = create(addr, "phoenix", 1, 0, 1)
     check(rc == 0 and aid2 != aid, out)
@@ -166,14 +183,18 @@ def test_kill_in_flight():
             if n["resources_available"].get("CPU") !=
             n["resources_total"].get("CPU")]
     check(len(used) == 1, "one node holds the actor's CPU")
-    p = subprocess.Popen([DRIVER, addr, LIB_DIR, "call", "sleeper",
-                          "sleep_ms", "1", "20000"], stdout=subprocess.PIPE,
-                         text=True)
-    time.sleep(1.0)
+    # One call on each road in flight when the actor is killed.
+    ps = [subprocess.Popen([DRIVER, addr, LIB_DIR, "call", "sleeper",
+                            "sleep_ms", "1", "20000"], stdout=subprocess.PIPE,
+                           text=True, env=dict(os.environ,
+                                               MANTA_ACTOR_DIRECT=direct))
+          for direct in ("1", "0")]
+    time.sleep(1.5)
     run(["actor", "kill", "--name", "sleeper", "--address", addr])
-    out, _ = p.communicate(timeout=30)
-    check(out.startswith("err MT_EACTORDIED") and "actor died" in out,
-          "in flight: %s" % out)
+    for p in ps:
+        out, _ = p.communicate(timeout=30)
+        check(out.startswith("err MT_EACTORDIED") and "actor died" in out,
+              "in flight: %s" % out)
     check(get_actor(stub, aid).state == C.ACTOR_STATE_DEAD, "dead")
     resources_back(addr)
 

@@ -362,6 +362,23 @@ void mt__actor_direct_done(struct mt_client *c, struct mt_actor *a,
     mt__actor_unref(a);
 }
 
+/* Queue r for the loop thread without waiting for it (the loop frees it).
+ * RET 0, or -MT_ECLOSED (disconnecting: r is freed here). */
+static int post(struct mt_client *c, struct mt__req *r)
+{
+    pthread_mutex_lock(&c->mu);
+    if (c->stopping) {
+        pthread_mutex_unlock(&c->mu);
+        mt__req_free(r);
+        return mt__set_error(c, -MT_ECLOSED, "the client is disconnecting");
+    }
+    r->abandoned = true;
+    mt__queue_push(&c->q, &r->qn);
+    pthread_mutex_unlock(&c->mu);
+    uv_async_send(&c->wake);
+    return 0;
+}
+
 /* Send one call on the direct road. RET 0 with *out, 1 when the handle is
  * not on it (use the head's), or -MT_E*. */
 static int call_direct(struct mt_client *c, struct mt_actor *a,
@@ -397,16 +414,9 @@ static int call_direct(struct mt_client *c, struct mt_actor *a,
     }
     atomic_fetch_add(&a->refs, 1);
     r->handle = a;
-    r->timeout_ms = c->rpc_timeout_ms;
-    rc = mt__req_run(c, r, c->rpc_timeout_ms + 2000);
-    if (rc < 0) {
-        forget(a, inc);
-        return rc;
-    }
+    atomic_fetch_add(&r->task->refs, 1);
     *out = r->task;
-    r->task = NULL;
-    mt__req_free(r);
-    return 0;
+    return post(c, r);
 }
 
 int mt_actor_call(mt_client_t *c, const mt_actor_t *a, const char *method,

@@ -195,7 +195,11 @@ static void on_direct_done(void *arg, const struct mt_rpc_status *st,
     free(x);
 }
 
-/* Start r's call; r completes at once (the task follows the call). */
+/*
+ * Start r's call. Nobody waits for r (the caller already has the task), so
+ * this never fails: a call that cannot start ends its task at once. The
+ * call counts in c->n_calls while in flight.
+ */
 static int start_direct(struct mt__req *r)
 {
     struct mt_client *c = r->client;
@@ -203,6 +207,7 @@ static int start_direct(struct mt__req *r)
     struct direct_ctx *x = calloc(1, sizeof(*x));
     int rc = -MT_ENOMEM;
 
+    /* The call (or its failure) takes r's refs on the task and handle. */
     if (ch && x) {
         x->c = c;
         x->handle = r->handle;
@@ -212,11 +217,15 @@ static int start_direct(struct mt__req *r)
     }
     if (rc < 0) {
         free(x);
-        return rc;
+        /* No call is in flight, but mt__rpc_start() counts one when we
+         * return 0: take it back now (unsigned, wraps back to even). */
+        c->n_calls--;
+        mt__actor_direct_done(c, r->handle, r->task, false, NULL, 0,
+                              "actor died: cannot start the call to its "
+                              "worker", true);
     }
-    /* The call holds the refs now; the caller keeps its own. */
-    atomic_fetch_add(&r->task->refs, 1);
     r->handle = NULL;
+    r->task = NULL;
     mt__req_complete(c, r, 0, NULL);
     return 0;
 }

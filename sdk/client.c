@@ -210,6 +210,8 @@ static void on_wake(uv_async_t *h)
         else
             mt__rpc_start(c, REQ_OF(n));
     }
+    if (!c->closing)
+        mt__rpc_actor_flush(c);
 }
 
 static void *thread_main(void *arg)
@@ -367,6 +369,7 @@ static void client_free(struct mt_client *c)
     free(c->store_path);
     free(c->owned);
     free(c->wchans);
+    free(c->abatches);
     c->magic = 0;
     free(c);
 }

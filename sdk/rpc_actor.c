@@ -7,10 +7,12 @@
  *
  * Direct calls (MT__REQ_ACTOR_CALL): WorkerService.CallActor to the
  * actor's worker over a channel kept per worker address (c->wchans). The
- * request completes as soon as the call is started; the call's reply
- * completes its task later (actor.c, mt__actor_direct_done). The deadline
- * is far away on purpose: a method may run for as long as it likes, and
- * mt_task_wait() has its own timeout.
+ * request completes at once; its call joins a batch of the calls queued in
+ * the same wake-up of the loop for the same worker, caller and actor
+ * incarnation, sent as one CallActor at the end of the wake-up (or when
+ * full); the reply completes each call's task (actor.c,
+ * mt__actor_direct_done). The deadline is far away on purpose: a method
+ * may run for as long as it likes, and mt_task_wait() has its own timeout.
  *
  * THREAD: the builders run on any thread; the rest on the loop thread.
  */
@@ -96,33 +98,45 @@ int mt__rpc_actor_direct_build(const char *id, uint32_t incarnation,
                                const size_t *sizes, size_t nargs, void **out)
 {
     Manta__CallActorRequest *r = calloc(1, sizeof(*r));
+    Manta__ActorCall *k = calloc(1, sizeof(*k));
 
     *out = NULL;
-    if (!r)
+    if (!r || !k) {
+        free(r);
+        free(k);
         return -MT_ENOMEM;
+    }
     manta__call_actor_request__init(r);
+    manta__actor_call__init(k);
     r->incarnation = incarnation;
-    r->seq = seq;
     r->actor_id = dup_or_null(id);
     r->caller_id = dup_or_null(caller);
-    r->method = dup_or_null(method);
-    r->args = calloc(nargs + 1, sizeof(*r->args));
-    if (!r->actor_id || !r->caller_id || !r->method || !r->args)
+    r->calls = calloc(2, sizeof(*r->calls));
+    if (r->calls) {
+        r->calls[0] = k;
+        r->n_calls = 1;
+    }
+    k->seq = seq;
+    k->method = dup_or_null(method);
+    k->args = calloc(nargs + 1, sizeof(*k->args));
+    if (!r->actor_id || !r->caller_id || !r->calls || !k->method || !k->args)
         goto out_nomem;
-    for (; r->n_args < nargs; r->n_args++) {
-        size_t n = sizes[r->n_args];
+    for (; k->n_args < nargs; k->n_args++) {
+        size_t n = sizes[k->n_args];
 
-        r->args[r->n_args].data = malloc(n ? n : 1);
-        if (!r->args[r->n_args].data)
+        k->args[k->n_args].data = malloc(n ? n : 1);
+        if (!k->args[k->n_args].data)
             goto out_nomem;
         if (n)
-            memcpy(r->args[r->n_args].data, args[r->n_args], n);
-        r->args[r->n_args].len = n;
+            memcpy(k->args[k->n_args].data, args[k->n_args], n);
+        k->args[k->n_args].len = n;
     }
     *out = r;
     return 0;
 
 out_nomem:
+    if (!r->calls)
+        protobuf_c_message_free_unpacked(&k->base, NULL);
     protobuf_c_message_free_unpacked(&r->base, NULL);
     return -MT_ENOMEM;
 }
@@ -130,11 +144,23 @@ out_nomem:
 /* ---- direct calls (loop thread) ------------------------------------------ */
 
 #define DIRECT_DEADLINE_MS (1000 * 60 * 60 * 24 * 7)
+#define BATCH_MAX_CALLS 1000
+#define BATCH_MAX_BYTES (4u << 20)
 
-struct direct_ctx {
+/*
+ * Calls queued during one wake-up of the loop to one worker, by one caller
+ * of one actor incarnation: sent as one CallActor when the wake-up ends
+ * (mt__rpc_actor_flush) or when full. Each call keeps one ref on its task
+ * and one on its handle until its result is in.
+ */
+struct mt__abatch {
     struct mt_client *c;
-    struct mt_actor *handle;  /* one ref */
-    struct mt_task *task;     /* one ref */
+    char *address;
+    Manta__CallActorRequest *msg;  /* owned; calls appended */
+    struct mt_task **tasks;        /* per call */
+    struct mt_actor **handles;     /* per call */
+    size_t n, cap;
+    size_t bytes;
 };
 
 static struct mt_rpc_channel *wchan(struct mt_client *c, const char *addr)
@@ -164,68 +190,192 @@ static struct mt_rpc_channel *wchan(struct mt_client *c, const char *addr)
     return w->ch;
 }
 
-void mt__rpc_actor_stop(struct mt_client *c)
+static void batch_free(struct mt__abatch *b)
 {
-    for (size_t i = 0; i < c->n_wchans; i++) {
-        mt_rpc_channel_destroy(c->wchans[i].ch);
-        free(c->wchans[i].address);
-    }
-    c->n_wchans = 0;
+    mt__rpc_submit_free(b->msg);
+    free(b->address);
+    free(b->tasks);
+    free(b->handles);
+    free(b);
+}
+
+/* End every call of b the same way (the rpc failed or never started). */
+static void batch_fail(struct mt__abatch *b, const char *why)
+{
+    for (size_t i = 0; i < b->n; i++)
+        mt__actor_direct_done(b->c, b->handles[i], b->tasks[i], false, NULL,
+                              0, why, true);
+    batch_free(b);
 }
 
 static void on_direct_done(void *arg, const struct mt_rpc_status *st,
                            const ProtobufCMessage *resp)
 {
     const Manta__CallActorReply *m = (const Manta__CallActorReply *)resp;
-    struct direct_ctx *x = arg;
+    struct mt__abatch *b = arg;
     char msg[256];
 
-    x->c->n_calls--;
-    if (st->code) {
+    b->c->n_calls--;
+    if (st->code || m->n_results != b->n) {
         snprintf(msg, sizeof(msg), "actor died: cannot reach its worker: "
-                 "%s%s%s", mt_rpc_status_name(st->code),
+                 "%s%s%s", st->code ? mt_rpc_status_name(st->code)
+                                    : "bad reply",
                  *st->message ? ": " : "", st->message);
-        mt__actor_direct_done(x->c, x->handle, x->task, false, NULL, 0, msg,
-                              true);
-    } else {
-        mt__actor_direct_done(x->c, x->handle, x->task, m->ok,
-                              m->result.data, m->result.len, m->error,
-                              m->actor_died);
+        batch_fail(b, msg);
+        return;
     }
-    free(x);
+    for (size_t i = 0; i < b->n; i++) {
+        const Manta__ActorCallResult *x = m->results[i];
+
+        mt__actor_direct_done(b->c, b->handles[i], b->tasks[i], x->ok,
+                              x->result.data, x->result.len, x->error,
+                              x->actor_died);
+    }
+    batch_free(b);
+}
+
+/* Send b as one CallActor (or fail its calls). */
+static void batch_send(struct mt__abatch *b)
+{
+    struct mt_client *c = b->c;
+    struct mt_rpc_channel *ch = wchan(c, b->address);
+    int rc = ch ? mt_rpc_unary(ch, &mt_worker_call_actor, &b->msg->base,
+                               DIRECT_DEADLINE_MS, 0, on_direct_done, b)
+                : -MT_ENOMEM;
+
+    if (rc < 0) {
+        batch_fail(b, "actor died: cannot start the call to its worker");
+        return;
+    }
+    c->n_calls++;
+}
+
+void mt__rpc_actor_flush(struct mt_client *c)
+{
+    size_t n = c->n_abatches;
+
+    c->n_abatches = 0;
+    for (size_t i = 0; i < n; i++)
+        batch_send(c->abatches[i]);
+}
+
+/* The open batch r's call joins, or a new one. NULL when out of memory. */
+static struct mt__abatch *batch_for(struct mt_client *c,
+                                    const Manta__CallActorRequest *m,
+                                    const char *address)
+{
+    struct mt__abatch *b;
+
+    for (size_t i = 0; i < c->n_abatches; i++) {
+        b = c->abatches[i];
+        if (b->msg->incarnation == m->incarnation &&
+            !strcmp(b->address, address) &&
+            !strcmp(b->msg->caller_id, m->caller_id) &&
+            !strcmp(b->msg->actor_id, m->actor_id))
+            return b;
+    }
+    if (c->n_abatches == c->cap_abatches) {
+        size_t cap = c->cap_abatches ? c->cap_abatches * 2 : 4;
+        void *v = realloc(c->abatches, cap * sizeof(*c->abatches));
+
+        if (!v)
+            return NULL;
+        c->abatches = v;
+        c->cap_abatches = cap;
+    }
+    if (!(b = calloc(1, sizeof(*b))) || !(b->msg = calloc(1, sizeof(*b->msg))))
+        goto out_nomem;
+    manta__call_actor_request__init(b->msg);
+    b->c = c;
+    b->msg->incarnation = m->incarnation;
+    if (!(b->address = dup_or_null(address)) ||
+        !(b->msg->actor_id = dup_or_null(m->actor_id)) ||
+        !(b->msg->caller_id = dup_or_null(m->caller_id)))
+        goto out_nomem;
+    c->abatches[c->n_abatches++] = b;
+    return b;
+
+out_nomem:
+    if (b)
+        batch_free(b);
+    return NULL;
+}
+
+/* Move r's one call (and its task and handle refs) into b. RET 0/-1. */
+static int batch_add(struct mt__abatch *b, struct mt__req *r)
+{
+    Manta__CallActorRequest *m = r->call_msg;
+    Manta__ActorCall *k = m->calls[0];
+
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 8;
+        void *v1 = realloc(b->msg->calls, (cap + 1) * sizeof(*b->msg->calls));
+        void *v2, *v3;
+
+        if (v1)
+            b->msg->calls = v1;
+        v2 = v1 ? realloc(b->tasks, cap * sizeof(*b->tasks)) : NULL;
+        if (v2)
+            b->tasks = v2;
+        v3 = v2 ? realloc(b->handles, cap * sizeof(*b->handles)) : NULL;
+        if (!v3)
+            return -1;
+        b->handles = v3;
+        b->cap = cap;
+    }
+    for (size_t a = 0; a < k->n_args; a++)
+        b->bytes += k->args[a].len;
+    b->msg->calls[b->n] = k;
+    b->msg->n_calls = b->n + 1;
+    m->calls[0] = NULL;
+    m->n_calls = 0;
+    b->tasks[b->n] = r->task;
+    b->handles[b->n] = r->handle;
+    r->task = NULL;
+    r->handle = NULL;
+    b->n++;
+    return 0;
+}
+
+void mt__rpc_actor_stop(struct mt_client *c)
+{
+    mt__rpc_actor_flush(c);
+    for (size_t i = 0; i < c->n_wchans; i++) {
+        mt_rpc_channel_destroy(c->wchans[i].ch);
+        free(c->wchans[i].address);
+    }
+    c->n_wchans = 0;
+    free(c->abatches);
+    c->abatches = NULL;
+    c->cap_abatches = 0;
 }
 
 /*
- * Start r's call. Nobody waits for r (the caller already has the task), so
- * this never fails: a call that cannot start ends its task at once. The
- * call counts in c->n_calls while in flight.
+ * Queue r's call for the end of this wake-up. Nobody waits for r (the
+ * caller already has the task), so this never fails: a call that cannot
+ * be queued ends its task at once. mt__rpc_start() counts a call in
+ * flight when this returns 0; batches count their own (batch_send), so
+ * that count is taken back here.
  */
 static int start_direct(struct mt__req *r)
 {
     struct mt_client *c = r->client;
-    struct mt_rpc_channel *ch = wchan(c, r->actor_address);
-    struct direct_ctx *x = calloc(1, sizeof(*x));
-    int rc = -MT_ENOMEM;
+    struct mt__abatch *b = batch_for(c, r->call_msg, r->actor_address);
 
-    /* The call (or its failure) takes r's refs on the task and handle. */
-    if (ch && x) {
-        x->c = c;
-        x->handle = r->handle;
-        x->task = r->task;
-        rc = mt_rpc_unary(ch, &mt_worker_call_actor, r->call_msg,
-                          DIRECT_DEADLINE_MS, 0, on_direct_done, x);
-    }
-    if (rc < 0) {
-        free(x);
-        /* No call is in flight, but mt__rpc_start() counts one when we
-         * return 0: take it back now (unsigned, wraps back to even). */
-        c->n_calls--;
+    c->n_calls--; /* unsigned: mt__rpc_start() adds it back */
+    if (!b || batch_add(b, r) < 0) {
         mt__actor_direct_done(c, r->handle, r->task, false, NULL, 0,
-                              "actor died: cannot start the call to its "
-                              "worker", true);
+                              "actor died: out of memory for the call",
+                              true);
+        r->handle = NULL;
+        r->task = NULL;
+    } else if (b->n >= BATCH_MAX_CALLS || b->bytes >= BATCH_MAX_BYTES) {
+        /* Full: send it now, and forget it as an open batch. */
+        for (size_t i = 0; i < c->n_abatches; i++)
+            if (c->abatches[i] == b)
+                c->abatches[i] = c->abatches[--c->n_abatches];
+        batch_send(b);
     }
-    r->handle = NULL;
-    r->task = NULL;
     mt__req_complete(c, r, 0, NULL);
     return 0;
 }

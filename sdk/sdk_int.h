@@ -47,6 +47,7 @@ struct mt_rpc_engine;
 struct mt_rpc_channel;
 struct mt_rpc_stream;
 struct mt_objc;
+struct mt__abatch;
 
 /* ---- plain-C task spec (what mt_task_opts_t holds) ---------------------- */
 
@@ -259,6 +260,8 @@ struct mt_client {
     /* Loop thread only: channels to workers for direct actor calls. */
     struct mt__wchan *wchans;
     size_t n_wchans, cap_wchans;
+    struct mt__abatch **abatches; /* direct calls of this wake-up */
+    size_t n_abatches, cap_abatches;
 };
 
 /* A channel to one worker (direct actor calls). */
@@ -381,6 +384,9 @@ int mt__rpc_actor_direct_build(const char *id, uint32_t incarnation,
 void mt__actor_direct_done(struct mt_client *c, struct mt_actor *a,
                            struct mt_task *t, bool ok, const uint8_t *result,
                            size_t len, const char *error, bool actor_died);
+
+/* Loop thread: send the direct calls gathered in this wake-up. */
+void mt__rpc_actor_flush(struct mt_client *c);
 
 /* Loop thread: close the channels to workers (stop). */
 void mt__rpc_actor_stop(struct mt_client *c);

@@ -27,26 +27,36 @@
 
 #define CALL_MAGIC 0x63616c6cu /* "call" */
 #define OUTPUT_LOG_MAX 512
+#define MAX_CALLS 4096
+
+struct mt_wcall;
+
+/* One call of a CallActor request: its job and its outcome. */
+struct wjob {
+    struct mt_exec_job job;      /* in the actor's pool */
+    struct mt_wcall *parent;
+    struct mt_exec_blob *args;   /* point into the request */
+    Manta__ActorCallResult res;  /* filled when the job ends */
+};
 
 /* One held CallActor. Guarded by: loop thread. */
 struct mt_wcall {
     uint32_t magic;              /* CALL_MAGIC */
-    struct mt_exec_job job;      /* its job in the actor's pool */
     struct mt_wcall *prev, *next; /* in w->calls */
     struct mt_worker *w;
     struct mt_rpc_call *call;    /* ended exactly once */
     char actor_id[MT_RUN_ID_MAX + 1];
-    struct mt_exec_blob *args;   /* point into the request (valid while
-                                    the call is held) */
+    size_t n;                    /* calls */
+    size_t left;                 /* not ended yet (+1 while submitting) */
+    struct wjob *jobs;
 };
 
-static struct mt_wcall *of_job(struct mt_exec_job *j)
+static struct wjob *of_job(struct mt_exec_job *j)
 {
-    struct mt_wcall *c = (struct mt_wcall *)((char *)j -
-                                             offsetof(struct mt_wcall, job));
+    struct wjob *x = (struct wjob *)((char *)j - offsetof(struct wjob, job));
 
-    MT_ASSERT(c->magic == CALL_MAGIC);
-    return c;
+    MT_ASSERT(x->parent->magic == CALL_MAGIC);
+    return x;
 }
 
 static void unlink_free(struct mt_wcall *c)
@@ -59,9 +69,36 @@ static void unlink_free(struct mt_wcall *c)
         w->calls = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    free(c->args);
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->jobs[i].args);
+        free(c->jobs[i].res.result.data);
+        if (c->jobs[i].res.error != protobuf_c_empty_string)
+            free(c->jobs[i].res.error);
+    }
+    free(c->jobs);
     c->magic = 0;
     free(c);
+}
+
+/* Every call has ended: answer with their outcomes. */
+static void reply_all(struct mt_wcall *c)
+{
+    Manta__CallActorReply reply = MANTA__CALL_ACTOR_REPLY__INIT;
+    Manta__ActorCallResult **v = mt_xcalloc(c->n + 1, sizeof(*v));
+
+    for (size_t i = 0; i < c->n; i++)
+        v[i] = &c->jobs[i].res;
+    reply.n_results = c->n;
+    reply.results = v;
+    mt_rpc_reply(c->call, &reply.base);
+    free(v);
+    unlink_free(c);
+}
+
+static void one_done(struct mt_wcall *c)
+{
+    if (--c->left == 0)
+        reply_all(c);
 }
 
 static void on_start(struct mt_exec_job *j, int pid)
@@ -77,59 +114,93 @@ static void on_output(struct mt_exec_job *j, uint32_t fd, const void *p,
 
     while (k > 0 && ((const char *)p)[k - 1] == '\n')
         k--;
-    MT_INFO("actor=%s (direct call) fd=%u: %.*s", of_job(j)->actor_id, fd,
-            (int)k, (const char *)p);
+    MT_INFO("actor=%s (direct call) fd=%u: %.*s", of_job(j)->parent->actor_id,
+            fd, (int)k, (const char *)p);
+}
+
+/* Record how one call ended (copies what o points to). */
+static void set_result(struct wjob *x, bool ok, const uint8_t *data,
+                       size_t len, const char *error, bool died)
+{
+    x->res.ok = ok;
+    if (ok && len) {
+        x->res.result.data = mt_xmalloc(len);
+        memcpy(x->res.result.data, data, len);
+        x->res.result.len = len;
+    }
+    if (!ok) {
+        error = error && *error ? error : "the call failed";
+        x->res.actor_died = died;
+        x->res.error = died && strncmp(error, "actor died", 10) != 0
+                           ? mt_xasprintf("actor died: %s", error)
+                           : mt_xstrdup(error);
+    }
 }
 
 static void on_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
 {
-    struct mt_wcall *c = of_job(j);
-    Manta__CallActorReply reply = MANTA__CALL_ACTOR_REPLY__INIT;
-    const char *err = o->error[0] ? o->error : "the call failed";
-    char *msg = NULL;
+    struct wjob *x = of_job(j);
 
-    reply.ok = o->end == MT_EXEC_END_OK;
-    if (reply.ok) {
-        reply.result.data = (uint8_t *)o->result;
-        reply.result.len = o->result_size;
-    } else {
-        reply.actor_died = o->end == MT_EXEC_END_DIED ||
-                           o->end == MT_EXEC_END_STOPPED;
-        if (reply.actor_died && strncmp(err, "actor died", 10) != 0)
-            err = msg = mt_xasprintf("actor died: %s", err);
-        reply.error = (char *)err;
-    }
-    mt_rpc_reply(c->call, &reply.base);
-    free(msg);
-    unlink_free(c);
+    set_result(x, o->end == MT_EXEC_END_OK, o->result, o->result_size,
+               o->error, o->end == MT_EXEC_END_DIED ||
+                             o->end == MT_EXEC_END_STOPPED);
+    one_done(x->parent);
 }
 
-/* RET NULL or why the request cannot be a call. */
+/* RET NULL or why the request cannot be served. */
 static const char *check(const Manta__CallActorRequest *r)
 {
     size_t bytes = 0;
 
     if (!mt_run_id_valid(r->actor_id) || !mt_run_id_valid(r->caller_id))
         return "actor_id and caller_id must be 1-64 of [A-Za-z0-9_-]";
-    if (!r->method[0] || strlen(r->method) > MT_EXEC_MAX_FUNCTION)
-        return "method must be a function name";
-    if (r->n_args > MT_EXEC_MAX_ARGS)
-        return "too many arguments (at most 4096)";
-    for (size_t i = 0; i < r->n_args; i++)
-        bytes += r->args[i].len;
+    if (r->n_calls == 0 || r->n_calls > MAX_CALLS)
+        return "a request carries 1-4096 calls";
+    for (size_t i = 0; i < r->n_calls; i++) {
+        const Manta__ActorCall *k = r->calls[i];
+
+        if (!k->method[0] || strlen(k->method) > MT_EXEC_MAX_FUNCTION)
+            return "method must be a function name";
+        if (k->n_args > MT_EXEC_MAX_ARGS)
+            return "too many arguments (at most 4096)";
+        for (size_t a = 0; a < k->n_args; a++)
+            bytes += k->args[a].len;
+    }
     if (bytes > MT_EXEC_MAX_ARG_BYTES)
-        return "arguments too large (at most 16 MiB)";
+        return "arguments too large (at most 16 MiB in one request)";
     return NULL;
 }
 
-/* A call that cannot run: answer it as the actor's death. */
-static void reply_dead(struct mt_rpc_call *call, const char *why)
+/* Queue call i of r on the actor, or end it at once. */
+static void submit_one(struct mt_wcall *c, const Manta__CallActorRequest *r,
+                       size_t i)
 {
-    Manta__CallActorReply reply = MANTA__CALL_ACTOR_REPLY__INIT;
+    const Manta__ActorCall *k = r->calls[i];
+    struct wjob *x = &c->jobs[i];
+    const char *why = NULL;
+    int rc;
 
-    reply.error = (char *)why;
-    reply.actor_died = true;
-    mt_rpc_reply(call, &reply.base);
+    x->parent = c;
+    manta__actor_call_result__init(&x->res);
+    x->args = mt_xcalloc(k->n_args + 1, sizeof(*x->args));
+    for (size_t a = 0; a < k->n_args; a++) {
+        x->args[a].data = k->args[a].data;
+        x->args[a].size = (uint32_t)k->args[a].len;
+    }
+    x->job.req.task_id = c->actor_id;
+    x->job.req.function = k->method;
+    x->job.req.nargs = (uint32_t)k->n_args;
+    x->job.req.args = x->args;
+    x->job.req.actor_op = MT_EXEC_ACTOR_METHOD;
+    x->job.on_start = on_start;
+    x->job.on_output = on_output;
+    x->job.on_end = on_end;
+    rc = mt__wactor_direct(c->w, r->actor_id, r->incarnation, r->caller_id,
+                           k->seq, &x->job, &why);
+    if (rc < 0) {
+        set_result(x, false, NULL, 0, why, rc != -MT_EEXIST);
+        one_done(c);
+    }
 }
 
 void mt__worker_h_call_actor(struct mt_rpc_call *call,
@@ -139,14 +210,13 @@ void mt__worker_h_call_actor(struct mt_rpc_call *call,
     struct mt_worker *w = arg;
     const char *why = check(r);
     struct mt_wcall *c;
-    int rc;
 
     if (why) {
         mt_rpc_fail(call, -MT_EINVAL, why);
         return;
     }
     if (w->state == MT_WORKER_STOPPING || !w->execs) {
-        reply_dead(call, "actor died: its worker is stopping");
+        mt_rpc_fail(call, -MT_EUNAVAIL, "the worker is stopping");
         return;
     }
     c = mt_xcalloc(1, sizeof(*c));
@@ -154,32 +224,16 @@ void mt__worker_h_call_actor(struct mt_rpc_call *call,
     c->w = w;
     c->call = call;
     snprintf(c->actor_id, sizeof(c->actor_id), "%s", r->actor_id);
-    c->args = mt_xcalloc(r->n_args + 1, sizeof(*c->args));
-    for (size_t i = 0; i < r->n_args; i++) {
-        c->args[i].data = r->args[i].data;
-        c->args[i].size = (uint32_t)r->args[i].len;
-    }
-    c->job.req.task_id = c->actor_id;
-    c->job.req.function = r->method;
-    c->job.req.nargs = (uint32_t)r->n_args;
-    c->job.req.args = c->args;
-    c->job.req.actor_op = MT_EXEC_ACTOR_METHOD;
-    c->job.on_start = on_start;
-    c->job.on_output = on_output;
-    c->job.on_end = on_end;
+    c->n = r->n_calls;
+    c->left = c->n + 1; /* ours while submitting: no reply before the end */
+    c->jobs = mt_xcalloc(c->n, sizeof(*c->jobs));
     c->next = w->calls;
     if (w->calls)
         w->calls->prev = c;
     w->calls = c;
-    rc = mt__wactor_direct(w, r->actor_id, r->incarnation, r->caller_id,
-                           r->seq, &c->job, &why);
-    if (rc < 0) {
-        if (rc == -MT_EEXIST)
-            mt_rpc_fail(call, -MT_EINVAL, why);
-        else
-            reply_dead(call, why);
-        unlink_free(c);
-    }
+    for (size_t i = 0; i < c->n; i++)
+        submit_one(c, r, i);
+    one_done(c);
 }
 
 void mt__worker_calls_shutdown(struct mt_worker *w)

@@ -211,6 +211,14 @@ MT_EXTERN int mt_actor_wait_ready(mt_client_t *c, const mt_actor_t *a,
  * Calls from one client run in the order of their mt_actor_call()s; a
  * call made while the actor is being created or restarted waits for it.
  *
+ * Once the handle has seen the actor ALIVE (mt_actor_get(),
+ * mt_actor_wait_ready(), mt_actor_info_get()), calls go straight to the
+ * actor's worker and the returned task is local to this client: its id is
+ * "ACTOR.CALLER.SEQ", mt_task_cancel() cannot stop it, and what the method
+ * prints goes to the worker's log. Otherwise (and with MANTA_ACTOR_DIRECT=0
+ * in the environment) the call is a task the head queues and forwards
+ * (docs/actors.md, "Calls").
+ *
  * IN  args, sizes  nargs byte strings (borrowed; copied); 16 MiB in all
  * OUT out          returns owned task, free with mt_task_release(); its
  *                  mt_task_wait() gives the method's result in value, or

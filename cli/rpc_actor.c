@@ -184,7 +184,8 @@ static int kill_actor(const char *head, const char *id, bool restart)
         return 1;
     }
     state = ((Manta__KillActorReply *)resp)->state;
-    printf("actor %s: kill sent (state now %s)\n", id, state_name(state));
+    printf("actor %s: kill requested (it was %s; `manta actor get %s` "
+           "shows it end)\n", id, state_name(state), id);
     manta__kill_actor_reply__free_unpacked((Manta__KillActorReply *)resp,
                                            NULL);
     return 0;

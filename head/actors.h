@@ -58,6 +58,7 @@ struct mt_actor {
     uint64_t next_seq;           /* the next call's number this incarnation */
     uint64_t dispatched;         /* calls sent to workers, all incarnations */
     bool no_restart;             /* killed for good */
+    bool owner_gone;             /* killed because its owner went away */
     uint64_t *queue;             /* method task numbers waiting (ring) */
     size_t q_head, q_len, q_cap;
     uint64_t death_order;        /* for forgetting old dead actors */

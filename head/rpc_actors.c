@@ -202,6 +202,10 @@ static char *death_reason(const struct mt_actor *a, const struct mt_task *t)
 {
     const char *err = t->error && *t->error ? t->error : "no reason given";
 
+    if (a->owner_gone)
+        return mt_xstrdup("its owner went away (the client that created it "
+                          "disconnected or died; the actor is not "
+                          "detached)");
     if (a->no_restart)
         return mt_xstrdup("killed by request (no restart)");
     if (t->state == MT_TASK_CANCELLED)
@@ -378,6 +382,26 @@ void mt__h_list_actors(struct mt_rpc_call *call, const ProtobufCMessage *m,
     free(ptrs);
 }
 
+/* Kill a's executor: for good with no_restart, else as a crash. */
+static void kill_actor(struct mt_head *h, struct mt_actor *a, bool no_restart)
+{
+    struct mt_task *t = mt_task_find(&h->tq->table, a->num);
+
+    if (a->state != MT_ACTOR_DEAD && (!t || mt_task_terminal(t)))
+        mt_actor_set_dead(table(h), a, "its creation task is gone",
+                          mt_now_wall_ms());
+    if (a->state == MT_ACTOR_DEAD)
+        return;
+    MT_INFO("actor %s: kill requested%s", a->id,
+            no_restart ? " (no restart)" : "");
+    if (no_restart) {
+        a->no_restart = true;
+        mt__task_stop(h, t, "actor killed by request");
+    } else {
+        mt__task_kill_on_worker(h, t);
+    }
+}
+
 void mt__h_kill_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
                       void *arg)
 {
@@ -385,26 +409,98 @@ void mt__h_kill_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
     Manta__KillActorReply reply = MANTA__KILL_ACTOR_REPLY__INIT;
     struct mt_head *h = arg;
     struct mt_actor *a = mt_actor_find_id(table(h), req->actor_id);
-    struct mt_task *t;
 
     if (!a) {
         mt_rpc_fail(call, -MT_ENOENT, "no such actor");
         return;
     }
-    t = mt_task_find(&h->tq->table, a->num);
-    if (a->state != MT_ACTOR_DEAD && (!t || mt_task_terminal(t)))
-        mt_actor_set_dead(table(h), a, "its creation task is gone",
-                          mt_now_wall_ms());
-    if (a->state != MT_ACTOR_DEAD) {
-        MT_INFO("actor %s: kill requested%s", a->id,
-                req->no_restart ? " (no restart)" : "");
-        if (req->no_restart) {
-            a->no_restart = true;
-            mt__task_stop(h, t, "actor killed by request");
-        } else {
-            mt__task_kill_on_worker(h, t);
-        }
-    }
+    kill_actor(h, a, req->no_restart);
     reply.state = (Manta__ActorState)a->state;
     mt_rpc_reply(call, &reply.base);
+}
+
+/* ---- LeaseActorOwner: owners that go away take their actors along ---- */
+
+/* One open lease stream. Guarded by: loop thread. */
+struct mt_actor_lease {
+    struct mt_head *h;
+    struct mt_rpc_call *call;
+    char *owner;
+    struct mt_actor_lease *next;
+};
+
+static void lease_unlink(struct mt_head *h, struct mt_actor_lease *l)
+{
+    struct mt_actor_lease **pp = &h->tq->leases;
+
+    while (*pp && *pp != l)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = l->next;
+    free(l->owner);
+    free(l);
+}
+
+/* Kill the live non-detached actors of owner. */
+static void kill_owned(struct mt_head *h, const char *owner)
+{
+    struct mt_actor_table *tb = table(h);
+
+    for (size_t i = 0; i < tb->n; i++) {
+        struct mt_actor *a = tb->v[i];
+
+        if (a->detached || a->state == MT_ACTOR_DEAD ||
+            strcmp(a->owner, owner) != 0)
+            continue;
+        a->owner_gone = true;
+        kill_actor(h, a, true);
+    }
+}
+
+static void on_lease_gone(void *arg)
+{
+    struct mt_actor_lease *l = arg, *o;
+    struct mt_head *h = l->h;
+    char *owner = mt_xstrdup(l->owner);
+
+    mt_rpc_fail(l->call, -MT_ECANCELED, "lease ended");
+    lease_unlink(h, l);
+    for (o = h->tq->leases; o; o = o->next)
+        if (strcmp(o->owner, owner) == 0)
+            break;
+    if (!o && !h->tq->closing) {
+        MT_INFO("actor owner %s went away: killing its actors", owner);
+        kill_owned(h, owner);
+    }
+    free(owner);
+}
+
+void mt__h_lease_actor_owner(struct mt_rpc_call *call,
+                             const ProtobufCMessage *m, void *arg)
+{
+    const Manta__ActorOwnerLeaseRequest *req =
+        (const Manta__ActorOwnerLeaseRequest *)m;
+    struct mt_head *h = arg;
+    struct mt_actor_lease *l;
+
+    if (!req->owner_id[0] || strlen(req->owner_id) > 128) {
+        mt_rpc_fail(call, -MT_EINVAL, "owner_id must be 1-128 bytes");
+        return;
+    }
+    l = mt_xcalloc(1, sizeof(*l));
+    l->h = h;
+    l->call = call;
+    l->owner = mt_xstrdup(req->owner_id);
+    l->next = h->tq->leases;
+    h->tq->leases = l;
+    mt_rpc_call_on_cancel(call, on_lease_gone, l);
+}
+
+void mt__actors_close_rpc(struct mt_head *h)
+{
+    while (h->tq->leases) {
+        mt_rpc_fail(h->tq->leases->call, -MT_EUNAVAIL,
+                    "head is shutting down");
+        lease_unlink(h, h->tq->leases);
+    }
 }

@@ -59,6 +59,7 @@ void mt__tasks_stop(struct mt_head *h, void (*done)(struct mt_head *h))
 {
     h->tq->closing = true;
     mt__tasks_close_rpc(h);
+    mt__actors_close_rpc(h);
     mt__head_pgs_release(h);
     h->tq_stopped = done;
     uv_timer_stop(&h->tq->kick);

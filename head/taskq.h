@@ -25,6 +25,7 @@ struct mt_worker_link {
 };
 
 struct pg_waiter;
+struct mt_actor_lease;
 
 /* A placement group as users see it. Guarded by: loop thread. */
 struct mt_pg {
@@ -54,6 +55,7 @@ struct mt_head_tasks {
     size_t n_pgs, cap_pgs;
     uint64_t next_pg;
     struct mt_actor_table actors; /* rpc_actors.c */
+    struct mt_actor_lease *leases; /* LeaseActorOwner streams held */
 };
 
 /* ---- scheduling.c ---- */
@@ -126,6 +128,10 @@ void mt__actor_call_lost(struct mt_head *h, struct mt_task *t,
                          const char *what);
 /* Free the actor table (shutdown). */
 void mt__actors_release(struct mt_head *h);
+/* End every LeaseActorOwner stream without killing anything (shutdown). */
+void mt__actors_close_rpc(struct mt_head *h);
+void mt__h_lease_actor_owner(struct mt_rpc_call *call,
+                             const ProtobufCMessage *m, void *arg);
 void mt__h_get_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
                      void *arg);
 void mt__h_list_actors(struct mt_rpc_call *call, const ProtobufCMessage *m,

@@ -73,6 +73,10 @@ const struct mt_rpc_method mt_head_kill_actor =
     UNARY("HeadService", "KillActor", manta__kill_actor_request,
           manta__kill_actor_reply);
 
+const struct mt_rpc_method mt_head_lease_actor_owner =
+    STREAM("HeadService", "LeaseActorOwner",
+           manta__actor_owner_lease_request, manta__actor_owner_lease_event);
+
 const struct mt_rpc_method mt_worker_get_node_info =
     UNARY("WorkerService", "GetNodeInfo", manta__get_node_info_request,
           manta__get_node_info_reply);

@@ -28,6 +28,7 @@ extern const struct mt_rpc_method mt_head_list_pgs;
 extern const struct mt_rpc_method mt_head_get_actor;
 extern const struct mt_rpc_method mt_head_list_actors;
 extern const struct mt_rpc_method mt_head_kill_actor;
+extern const struct mt_rpc_method mt_head_lease_actor_owner;
 
 /* WorkerService (proto/worker_service.proto) */
 extern const struct mt_rpc_method mt_worker_get_node_info;

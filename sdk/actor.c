@@ -228,6 +228,19 @@ static void own(struct mt_client *c, const char *id)
     pthread_mutex_unlock(&c->mu);
 }
 
+static int post(struct mt_client *c, struct mt__req *r);
+
+/* Ask the loop thread to hold the owner lease (LeaseActorOwner), so the
+ * head kills our non-detached actors if this process dies. Best effort:
+ * the clean path is mt__actors_disconnect(). */
+static void hold_lease(struct mt_client *c)
+{
+    struct mt__req *r = mt__req_new(MT__REQ_ACTOR_LEASE);
+
+    if (r)
+        post(c, r);
+}
+
 /* ---- create and call ----------------------------------------------------- */
 
 /* Send a built SubmitTaskRequest; RET 0 with *out the task, or -MT_E*. */
@@ -299,6 +312,8 @@ int mt_actor_create(mt_client_t *c, const char *factory,
         mt__opts_release(&def);
     if (rc < 0)
         return mt__set_error(c, rc, "out of memory");
+    if (!ao->detached)
+        hold_lease(c);
     rc = submit_msg(c, msg, 0, &t);
     if (rc < 0)
         return rc;

@@ -337,8 +337,49 @@ static int batch_add(struct mt__abatch *b, struct mt__req *r)
     return 0;
 }
 
+/* ---- LeaseActorOwner (loop thread) --------------------------------------- */
+
+static void on_lease_msg(void *arg, const ProtobufCMessage *msg)
+{
+    (void)arg;
+    (void)msg;
+}
+
+static void on_lease_done(void *arg, const struct mt_rpc_status *st,
+                          const ProtobufCMessage *resp)
+{
+    struct mt_client *c = arg;
+
+    (void)st;
+    (void)resp;
+    c->lease = NULL;
+    c->n_calls--;
+}
+
+/* Hold the owner lease (see head_service.proto), opening it if needed.
+ * r completes at once; nobody waits for it. mt__rpc_start() counts the
+ * stream as a call in flight when this returns 0; on_lease_done counts
+ * it down (or, when it is already open or cannot open, it is taken back
+ * here). */
+static int start_lease(struct mt__req *r)
+{
+    Manta__ActorOwnerLeaseRequest req = MANTA__ACTOR_OWNER_LEASE_REQUEST__INIT;
+    struct mt_client *c = r->client;
+
+    req.owner_id = c->owner_id;
+    if (c->lease ||
+        mt_rpc_stream_open(c->ch, &mt_head_lease_actor_owner, &req.base, 0,
+                           MT_RPC_WAIT_FOR_READY, on_lease_msg, on_lease_done,
+                           c, &c->lease) < 0)
+        c->n_calls--; /* unsigned: mt__rpc_start() adds it back */
+    mt__req_complete(c, r, 0, NULL);
+    return 0;
+}
+
 void mt__rpc_actor_stop(struct mt_client *c)
 {
+    if (c->lease)
+        mt_rpc_stream_cancel(c->lease);
     mt__rpc_actor_flush(c);
     for (size_t i = 0; i < c->n_wchans; i++) {
         mt_rpc_channel_destroy(c->wchans[i].ch);
@@ -445,6 +486,8 @@ int mt__rpc_actor_start(struct mt__req *r)
 
     if (r->kind == MT__REQ_ACTOR_CALL)
         return start_direct(r);
+    if (r->kind == MT__REQ_ACTOR_LEASE)
+        return start_lease(r);
     if (r->kind == MT__REQ_ACTOR_GET) {
         get.actor_id = r->actor_id;
         get.name = r->actor_name ? r->actor_name : (char *)"";

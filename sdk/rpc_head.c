@@ -430,6 +430,7 @@ void mt__rpc_start(struct mt_client *c, struct mt__req *r)
     case MT__REQ_ACTOR_GET:
     case MT__REQ_ACTOR_KILL:
     case MT__REQ_ACTOR_CALL:
+    case MT__REQ_ACTOR_LEASE:
         rc = mt__rpc_actor_start(r);
         break;
     default:

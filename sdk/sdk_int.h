@@ -133,6 +133,7 @@ enum mt__req_kind {
     MT__REQ_ACTOR_GET,  /* GetActor (rpc_actor.c) */
     MT__REQ_ACTOR_KILL, /* KillActor (rpc_actor.c) */
     MT__REQ_ACTOR_CALL, /* WorkerService.CallActor, direct (rpc_actor.c) */
+    MT__REQ_ACTOR_LEASE, /* open LeaseActorOwner if not open (rpc_actor.c) */
 };
 
 /* An actor as GetActor describes it (plain C; strings owned). */
@@ -262,6 +263,7 @@ struct mt_client {
     size_t n_wchans, cap_wchans;
     struct mt__abatch **abatches; /* direct calls of this wake-up */
     size_t n_abatches, cap_abatches;
+    struct mt_rpc_stream *lease; /* LeaseActorOwner while open */
 };
 
 /* A channel to one worker (direct actor calls). */

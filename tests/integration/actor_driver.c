@@ -14,12 +14,15 @@
  *                           "ok VALUE" or "err MT_E... MESSAGE"
  *   actor_driver ADDR LIBDIR kill WHO NO_RESTART
  *
- * Other failures print "error MT_E... MESSAGE" and exit 2.
+ * Other failures print "error MT_E... MESSAGE" and exit 2. With
+ * ACTOR_DRIVER_CRASH=1 in the environment, create ends the process with
+ * _exit() once the actor is ready, without disconnecting (a driver crash).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <manta/manta.h>
 
@@ -75,6 +78,8 @@ static int create(mt_client_t *c, const char *libdir, char **av, int n)
     if (rc < 0)
         return die(c, rc);
     printf("ready\n");
+    if (getenv("ACTOR_DRIVER_CRASH"))
+        _exit(0);
     return 0;
 }
 

@@ -12,7 +12,9 @@ restarts it with fresh state while max_restarts allows, and then it is DEAD
 and calls fail with MT_EACTORDIED at once; a call in flight when
 `manta actor kill` kills the actor fails with MT_EACTORDIED; a missing
 factory and a failing factory give DEAD with the reason, not a hang; a
-non-detached actor dies when its driver disconnects; after all that every
+non-detached actor dies when its driver disconnects, and when its driver
+dies without disconnecting (the head's owner lease), while a detached one
+lives on; after all that every
 node has all its resources back. Calls are checked on both roads: straight
 to the actor's worker (the default once a handle has seen the actor ALIVE)
 and through the head (MANTA_ACTOR_DIRECT=0).
@@ -62,9 +64,9 @@ def driver(addr, *args, timeout=60, env=None):
 
 
 def create(addr, name="-", detached=1, max_restarts=0, cpus=1,
-           factory=FACTORY, *arg):
+           factory=FACTORY, *arg, env=None):
     rc, out, err = driver(addr, "create", name, detached, max_restarts, cpus,
-                          factory, *arg)
+                          factory, *arg, env=env)
     check(out and out[0].startswith("id "), "create: %d %s %s" %
           (rc, out, err))
     return rc, out[0].split()[1], out
@@ -231,6 +233,20 @@ def test_owner_disconnect():
     p = run(["actor", "kill", "--name", "nobody", "--address", addr],
             check=False)
     check(p.returncode == 1 and "no live actor" in p.stderr, p.stderr)
+    # A driver that dies without disconnecting: the head sees its owner
+    # lease break and kills its non-detached actor (not its detached one).
+    rc, aid2, out = create(addr, "orphan", 0, 2, 1, FACTORY, env={
+        "ACTOR_DRIVER_CRASH": "1"})
+    check(rc == 0 and out[-1] == "ready", out)
+    rc, aid3, out = create(addr, "keeper", 1, 0, 0, FACTORY, env={
+        "ACTOR_DRIVER_CRASH": "1"})
+    check(rc == 0, out)
+    a = wait_state(stub, aid2, C.ACTOR_STATE_DEAD)
+    check("owner went away" in a.death_reason and a.num_restarts == 0,
+          a.death_reason)
+    check(get_actor(stub, aid3).state == C.ACTOR_STATE_ALIVE,
+          "a detached actor outlives its driver")
+    run(["actor", "kill", aid3, "--address", addr])
     resources_back(addr)
 
 

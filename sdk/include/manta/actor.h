@@ -38,9 +38,9 @@
  * is killed when that client calls mt_client_disconnect(). A detached
  * actor lives until mt_actor_kill() (from any client, e.g. one that found
  * it with mt_actor_get()) or `manta actor kill`. If a driver process
- * crashes without disconnecting, its non-detached actors are NOT killed
- * (the head does not track driver liveness yet): kill them by hand
- * (`manta list actors` shows the owner).
+ * dies without disconnecting, the head notices (the client holds an owner
+ * lease stream open while it owns actors) and kills its non-detached
+ * actors.
  *
  * THREAD: every function is thread-safe; an mt_actor_t may be used by
  * several threads at once; one mt_actor_opts_t must not be changed by two

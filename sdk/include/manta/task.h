@@ -206,7 +206,8 @@ MT_EXTERN int mt_submit_function(mt_client_t *c, const char *function,
                                  mt_task_t **out);
 
 /*
- * mt_task_id - the head's id of the task (16 hex digits).
+ * mt_task_id - the head's id of the task (16 hex digits); a direct actor
+ * call (manta/actor.h) has the local id "ACTOR.CALLER.SEQ".
  *
  * RET borrowed, valid until mt_task_release(t)
  * THREAD any

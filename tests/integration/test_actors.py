@@ -8,7 +8,8 @@ Checks: 40 calls made without waiting return 1..40 in call order; a named
 detached actor created by one driver process is found and called by
 another; `manta list actors` shows it; a second live actor with the same
 name is refused; killing the actor's executor (its pid from a method)
-restarts it with fresh state while max_restarts allows, and then it is DEAD
+restarts it with fresh state while max_restarts allows (and a dead node's
+actor restarts on the other node), and then it is DEAD
 and calls fail with MT_EACTORDIED at once; a call in flight when
 `manta actor kill` kills the actor fails with MT_EACTORDIED; a missing
 factory and a failing factory give DEAD with the reason, not a hang; a
@@ -250,6 +251,24 @@ def test_owner_disconnect():
     resources_back(addr)
 
 
+def test_node_death_restarts_elsewhere():
+    addr, stub = start_cluster()
+    rc, aid, out = create(addr, "nomad", 1, 1, 1, FACTORY, "7")
+    check(rc == 0, out)
+    a = get_actor(stub, aid)
+    node = [n for n in status(address=addr)["nodes"]
+            if n["node_id"] == a.node_id][0]
+    os.kill(node["pid"], signal.SIGKILL)
+    a2 = wait_until(lambda: (lambda x: x.state == C.ACTOR_STATE_ALIVE and
+                             x.num_restarts == 1 and x)(get_actor(stub, aid)),
+                    30, "restarted on the other node")
+    check(a2.node_id != a.node_id, "moved to the surviving node")
+    check(calls(addr, "nomad", "incr", 2) == ["ok 8", "ok 9"], "fresh state")
+    run(["actor", "kill", aid, "--address", addr])
+    resources_back(addr)
+
+
 if __name__ == "__main__":
     main([test_named_detached_in_order, test_restart_then_dead,
-          test_kill_in_flight, test_bad_factories, test_owner_disconnect])
+          test_kill_in_flight, test_bad_factories, test_owner_disconnect,
+          test_node_death_restarts_elsewhere])

@@ -770,6 +770,10 @@ static void show_state(struct watch *w, const Manta__TaskEvent *ev)
         return;
     if (ev->state == MANTA__TASK_STATE__TASK_STATE_RUNNING)
         fprintf(stderr, "manta: task %s running on node %s\n", id, node);
+    else if (final_state(ev->state) && *ev->node_id &&
+             w->state != MANTA__TASK_STATE__TASK_STATE_RUNNING)
+        /* It ran before the watch opened: still say where. */
+        fprintf(stderr, "manta: task %s ran on node %s\n", id, node);
     else if (ev->state == MANTA__TASK_STATE__TASK_STATE_SCHEDULED)
         fprintf(stderr, "manta: task %s scheduled on node %s\n", id, node);
     else if (ev->state == MANTA__TASK_STATE__TASK_STATE_PENDING)

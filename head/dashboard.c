@@ -40,6 +40,7 @@
 #include "common/strbuf.h"
 #include "common/sys.h"
 #include "head/head.h"
+#include "head/taskq.h"
 
 #define LISTEN_BACKLOG 128
 #define MAX_METHOD 16
@@ -629,9 +630,15 @@ static void add_label(struct mt_strbuf *sb, const char *name, const char *v,
     mt_strbuf_adds(sb, "\"");
 }
 
+static void typed(struct mt_strbuf *sb, const char *name, const char *help,
+                  const char *type)
+{
+    mt_strbuf_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
 static void family(struct mt_strbuf *sb, const char *name, const char *help)
 {
-    mt_strbuf_addf(sb, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+    typed(sb, name, help, "gauge");
 }
 
 /* name{[node_id,]resource,kind} for every entry of l. */
@@ -708,6 +715,35 @@ static void node_metrics(struct mt_strbuf *sb, const struct mt_node_table *t)
                "Host memory of each alive node.", G_MEM_TOTAL);
 }
 
+/* Task counters since the head started, and tasks by live state. */
+static void task_metrics(struct mt_strbuf *sb, struct mt_head *h)
+{
+    const struct mt_head_tasks *q = h->tq;
+
+    if (!q)
+        return;
+    typed(sb, "manta_tasks_dispatched_total",
+          "Task attempts handed to workers.", "counter");
+    mt_strbuf_addf(sb, "manta_tasks_dispatched_total %llu\n",
+                   (unsigned long long)q->dispatched);
+    typed(sb, "manta_tasks_ended_total",
+          "Tasks that reached FINISHED, FAILED or CANCELLED.", "counter");
+    mt_strbuf_addf(sb, "manta_tasks_ended_total %llu\n",
+                   (unsigned long long)q->finished);
+    typed(sb, "manta_tasks_retried_total",
+          "Task attempts run again after a worker or executor died.",
+          "counter");
+    mt_strbuf_addf(sb, "manta_tasks_retried_total %llu\n",
+                   (unsigned long long)q->retried);
+    family(sb, "manta_tasks", "Tasks the head holds, by live state.");
+    mt_strbuf_addf(sb, "manta_tasks{state=\"PENDING\"} %zu\n",
+                   mt_task_table_count(&q->table, MT_TASK_PENDING));
+    mt_strbuf_addf(sb, "manta_tasks{state=\"SCHEDULED\"} %zu\n",
+                   mt_task_table_count(&q->table, MT_TASK_SCHEDULED));
+    mt_strbuf_addf(sb, "manta_tasks{state=\"RUNNING\"} %zu\n",
+                   mt_task_table_count(&q->table, MT_TASK_RUNNING));
+}
+
 void mt_dashboard_metrics(struct mt_head *h, struct mt_strbuf *sb)
 {
     struct mt_qty_list total = {0}, avail = {0};
@@ -733,5 +769,6 @@ void mt_dashboard_metrics(struct mt_head *h, struct mt_strbuf *sb)
     res_samples(sb, "manta_cluster_resources", NULL, &avail, "available");
     mt_qty_list_release(&total);
     mt_qty_list_release(&avail);
+    task_metrics(sb, h);
     node_metrics(sb, &h->nodes);
 }

@@ -562,6 +562,8 @@ const struct mt_rpc_handler mt_head_handlers[] = {
     {&mt_head_watch_nodes, h_watch},
     {&mt_head_submit_task, mt__h_submit_task},
     {&mt_head_watch_task, mt__h_watch_task},
+    {&mt_head_submit_tasks, mt__h_submit_tasks},
+    {&mt_head_watch_tasks, mt__h_watch_tasks},
     {&mt_head_cancel_task, mt__h_cancel_task},
     {&mt_head_list_tasks, mt__h_list_tasks},
     {&mt_head_report_tasks, mt__h_report_tasks},

@@ -232,8 +232,10 @@ static int enqueue(struct mt_head *h, struct mt_task *t, const char **why)
 
 /* ---- watchers ------------------------------------------------------------- */
 
-static void fill_event(const struct mt_task *t, Manta__TaskEvent *ev)
+void mt__task_fill_event(const struct mt_task *t, void *event)
 {
+    Manta__TaskEvent *ev = event;
+
     manta__task_event__init(ev);
     ev->state = (Manta__TaskState)t->state;
     ev->exit_code = t->exit_code;
@@ -288,7 +290,7 @@ void mt__task_notify(struct mt_head *h, struct mt_task *t)
     struct mt_task_watcher *w, *next;
     Manta__TaskEvent ev;
 
-    fill_event(t, &ev);
+    mt__task_fill_event(t, &ev);
     for (w = t->watchers; w; w = next) {
         next = w->next;
         if (!watcher_send(t, w, &ev))
@@ -298,15 +300,17 @@ void mt__task_notify(struct mt_head *h, struct mt_task *t)
             watcher_unlink(t, w);
         }
     }
+    if (t->cw)
+        mt__cw_task_event(h, t);
 }
 
-static void notify_output(struct mt_task *t, uint32_t fd, const uint8_t *data,
-                          size_t len)
+static void notify_output(struct mt_head *h, struct mt_task *t, uint32_t fd,
+                          const uint8_t *data, size_t len)
 {
     struct mt_task_watcher *w, *next;
     Manta__TaskEvent ev;
 
-    fill_event(t, &ev);
+    mt__task_fill_event(t, &ev);
     ev.result.len = 0;
     ev.output.data = (uint8_t *)data;
     ev.output.len = len;
@@ -316,6 +320,8 @@ static void notify_output(struct mt_task *t, uint32_t fd, const uint8_t *data,
         if (w->output)
             watcher_send(t, w, &ev);
     }
+    if (t->cw && t->cw_output)
+        mt__cw_task_output(h, t, fd, data, len);
 }
 
 /* ---- links to workers ------------------------------------------------------ */
@@ -362,12 +368,6 @@ void mt__link_drop(struct mt_head *h, const char *node_id)
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-struct run_ctx {
-    struct mt_head *h;
-    uint64_t num;
-    uint32_t attempt;
-};
-
 static void stop_on_worker(struct mt_head *h, struct mt_task *t, bool force);
 
 static void release_grant(struct mt_head *h, struct mt_task *t)
@@ -400,16 +400,12 @@ void mt__task_end(struct mt_head *h, struct mt_task *t,
     end_task(h, t, state, exit_code, error);
 }
 
-static void on_run_done(void *arg, const struct mt_rpc_status *st,
-                        const ProtobufCMessage *resp)
+/* The worker's answer for one dispatched task: err 0 (taken) or why not. */
+static void run_result(struct mt_head *h, uint64_t num, uint32_t attempt,
+                       int err, const char *why)
 {
-    struct run_ctx *c = arg;
-    struct mt_head *h = c->h;
-    uint32_t attempt = c->attempt;
-    struct mt_task *t = h->tq ? mt_task_find(&h->tq->table, c->num) : NULL;
-    int err = mt_rpc_status_to_err(st->code);
+    struct mt_task *t = h->tq ? mt_task_find(&h->tq->table, num) : NULL;
 
-    free(c);
     if (!t || t->attempt != attempt || t->state != MT_TASK_SCHEDULED ||
         h->tq->closing)
         return;
@@ -421,14 +417,138 @@ static void on_run_done(void *arg, const struct mt_rpc_status *st,
         if (t->cancel_requested)
             stop_on_worker(h, t, false);
     } else if (err == -MT_EINVAL || err == -MT_ENOTSUP) {
-        char *msg = mt_xasprintf("worker refused the task: %s", st->message);
+        char *msg = mt_xasprintf("worker refused the task: %s", why);
         end_task(h, t, MT_TASK_FAILED, -1, msg);
         free(msg);
     } else {
-        MT_WARN("task %s: RunTask on node %s failed: %s", t->id, t->node_id,
-                st->message);
+        MT_WARN("task %s: RunTasks on node %s failed: %s", t->id, t->node_id,
+                why);
         mt__task_node_lost(h, t);
     }
+}
+
+/*
+ * Dispatch batches: the tasks placed on one node by one decide pass go to
+ * its worker in one RunTasks call (mt__task_dispatch_flush). Each item owns
+ * its request's spec and environment until the call is sent.
+ */
+struct run_item {
+    Manta__RunTaskRequest req;
+    Manta__Label *labs, **labp;
+    struct mt_env env;
+    uint64_t num;
+    uint32_t attempt;
+};
+
+struct run_batch {
+    char *node_id;
+    struct run_item *items;
+    size_t n, cap;
+};
+
+/* What a sent batch needs to route the answers. */
+struct run_sent {
+    struct mt_head *h;
+    size_t n;
+    struct {
+        uint64_t num;
+        uint32_t attempt;
+    } v[];
+};
+
+static void item_release(struct run_item *it)
+{
+    if (it->req.spec)
+        manta__task_spec__free_unpacked(it->req.spec, NULL);
+    free(it->labs);
+    free(it->labp);
+    mt_env_release(&it->env);
+}
+
+static void on_run_done(void *arg, const struct mt_rpc_status *st,
+                        const ProtobufCMessage *resp)
+{
+    const Manta__RunTasksReply *r = (const Manta__RunTasksReply *)resp;
+    struct run_sent *sent = arg;
+
+    for (size_t i = 0; i < sent->n; i++) {
+        int err = mt_rpc_status_to_err(st->code);
+        const char *why = st->message;
+
+        if (!st->code && (i >= r->n_codes || i >= r->n_errors)) {
+            err = -MT_EPROTO;
+            why = "the worker's answer is missing tasks";
+        } else if (!st->code) {
+            err = r->codes[i] > 0 ? -r->codes[i] : r->codes[i];
+            why = r->errors[i];
+        }
+        run_result(sent->h, sent->v[i].num, sent->v[i].attempt, err, why);
+    }
+    free(sent);
+}
+
+/* The open batch for node n (made on first use). */
+static struct run_batch *batch_for(struct mt_head *h, struct mt_node *n)
+{
+    struct mt_head_tasks *q = h->tq;
+
+    for (size_t i = 0; i < q->n_runs; i++)
+        if (strcmp(q->runs[i].node_id, n->id) == 0)
+            return &q->runs[i];
+    mt_xgrow((void **)&q->runs, &q->cap_runs, q->n_runs + 1,
+             sizeof(*q->runs));
+    memset(&q->runs[q->n_runs], 0, sizeof(q->runs[0]));
+    q->runs[q->n_runs].node_id = mt_xstrdup(n->id);
+    return &q->runs[q->n_runs++];
+}
+
+static void batch_send(struct mt_head *h, struct run_batch *b)
+{
+    Manta__RunTasksRequest req = MANTA__RUN_TASKS_REQUEST__INIT;
+    Manta__RunTaskRequest **v = mt_xcalloc(b->n, sizeof(*v));
+    struct run_sent *sent = mt_xmalloc(sizeof(*sent) +
+                                       b->n * sizeof(sent->v[0]));
+    struct mt_node *n = mt_node_table_find(&h->nodes, b->node_id);
+    struct mt_rpc_channel *ch = n && n->state == MT_NODE_ALIVE
+                                    ? mt__link_get(h, n) : NULL;
+    int rc = -MT_EUNAVAIL;
+
+    sent->h = h;
+    sent->n = b->n;
+    for (size_t i = 0; i < b->n; i++) {
+        v[i] = &b->items[i].req;
+        sent->v[i].num = b->items[i].num;
+        sent->v[i].attempt = b->items[i].attempt;
+    }
+    req.tasks = v;
+    req.n_tasks = b->n;
+    if (ch) /* the node may have died since the task was placed */
+        rc = mt_rpc_unary(ch, &mt_worker_run_tasks, &req.base,
+                          RUN_TIMEOUT_MS, 0, on_run_done, sent);
+    free(v);
+    if (rc < 0) {
+        for (size_t i = 0; i < sent->n; i++)
+            run_result(h, sent->v[i].num, sent->v[i].attempt, rc,
+                       "cannot start the call");
+        free(sent);
+    }
+}
+
+void mt__task_dispatch_flush(struct mt_head *h)
+{
+    struct mt_head_tasks *q = h->tq;
+
+    for (size_t i = 0; i < q->n_runs; i++) {
+        struct run_batch *b = &q->runs[i];
+
+        if (b->n && !q->closing)
+            batch_send(h, b);
+        for (size_t k = 0; k < b->n; k++)
+            item_release(&b->items[k]);
+        free(b->items);
+        free(b->node_id);
+    }
+    q->n_runs = 0;
 }
 
 /* Accelerator environment for a grant. */
@@ -455,13 +575,10 @@ static struct mt_node *node_by_handle(struct mt_head *h, uint32_t handle)
 void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
                        const struct mt_grant *g)
 {
-    Manta__RunTaskRequest req = MANTA__RUN_TASK_REQUEST__INIT;
     struct mt_node *n = node_by_handle(h, g->node);
-    struct mt_rpc_channel *ch = n ? mt__link_get(h, n) : NULL;
-    Manta__Label *labs = NULL, **labp = NULL;
-    struct mt_env env;
-    struct run_ctx *c;
-    int rc = -MT_EUNAVAIL;
+    Manta__TaskSpec *spec;
+    struct run_batch *b;
+    struct run_item *it;
 
     t->state = MT_TASK_SCHEDULED;
     t->grant = g->handle;
@@ -472,38 +589,34 @@ void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
     free(t->node_id);
     t->node_id = mt_xstrdup(n ? n->id : "");
     h->tq->dispatched++;
-    mt_env_init(&env);
-    req.spec = spec_of(t);
-    if (ch && req.spec) {
-        grant_env(g, &env);
-        labs = mt_xcalloc(env.n + 1, sizeof(*labs));
-        labp = mt_xcalloc(env.n + 1, sizeof(*labp));
-        for (size_t i = 0; i < env.n; i++) {
-            manta__label__init(&labs[i]);
-            labs[i].key = env.vars[i].name;
-            labs[i].value = env.vars[i].value ? env.vars[i].value : (char *)"";
-            labp[i] = &labs[i];
-        }
-        req.attempt = t->attempt;
-        req.n_env = env.n;
-        req.env = labp;
-        c = mt_xmalloc(sizeof(*c));
-        c->h = h;
-        c->num = t->num;
-        c->attempt = t->attempt;
-        rc = mt_rpc_unary(ch, &mt_worker_run_task, &req.base, RUN_TIMEOUT_MS,
-                          0, on_run_done, c);
-        if (rc < 0)
-            free(c);
-    }
-    if (req.spec)
-        manta__task_spec__free_unpacked(req.spec, NULL);
-    free(labs);
-    free(labp);
-    mt_env_release(&env);
+    spec = n ? spec_of(t) : NULL;
     mt__task_notify(h, t);
-    if (rc < 0)
+    if (!spec) {
         mt__task_node_lost(h, t);
+        return;
+    }
+    b = batch_for(h, n);
+    mt_xgrow((void **)&b->items, &b->cap, b->n + 1, sizeof(*b->items));
+    it = &b->items[b->n++];
+    memset(it, 0, sizeof(*it));
+    manta__run_task_request__init(&it->req);
+    it->req.spec = spec;
+    it->req.attempt = t->attempt;
+    it->num = t->num;
+    it->attempt = t->attempt;
+    mt_env_init(&it->env);
+    grant_env(g, &it->env);
+    it->labs = mt_xcalloc(it->env.n + 1, sizeof(*it->labs));
+    it->labp = mt_xcalloc(it->env.n + 1, sizeof(*it->labp));
+    for (size_t i = 0; i < it->env.n; i++) {
+        manta__label__init(&it->labs[i]);
+        it->labs[i].key = it->env.vars[i].name;
+        it->labs[i].value = it->env.vars[i].value ? it->env.vars[i].value
+                                                  : (char *)"";
+        it->labp[i] = &it->labs[i];
+    }
+    it->req.n_env = it->env.n;
+    it->req.env = it->labp;
 }
 
 void mt__task_infeasible(struct mt_head *h, struct mt_task *t)
@@ -677,6 +790,34 @@ int mt__task_enqueue(struct mt_head *h, struct mt_task *t, const char **why)
     return enqueue(h, t, why);
 }
 
+static bool actor_kind(const Manta__TaskSpec *s)
+{
+    return s->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_CREATE ||
+           s->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD;
+}
+
+struct mt_task *mt__task_submit(struct mt_head *h, const void *spec,
+                                const char **why, int *err)
+{
+    const Manta__TaskSpec *s = spec;
+    struct mt_task *t;
+
+    *err = -MT_EINVAL;
+    if ((*why = s ? check_spec(s, err) : "missing spec"))
+        return NULL;
+    if (actor_kind(s)) {
+        *why = "actors are created and called with SubmitTask, one at a time";
+        return NULL;
+    }
+    t = mt__task_add(h, s, s->max_retries);
+    if (enqueue(h, t, why) < 0) {
+        *err = -MT_EINVAL;
+        end_task(h, t, MT_TASK_FAILED, -1, *why);
+        return NULL;
+    }
+    return t;
+}
+
 void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
                        void *arg)
 {
@@ -687,19 +828,13 @@ void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
     const char *why = req->spec ? check_spec(req->spec, &err) : "missing spec";
     struct mt_task *t;
 
-    if (why) {
-        mt_rpc_fail(call, err, why);
-        return;
-    }
-    if (req->spec->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_CREATE ||
-        req->spec->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD) {
+    if (!why && actor_kind(req->spec)) {
         mt__actor_submit(h, call, req->spec);
         return;
     }
-    t = mt__task_add(h, req->spec, req->spec->max_retries);
-    if (enqueue(h, t, &why) < 0) {
-        end_task(h, t, MT_TASK_FAILED, -1, why);
-        mt_rpc_fail(call, -MT_EINVAL, why);
+    t = mt__task_submit(h, req->spec, &why, &err);
+    if (!t) {
+        mt_rpc_fail(call, err, why);
         return;
     }
     reply.task_id = t->id;
@@ -728,7 +863,7 @@ void mt__h_watch_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
     t->watchers = w;
     /* Current state, then buffered output; a finished task's final state
      * comes last so its output always precedes it. */
-    fill_event(t, &ev);
+    mt__task_fill_event(t, &ev);
     if (!mt_task_terminal(t))
         mt_rpc_stream_send(call, &ev.base);
     if (req->output) {
@@ -737,14 +872,14 @@ void mt__h_watch_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
             snprintf(note, sizeof(note),
                      "[manta: %llu earlier bytes of output dropped]\n",
                      (unsigned long long)t->out_dropped);
-            fill_event(t, &ev);
+            mt__task_fill_event(t, &ev);
             ev.output.data = (uint8_t *)note;
             ev.output.len = strlen(note);
             ev.fd = 2;
             mt_rpc_stream_send(call, &ev.base);
         }
         for (struct mt_task_output *o = t->out_head; o; o = o->next) {
-            fill_event(t, &ev);
+            mt__task_fill_event(t, &ev);
             ev.output.data = o->data;
             ev.output.len = o->len;
             ev.fd = o->fd;
@@ -848,7 +983,7 @@ static void apply_update(struct mt_head *h, const char *node_id,
         return; /* stale: an older attempt or another node */
     if (u->output.len && (u->fd == 1 || u->fd == 2)) {
         mt_task_add_output(t, u->fd, u->output.data, u->output.len);
-        notify_output(t, u->fd, u->output.data, u->output.len);
+        notify_output(h, t, u->fd, u->output.data, u->output.len);
     }
     switch (u->state) {
     case MANTA__TASK_STATE__TASK_STATE_RUNNING:
@@ -912,6 +1047,7 @@ void mt__tasks_close_rpc(struct mt_head *h)
             watcher_unlink(t, w);
         }
     }
+    mt__cw_close_all(h);
     while (q->n_links)
         mt__link_drop(h, q->links[0].node_id);
 }

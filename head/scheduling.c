@@ -76,6 +76,8 @@ void mt__tasks_release(struct mt_head *h)
     mt_task_table_release(&q->table);
     mt_sched_destroy(q->sched);
     free(q->links);
+    free(q->runs);
+    free(q->cws);
     free(q);
     h->tq = NULL;
 }
@@ -211,6 +213,7 @@ static void on_kick(uv_timer_t *timer)
         for (int i = 0; i < n; i++)
             apply(h, &out[i]);
     } while (n == DECIDE_BATCH);
+    mt__task_dispatch_flush(h);
     for (size_t i = 0; i < h->nodes.n; i++)
         mt__sched_sync_avail(h, h->nodes.v[i]);
 }

@@ -26,6 +26,8 @@ struct mt_worker_link {
 
 struct pg_waiter;
 struct mt_actor_lease;
+struct mt_client_watch;
+struct run_batch;
 
 /* A placement group as users see it. Guarded by: loop thread. */
 struct mt_pg {
@@ -51,6 +53,11 @@ struct mt_head_tasks {
     struct mt_worker_link *links;
     size_t n_links, cap_links;
     uint64_t dispatched, finished, retried;
+    struct run_batch *runs;      /* dispatches of this decide pass, by node */
+    size_t n_runs, cap_runs;
+    struct mt_client_watch **cws; /* WatchTasks streams (rpc_watch.c) */
+    size_t n_cws, cap_cws;
+    uint32_t next_cw;
     struct mt_pg **pgs;          /* placement groups, oldest first */
     size_t n_pgs, cap_pgs;
     uint64_t next_pg;
@@ -79,12 +86,27 @@ char *mt__sched_demands(struct mt_head *h);
 
 /* ---- rpc_tasks.c ---- */
 
+/*
+ * mt__task_submit - take one submitted spec (a Manta__TaskSpec, borrowed):
+ * check it, add the task and queue it.
+ * OUT why, err  when refused: the reason (static or borrowed until the next
+ *               call) and the -MT_E* code
+ * RET the task (owned by the table), or NULL when refused
+ */
+struct mt_task *mt__task_submit(struct mt_head *h, const void *spec,
+                                const char **why, int *err);
+
+/* Fill ev (a Manta__TaskEvent) with t's state; pointers borrowed from t. */
+void mt__task_fill_event(const struct mt_task *t, void *ev);
+
 /* Stop a scheduled or running task for reason (it ends CANCELLED). */
 void mt__task_stop(struct mt_head *h, struct mt_task *t, const char *reason);
 
-/* A task was placed: hand it to its worker. */
+/* A task was placed: queue it for its worker (sent by the flush). */
 void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
                        const struct mt_grant *g);
+/* Send the queued tasks: one RunTasks call per node. */
+void mt__task_dispatch_flush(struct mt_head *h);
 /* The scheduler says no node can ever run it (reported once). */
 void mt__task_infeasible(struct mt_head *h, struct mt_task *t);
 /* The task can never be placed (its group went away): fail it. */
@@ -138,6 +160,19 @@ void mt__h_list_actors(struct mt_rpc_call *call, const ProtobufCMessage *m,
                        void *arg);
 void mt__h_kill_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
                       void *arg);
+/* ---- rpc_watch.c ---- */
+
+/* t changed state (or has output: fd, data, len): tell its client watch.
+ * A terminal state is the last event; t then leaves the watch. */
+void mt__cw_task_event(struct mt_head *h, struct mt_task *t);
+void mt__cw_task_output(struct mt_head *h, struct mt_task *t, uint32_t fd,
+                        const uint8_t *data, size_t len);
+/* End every client watch (shutdown). */
+void mt__cw_close_all(struct mt_head *h);
+void mt__h_submit_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                        void *arg);
+void mt__h_watch_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg);
 
 /* ---- rpc_pgs.c ---- */
 

@@ -77,6 +77,9 @@ struct mt_task {
     size_t out_bytes;
     uint64_t out_dropped;
     struct mt_task_watcher *watchers;
+    uint32_t cw;                 /* client watch following it, 0 = none */
+    bool cw_output;              /* ... with its output */
+    uint64_t cw_tag;             /* the client's tag for it */
     uint64_t done_order;         /* for forgetting old finished tasks */
     int kind;                    /* proto TaskKind; 0 = not recorded */
     bool actor_died;             /* FAILED actor method: its actor died */

@@ -36,6 +36,12 @@ const struct mt_rpc_method mt_head_submit_task =
 const struct mt_rpc_method mt_head_watch_task =
     STREAM("HeadService", "WatchTask", manta__watch_task_request,
            manta__task_event);
+const struct mt_rpc_method mt_head_submit_tasks =
+    UNARY("HeadService", "SubmitTasks", manta__submit_tasks_request,
+          manta__submit_tasks_reply);
+const struct mt_rpc_method mt_head_watch_tasks =
+    STREAM("HeadService", "WatchTasks", manta__watch_tasks_request,
+           manta__task_events);
 const struct mt_rpc_method mt_head_cancel_task =
     UNARY("HeadService", "CancelTask", manta__cancel_task_request,
           manta__cancel_task_reply);
@@ -89,6 +95,9 @@ const struct mt_rpc_method mt_worker_fetch_object =
 const struct mt_rpc_method mt_worker_run_task =
     UNARY("WorkerService", "RunTask", manta__run_task_request,
           manta__run_task_reply);
+const struct mt_rpc_method mt_worker_run_tasks =
+    UNARY("WorkerService", "RunTasks", manta__run_tasks_request,
+          manta__run_tasks_reply);
 const struct mt_rpc_method mt_worker_call_actor =
     UNARY("WorkerService", "CallActor", manta__call_actor_request,
           manta__call_actor_reply);

@@ -18,6 +18,8 @@ extern const struct mt_rpc_method mt_head_get_cluster_status;
 extern const struct mt_rpc_method mt_head_watch_nodes;
 extern const struct mt_rpc_method mt_head_submit_task;
 extern const struct mt_rpc_method mt_head_watch_task;
+extern const struct mt_rpc_method mt_head_submit_tasks;
+extern const struct mt_rpc_method mt_head_watch_tasks;
 extern const struct mt_rpc_method mt_head_cancel_task;
 extern const struct mt_rpc_method mt_head_list_tasks;
 extern const struct mt_rpc_method mt_head_report_tasks;
@@ -35,6 +37,7 @@ extern const struct mt_rpc_method mt_worker_get_node_info;
 extern const struct mt_rpc_method mt_worker_pull_object;
 extern const struct mt_rpc_method mt_worker_fetch_object;
 extern const struct mt_rpc_method mt_worker_run_task;
+extern const struct mt_rpc_method mt_worker_run_tasks;
 extern const struct mt_rpc_method mt_worker_stop_task;
 extern const struct mt_rpc_method mt_worker_call_actor;
 

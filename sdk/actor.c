@@ -341,6 +341,7 @@ static struct mt_task *local_task(struct mt_client *c, const char *id)
     snprintf(t->id, sizeof(t->id), "%s", id);
     t->exit_code = -1;
     t->state = MT_TASK_STATE_SCHEDULED;
+    atomic_init(&t->settled, true); /* its id is known already */
     return t;
 }
 

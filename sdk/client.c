@@ -123,7 +123,32 @@ void mt__req_free(struct mt__req *r)
     mt__rpc_submit_free(r->call_msg);
     free(r->actor_address);
     mt__actor_unref(r->handle);
+    mt__rpc_submit_free(r->unary_msg);
+    mt__rpc_submit_free(r->unary_reply);
     free(r);
+}
+
+int mt__req_unary(struct mt_client *c, const struct mt_rpc_method *method,
+                  const void *req, int timeout_ms, void **reply)
+{
+    struct mt__req *r = mt__req_new(MT__REQ_UNARY);
+    int rc;
+
+    *reply = NULL;
+    if (!r || !(r->unary_msg = mt__msg_copy(req))) {
+        mt__req_free(r);
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    }
+    r->method = method;
+    r->timeout_ms = timeout_ms;
+    r->rpc_flags = MT_RPC_WAIT_FOR_READY;
+    rc = mt__req_run(c, r, timeout_ms + 2000);
+    if (rc < 0)
+        return rc;
+    *reply = r->unary_reply;
+    r->unary_reply = NULL;
+    mt__req_free(r);
+    return 0;
 }
 
 int mt__req_run(struct mt_client *c, struct mt__req *r, int timeout_ms)
@@ -204,14 +229,18 @@ static void on_wake(uv_async_t *h)
     while ((n = mt__queue_pop(&batch))) {
         if (n == &c->stop_node)
             handle_stop(c);
+        else if (c->closing && REQ_OF(n)->kind == MT__REQ_SUBMIT_ASYNC)
+            mt__cw_take(c, REQ_OF(n)); /* ends its task as closed */
         else if (c->closing)
             mt__req_complete(c, REQ_OF(n), -MT_ECLOSED,
                              "the client is disconnecting");
         else
             mt__rpc_start(c, REQ_OF(n));
     }
-    if (!c->closing)
+    if (!c->closing) {
         mt__rpc_actor_flush(c);
+        mt__cw_pump(c);
+    }
 }
 
 static void *thread_main(void *arg)
@@ -522,6 +551,9 @@ int mt_client_connect(const char *address, const mt_connect_opts *opts,
         return rc;
     }
     rc = connect_cluster(c, &o, address == NULL);
+    if (rc == 0 && !(o.flags & MT_CONNECT_NO_BATCH)) /* else one by one */
+        mt__cw_connect(c, o.connect_timeout_ms ? o.connect_timeout_ms
+                                                : DEFAULT_CONNECT_MS);
     if (rc < 0) {
         char why[512];
 

@@ -4,7 +4,8 @@
  * requests from plain C, starts the calls on the client's loop thread and
  * turns replies and task events back into plain C (sdk_int.h).
  *
- * Calls: GetClusterStatus (connect, cluster queries), SubmitTask followed by
+ * Calls: GetClusterStatus (connect, cluster queries), any other unary call
+ * as a copied message (mt__req_unary: placement groups), SubmitTask followed by
  * one WatchTask stream per task (state changes and output until the task
  * ends), CancelTask. At most MT_SDK_MAX_WATCHES streams are open at once;
  * further tasks wait in a FIFO for a slot (the head keeps a finished
@@ -139,6 +140,12 @@ static int build_spec(Manta__TaskSpec *s, const char *const *argv,
     s->strategy = o->strategy == MT_STRATEGY_SPREAD
                       ? MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD
                       : MANTA__SCHEDULING_STRATEGY__STRATEGY_DEFAULT;
+    if (o->pg_id[0]) {
+        s->strategy = MANTA__SCHEDULING_STRATEGY__STRATEGY_PLACEMENT_GROUP;
+        s->bundle_index = o->bundle;
+        if (!(s->placement_group_id = dup_str(o->pg_id)))
+            return -MT_ENOMEM;
+    }
     if (o->name && !(s->name = dup_str(o->name)))
         return -MT_ENOMEM;
     if (o->cwd && !(s->cwd = dup_str(o->cwd)))
@@ -229,15 +236,15 @@ void mt__rpc_submit_free(void *msg)
 
 /* ---- small helpers (loop thread) ----------------------------------------- */
 
-static void status_text(const struct mt_rpc_status *st, const char *what,
-                        char *buf, size_t len)
+void mt__status_text(const struct mt_rpc_status *st, const char *what,
+                     char *buf, size_t len)
 {
     snprintf(buf, len, "%s: %s%s%s", what, mt_rpc_status_name(st->code),
              *st->message ? ": " : "", st->message);
 }
 
 /* The error code of a failed call: an unreachable head reads EUNAVAIL. */
-static int status_err(const struct mt_rpc_status *st)
+int mt__status_err(const struct mt_rpc_status *st)
 {
     return mt_rpc_status_to_err(st->code);
 }
@@ -304,8 +311,8 @@ static void on_status_done(void *arg, const struct mt_rpc_status *st,
     r->client->n_calls--;
 
     if (st->code) {
-        status_text(st, "GetClusterStatus failed", msg, sizeof(msg));
-        mt__req_complete(r->client, r, status_err(st), msg);
+        mt__status_text(st, "GetClusterStatus failed", msg, sizeof(msg));
+        mt__req_complete(r->client, r, mt__status_err(st), msg);
         return;
     }
     if (copy_status((const Manta__GetClusterStatusReply *)resp,
@@ -329,8 +336,8 @@ static int start_status(struct mt__req *r)
 
 /* ---- SubmitTask ---------------------------------------------------------- */
 
-static struct mt_task *task_new(struct mt_client *c, const char *id,
-                                size_t output_limit)
+struct mt_task *mt__task_new(struct mt_client *c, const char *id,
+                             size_t output_limit)
 {
     struct mt_task *t = calloc(1, sizeof(*t));
 
@@ -339,10 +346,36 @@ static struct mt_task *task_new(struct mt_client *c, const char *id,
     t->magic = MT_SDK_TASK_MAGIC;
     atomic_init(&t->refs, 1);
     t->client = c;
-    snprintf(t->id, sizeof(t->id), "%s", id);
+    snprintf(t->id, sizeof(t->id), "%s", id ? id : "");
+    atomic_init(&t->settled, id != NULL);
     t->output_limit = output_limit;
     t->exit_code = -1;
     return t;
+}
+
+/* The reply for a posted task (the client watch's fallback, rpc_batch.c):
+ * its handle exists; give it its id and a watch, or end it. */
+static void posted_done(struct mt_client *c, struct mt__req *r,
+                        const struct mt_rpc_status *st,
+                        const Manta__SubmitTaskReply *m, const char *msg)
+{
+    struct mt_task *t = r->task;
+
+    if (st->code || !*m->task_id || strlen(m->task_id) >= sizeof(t->id)) {
+        mt__task_end(c, t, st->code == GRPC_STATUS_INVALID_ARGUMENT
+                               ? 0 : -MT_EUNAVAIL,
+                     st->code ? msg : "the head returned no task id");
+        mt__req_complete(c, r, -MT_EPROTO, NULL); /* frees r and its ref */
+        return;
+    }
+    pthread_mutex_lock(&c->mu);
+    memcpy(t->id, m->task_id, strlen(m->task_id) + 1);
+    atomic_store(&t->settled, true);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    r->task = NULL;
+    mt__rpc_watch(c, t); /* takes the request's ref */
+    mt__req_complete(c, r, 0, NULL);
 }
 
 static void on_submit_done(void *arg, const struct mt_rpc_status *st,
@@ -351,23 +384,29 @@ static void on_submit_done(void *arg, const struct mt_rpc_status *st,
     const Manta__SubmitTaskReply *m = (const Manta__SubmitTaskReply *)resp;
     struct mt__req *r = arg;
     struct mt_client *c = r->client;
-    char msg[256];
+    char msg[256] = "";
 
     r->client->n_calls--;
 
     if (st->code) {
-        status_text(st, "the head refused the task", msg, sizeof(msg));
+        mt__status_text(st, "the head refused the task", msg, sizeof(msg));
         if (st->code == GRPC_STATUS_UNAVAILABLE ||
             st->code == GRPC_STATUS_DEADLINE_EXCEEDED)
-            status_text(st, "cannot reach the head", msg, sizeof(msg));
-        mt__req_complete(c, r, status_err(st), msg);
+            mt__status_text(st, "cannot reach the head", msg, sizeof(msg));
+    }
+    if (r->task) {
+        posted_done(c, r, st, m, msg);
+        return;
+    }
+    if (st->code) {
+        mt__req_complete(c, r, mt__status_err(st), msg);
         return;
     }
     if (!*m->task_id || strlen(m->task_id) >= sizeof(r->task->id)) {
         mt__req_complete(c, r, -MT_EPROTO, "the head returned no task id");
         return;
     }
-    r->task = task_new(c, m->task_id, r->output_limit);
+    r->task = mt__task_new(c, m->task_id, r->output_limit);
     if (!r->task) {
         mt__req_complete(c, r, -MT_ENOMEM, "out of memory (the task was "
                          "submitted but cannot be followed)");
@@ -395,8 +434,8 @@ static void on_cancel_done(void *arg, const struct mt_rpc_status *st,
     r->client->n_calls--;
 
     if (st->code) {
-        status_text(st, "CancelTask failed", msg, sizeof(msg));
-        mt__req_complete(r->client, r, status_err(st), msg);
+        mt__status_text(st, "CancelTask failed", msg, sizeof(msg));
+        mt__req_complete(r->client, r, mt__status_err(st), msg);
         return;
     }
     mt__req_complete(r->client, r, 0, NULL);
@@ -412,11 +451,64 @@ static int start_cancel(struct mt__req *r)
                         r->timeout_ms, r->rpc_flags, on_cancel_done, r);
 }
 
+/* ---- any other unary call ----------------------------------------------- */
+
+void *mt__msg_copy(const void *msg)
+{
+    const ProtobufCMessage *m = msg;
+    size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *buf = malloc(n ? n : 1);
+    ProtobufCMessage *copy;
+
+    if (!buf)
+        return NULL;
+    protobuf_c_message_pack(m, buf);
+    copy = protobuf_c_message_unpack(m->descriptor, NULL, n, buf);
+    free(buf);
+    return copy;
+}
+
+static void on_unary_done(void *arg, const struct mt_rpc_status *st,
+                          const ProtobufCMessage *resp)
+{
+    struct mt__req *r = arg;
+    char msg[256];
+
+    r->client->n_calls--;
+    if (st->code) {
+        mt__status_text(st, "the head refused the request", msg, sizeof(msg));
+        if (st->code == GRPC_STATUS_UNAVAILABLE ||
+            st->code == GRPC_STATUS_DEADLINE_EXCEEDED)
+            mt__status_text(st, "cannot reach the head", msg, sizeof(msg));
+        mt__req_complete(r->client, r, mt__status_err(st), msg);
+        return;
+    }
+    r->unary_reply = mt__msg_copy(resp);
+    mt__req_complete(r->client, r, r->unary_reply ? 0 : -MT_ENOMEM,
+                     r->unary_reply ? NULL : "out of memory");
+}
+
+static int start_unary(struct mt__req *r)
+{
+    return mt_rpc_unary(r->client->ch, r->method, r->unary_msg, r->timeout_ms,
+                        r->rpc_flags, on_unary_done, r);
+}
+
 void mt__rpc_start(struct mt_client *c, struct mt__req *r)
 {
     int rc;
 
     r->client = c;
+    if (r->kind == MT__REQ_SUBMIT_ASYNC) { /* no call of its own */
+        mt__cw_take(c, r);
+        return;
+    }
+    if (r->kind == MT__REQ_CW_OPEN) { /* a stream, counted as a watch */
+        rc = mt__cw_start_open(c, r);
+        if (rc < 0)
+            mt__req_complete(c, r, rc, "cannot open the client watch");
+        return;
+    }
     switch (r->kind) {
     case MT__REQ_STATUS:
         rc = start_status(r);
@@ -433,6 +525,10 @@ void mt__rpc_start(struct mt_client *c, struct mt__req *r)
     case MT__REQ_ACTOR_LEASE:
         rc = mt__rpc_actor_start(r);
         break;
+    case MT__REQ_UNARY:
+        rc = start_unary(r);
+        break;
+
     default:
         rc = -MT_EINVAL;
         break;
@@ -452,8 +548,9 @@ static bool final_state(int st)
 }
 
 /* Apply one event to t. Called with c->mu held. */
-static void apply_event_locked(struct mt_task *t, const Manta__TaskEvent *ev)
+void mt__apply_event_locked(struct mt_task *t, const void *event)
 {
+    const Manta__TaskEvent *ev = event;
     struct mt__outbuf *b = ev->fd == 2 ? &t->err : &t->out;
 
     if (ev->output.len && t->output_limit &&
@@ -473,6 +570,7 @@ static void apply_event_locked(struct mt_task *t, const Manta__TaskEvent *ev)
                                                           : -1;
         t->ended = true;
         t->actor_died = ev->actor_died;
+        atomic_store(&t->settled, true);
         if (ev->result.len && !t->value) {
             t->value = malloc(ev->result.len);
             if (t->value) {
@@ -490,7 +588,7 @@ static void on_task_event(void *arg, const ProtobufCMessage *msg)
 
     t->rewatches = 0; /* the stream works */
     pthread_mutex_lock(&c->mu);
-    apply_event_locked(t, (const Manta__TaskEvent *)msg);
+    mt__apply_event_locked(t, msg);
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
 }
@@ -507,6 +605,7 @@ static void end_watch(struct mt_client *c, struct mt_task *t, int err,
         t->lost = err < 0 ? err : -MT_EPROTO;
         set_str(&t->error, why);
     }
+    atomic_store(&t->settled, true);
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
     mt__task_unref(t);
@@ -558,10 +657,10 @@ static void on_watch_done(void *arg, const struct mt_rpc_status *st,
         err = -MT_ECLOSED;
         snprintf(why, sizeof(why), "the client was disconnected");
     } else if (st->code) {
-        err = status_err(st);
+        err = mt__status_err(st);
         if (err == -MT_ETIMEDOUT || err == -MT_ECANCELED)
             err = -MT_EUNAVAIL;
-        status_text(st, "lost track of the task", why, sizeof(why));
+        mt__status_text(st, "lost track of the task", why, sizeof(why));
     } else {
         err = -MT_EUNAVAIL;
         snprintf(why, sizeof(why), "lost track of the task: the head "
@@ -653,6 +752,7 @@ void mt__rpc_stop_watches(struct mt_client *c)
         end_watch(c, t, -MT_ECLOSED, "the client was disconnected");
     }
     c->wait_head = c->wait_tail = NULL;
+    mt__cw_stop(c);
     /* Open streams are cancelled by mt_rpc_channel_destroy(); each still
      * runs on_watch_done, which drops its task reference. */
 }

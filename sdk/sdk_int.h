@@ -46,6 +46,7 @@
 struct mt_rpc_engine;
 struct mt_rpc_channel;
 struct mt_rpc_stream;
+struct mt_rpc_status;
 struct mt_objc;
 struct mt__abatch;
 
@@ -83,6 +84,8 @@ struct mt_task_opts {
     size_t output_limit;
     char **code_path;    /* function tasks: folders to find libraries */
     size_t n_code_path;
+    char pg_id[64];      /* placement group, "" for none */
+    int32_t bundle;      /* its bundle, -1 any */
 };
 
 /* ---- tasks -------------------------------------------------------------- */
@@ -115,6 +118,9 @@ struct mt_task {
     struct mt__outbuf err;
     uint8_t *value;           /* FINISHED function task's result (owned) */
     size_t value_len;
+    uint64_t tag;             /* the client watch's key for it; 0: none */
+    atomic_bool settled;      /* id known, or ended/lost without one:
+                                 set under mu, read without it */
     bool ended;               /* final state seen */
     bool actor_died;          /* FAILED actor call: its actor died */
     int lost;                 /* 0, or why the watch ended early (-MT_E*) */
@@ -122,6 +128,7 @@ struct mt_task {
     struct mt_rpc_stream *stream; /* the open WatchTask */
     struct mt_task *next_wait;    /* queue for a watch slot or a retry */
     uint8_t rewatches;            /* reopened since the last event */
+    void *spec;                   /* owned Manta__TaskSpec until sent */
 };
 
 /* ---- requests from public calls to the loop thread ---------------------- */
@@ -134,6 +141,23 @@ enum mt__req_kind {
     MT__REQ_ACTOR_KILL, /* KillActor (rpc_actor.c) */
     MT__REQ_ACTOR_CALL, /* WorkerService.CallActor, direct (rpc_actor.c) */
     MT__REQ_ACTOR_LEASE, /* open LeaseActorOwner if not open (rpc_actor.c) */
+    MT__REQ_UNARY,      /* any other unary head call (see mt__req_unary) */
+    MT__REQ_CW_OPEN,    /* open the client watch (rpc_batch.c) */
+    MT__REQ_SUBMIT_ASYNC, /* posted, not waited for: a task to batch */
+};
+
+/* mt_client.cw_state */
+enum {
+    MT__CW_OFF = 0,     /* not open (yet): submits take the one-by-one path */
+    MT__CW_READY = 1,   /* open: submits are batched */
+    MT__CW_BROKEN = 2,  /* ended: one by one from now on */
+};
+
+/* Tasks followed by the client watch, by tag (open addressing). */
+struct mt__tagmap {
+    struct mt_task **slots;
+    size_t cap;                /* a power of two, or 0 */
+    size_t n;
 };
 
 /* An actor as GetActor describes it (plain C; strings owned). */
@@ -198,6 +222,10 @@ struct mt__req {
     void *call_msg;
     char *actor_address;       /* owned */
     struct mt_actor *handle;
+    /* UNARY in: the method and an owned request; out: an owned reply */
+    const struct mt_rpc_method *method;
+    void *unary_msg;           /* ProtobufCMessage, from mt__msg_copy */
+    void *unary_reply;         /* ProtobufCMessage, from mt__msg_copy */
 };
 
 /* ---- the store connection, shared by a client and its buffers ------- */
@@ -252,6 +280,16 @@ struct mt_client {
     size_t n_watches;         /* streams open */
     size_t n_calls;           /* unary calls in flight */
     struct mt_task *wait_head, *wait_tail; /* tasks waiting for a slot */
+    /* The client watch (rpc_batch.c): */
+    atomic_int cw_state;      /* MT__CW_*: read by any thread */
+    atomic_uint_fast64_t next_tag;
+    char cw_id[48];           /* loop thread from here on */
+    struct mt_rpc_stream *cw_stream;
+    struct mt__req *cw_open;  /* the connect waiting for the first message */
+    struct mt__tagmap cw_tasks; /* followed tasks: one ref each */
+    struct mt_task **pend;    /* submitted, not sent yet (in cw_tasks) */
+    size_t n_pend, cap_pend;
+    unsigned n_batches;       /* SubmitTasks calls in flight */
     /* Actors (actor.c); read-only after connect: */
     char owner_id[33];        /* this client, as actors' owner */
     /* Guarded by mu: non-detached actors created here, killed at
@@ -317,6 +355,13 @@ void mt__task_unref(struct mt_task *t);
 int mt__opts_init(struct mt_task_opts *o);
 void mt__opts_release(struct mt_task_opts *o);
 
+/*
+ * mt__res_amount - check a resource name and amount (the rules of
+ * mt_task_opts_set_resource) and convert the amount to fixed point.
+ * RET 0, -MT_EINVAL (last error set, no client)
+ */
+int mt__res_amount(const char *name, double amount, int64_t *q);
+
 /* mt__outbuf_append - keep the last limit bytes. RET 0, -MT_ENOMEM. */
 int mt__outbuf_append(struct mt__outbuf *b, size_t limit, const void *p,
                       size_t n);
@@ -341,8 +386,88 @@ int mt__rpc_submit_fn_build(const char *function, const void *const *args,
 /* mt__rpc_submit_free - free what mt__rpc_submit_build made. NULL ok. */
 void mt__rpc_submit_free(void *msg);
 
+/*
+ * mt__msg_copy - an owned deep copy of a protobuf message (packed, then
+ * unpacked), free with mt__rpc_submit_free(). Any thread.
+ * IN  msg  a ProtobufCMessage (borrowed)
+ * RET the copy, or NULL when out of memory
+ */
+void *mt__msg_copy(const void *msg);
+
+/*
+ * mt__req_unary - call method with req on the head and wait for the reply
+ * (caller thread). The request is copied; timeout_ms is the deadline of
+ * the call.
+ * OUT reply  returns an owned ProtobufCMessage of the method's reply type,
+ *            free with mt__rpc_submit_free()
+ * RET 0, or the call's error (last error set on c)
+ */
+int mt__req_unary(struct mt_client *c, const struct mt_rpc_method *method,
+                  const void *req, int timeout_ms, void **reply);
+
 /* Loop thread: start the rpc behind r; completes r (now or later). */
 void mt__rpc_start(struct mt_client *c, struct mt__req *r);
+
+/*
+ * mt__apply_event_locked - apply a TaskEvent (borrowed) to t. c->mu held.
+ */
+void mt__apply_event_locked(struct mt_task *t, const void *ev);
+
+/* mt__task_new - a task handle with one ref (id may be NULL: not known). */
+struct mt_task *mt__task_new(struct mt_client *c, const char *id,
+                             size_t output_limit);
+
+/* Loop thread: the error code and text of a failed call. */
+int mt__status_err(const struct mt_rpc_status *st);
+void mt__status_text(const struct mt_rpc_status *st, const char *what,
+                     char *buf, size_t len);
+
+/* ---- tagmap.c (pure) -- */
+
+/* mt__tagmap_put - add t under t->tag (unique). RET 0, -MT_ENOMEM. */
+int mt__tagmap_put(struct mt__tagmap *m, struct mt_task *t);
+/* mt__tagmap_find - the slot holding tag, or SIZE_MAX. */
+size_t mt__tagmap_find(const struct mt__tagmap *m, uint64_t tag);
+/* mt__tagmap_del - empty slot j (from _find); later slots may move. */
+void mt__tagmap_del(struct mt__tagmap *m, size_t j);
+/* mt__tagmap_take - remove t; RET true if it was in the map. */
+bool mt__tagmap_take(struct mt__tagmap *m, struct mt_task *t);
+/* mt__tagmap_release - free the slots (not the tasks); m is empty after. */
+void mt__tagmap_release(struct mt__tagmap *m);
+
+/* ---- rpc_batch.c (the client watch) -- */
+
+/*
+ * mt__cw_connect - open the client watch and wait up to timeout_ms for the
+ * head to register it (caller thread, at connect). Failing leaves the
+ * client on the one-by-one path. RET 0 or the error (not recorded).
+ */
+int mt__cw_connect(struct mt_client *c, int timeout_ms);
+
+/*
+ * mt__cw_post - caller thread: hand a built SubmitTaskRequest (msg, taken)
+ * to the loop for batching and return at once with the task handle.
+ * OUT out  owned task, free with mt_task_release()
+ * RET 0, -MT_ECLOSED, -MT_ENOMEM (recorded on c)
+ */
+int mt__cw_post(struct mt_client *c, void *msg, size_t output_limit,
+                struct mt_task **out);
+
+/*
+ * mt__task_end - end t without a final event from the head: lost (lost is
+ * its -MT_E* code) or, with lost 0, FAILED (refused). why is borrowed.
+ * Takes c->mu; a task that has ended already is left alone.
+ */
+void mt__task_end(struct mt_client *c, struct mt_task *t, int lost,
+                  const char *why);
+
+/* Loop thread: start an MT__REQ_CW_OPEN / take an MT__REQ_SUBMIT_ASYNC. */
+int mt__cw_start_open(struct mt_client *c, struct mt__req *r);
+void mt__cw_take(struct mt_client *c, struct mt__req *r);
+/* Loop thread: send what waits, as far as the calls in flight allow. */
+void mt__cw_pump(struct mt_client *c);
+/* Loop thread: end the watch and every task it follows (disconnect). */
+void mt__cw_stop(struct mt_client *c);
 
 /* Loop thread: open a watch for t (or queue it for a slot). Takes one ref. */
 void mt__rpc_watch(struct mt_client *c, struct mt_task *t);

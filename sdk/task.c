@@ -46,9 +46,36 @@ void mt_task_release(mt_task_t *t)
     mt__task_unref(t);
 }
 
+/*
+ * Wait until t has its id (a batched submit learns it from the head's
+ * reply) or has ended without one. RET true when it has one.
+ */
+static bool wait_id(struct mt_task *t)
+{
+    struct mt_client *c = t->client;
+    struct timespec dl;
+    bool known;
+
+    /* Settled tasks need no lock: the client may be gone already. */
+    if (atomic_load(&t->settled))
+        return t->id[0] != '\0';
+    pthread_mutex_lock(&c->mu);
+    dl = mt__deadline(c->rpc_timeout_ms + 2000);
+    while (!atomic_load(&t->settled) &&
+           pthread_cond_timedwait(&c->cv, &c->mu, &dl) == 0)
+        ;
+    known = t->id[0] != '\0';
+    pthread_mutex_unlock(&c->mu);
+    return known;
+}
+
 const char *mt_task_id(const mt_task_t *t)
 {
-    return t ? t->id : "";
+    if (!t || t->magic != MT_SDK_TASK_MAGIC)
+        return "";
+    if (t->tag) /* batched: the id may still be on its way */
+        wait_id((struct mt_task *)t);
+    return t->id;
 }
 
 const char *mt_task_state_name(mt_task_state s)
@@ -96,6 +123,14 @@ static int submit_with(mt_client_t *c, const mt_task_opts_t *opts,
     if (rc < 0) {
         mt__req_free(r);
         return mt__set_error(c, rc, "out of memory");
+    }
+    if (atomic_load(&c->cw_state) == MT__CW_READY) { /* batched: no wait */
+        void *msg = r->submit_msg;
+        size_t limit = r->output_limit;
+
+        r->submit_msg = NULL;
+        mt__req_free(r);
+        return mt__cw_post(c, msg, limit, out);
     }
     rc = mt__req_run(c, r, c->rpc_timeout_ms + 2000);
     if (rc < 0)
@@ -349,6 +384,9 @@ int mt_task_cancel(mt_client_t *c, mt_task_t *t, bool force)
     if (!check_client(c) || !check_task(c, t))
         return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
                              "invalid client or task (not of this client)");
+    if (t->tag && !wait_id(t))
+        return mt__set_error(c, -MT_ENOENT, "the task never reached the "
+                             "head: %s", t->error ? t->error : "no id");
     r = mt__req_new(MT__REQ_CANCEL);
     if (!r)
         return mt__set_error(c, -MT_ENOMEM, "out of memory");

@@ -130,27 +130,37 @@ static int find_res(const struct mt_task_opts *o, const char *name)
     return -1;
 }
 
-int mt_task_opts_set_resource(mt_task_opts_t *o, const char *name,
-                              double amount)
+int mt__res_amount(const char *name, double amount, int64_t *q)
 {
     const char *why;
-    int64_t q;
-    int i;
 
-    if (!o || !name || !valid_res_name(name))
+    if (!name || !valid_res_name(name))
         return mt__set_error(NULL, -MT_EINVAL, "invalid resource name '%s': "
                              "use up to 128 of A-Z a-z 0-9 . _ - / :",
                              name ? name : "(null)");
     if (!isfinite(amount) || amount < 0 || amount > 1e12)
         return mt__set_error(NULL, -MT_EINVAL, "invalid amount %g of %s: "
                              "expected a number >= 0", amount, name);
-    q = llround(amount * QTY_SCALE);
-    if (amount > 0 && q == 0)
+    *q = llround(amount * QTY_SCALE);
+    if (amount > 0 && *q == 0)
         return mt__set_error(NULL, -MT_EINVAL, "amount %g of %s is below "
                              "the precision 0.0001", amount, name);
-    if ((why = accel_rule(name, q)))
+    if ((why = accel_rule(name, *q)))
         return mt__set_error(NULL, -MT_EINVAL, "invalid amount %g of %s: %s",
                              amount, name, why);
+    return 0;
+}
+
+int mt_task_opts_set_resource(mt_task_opts_t *o, const char *name,
+                              double amount)
+{
+    int64_t q;
+    int i, rc;
+
+    if (!o)
+        return mt__set_error(NULL, -MT_EINVAL, "no options");
+    if ((rc = mt__res_amount(name, amount, &q)) < 0)
+        return rc;
     i = find_res(o, name);
     if (i >= 0) {
         o->res[i].qty = q;

@@ -101,34 +101,88 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
     return NULL;
 }
 
-void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                           void *arg)
+/* Check and admit one request into s. RET 0 (start it after answering),
+ * or a -MT_E* code with err set. */
+static int take_one(struct mt_worker *w, const Manta__RunTaskRequest *req,
+                    struct mt_run_spec *s, char *err, size_t errlen)
 {
-    const Manta__RunTaskRequest *req = (const Manta__RunTaskRequest *)m;
-    Manta__RunTaskReply reply = MANTA__RUN_TASK_REPLY__INIT;
-    struct mt_worker *w = arg;
-    struct mt_run_spec s;
     const char *why;
-    char err[256];
     int rc;
 
     if (!req->spec) {
-        mt_rpc_fail(call, -MT_EINVAL, "spec is required");
-        return;
+        snprintf(err, errlen, "spec is required");
+        return -MT_EINVAL;
     }
-    why = spec_from_pb(req, &s);
-    if (why) {
-        mt_rpc_fail(call, -MT_EINVAL, why);
-        return;
+    if ((why = spec_from_pb(req, s))) {
+        snprintf(err, errlen, "%s", why);
+        return -MT_EINVAL;
     }
-    rc = mt__worker_task_admit(w, &s, err, sizeof(err));
+    rc = mt__worker_task_admit(w, s, err, errlen);
     if (rc < 0) {
-        mt_rpc_fail(call, rc == -MT_ECLOSED ? -MT_EUNAVAIL : rc, err);
-        mt_run_spec_release(&s);
+        mt_run_spec_release(s);
+        return rc == -MT_ECLOSED ? -MT_EUNAVAIL : rc;
+    }
+    return 0;
+}
+
+void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                           void *arg)
+{
+    Manta__RunTaskReply reply = MANTA__RUN_TASK_REPLY__INIT;
+    struct mt_worker *w = arg;
+    struct mt_run_spec s;
+    char err[256];
+    int rc = take_one(w, (const Manta__RunTaskRequest *)m, &s, err,
+                      sizeof(err));
+
+    if (rc < 0) {
+        mt_rpc_fail(call, rc, err);
         return;
     }
     mt_rpc_reply(call, &reply.base);
     mt__worker_task_start(w, &s);
+}
+
+#define RUN_TASKS_MAX 4096
+
+void mt__worker_h_run_tasks(struct mt_rpc_call *call,
+                            const ProtobufCMessage *m, void *arg)
+{
+    const Manta__RunTasksRequest *req = (const Manta__RunTasksRequest *)m;
+    Manta__RunTasksReply reply = MANTA__RUN_TASKS_REPLY__INIT;
+    struct mt_worker *w = arg;
+    char **errors;
+    int32_t *codes;
+    size_t n = req->n_tasks;
+
+    if (n == 0 || n > RUN_TASKS_MAX) {
+        mt_rpc_fail(call, -MT_EINVAL, "tasks: 1 to 4096 per call");
+        return;
+    }
+    errors = mt_xcalloc(n, sizeof(*errors));
+    codes = mt_xcalloc(n, sizeof(*codes));
+    /* Each task starts as soon as it is admitted, so a repeated id within
+     * the call is refused as already known. Its first reports may reach
+     * the head before this reply; the head takes either order. */
+    for (size_t i = 0; i < n; i++) {
+        struct mt_run_spec s;
+        char err[256] = "";
+        int rc = take_one(w, req->tasks[i], &s, err, sizeof(err));
+
+        codes[i] = rc < 0 ? -rc : 0;
+        errors[i] = mt_xstrdup(err);
+        if (rc == 0)
+            mt__worker_task_start(w, &s);
+    }
+    reply.codes = codes;
+    reply.n_codes = n;
+    reply.errors = errors;
+    reply.n_errors = n;
+    mt_rpc_reply(call, &reply.base);
+    for (size_t i = 0; i < n; i++)
+        free(errors[i]);
+    free(errors);
+    free(codes);
 }
 
 /* ---- StopTask ------------------------------------------------------------ */

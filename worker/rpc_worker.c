@@ -199,6 +199,7 @@ const struct mt_rpc_handler mt_worker_handlers[] = {
     {&mt_worker_pull_object, mt__worker_h_pull},
     {&mt_worker_fetch_object, mt__worker_h_fetch},
     {&mt_worker_run_task, mt__worker_h_run_task},
+    {&mt_worker_run_tasks, mt__worker_h_run_tasks},
     {&mt_worker_stop_task, mt__worker_h_stop_task},
     {&mt_worker_call_actor, mt__worker_h_call_actor},
 };

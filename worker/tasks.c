@@ -5,8 +5,9 @@
  * A task is a program started with uv_spawn on the worker's loop, detached
  * so that it leads its own process group: stopping it signals the whole
  * group. stdin is /dev/null; stdout and stderr come back through pipes,
- * are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>.log and to the
- * task's bounded output buffer, from which the reporter takes them.
+ * are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>.log (made on
+ * the first output) and to the task's bounded output buffer, from which
+ * the reporter takes them.
  *
  * DESIGN (reporting): there is one reporter per worker and at most one
  * ReportTasks call in flight, so the head sees each task's updates in the
@@ -15,7 +16,10 @@
  * task's output buffer is empty and every handle of the task is closed, so
  * the final update is always the last thing the head hears of a task.
  * Output waits up to FLUSH_MS for company, or goes when FLUSH_BYTES are
- * buffered on the worker; a state change is sent at once. A failed call
+ * buffered on the worker; RUNNING waits up to RUNNING_MS (the head has
+ * marked the task running when it was handed over, and a short task's
+ * RUNNING then travels with its final state); a final state is sent at
+ * once. A failed call
  * puts its updates back in front of what came since and is retried with
  * backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS). Only output can be lost,
  * and only when a task has more than MT_OUTPUT_LIMIT buffered: the oldest
@@ -54,6 +58,7 @@ extern char **environ;
 #define CHUNK_MIN (16u * 1024u)
 #define READ_BUF (64u * 1024u)
 #define FLUSH_MS 50
+#define RUNNING_MS 10          /* a lone RUNNING waits this long for company */
 #define FLUSH_BYTES (256u * 1024u)
 #define MAX_CALL_OUTPUT (4u << 20)
 #define MAX_CALL_RESULTS (24u << 20) /* under the 64 MiB message limit */
@@ -453,6 +458,7 @@ struct mt_task {
     int32_t exit_code;
     char *error;                /* NULL, or why it could not run */
     int log_fd;                 /* -1: no log file */
+    bool log_tried;             /* log_open() ran */
     bool log_failed;
     int64_t start_ms;
     /* reporting */
@@ -479,6 +485,7 @@ struct mt_tasks {
     size_t n;
     size_t buffered;            /* output bytes in the tasks' buffers */
     size_t n_state;             /* RUNNING/final updates waiting */
+    size_t n_final;             /* ... of which final */
     bool shutting_down;
     bool in_flight;             /* a ReportTasks call is out */
     struct mt_run_batch batch;  /* what it carries */
@@ -600,6 +607,7 @@ static void log_open(struct mt_task *t)
     char *path;
     int rc;
 
+    t->log_tried = true;
     if (!ts->log_dir)
         return;
     if (!ts->log_dir_made) {
@@ -626,6 +634,9 @@ static void log_write(struct mt_task *t, const char *p, size_t n)
 {
     ssize_t k;
 
+    if (!t->log_tried) /* opened on the first output: silent tasks leave
+                          no file behind (and cost no file creation) */
+        log_open(t);
     while (t->log_fd >= 0 && n > 0) {
         k = write(t->log_fd, p, n);
         if (k < 0 && errno == EINTR)
@@ -677,15 +688,16 @@ static void task_done(struct mt_task *t)
         MT_INFO("task=%s attempt=%u failed: %s", t->spec.task_id,
                 t->spec.attempt, t->error);
     else if (t->fn)
-        MT_INFO("task=%s attempt=%u finished after %lldms (%zu result "
-                "bytes)", t->spec.task_id, t->spec.attempt,
-                (long long)(mt_now_mono_ms() - t->start_ms), t->result_size);
+        MT_DEBUG("task=%s attempt=%u finished after %lldms (%zu result "
+                 "bytes)", t->spec.task_id, t->spec.attempt,
+                 (long long)(mt_now_mono_ms() - t->start_ms), t->result_size);
     else
-        MT_INFO("task=%s attempt=%u exited code=%d after %lldms",
-                t->spec.task_id, t->spec.attempt, t->exit_code,
-                (long long)(mt_now_mono_ms() - t->start_ms));
+        MT_DEBUG("task=%s attempt=%u exited code=%d after %lldms",
+                 t->spec.task_id, t->spec.attempt, t->exit_code,
+                 (long long)(mt_now_mono_ms() - t->start_ms));
     t->final_pending = true;
     ts->n_state++;
+    ts->n_final++;
     kick(ts);
 }
 
@@ -892,8 +904,8 @@ static void spawn(struct mt_task *t)
     t->pid = t->proc.pid;
     for (int i = 0; i < 2; i++)
         uv_read_start((uv_stream_t *)&t->pipes[i], on_alloc, on_read);
-    MT_INFO("task=%s attempt=%u started pid=%d: %s", t->spec.task_id,
-            t->spec.attempt, t->pid, t->spec.argv[0]);
+    MT_DEBUG("task=%s attempt=%u started pid=%d: %s", t->spec.task_id,
+             t->spec.attempt, t->pid, t->spec.argv[0]);
     t->running_pending = true;
     t->ts->n_state++;
     kick(t->ts);
@@ -914,8 +926,8 @@ static void on_job_start(struct mt_exec_job *j, int pid)
 {
     struct mt_task *t = job_task(j);
 
-    MT_INFO("task=%s attempt=%u started on executor pid=%d: %s",
-            t->spec.task_id, t->spec.attempt, pid, t->spec.function);
+    MT_DEBUG("task=%s attempt=%u started on executor pid=%d: %s",
+             t->spec.task_id, t->spec.attempt, pid, t->spec.function);
     t->actor_pid = pid > 0 ? (uint32_t)pid : 0;
     t->running_pending = true;
     t->ts->n_state++;
@@ -1060,7 +1072,6 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
     uv_timer_init(w->loop, &t->timer);
     t->timer.data = t;
     t->open = 1;
-    log_open(t);
     if (t->spec.kind != MT_RUN_KIND_COMMAND)
         fn_start(t);
     else
@@ -1184,6 +1195,7 @@ static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
         t->final_pending = false;
         t->final_sent = true;
         ts->n_state--;
+        ts->n_final--;
     }
     return !mt_outbuf_empty(&r->out);
 }
@@ -1210,6 +1222,7 @@ static void put_back(struct mt_tasks *ts)
             t->final_pending = true;
             t->final_sent = false;
             ts->n_state++;
+            ts->n_final++;
         }
     }
     batch_clear(&ts->batch);
@@ -1284,13 +1297,15 @@ static void kick(struct mt_tasks *ts)
     if (ts->shutting_down || ts->in_flight || ts->retrying ||
         !report_pending(ts))
         return;
-    if (ts->n_state > 0 || ts->buffered >= FLUSH_BYTES) {
+    if (ts->n_final > 0 || ts->buffered >= FLUSH_BYTES) {
         flush(ts);
         return;
     }
     if (uv_is_active((uv_handle_t *)&ts->timer))
         return;
     wait = ts->last_send_ms + FLUSH_MS - mt_now_mono_ms();
+    if (ts->n_state > 0 && wait > RUNNING_MS)
+        wait = RUNNING_MS;
     if (wait <= 0) {
         flush(ts);
         return;

@@ -128,6 +128,8 @@ void mt__worker_xfers_cancel(struct mt_worker *w);
 
 void mt__worker_h_run_task(struct mt_rpc_call *call,
                            const ProtobufCMessage *req, void *arg);
+void mt__worker_h_run_tasks(struct mt_rpc_call *call,
+                            const ProtobufCMessage *m, void *arg);
 void mt__worker_h_stop_task(struct mt_rpc_call *call,
                             const ProtobufCMessage *req, void *arg);
 

@@ -175,6 +175,15 @@ def test_routes():
     check(cpu is not None and 0 <= cpu <= 100, "cpu %r" % cpu)
     check(sample(ms, "manta_head_uptime_seconds") > 0, "uptime")
 
+    # Task counters move with a task.
+    ended = sample(ms, "manta_tasks_ended_total")
+    check(ended is not None and sample(ms, "manta_tasks", state="RUNNING")
+          == 0, "task metrics %r" % ended)
+    run(["submit", "--address", addr, "--", "true"])
+    ms = metrics(dport)
+    check(sample(ms, "manta_tasks_ended_total") == ended + 1, "ended + 1")
+    check(sample(ms, "manta_tasks_dispatched_total") >= 1, "dispatched")
+
     # HEAD, a query string, unknown paths and other methods.
     code, hdr, body = get(dport, "/metrics", method="HEAD")
     check(code == 200 and body == b"" and int(hdr["content-length"]) > 0,

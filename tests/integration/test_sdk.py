@@ -128,6 +128,13 @@ def test_objects_api():
     smoke("nostore", addr)
 
 
+def test_placement_groups():
+    addr, _ = start_cluster()
+    p = exe([os.path.join(BIN, "sdk_pg"), addr, "2"])
+    print("  " + p.stdout.strip().replace("\n", "\n  "))
+    no_leaks(addr)
+
+
 def test_disconnect_with_tasks_in_flight():
     addr, _ = start_cluster()
     smoke("inflight", addr)
@@ -273,6 +280,7 @@ def test_head_dies_before_submit():
 
 if __name__ == "__main__":
     main([test_exports_only_the_api, test_examples, test_tasks_api,
+          test_placement_groups,
           test_objects_api,
           test_disconnect_with_tasks_in_flight,
           test_watch_survives_a_broken_connection, test_valgrind_clean,

@@ -118,5 +118,67 @@ def test_hostile_input():
           "status after hostile input %r" % st["nodes"])
 
 
+def test_batched_submit_from_python():
+    """SubmitTasks + WatchTasks from a foreign client: events carry the
+    tags; bad batches are refused; a watcher that goes away costs nothing."""
+    pb, pbg = stubs()
+    import common_pb2 as c
+    addr, d = start()
+    with grpc.insecure_channel(addr) as ch:
+        stub = pbg.HeadServiceStub(ch)
+        spec = c.TaskSpec(kind=c.TASK_KIND_COMMAND, argv=["true"])
+        bad = c.TaskSpec(kind=c.TASK_KIND_COMMAND)  # no program
+        # Without a watch stream: refused.
+        try:
+            stub.SubmitTasks(pb.SubmitTasksRequest(
+                watcher_id="nobody", specs=[spec], tags=[1], output=[False]),
+                timeout=5)
+            check(False, "SubmitTasks without a watcher accepted")
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.FAILED_PRECONDITION,
+                  "no watcher: %s" % e.code())
+        for wid in ("", "x" * 65, "has space"):
+            try:
+                next(stub.WatchTasks(pb.WatchTasksRequest(watcher_id=wid),
+                                     timeout=5))
+                check(False, "watcher id %r accepted" % wid)
+            except grpc.RpcError as e:
+                check(e.code() == grpc.StatusCode.INVALID_ARGUMENT,
+                      "watcher id %r: %s" % (wid, e.code()))
+        stream = stub.WatchTasks(pb.WatchTasksRequest(watcher_id="py-1"),
+                                 timeout=30)
+        hello = next(stream)
+        check(len(hello.events) == 0, "first message is empty")
+        try:  # tags must match specs
+            stub.SubmitTasks(pb.SubmitTasksRequest(
+                watcher_id="py-1", specs=[spec, spec], tags=[1],
+                output=[False, False]), timeout=5)
+            check(False, "mismatched tags accepted")
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.INVALID_ARGUMENT,
+                  "mismatched tags: %s" % e.code())
+        r = stub.SubmitTasks(pb.SubmitTasksRequest(
+            watcher_id="py-1", specs=[spec, bad, spec], tags=[7, 8, 9],
+            output=[False, False, True]), timeout=5)
+        check(r.task_ids[0] and not r.task_ids[1] and r.task_ids[2],
+              "ids %r" % list(r.task_ids))
+        check("program" in r.errors[1] and not r.errors[0], "errors %r" %
+              list(r.errors))
+        final = {}
+        for msg in stream:
+            for ev in msg.events:
+                check(ev.client_tag in (7, 9), "tag %d" % ev.client_tag)
+                check(ev.task_id == r.task_ids[0 if ev.client_tag == 7
+                                                else 2], "id of the tag")
+                if ev.state == c.TASK_STATE_FINISHED:
+                    final[ev.client_tag] = ev.exit_code
+            if len(final) == 2:
+                break
+        check(final == {7: 0, 9: 0}, "final events %r" % final)
+        stream.cancel()
+    check(pid_alive(read_pid(d, "head")), "head died")
+
+
 if __name__ == "__main__":
-    main([test_python_client_status_and_watch, test_hostile_input])
+    main([test_python_client_status_and_watch, test_hostile_input,
+          test_batched_submit_from_python])

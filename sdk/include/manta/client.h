@@ -13,7 +13,7 @@
  * After a failure, mt_client_last_error() gives a one-line message for the
  * calling thread's last failed call on that client.
  *
- * Not in this release: function tasks, actors and placement groups.
+ * Not in this release: actors.
  */
 #ifndef MANTA_CLIENT_H
 #define MANTA_CLIENT_H
@@ -32,6 +32,9 @@ typedef struct mt_client mt_client_t;
 
 /* mt_connect_opts.flags */
 #define MT_CONNECT_NO_STORE 0x1u /* do not map the local object store */
+#define MT_CONNECT_NO_BATCH 0x2u /* submit and follow each task on its own
+                                    (one call and one stream per task), as
+                                    0.1 did: for comparison and debugging */
 
 /*
  * Options for mt_client_connect(). Fill with mt_connect_opts_init() and

@@ -175,6 +175,14 @@ MT_EXTERN int mt_task_opts_add_code_path(mt_task_opts_t *o, const char *dir);
 /*
  * mt_submit_command - run argv[0] with its arguments as a task.
  *
+ * Submits are batched: while the client's event stream to the head is up
+ * (the normal case), this returns as soon as the task is queued, without
+ * waiting for the head; tasks queued meanwhile go to the head together.
+ * A spec the head refuses then ends the task FAILED with the head's
+ * reason, and a head that cannot be reached ends it lost (-MT_EUNAVAIL
+ * from mt_task_wait). Without the stream (MT_CONNECT_NO_BATCH, or after
+ * it broke) each submit waits for the head and its errors come back here.
+ *
  * IN  argv   program and arguments, NULL-terminated (borrowed; copied)
  * IN  opts   NULL for defaults (borrowed; may be reused or destroyed at
  *            once)
@@ -206,10 +214,13 @@ MT_EXTERN int mt_submit_function(mt_client_t *c, const char *function,
                                  mt_task_t **out);
 
 /*
- * mt_task_id - the head's id of the task (16 hex digits); a direct actor
- * call (manta/actor.h) has the local id "ACTOR.CALLER.SEQ".
+ * mt_task_id - the head's id of the task (16 hex digits; a direct actor
+ * call (manta/actor.h) has the local id "ACTOR.CALLER.SEQ"). A batched task
+ * learns it from the head's answer, so this may wait for it (at most the
+ * client's rpc timeout).
  *
- * RET borrowed, valid until mt_task_release(t)
+ * RET borrowed, valid until mt_task_release(t); "" when the task never
+ *     reached the head
  * THREAD any
  */
 MT_EXTERN const char *mt_task_id(const mt_task_t *t);

@@ -5,11 +5,13 @@
 extern CU_TestInfo mt_test_sdk_error[];
 extern CU_TestInfo mt_test_sdk_queue[];
 extern CU_TestInfo mt_test_sdk_task_opts[];
+extern CU_TestInfo mt_test_sdk_tagmap[];
 
 static const struct mt_suite suites[] = {
     {"error", mt_test_sdk_error, NULL, NULL},
     {"queue", mt_test_sdk_queue, NULL, NULL},
     {"task_opts", mt_test_sdk_task_opts, NULL, NULL},
+    {"tagmap", mt_test_sdk_tagmap, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

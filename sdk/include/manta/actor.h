@@ -208,8 +208,11 @@ MT_EXTERN int mt_actor_wait_ready(mt_client_t *c, const mt_actor_t *a,
 /*
  * mt_actor_call - call method (an MT_FUNCTION of the factory's library,
  * by bare name; "lib.so:fn" also works) on the actor with the arguments.
- * Calls from one client run in the order of their mt_actor_call()s; a
- * call made while the actor is being created or restarted waits for it.
+ * Calls made through one handle run in the order of their
+ * mt_actor_call()s (calls from several threads on one handle: in the order
+ * they got their turn); a call made while the actor is being created or
+ * restarted waits for it. After a call failed with -MT_EACTORDIED, a call
+ * still queued on the head may run after a later one (docs/actors.md).
  *
  * Once the handle has seen the actor ALIVE (mt_actor_get(),
  * mt_actor_wait_ready(), mt_actor_info_get()), calls go straight to the

@@ -8,8 +8,8 @@
  * (bench/noop_lib.c) in the workers' prestarted executors, with the
  * default 1 CPU each and no output capture. Objects go to the local store
  * through libmanta. Placement groups use the head's rpcs directly (the SDK
- * has no placement-group calls yet). Actors do not exist yet: their
- * metrics are reported as n/a (null in JSON), never as a number.
+ * has no placement-group calls yet). Actor calls (bench_actors.c) go to
+ * actors of "libbench_noop.so:noop_actor" calling noop.
  *
  * Like ray_perf's timeit(), each metric runs a short warm-up, then three
  * trials of --seconds each (at least one op per trial), and reports the
@@ -35,6 +35,7 @@
 
 #include <manta/manta.h>
 
+#include "bench_actors.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
 
@@ -303,6 +304,37 @@ static int multi_client_async(struct bench *b, double *ops)
     return rc;
 }
 
+/* ---- actors (bench_actors.c) --------------------------------------------- */
+
+static struct bench_actors_env actor_env(const struct bench *b)
+{
+    struct bench_actors_env e = {b->client, b->address, b->lib_dir,
+                                 b->seconds, BATCH};
+
+    return e;
+}
+
+static int actor_sync(struct bench *b, double *ops)
+{
+    struct bench_actors_env e = actor_env(b);
+
+    return bench_actor_calls_sync(&e, ops);
+}
+
+static int actor_async(struct bench *b, double *ops)
+{
+    struct bench_actors_env e = actor_env(b);
+
+    return bench_actor_calls_async(&e, ops);
+}
+
+static int actor_nn_async(struct bench *b, double *ops)
+{
+    struct bench_actors_env e = actor_env(b);
+
+    return bench_nn_actor_calls_async(&e, ops);
+}
+
 /* ---- objects ------------------------------------------------------------- */
 
 static int put_calls(struct bench *b, double *ops)
@@ -489,9 +521,9 @@ static struct metric metrics[] = {
     {"single_client_tasks_sync", "tasks/s", tasks_sync, true},
     {"single_client_tasks_async", "tasks/s", tasks_async, true},
     {"multi_client_tasks_async", "tasks/s", multi_client_async, true},
-    {"1_1_actor_calls_sync", "calls/s", NULL, true},
-    {"1_1_actor_calls_async", "calls/s", NULL, true},
-    {"n_n_actor_calls_async", "calls/s", NULL, true},
+    {"1_1_actor_calls_sync", "calls/s", actor_sync, true},
+    {"1_1_actor_calls_async", "calls/s", actor_async, true},
+    {"n_n_actor_calls_async", "calls/s", actor_nn_async, true},
     {"placement_group_create/removal", "groups/s", pg_create_removal, true},
 };
 
@@ -661,6 +693,7 @@ static void teardown(struct bench *b)
         uv_loop_close(&b->loop);
     }
     mt_task_opts_destroy(b->opts);
+    bench_actors_release(b->client);
     mt_client_disconnect(b->client);
     free(b->big);
 }

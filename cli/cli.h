@@ -8,6 +8,7 @@
 #ifndef MT_CLI_H
 #define MT_CLI_H
 
+#include <stdbool.h>
 #include <uv.h>
 
 #include "common/rpc.h"
@@ -24,6 +25,10 @@ int mt_cmd_pg(int argc, char **argv);
 int mt_cmd_logs(int argc, char **argv);
 int mt_cmd_cancel(int argc, char **argv);
 int mt_cmd_microbenchmark(int argc, char **argv);
+int mt_cmd_actor(int argc, char **argv);
+
+/* `manta list actors` (rpc_actor.c). RET the exit code. */
+int mt_cli_list_actors(const char *addr, long limit, bool json);
 
 /* ---- helpers shared by the commands that talk to the head (conn.c) ------- */
 

@@ -6,8 +6,8 @@
  * JSON object ({"total": N, "nodes": [...]} / {"total": N, "tasks": [...]})
  * with snake_case fields for scripts.
  *
- * Kinds that arrive with later parts of issue 5 (actors, placement groups,
- * objects) are refused with an honest one-line message and exit 1.
+ * Actors are listed by rpc_actor.c. Kinds that arrive with later parts of
+ * issue 5 (objects) are refused with an honest one-line message and exit 1.
  *
  * This file also holds the two helpers the head-talking commands share
  * (cli.h): finding the head's address and opening a private loop, engine and
@@ -530,11 +530,12 @@ static int list_pgs(const char *addr, long limit, bool json)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: manta list nodes|tasks|placement-groups|objects\n"
+            "usage: manta list nodes|tasks|actors|placement-groups|objects\n"
             "                  [--address HOST:PORT | --temp-dir DIR]\n"
             "                  [--format text|json] [--limit N]\n"
             "\n"
-            "List the cluster's nodes or tasks (newest first), like `ray list`.\n"
+            "List the cluster's nodes, tasks, actors, placement groups or\n"
+            "objects (newest first), like `ray list`.\n"
             "In the nodes table CPU, GPU and MEMORY read used/total.\n"
             "\n"
             "  --address HOST:PORT  the head (default: read from the session dir)\n"
@@ -546,7 +547,6 @@ static void usage(FILE *f)
             "  -h, --help           this text\n"
             "\n"
             "objects: the head's object directory (size, locations, refs).\n"
-            "actors are not available yet.\n"
             "\n"
             "examples:\n"
             "  manta list nodes\n"
@@ -562,14 +562,6 @@ static int usage_error(const char *fmt, const char *arg)
     fprintf(stderr, "\n");
     usage(stderr);
     return MT_EXIT_USAGE;
-}
-
-/* Kinds of a later milestone: RET the honest message, or NULL. */
-static const char *not_yet(const char *kind)
-{
-    if (strcmp(kind, "actors") == 0)
-        return "arrives with actors";
-    return NULL;
 }
 
 int mt_cmd_list(int argc, char **argv)
@@ -615,15 +607,10 @@ int mt_cmd_list(int argc, char **argv)
     if (strcmp(format, "text") && strcmp(format, "json"))
         return usage_error("--format must be text or json, not '%s'", format);
     if (strcmp(kind, "nodes") && strcmp(kind, "tasks") &&
-        strcmp(kind, "placement-groups") && strcmp(kind, "objects") &&
-        !not_yet(kind))
-        return usage_error("cannot list '%s': expected nodes, tasks, "
+        strcmp(kind, "actors") && strcmp(kind, "placement-groups") &&
+        strcmp(kind, "objects"))
+        return usage_error("cannot list '%s': expected nodes, tasks, actors, "
                            "placement-groups or objects", kind);
-    if (not_yet(kind)) {
-        fprintf(stderr, "manta list: %s: not available yet: %s\n", kind,
-                not_yet(kind));
-        return 1;
-    }
     rc = mt_cli_head_addr("list", addr, dir, &head);
     if (rc == MT_EXIT_USAGE)
         usage(stderr);
@@ -631,6 +618,8 @@ int mt_cmd_list(int argc, char **argv)
         return rc;
     if (strcmp(kind, "nodes") == 0) {
         rc = list_nodes(head, limit, strcmp(format, "json") == 0);
+    } else if (strcmp(kind, "actors") == 0) {
+        rc = mt_cli_list_actors(head, limit, strcmp(format, "json") == 0);
     } else if (strcmp(kind, "placement-groups") == 0) {
         rc = list_pgs(head, limit, strcmp(format, "json") == 0);
     } else if (strcmp(kind, "objects") == 0) {

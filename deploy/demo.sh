@@ -56,6 +56,10 @@ for ex in "$BIN"/example_*; do
 done
 
 echo
+echo "== manta list actors (example_actor_counter's actor died with its driver)"
+"$MANTA" list actors --temp-dir "$HEAD_DIR"
+
+echo
 echo "== manta stop (both nodes)"
 "$MANTA" stop --temp-dir "$NODE2_DIR"
 "$MANTA" stop --temp-dir "$HEAD_DIR"

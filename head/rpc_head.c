@@ -575,6 +575,10 @@ const struct mt_rpc_handler mt_head_handlers[] = {
     {&mt_head_release_objects, mt__h_release_objects},
     {&mt_head_get_object, mt__h_get_object},
     {&mt_head_list_objects, mt__h_list_objects},
+    {&mt_head_get_actor, mt__h_get_actor},
+    {&mt_head_list_actors, mt__h_list_actors},
+    {&mt_head_kill_actor, mt__h_kill_actor},
+    {&mt_head_lease_actor_owner, mt__h_lease_actor_owner},
 };
 
 const size_t mt_head_n_handlers =

@@ -71,12 +71,22 @@ static const char *check_spec(const Manta__TaskSpec *s, int *err)
     size_t bytes = 0;
 
     *err = -MT_EINVAL;
-    if (s->kind == MANTA__TASK_KIND__TASK_KIND_FUNCTION) {
+    if (s->kind == MANTA__TASK_KIND__TASK_KIND_FUNCTION ||
+        s->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_CREATE ||
+        s->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD) {
         const char *why = check_function(s);
         if (why)
             return why;
+        if (s->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD &&
+            strlen(s->actor_id) != 16)
+            return "actor_id must name an actor (16 hex digits)";
+        if (strlen(s->actor_name) > 256 || s->max_restarts < -1 ||
+            strlen(s->owner_id) > 128)
+            return "actor name over 256 bytes, owner id over 128, or "
+                   "max_restarts below -1";
     } else if (s->kind != MANTA__TASK_KIND__TASK_KIND_COMMAND) {
-        return "kind must be TASK_KIND_COMMAND or TASK_KIND_FUNCTION";
+        return "kind must be TASK_KIND_COMMAND, TASK_KIND_FUNCTION or an "
+               "actor kind";
     } else if (s->n_argv == 0 || !s->argv[0][0]) {
         return "argv must name a program";
     }
@@ -238,6 +248,7 @@ void mt__task_fill_event(const struct mt_task *t, void *event)
     ev->error = t->error ? t->error : (char *)"";
     ev->node_id = t->node_id ? t->node_id : (char *)"";
     ev->attempt = t->attempt;
+    ev->actor_died = t->actor_died;
     if (t->state == MT_TASK_FINISHED && t->result) {
         ev->result.data = t->result;
         ev->result.len = t->result_len;
@@ -323,8 +334,7 @@ static void notify_output(struct mt_head *h, struct mt_task *t, uint32_t fd,
 
 /* ---- links to workers ------------------------------------------------------ */
 
-static struct mt_rpc_channel *link_get(struct mt_head *h,
-                                       const struct mt_node *n)
+struct mt_rpc_channel *mt__link_get(struct mt_head *h, const struct mt_node *n)
 {
     struct mt_head_tasks *q = h->tq;
     struct mt_worker_link *l;
@@ -347,11 +357,6 @@ static struct mt_rpc_channel *link_get(struct mt_head *h,
     l->address = mt_xstrdup(n->address);
     q->n_links++;
     return l->ch;
-}
-
-struct mt_rpc_channel *mt__link_get(struct mt_head *h, const struct mt_node *n)
-{
-    return link_get(h, n);
 }
 
 void mt__link_drop(struct mt_head *h, const char *node_id)
@@ -384,6 +389,8 @@ static void end_task(struct mt_head *h, struct mt_task *t,
                      enum mt_task_state state, int exit_code,
                      const char *error)
 {
+    if (mt_task_terminal(t))
+        return;
     release_grant(h, t);
     mt_task_finish(&h->tq->table, t, state, exit_code, error,
                    mt_now_wall_ms());
@@ -392,7 +399,14 @@ static void end_task(struct mt_head *h, struct mt_task *t,
     MT_DEBUG("task %s %s exit=%d %s", t->id, mt_task_state_name(t->state),
              t->exit_code, t->error ? t->error : "");
     mt__task_notify(h, t);
+    mt__actor_task_ended(h, t);
     mt__sched_kick(h);
+}
+
+void mt__task_end(struct mt_head *h, struct mt_task *t,
+                  enum mt_task_state state, int exit_code, const char *error)
+{
+    end_task(h, t, state, exit_code, error);
 }
 
 /* The worker's answer for one dispatched task: err 0 (taken) or why not. */
@@ -507,7 +521,7 @@ static void batch_send(struct mt_head *h, struct run_batch *b)
                                        b->n * sizeof(sent->v[0]));
     struct mt_node *n = mt_node_table_find(&h->nodes, b->node_id);
     struct mt_rpc_channel *ch = n && n->state == MT_NODE_ALIVE
-                                    ? link_get(h, n) : NULL;
+                                    ? mt__link_get(h, n) : NULL;
     int rc = -MT_EUNAVAIL;
 
     sent->h = h;
@@ -674,6 +688,10 @@ static void retry_or_fail(struct mt_head *h, struct mt_task *t,
     char *msg;
     const char *why = NULL;
 
+    if (t->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD) {
+        mt__actor_call_lost(h, t, what);
+        return;
+    }
     release_grant(h, t);
     if (t->cancel_requested) {
         end_task(h, t, MT_TASK_CANCELLED, -1, "cancelled (its worker died)");
@@ -694,6 +712,8 @@ static void retry_or_fail(struct mt_head *h, struct mt_task *t,
     MT_WARN("task %s: %s", t->id, msg);
     mt_task_set_error(t, msg);
     free(msg);
+    if (t->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_CREATE)
+        mt__actor_restarting(h, t);
     if (enqueue(h, t, &why) < 0) {
         end_task(h, t, MT_TASK_FAILED, -1, why);
         return;
@@ -724,7 +744,7 @@ static void stop_on_worker(struct mt_head *h, struct mt_task *t, bool force)
 {
     Manta__StopTaskRequest req = MANTA__STOP_TASK_REQUEST__INIT;
     struct mt_node *n = mt_node_table_find(&h->nodes, t->node_id);
-    struct mt_rpc_channel *ch = n ? link_get(h, n) : NULL;
+    struct mt_rpc_channel *ch = n ? mt__link_get(h, n) : NULL;
 
     if (!ch)
         return;
@@ -733,6 +753,12 @@ static void stop_on_worker(struct mt_head *h, struct mt_task *t, bool force)
     req.force = force;
     mt_rpc_unary(ch, &mt_worker_stop_task, &req.base, RUN_TIMEOUT_MS, 0,
                  on_stop_done, NULL);
+}
+
+void mt__task_kill_on_worker(struct mt_head *h, struct mt_task *t)
+{
+    if (t->state == MT_TASK_RUNNING)
+        stop_on_worker(h, t, true);
 }
 
 void mt__task_stop(struct mt_head *h, struct mt_task *t, const char *reason)
@@ -770,32 +796,55 @@ static char *summary_of(const Manta__TaskSpec *s)
     return out;
 }
 
-struct mt_task *mt__task_submit(struct mt_head *h, const void *spec,
-                                const char **why, int *err)
+struct mt_task *mt__task_add(struct mt_head *h, const void *spec,
+                             int max_retries)
 {
     const Manta__TaskSpec *s = spec;
-    static char msg[512];
-    Manta__TaskSpec copy;
-    struct mt_task *t;
+    char *summary = summary_of(s);
+    struct mt_task *t = mt_task_new(&h->tq->table, s->name, summary,
+                                    max_retries, mt_now_wall_ms());
+    Manta__TaskSpec copy = *s;
     uint8_t *blob;
     size_t len;
-    char *summary;
-    int rc;
 
-    *err = -MT_EINVAL;
-    if ((*why = s ? check_spec(s, err) : "missing spec"))
-        return NULL;
-    summary = summary_of(s);
-    t = mt_task_new(&h->tq->table, s->name, summary, s->max_retries,
-                    mt_now_wall_ms());
     free(summary);
-    copy = *s;
+    t->kind = (int)s->kind;
     copy.task_id = t->id;
     len = manta__task_spec__get_packed_size(&copy);
     blob = mt_xmalloc(len ? len : 1);
     manta__task_spec__pack(&copy, blob);
     mt_task_set_spec(t, blob, len);
     free(blob);
+    return t;
+}
+
+int mt__task_enqueue(struct mt_head *h, struct mt_task *t, const char **why)
+{
+    return enqueue(h, t, why);
+}
+
+static bool actor_kind(const Manta__TaskSpec *s)
+{
+    return s->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_CREATE ||
+           s->kind == MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD;
+}
+
+struct mt_task *mt__task_submit(struct mt_head *h, const void *spec,
+                                const char **why, int *err)
+{
+    const Manta__TaskSpec *s = spec;
+    static char msg[512];
+    struct mt_task *t;
+    int rc;
+
+    *err = -MT_EINVAL;
+    if ((*why = s ? check_spec(s, err) : "missing spec"))
+        return NULL;
+    if (actor_kind(s)) {
+        *why = "actors are created and called with SubmitTask, one at a time";
+        return NULL;
+    }
+    t = mt__task_add(h, s, s->max_retries);
     /* Object arguments (rpc_objects.c). msg is read by the caller before
      * the next submit (loop thread only). */
     rc = mt__objects_on_submit(h, t, s, msg, sizeof(msg));
@@ -822,10 +871,16 @@ void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
 {
     const Manta__SubmitTaskRequest *req = (const Manta__SubmitTaskRequest *)m;
     Manta__SubmitTaskReply reply = MANTA__SUBMIT_TASK_REPLY__INIT;
-    const char *why;
-    int err;
-    struct mt_task *t = mt__task_submit(arg, req->spec, &why, &err);
+    struct mt_head *h = arg;
+    int err = -MT_EINVAL;
+    const char *why = req->spec ? check_spec(req->spec, &err) : "missing spec";
+    struct mt_task *t;
 
+    if (!why && actor_kind(req->spec)) {
+        mt__actor_submit(h, call, req->spec);
+        return;
+    }
+    t = mt__task_submit(h, req->spec, &why, &err);
     if (!t) {
         mt_rpc_fail(call, err, why);
         return;
@@ -935,6 +990,7 @@ static bool list_one(void *arg, struct mt_task *t)
     ti->end_time_ms = t->end_ms;
     ti->result_in_store = t->result_in_store;
     ti->result_size = t->result_size;
+    ti->actor_died = t->actor_died;
     c->ptrs[c->n] = ti;
     return ++c->n < c->max;
 }
@@ -988,6 +1044,8 @@ static void apply_update(struct mt_head *h, const char *node_id,
             t->start_ms = mt_now_wall_ms();
             mt__task_notify(h, t);
         }
+        if (u->actor_ready)
+            mt__actor_ready(h, t, u->actor_pid);
         break;
     case MANTA__TASK_STATE__TASK_STATE_FINISHED:
         if (u->result.len > MAX_RESULT_BYTES) {

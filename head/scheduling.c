@@ -61,6 +61,7 @@ void mt__tasks_stop(struct mt_head *h, void (*done)(struct mt_head *h))
     h->tq->closing = true;
     mt__tasks_close_rpc(h);
     mt__objects_close(h);
+    mt__actors_close_rpc(h);
     mt__head_pgs_release(h);
     h->tq_stopped = done;
     uv_timer_stop(&h->tq->kick);
@@ -73,6 +74,7 @@ void mt__tasks_release(struct mt_head *h)
 
     if (!q)
         return;
+    mt__actors_release(h);
     mt_task_table_release(&q->table);
     mt_obj_table_release(&q->objs);
     mt_sched_destroy(q->sched);

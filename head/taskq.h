@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "common/rpc.h"
+#include "head/actors.h"
 #include "head/head.h"
 #include "head/objects.h"
 #include "head/tasks.h"
@@ -27,6 +28,7 @@ struct mt_worker_link {
 struct pg_waiter;
 struct Manta__TaskSpec;
 struct Manta__RunTaskRequest;
+struct mt_actor_lease;
 struct mt_client_watch;
 struct run_batch;
 
@@ -63,6 +65,8 @@ struct mt_head_tasks {
     size_t n_pgs, cap_pgs;
     uint64_t next_pg;
     struct mt_obj_table objs;    /* the object directory (objects.h) */
+    struct mt_actor_table actors; /* rpc_actors.c */
+    struct mt_actor_lease *leases; /* LeaseActorOwner streams held */
 };
 
 /* ---- scheduling.c ---- */
@@ -129,6 +133,18 @@ void mt__task_fail(struct mt_head *h, struct mt_task *t, const char *why);
 /* Every object argument of a WAITING_FOR_ARGS task is READY: queue it. */
 void mt__task_args_ready(struct mt_head *h, struct mt_task *t);
 
+/* Add a PENDING task for spec (a Manta__TaskSpec, checked); not queued. */
+struct mt_task *mt__task_add(struct mt_head *h, const void *spec,
+                             int max_retries);
+/* Queue t in the scheduler. RET 0 or -MT_E* with why set. */
+int mt__task_enqueue(struct mt_head *h, struct mt_task *t, const char **why);
+/* End t in state with error (borrowed; NULL none): free its grant, tell
+ * its watchers and the actor table. */
+void mt__task_end(struct mt_head *h, struct mt_task *t,
+                  enum mt_task_state state, int exit_code, const char *error);
+/* SIGKILL t's process (or actor) on its worker; t is not marked cancelled. */
+void mt__task_kill_on_worker(struct mt_head *h, struct mt_task *t);
+
 /* ---- rpc_objects.c (object directory rules, objects.h) ---- */
 
 /*
@@ -171,6 +187,33 @@ void mt__h_get_object(struct mt_rpc_call *call, const ProtobufCMessage *m,
                       void *arg);
 void mt__h_list_objects(struct mt_rpc_call *call, const ProtobufCMessage *m,
                         void *arg);
+
+/* ---- rpc_actors.c ---- */
+
+/* SubmitTask of an ACTOR_CREATE or ACTOR_METHOD spec (already checked). */
+void mt__actor_submit(struct mt_head *h, struct mt_rpc_call *call,
+                      const void *spec);
+/* A worker says the factory of creation task t returned: ALIVE. */
+void mt__actor_ready(struct mt_head *h, struct mt_task *t, uint32_t pid);
+/* Creation task t is going back to PENDING (attempt+1): RESTARTING. */
+void mt__actor_restarting(struct mt_head *h, struct mt_task *t);
+/* t ended (any kind); a creation task's end makes its actor DEAD. */
+void mt__actor_task_ended(struct mt_head *h, struct mt_task *t);
+/* Method call t was lost with its actor (what: why): fail it. */
+void mt__actor_call_lost(struct mt_head *h, struct mt_task *t,
+                         const char *what);
+/* Free the actor table (shutdown). */
+void mt__actors_release(struct mt_head *h);
+/* End every LeaseActorOwner stream without killing anything (shutdown). */
+void mt__actors_close_rpc(struct mt_head *h);
+void mt__h_lease_actor_owner(struct mt_rpc_call *call,
+                             const ProtobufCMessage *m, void *arg);
+void mt__h_get_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                     void *arg);
+void mt__h_list_actors(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg);
+void mt__h_kill_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                      void *arg);
 /* ---- rpc_watch.c ---- */
 
 /* t changed state (or has output: fd, data, len): tell its client watch.

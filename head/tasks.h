@@ -93,6 +93,8 @@ struct mt_task {
     bool cw_output;              /* ... with its output */
     uint64_t cw_tag;             /* the client's tag for it */
     uint64_t done_order;         /* for forgetting old finished tasks */
+    int kind;                    /* proto TaskKind; 0 = not recorded */
+    bool actor_died;             /* FAILED actor method: its actor died */
 };
 
 struct mt_task_table {

@@ -81,6 +81,20 @@ const struct mt_rpc_method mt_head_list_objects =
     UNARY("HeadService", "ListObjects", manta__list_objects_request,
           manta__list_objects_reply);
 
+const struct mt_rpc_method mt_head_get_actor =
+    UNARY("HeadService", "GetActor", manta__get_actor_request,
+          manta__get_actor_reply);
+const struct mt_rpc_method mt_head_list_actors =
+    UNARY("HeadService", "ListActors", manta__list_actors_request,
+          manta__list_actors_reply);
+const struct mt_rpc_method mt_head_kill_actor =
+    UNARY("HeadService", "KillActor", manta__kill_actor_request,
+          manta__kill_actor_reply);
+
+const struct mt_rpc_method mt_head_lease_actor_owner =
+    STREAM("HeadService", "LeaseActorOwner",
+           manta__actor_owner_lease_request, manta__actor_owner_lease_event);
+
 const struct mt_rpc_method mt_worker_get_node_info =
     UNARY("WorkerService", "GetNodeInfo", manta__get_node_info_request,
           manta__get_node_info_reply);
@@ -96,6 +110,9 @@ const struct mt_rpc_method mt_worker_run_task =
 const struct mt_rpc_method mt_worker_run_tasks =
     UNARY("WorkerService", "RunTasks", manta__run_tasks_request,
           manta__run_tasks_reply);
+const struct mt_rpc_method mt_worker_call_actor =
+    UNARY("WorkerService", "CallActor", manta__call_actor_request,
+          manta__call_actor_reply);
 const struct mt_rpc_method mt_worker_stop_task =
     UNARY("WorkerService", "StopTask", manta__stop_task_request,
           manta__stop_task_reply);

@@ -31,6 +31,10 @@ extern const struct mt_rpc_method mt_head_register_objects;
 extern const struct mt_rpc_method mt_head_release_objects;
 extern const struct mt_rpc_method mt_head_get_object;
 extern const struct mt_rpc_method mt_head_list_objects;
+extern const struct mt_rpc_method mt_head_get_actor;
+extern const struct mt_rpc_method mt_head_list_actors;
+extern const struct mt_rpc_method mt_head_kill_actor;
+extern const struct mt_rpc_method mt_head_lease_actor_owner;
 
 /* WorkerService (proto/worker_service.proto) */
 extern const struct mt_rpc_method mt_worker_get_node_info;
@@ -40,5 +44,6 @@ extern const struct mt_rpc_method mt_worker_run_task;
 extern const struct mt_rpc_method mt_worker_run_tasks;
 extern const struct mt_rpc_method mt_worker_stop_task;
 extern const struct mt_rpc_method mt_worker_delete_objects;
+extern const struct mt_rpc_method mt_worker_call_actor;
 
 #endif /* MT_SERVICES_H */

@@ -24,6 +24,7 @@
 #include "common/cli_util.h"
 #include "common/rpc.h"
 #include "objstore/client.h"
+#include "common/sys.h"
 #include "sdk/sdk_int.h"
 
 #define DEFAULT_TEMP_DIR "/tmp/manta"
@@ -121,6 +122,11 @@ void mt__req_free(struct mt__req *r)
     mt__status_release(&r->status);
     if (r->obj_free)
         r->obj_free(r->obj);
+    free(r->actor_name);
+    mt__actor_info_release(&r->actor);
+    mt__rpc_submit_free(r->call_msg);
+    free(r->actor_address);
+    mt__actor_unref(r->handle);
     mt__rpc_submit_free(r->unary_msg);
     mt__rpc_submit_free(r->unary_reply);
     free(r);
@@ -208,6 +214,7 @@ static void handle_stop(struct mt_client *c)
 {
     c->closing = true;
     mt__rpc_stop_watches(c);
+    mt__rpc_actor_stop(c);
     uv_close((uv_handle_t *)&c->retry_timer, NULL);
     uv_close((uv_handle_t *)&c->rel_timer, NULL);
     mt_rpc_channel_destroy(c->ch);
@@ -238,6 +245,8 @@ static void on_wake(uv_async_t *h)
             mt__rpc_start(c, REQ_OF(n));
     }
     if (!c->closing) {
+        mt__rpc_actor_flush(c);
+        mt__cw_pump(c);
         mt__cw_pump(c);
         mt__rel_kick(c);
     }
@@ -380,6 +389,7 @@ static struct mt_client *client_alloc(const char *dir, int rpc_ms)
     }
     c->magic = MT_CLIENT_MAGIC;
     c->serial = atomic_fetch_add(&next_serial, 1) + 1;
+    mt_random_hex(c->owner_id, 16);
     c->rpc_timeout_ms = rpc_ms ? rpc_ms : DEFAULT_RPC_MS;
     pthread_mutex_init(&c->mu, NULL);
     pthread_condattr_init(&ca);
@@ -487,6 +497,9 @@ static void client_free(struct mt_client *c)
     free(c->address);
     free(c->temp_dir);
     free(c->store_path);
+    free(c->owned);
+    free(c->wchans);
+    free(c->abatches);
     c->magic = 0;
     free(c);
 }
@@ -688,6 +701,7 @@ void mt_client_disconnect(mt_client_t *c)
     live_remove(c);
     if (c->thread_started) {
         flush_releases(c);
+        mt__actors_disconnect(c);
         pthread_mutex_lock(&c->mu);
         c->stopping = true;
         mt__queue_push(&c->q, &c->stop_node);

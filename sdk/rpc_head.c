@@ -525,6 +525,12 @@ void mt__rpc_start(struct mt_client *c, struct mt__req *r)
     case MT__REQ_OBJECT:
         rc = r->obj_start ? r->obj_start(r) : -MT_EINVAL;
         break;
+    case MT__REQ_ACTOR_GET:
+    case MT__REQ_ACTOR_KILL:
+    case MT__REQ_ACTOR_CALL:
+    case MT__REQ_ACTOR_LEASE:
+        rc = mt__rpc_actor_start(r);
+        break;
     case MT__REQ_UNARY:
         rc = start_unary(r);
         break;
@@ -569,6 +575,7 @@ void mt__apply_event_locked(struct mt_task *t, const void *event)
         t->exit_code = t->state == MT_TASK_STATE_FINISHED ? ev->exit_code
                                                           : -1;
         t->ended = true;
+        t->actor_died = ev->actor_died;
         atomic_store(&t->settled, true);
         if (ev->result.len && !t->value) {
             t->value = malloc(ev->result.len);

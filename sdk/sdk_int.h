@@ -48,6 +48,7 @@ struct mt_rpc_channel;
 struct mt_rpc_stream;
 struct mt_rpc_status;
 struct mt_objc;
+struct mt__abatch;
 
 /* ---- plain-C task spec (what mt_task_opts_t holds) ---------------------- */
 
@@ -122,6 +123,7 @@ struct mt_task {
     atomic_bool settled;      /* id known, or ended/lost without one:
                                  set under mu, read without it */
     bool ended;               /* final state seen */
+    bool actor_died;          /* FAILED actor call: its actor died */
     int lost;                 /* 0, or why the watch ended early (-MT_E*) */
     /* Loop thread only: */
     struct mt_rpc_stream *stream; /* the open WatchTask */
@@ -137,6 +139,10 @@ enum mt__req_kind {
     MT__REQ_SUBMIT,     /* SubmitTask, then watch */
     MT__REQ_CANCEL,     /* CancelTask */
     MT__REQ_OBJECT,     /* an object call (rpc_objects.c): r->obj_start */
+    MT__REQ_ACTOR_GET,  /* GetActor (rpc_actor.c) */
+    MT__REQ_ACTOR_KILL, /* KillActor (rpc_actor.c) */
+    MT__REQ_ACTOR_CALL, /* WorkerService.CallActor, direct (rpc_actor.c) */
+    MT__REQ_ACTOR_LEASE, /* open LeaseActorOwner if not open (rpc_actor.c) */
     MT__REQ_UNARY,      /* any other unary head call (see mt__req_unary) */
     MT__REQ_CW_OPEN,    /* open the client watch (rpc_batch.c) */
     MT__REQ_SUBMIT_ASYNC, /* posted, not waited for: a task to batch */
@@ -154,6 +160,21 @@ struct mt__tagmap {
     struct mt_task **slots;
     size_t cap;                /* a power of two, or 0 */
     size_t n;
+};
+
+/* An actor as GetActor describes it (plain C; strings owned). */
+struct mt__actor_info {
+    char id[17];
+    int state;                 /* mt_actor_state */
+    char *name;
+    char *node_id;
+    char *death_reason;
+    uint32_t pid;
+    uint32_t restarts;
+    int max_restarts;
+    bool detached;
+    char *address;             /* ALIVE: its worker; "" otherwise */
+    uint32_t incarnation;
 };
 
 /* One node as GetClusterStatus describes it (only what the SDK uses). */
@@ -199,6 +220,17 @@ struct mt__req {
     int (*obj_start)(struct mt__req *r);
     void *obj;
     void (*obj_free)(void *obj);
+    /* ACTOR_GET in: actor_id or actor_name; ACTOR_KILL in: actor_id: */
+    char actor_id[17];
+    char *actor_name;          /* owned */
+    bool no_restart;
+    /* ACTOR_GET out: */
+    struct mt__actor_info actor;
+    /* ACTOR_CALL in: the call (owned CallActorRequest), where it goes,
+     * the task it completes and the handle (one ref each): */
+    void *call_msg;
+    char *actor_address;       /* owned */
+    struct mt_actor *handle;
     /* UNARY in: the method and an owned request; out: an owned reply */
     const struct mt_rpc_method *method;
     void *unary_msg;           /* ProtobufCMessage, from mt__msg_copy */
@@ -277,6 +309,24 @@ struct mt_client {
     struct mt_task **pend;    /* submitted, not sent yet (in cw_tasks) */
     size_t n_pend, cap_pend;
     unsigned n_batches;       /* SubmitTasks calls in flight */
+    /* Actors (actor.c); read-only after connect: */
+    char owner_id[33];        /* this client, as actors' owner */
+    /* Guarded by mu: non-detached actors created here, killed at
+     * disconnect. */
+    char (*owned)[17];
+    size_t n_owned, cap_owned;
+    /* Loop thread only: channels to workers for direct actor calls. */
+    struct mt__wchan *wchans;
+    size_t n_wchans, cap_wchans;
+    struct mt__abatch **abatches; /* direct calls of this wake-up */
+    size_t n_abatches, cap_abatches;
+    struct mt_rpc_stream *lease; /* LeaseActorOwner while open */
+};
+
+/* A channel to one worker (direct actor calls). */
+struct mt__wchan {
+    char *address;
+    struct mt_rpc_channel *ch;
 };
 
 /* ---- error.c -- */
@@ -448,6 +498,58 @@ void mt__rpc_stop_watches(struct mt_client *c);
  * waiting, if c is still connected (c may be a dangling pointer: it is
  * only used when found among the live clients). THREAD any. */
 void mt__client_post_release(struct mt_client *c, const mt_object_id *id);
+/* ---- rpc_actor.c (protobuf) / actor.c -- */
+
+/*
+ * mt__rpc_actor_create_build - a SubmitTaskRequest creating an actor:
+ * factory and arguments as a function task, o's placement options, and the
+ * actor's name (NULL: none), detached flag, max_restarts and owner.
+ * RET 0, -MT_ENOMEM
+ */
+int mt__rpc_actor_create_build(const char *factory, const void *const *args,
+                               const size_t *sizes, size_t nargs,
+                               const struct mt_task_opts *o, const char *name,
+                               bool detached, int max_restarts,
+                               const char *owner, void **out);
+
+/* mt__rpc_actor_call_build - a SubmitTaskRequest calling method on actor
+ * id with the arguments (copied). RET 0, -MT_ENOMEM. */
+int mt__rpc_actor_call_build(const char *id, const char *method,
+                             const void *const *args, const size_t *sizes,
+                             size_t nargs, void **out);
+
+/* Loop thread: start GetActor / KillActor for r. RET 0 or -MT_E* (then r
+ * is not completed). */
+int mt__rpc_actor_start(struct mt__req *r);
+
+/* mt__rpc_actor_direct_build - a CallActorRequest (owned; free with
+ * mt__rpc_submit_free). RET 0, -MT_ENOMEM. */
+int mt__rpc_actor_direct_build(const char *id, uint32_t incarnation,
+                               const char *caller, uint64_t seq,
+                               const char *method, const void *const *args,
+                               const size_t *sizes, size_t nargs, void **out);
+
+/* Loop thread: a direct call ended: complete t (one ref taken) and tell
+ * the handle (one ref taken). ok/actor_died as CallActorReply. */
+void mt__actor_direct_done(struct mt_client *c, struct mt_actor *a,
+                           struct mt_task *t, bool ok, const uint8_t *result,
+                           size_t len, const char *error, bool actor_died);
+
+/* Loop thread: send the direct calls gathered in this wake-up. */
+void mt__rpc_actor_flush(struct mt_client *c);
+
+/* Loop thread: close the channels to workers (stop). */
+void mt__rpc_actor_stop(struct mt_client *c);
+
+/* mt__actor_unref - drop a handle reference. */
+void mt__actor_unref(struct mt_actor *a);
+
+/* mt__actor_info_release - free what an info owns. */
+void mt__actor_info_release(struct mt__actor_info *i);
+
+/* mt__actors_disconnect - kill the client's non-detached actors (caller
+ * thread, before the loop stops). */
+void mt__actors_disconnect(struct mt_client *c);
 
 /* ---- object.c -- */
 

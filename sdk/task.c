@@ -377,6 +377,7 @@ int mt_task_wait(mt_client_t *c, mt_task_t *t, int timeout_ms,
     tmp.state = (mt_task_state)t->state;
     if (t->ended || t->lost)
         rc = fill_result_locked(t, &tmp) < 0 ? -MT_ENOMEM
+             : t->ended && t->actor_died     ? -MT_EACTORDIED
              : t->ended                      ? ended_rc(t->state)
                                              : t->lost;
     else
@@ -403,6 +404,7 @@ int mt_task_wait(mt_client_t *c, mt_task_t *t, int timeout_ms,
         return mt__set_error(c, rc, "task %s %s: %s", t->id,
                              rc == -MT_ECANCELED ? "was cancelled"
                              : rc == -MT_ETASKFAILED ? "failed"
+                             : rc == -MT_EACTORDIED  ? "failed"
                                                      : "is lost",
                              t->error && *t->error ? t->error
                                                    : "no reason given");

@@ -58,13 +58,14 @@ static bool str_ok(const char *s, size_t max)
 int mt_exec_request_encode(const struct mt_exec_request *r, uint8_t **frame,
                            size_t *len)
 {
-    size_t n = 4 + 4 + 4 + 4 + 4 + 4, args = 0, env = 0;
+    size_t n = 4 + 4 + 4 + 4 + 4 + 4 + 4, args = 0, env = 0;
     struct wbuf w;
 
     if (!str_ok(r->task_id, MT_EXEC_MAX_ID) ||
         !str_ok(r->function, MT_EXEC_MAX_FUNCTION) ||
         r->n_code_path > MT_EXEC_MAX_CODE_PATH ||
-        r->n_env > MT_EXEC_MAX_ENV || r->nargs > MT_EXEC_MAX_ARGS)
+        r->n_env > MT_EXEC_MAX_ENV || r->nargs > MT_EXEC_MAX_ARGS ||
+        r->actor_op > MT_EXEC_ACTOR_METHOD)
         return -MT_EINVAL;
     n += r->task_id ? strlen(r->task_id) : 0;
     n += r->function ? strlen(r->function) : 0;
@@ -101,6 +102,7 @@ int mt_exec_request_encode(const struct mt_exec_request *r, uint8_t **frame,
     put_u32(&w, r->nargs);
     for (uint32_t i = 0; i < r->nargs; i++)
         put_bytes(&w, r->args[i].data, r->args[i].size);
+    put_u32(&w, r->actor_op);
     put_u32(&w, r->n_refs);
     for (uint32_t i = 0; i < r->n_refs; i++) {
         put_u32(&w, r->refs[i].index);
@@ -235,7 +237,8 @@ int mt_exec_request_decode(const uint8_t *p, size_t n,
         r->args[i] = get_blob(&rb, MT_EXEC_MAX_ARG_BYTES);
         args += r->args[i].size;
     }
-    if (rb.bad)
+    r->actor_op = get_u32(&rb);
+    if (rb.bad || r->actor_op > MT_EXEC_ACTOR_METHOD)
         goto out_bad;
     if (rb.left == 0) /* no object fields (a sender that has none) */
         return args > MT_EXEC_MAX_ARG_BYTES ? (mt_exec_request_release(r),

@@ -18,12 +18,12 @@
  *   REQUEST  u32 attempt, str task_id, str function, u32 n_code_path,
  *            n_code_path x str, u32 n_env, n_env x str ("K=V", set for
  *            the call and undone after), u32 nargs, nargs x blob,
- *            then (object arguments) u32 n_refs, n_refs x (u32 index,
- *            blob id of 20 bytes): argument index is that object of the
- *            node's store (its blob is empty), str store_socket ("" =
- *            no store), u32 store_results (1: a result over
- *            MT_EXEC_INLINE_MAX goes to the store); the object fields may be
- *            left out together
+ *            u32 actor_op (enum mt_exec_actor_op), then (object
+ *            arguments) u32 n_refs, n_refs x (u32 index, blob id of 20
+ *            bytes): argument index is that object of the node's store (its
+ *            blob is empty), str store_socket ("" = no store), u32
+ *            store_results (1: a result over MT_EXEC_INLINE_MAX goes to the
+ *            store); the object fields may be left out together
  *   REPLY    u32 status, blob result, str error, u32 stored_lo,
  *            u32 stored_hi: a result of that many bytes was put in the
  *            store under the task's result id (result then empty);
@@ -66,6 +66,13 @@ enum mt_exec_type {
     MT_EXEC_REPLY = 2,
 };
 
+/* What a request does with the executor's actor (actors.h). */
+enum mt_exec_actor_op {
+    MT_EXEC_ACTOR_NONE = 0,    /* a plain function task */
+    MT_EXEC_ACTOR_CREATE = 1,  /* call the factory; keep call->actor */
+    MT_EXEC_ACTOR_METHOD = 2,  /* call a method with the kept actor */
+};
+
 enum mt_exec_status {
     MT_EXEC_OK = 0,          /* the function returned 0; result is set */
     MT_EXEC_FAILED = 1,      /* the function returned non-zero; error */
@@ -102,6 +109,7 @@ struct mt_exec_request {
     char **env;                  /* "K=V" */
     uint32_t nargs;
     struct mt_exec_blob *args;
+    uint32_t actor_op;           /* enum mt_exec_actor_op */
     uint32_t n_refs;             /* object arguments, in the store */
     struct mt_exec_ref *refs;
     char *store_socket;          /* NULL or "": no store */

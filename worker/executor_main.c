@@ -24,6 +24,14 @@
  * A library that read a variable at load time (e.g. CUDA reading
  * CUDA_VISIBLE_DEVICES) keeps what it saw first.
  *
+ * Actors: a worker gives each actor an executor of its own. Its first
+ * request is MT_EXEC_ACTOR_CREATE (the factory); what the factory leaves
+ * in call->actor is kept for the life of the process and handed to every
+ * MT_EXEC_ACTOR_METHOD request after it. A bare method name is looked up
+ * in the factory's library first. Actor requests in the wrong order (a
+ * method before a successful factory, a second factory) fail with
+ * MT_EXEC_BAD_REQUEST.
+ *
  * Deliberately small: libc, libdl and the framing; no gRPC, no libuv.
  */
 #include <ctype.h>
@@ -59,6 +67,11 @@ struct lib {
 
 static struct lib libs[MAX_LIBS];
 static size_t n_libs;
+
+/* This executor's actor, once its factory succeeded. */
+static bool actor_alive;
+static void *actor_state;
+static char *actor_lib;        /* the factory's "lib.so", or NULL */
 
 static void die(const char *fmt, ...)
 {
@@ -436,7 +449,50 @@ static bool result_to_store(const struct mt_exec_request *r,
            r->store_results && r->store_socket && *r->store_socket;
 }
 
-static void run(const struct mt_exec_request *r, int fd)
+/* RET NULL when r may run now, else why not (static text). */
+static const char *actor_check(const struct mt_exec_request *r)
+{
+    if (r->actor_op == MT_EXEC_ACTOR_CREATE && actor_alive)
+        return "this executor already hosts an actor";
+    if (r->actor_op != MT_EXEC_ACTOR_CREATE && actor_alive)
+        return r->actor_op == MT_EXEC_ACTOR_METHOD
+                   ? NULL
+                   : "this executor hosts an actor: no plain tasks";
+    if (r->actor_op == MT_EXEC_ACTOR_METHOD)
+        return "method call before the actor was created";
+    return NULL;
+}
+
+/* Resolve r->function; a method's bare name in the factory's library. */
+static mt_fn resolve_call(struct mt_exec_request *r, uint32_t *status,
+                          char **err)
+{
+    char *orig = r->function, *full;
+    mt_fn f;
+
+    if (r->actor_op != MT_EXEC_ACTOR_METHOD || !actor_lib ||
+        strchr(orig, ':'))
+        return resolve(r, status, err);
+    full = mt_xasprintf("%s:%s", actor_lib, orig);
+    r->function = full;
+    f = resolve(r, status, err);
+    r->function = orig;
+    free(full);
+    return f;
+}
+
+/* The factory succeeded: keep what it made. */
+static void actor_keep(const struct mt_exec_request *r, void *state)
+{
+    const char *colon = strrchr(r->function, ':');
+
+    actor_alive = true;
+    actor_state = state;
+    if (colon)
+        actor_lib = mt_xstrndup(r->function, (size_t)(colon - r->function));
+}
+
+static void run(struct mt_exec_request *r, int fd)
 {
     struct mt_exec_reply rep = {MT_EXEC_OK, {NULL, 0}, NULL, 0};
     struct mt_fn_call call;
@@ -448,7 +504,13 @@ static void run(const struct mt_exec_request *r, int fd)
     mt_fn f;
     int rc;
 
-    f = resolve(r, &rep.status, &err);
+    f = NULL;
+    if ((err = (char *)actor_check(r))) {
+        rep.status = MT_EXEC_BAD_REQUEST;
+        err = mt_xstrdup(err);
+    } else {
+        f = resolve_call(r, &rep.status, &err);
+    }
     memset(&call, 0, sizeof(call));
     if (f) {
         args = mt_xcalloc(r->nargs + 1, sizeof(*args));
@@ -467,6 +529,7 @@ static void run(const struct mt_exec_request *r, int fd)
         call.abi_version = MT_FN_ABI_VERSION;
         call.nargs = r->nargs;
         call.args = args;
+        call.actor = r->actor_op == MT_EXEC_ACTOR_METHOD ? actor_state : NULL;
         undo = env_push(r);
         rc = f(&call);
         env_pop(r, undo);
@@ -498,6 +561,8 @@ static void run(const struct mt_exec_request *r, int fd)
             rep.result.data = call.result;
             rep.result.size = (uint32_t)call.result_size;
         }
+        if (rep.status == MT_EXEC_OK && r->actor_op == MT_EXEC_ACTOR_CREATE)
+            actor_keep(r, call.actor);
     }
     if (err && strlen(err) > MT_EXEC_MAX_ERROR)
         err[MT_EXEC_MAX_ERROR] = '\0';

@@ -71,6 +71,11 @@ struct mt_exec_pool {
     bool timer_open;
     char spawn_error[256];      /* the last spawn failure; "" after success */
     bool shutting_down;
+    /* Dedicated pools (one actor's executor): never respawn; on_gone runs
+     * once the executor is gone. */
+    void (*on_gone)(void *arg, const char *why);
+    void *gone_arg;
+    char gone_why[300];         /* how the executor ended */
     void (*closed)(void *);
     void *closed_arg;
     char readbuf[READ_BUF];
@@ -182,6 +187,19 @@ static void check_closed(struct mt_exec_pool *p)
     done(p->closed_arg);
 }
 
+/* A dedicated pool's executor is gone: what waits for it never runs. */
+static void dedicated_gone(struct mt_exec_pool *p)
+{
+    struct mt_exec_job *j;
+    char *why = mt_xasprintf("the actor's executor %s",
+                             p->gone_why[0] ? p->gone_why : "exited");
+
+    while ((j = queue_pop(p)))
+        end_job(j, MT_EXEC_END_DIED, why, true);
+    free(why);
+    p->on_gone(p->gone_arg, p->gone_why[0] ? p->gone_why : "exited");
+}
+
 /* Every handle of ex is closed: free it and refill its slot. */
 static void ex_gone(struct mt_executor *ex)
 {
@@ -198,6 +216,10 @@ static void ex_gone(struct mt_executor *ex)
     free(ex);
     if (p->shutting_down) {
         check_closed(p);
+        return;
+    }
+    if (p->on_gone) {
+        dedicated_gone(p);
         return;
     }
     if (!young) {
@@ -385,6 +407,12 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int sig)
 
     ex->exited = true;
     p->alive--;
+    if (sig)
+        snprintf(p->gone_why, sizeof(p->gone_why), "was killed by signal %d",
+                 sig);
+    else
+        snprintf(p->gone_why, sizeof(p->gone_why), "exited with status %lld",
+                 (long long)status);
     drain(ex);
     if (j && !p->shutting_down) {
         ex->job = NULL;
@@ -454,6 +482,8 @@ static void spawn_slot(struct mt_exec_pool *p, int slot)
                      p->path, uv_strerror(rc), RESTART_MS);
         snprintf(p->spawn_error, sizeof(p->spawn_error), "%s: %s", p->path,
                  uv_strerror(rc));
+        snprintf(p->gone_why, sizeof(p->gone_why), "could not start: %s",
+                 p->spawn_error);
         ex->exited = true;
         ex_close(ex);
         fail_queued(p);
@@ -534,6 +564,41 @@ int mt_exec_pool_create(uv_loop_t *loop, const struct mt_exec_pool_opts *o,
     MT_INFO("executor pool: %d executors (%s)", p->n, p->path);
     *out = p;
     return 0;
+}
+
+int mt_exec_pool_create_dedicated(const struct mt_exec_pool *like,
+                                  void (*on_gone)(void *arg, const char *why),
+                                  void *arg, struct mt_exec_pool **out)
+{
+    struct mt_exec_pool *p;
+    size_t n = 0;
+
+    if (!like || !on_gone)
+        return -MT_EINVAL;
+    p = mt_xcalloc(1, sizeof(*p));
+    p->loop = like->loop;
+    p->path = mt_xstrdup(like->path);
+    while (like->env && like->env[n])
+        n++;
+    p->env = mt_xcalloc(n + 1, sizeof(*p->env));
+    for (size_t i = 0; i < n; i++)
+        p->env[i] = mt_xstrdup(like->env[i]);
+    p->n = 1;
+    p->on_gone = on_gone;
+    p->gone_arg = arg;
+    uv_timer_init(p->loop, &p->timer);
+    p->timer.data = p;
+    p->timer_open = true;
+    spawn_slot(p, 0);
+    *out = p;
+    return 0;
+}
+
+void mt_exec_pool_kill(struct mt_exec_pool *p)
+{
+    for (int i = 0; p && i < p->n; i++)
+        if (p->slots[i])
+            kill_group(p->slots[i]);
 }
 
 void mt_exec_pool_submit(struct mt_exec_pool *p, struct mt_exec_job *j)

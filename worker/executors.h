@@ -86,6 +86,24 @@ struct mt_exec_pool_opts {
 int mt_exec_pool_create(uv_loop_t *loop, const struct mt_exec_pool_opts *o,
                         struct mt_exec_pool **out);
 
+/*
+ * mt_exec_pool_create_dedicated - a pool of one executor for one actor,
+ * with like's binary and environment. It is never respawned: when it is
+ * gone (it exited or was killed, every handle closed), jobs still queued
+ * end DIED (system_failure) and then on_gone(arg, why) runs once, why
+ * saying how it ended ("was killed by signal 9"). Close and destroy it as
+ * any pool (on_gone does not run after mt_exec_pool_shutdown()).
+ * OUT out  free with mt_exec_pool_destroy() after mt_exec_pool_close()
+ * RET 0 or -MT_EINVAL
+ */
+int mt_exec_pool_create_dedicated(const struct mt_exec_pool *like,
+                                  void (*on_gone)(void *arg, const char *why),
+                                  void *arg, struct mt_exec_pool **out);
+
+/* mt_exec_pool_kill - SIGKILL every executor of p; callbacks still run (a
+ * running job ends DIED). NULL ok. */
+void mt_exec_pool_kill(struct mt_exec_pool *p);
+
 /* mt_exec_pool_submit - run j on an idle executor now, or queue it. */
 void mt_exec_pool_submit(struct mt_exec_pool *p, struct mt_exec_job *j);
 

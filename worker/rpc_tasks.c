@@ -45,6 +45,10 @@ static enum mt_run_kind kind_from_pb(Manta__TaskKind k)
         return MT_RUN_KIND_COMMAND;
     case MANTA__TASK_KIND__TASK_KIND_FUNCTION:
         return MT_RUN_KIND_FUNCTION;
+    case MANTA__TASK_KIND__TASK_KIND_ACTOR_CREATE:
+        return MT_RUN_KIND_ACTOR_CREATE;
+    case MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD:
+        return MT_RUN_KIND_ACTOR_METHOD;
     default:
         return MT_RUN_KIND_UNSPECIFIED;
     }
@@ -138,6 +142,10 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
     }
     s->nargs = p->n_args;
     s->hold_result = p->hold_result;
+    if (p->actor_id && *p->actor_id)
+        s->actor_id = mt_xstrdup(p->actor_id);
+    s->actor_seq = req->actor_seq;
+    s->actor_attempt = req->actor_attempt;
     return refs_from_pb(req, s);
 }
 
@@ -266,7 +274,7 @@ static size_t count_updates(const struct mt_run_batch *b, size_t *markers)
     for (size_t i = 0; i < b->n; i++) {
         const struct mt_run_report *r = &b->v[i];
 
-        n += (size_t)r->running + (size_t)r->final;
+        n += (size_t)r->running + (size_t)r->final + (size_t)r->actor_ready;
         for (const struct mt_outchunk *c = r->out.head; c; c = c->next) {
             n++;
             *markers += c->dropped ? 1 : 0;
@@ -299,6 +307,12 @@ static size_t fill_updates(const struct mt_run_batch *b, Manta__TaskUpdate *u,
         if (r->running) {
             x = next_update(u, &n, r);
             x->state = MANTA__TASK_STATE__TASK_STATE_RUNNING;
+        }
+        if (r->actor_ready) {
+            x = next_update(u, &n, r);
+            x->state = MANTA__TASK_STATE__TASK_STATE_RUNNING;
+            x->actor_ready = true;
+            x->actor_pid = r->actor_pid;
         }
         for (const struct mt_outchunk *c = r->out.head; c; c = c->next) {
             x = next_update(u, &n, r);

@@ -202,6 +202,7 @@ const struct mt_rpc_handler mt_worker_handlers[] = {
     {&mt_worker_run_tasks, mt__worker_h_run_tasks},
     {&mt_worker_stop_task, mt__worker_h_stop_task},
     {&mt_worker_delete_objects, mt__worker_h_delete_objects},
+    {&mt_worker_call_actor, mt__worker_h_call_actor},
 };
 
 const size_t mt_worker_n_handlers =

@@ -49,6 +49,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/sys.h"
+#include "worker/actors.h"
 #include "worker/executors.h"
 #include "worker/task_args.h"
 #include "worker/worker.h"
@@ -94,6 +95,7 @@ void mt_run_spec_release(struct mt_run_spec *s)
             free(s->refs[i].holders[k]);
     }
     free(s->refs);
+    free(s->actor_id);
     memset(s, 0, sizeof(*s));
 }
 
@@ -158,9 +160,12 @@ int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len)
     size_t bytes = 0, count = 0;
     const char *why;
 
-    if (s->kind != MT_RUN_KIND_COMMAND && s->kind != MT_RUN_KIND_FUNCTION)
-        return bad(err, len, "task kind must be TASK_KIND_COMMAND or "
-                             "TASK_KIND_FUNCTION");
+    if (s->kind < MT_RUN_KIND_COMMAND || s->kind > MT_RUN_KIND_ACTOR_METHOD)
+        return bad(err, len, "task kind must be TASK_KIND_COMMAND, "
+                             "TASK_KIND_FUNCTION or an actor kind");
+    if (s->kind == MT_RUN_KIND_ACTOR_METHOD && !mt_run_id_valid(s->actor_id))
+        return bad(err, len, "actor_id must be 1-64 characters of "
+                             "[A-Za-z0-9_-]");
     if (!mt_run_id_valid(s->task_id))
         return bad(err, len, "task_id must be 1-64 characters of "
                              "[A-Za-z0-9_-]");
@@ -171,7 +176,7 @@ int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len)
         return bad(err, len, "too many environment variables (at most 4096)");
     if (bytes > MT_RUN_MAX_BYTES)
         return bad(err, len, "environment too large (at most 1 MiB)");
-    if (s->kind == MT_RUN_KIND_FUNCTION)
+    if (s->kind != MT_RUN_KIND_COMMAND)
         return check_function(s, err, len);
     if (s->argc == 0 || !s->argv || !s->argv[0] || !s->argv[0][0])
         return bad(err, len, "argv must name a program");
@@ -477,6 +482,9 @@ struct mt_task {
     uint64_t result_stored;     /* FINISHED: result put in the store */
     bool system_failure;        /* FAILED because its executor died */
     struct mt_args_job *args_job; /* fetching object arguments */
+    /* actor creation tasks */
+    bool actor_ready_pending;   /* "actor ready" not yet handed to a call */
+    uint32_t actor_pid;         /* its executor */
 };
 
 /* Every task of a worker and the reporter. Guarded by: loop thread. */
@@ -596,7 +604,7 @@ int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
         snprintf(err, len, "worker is stopping");
         return -MT_ECLOSED;
     }
-    if (s->kind == MT_RUN_KIND_FUNCTION && !w->execs) {
+    if (s->kind != MT_RUN_KIND_COMMAND && !w->execs) {
         snprintf(err, len, "this worker runs no executors");
         return -MT_EINVAL;
     }
@@ -937,6 +945,7 @@ static void on_job_start(struct mt_exec_job *j, int pid)
 
     MT_DEBUG("task=%s attempt=%u started on executor pid=%d: %s",
              t->spec.task_id, t->spec.attempt, pid, t->spec.function);
+    t->actor_pid = pid > 0 ? (uint32_t)pid : 0;
     t->running_pending = true;
     t->ts->n_state++;
     kick(t->ts);
@@ -948,10 +957,27 @@ static void on_job_output(struct mt_exec_job *j, uint32_t fd, const void *p,
     add_output(job_task(j), fd, p, n);
 }
 
+/* An actor's factory returned 0: the task goes on while the actor lives. */
+static void actor_ready(struct mt_task *t)
+{
+    mt__wactor_created(t->ts->w, t->spec.task_id, t->spec.attempt, true);
+    t->actor_ready_pending = true;
+    t->ts->n_state++;
+    kick(t->ts);
+}
+
 static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
 {
     struct mt_task *t = job_task(j);
 
+    if (t->spec.kind == MT_RUN_KIND_ACTOR_CREATE) {
+        if (o->end == MT_EXEC_END_OK && !t->ts->shutting_down) {
+            actor_ready(t);
+            return;
+        }
+        mt__wactor_created(t->ts->w, t->spec.task_id, t->spec.attempt,
+                           false);
+    }
     t->exited = true;
     t->exit_code = 0;
     if (o->end == MT_EXEC_END_OK) {
@@ -989,6 +1015,35 @@ static char **fn_env(struct mt_task *t)
     return env;
 }
 
+/* Hand an actor's creation or method call to actors.c; a call that
+ * cannot run ends FAILED (system_failure: the head says "actor died"). */
+static void actor_start(struct mt_task *t)
+{
+    struct mt_worker *w = t->ts->w;
+    const char *why = "cannot start the actor's executor";
+    int rc;
+
+    if (t->spec.kind == MT_RUN_KIND_ACTOR_CREATE) {
+        t->job.req.actor_op = MT_EXEC_ACTOR_CREATE;
+        rc = mt__wactor_create(w, t->spec.task_id, t->spec.attempt, &t->job);
+        if (rc == -MT_EEXIST)
+            why = "this actor incarnation is already hosted here";
+    } else {
+        t->job.req.actor_op = MT_EXEC_ACTOR_METHOD;
+        rc = mt__wactor_call(w, t->spec.actor_id, t->spec.actor_attempt,
+                             t->spec.actor_seq, &t->job, &why);
+    }
+    if (rc < 0) {
+        struct mt_exec_outcome o;
+
+        memset(&o, 0, sizeof(o));
+        o.end = MT_EXEC_END_DIED;
+        o.error = why;
+        o.system_failure = t->spec.kind == MT_RUN_KIND_ACTOR_METHOD;
+        on_job_end(&t->job, &o);
+    }
+}
+
 static void fn_start(struct mt_task *t)
 {
     struct mt_exec_request *r = &t->job.req;
@@ -1024,7 +1079,10 @@ static void fn_start(struct mt_task *t)
     t->job.on_start = on_job_start;
     t->job.on_output = on_job_output;
     t->job.on_end = on_job_end;
-    mt_exec_pool_submit(t->ts->w->execs, &t->job);
+    if (t->spec.kind == MT_RUN_KIND_FUNCTION)
+        mt_exec_pool_submit(t->ts->w->execs, &t->job);
+    else
+        actor_start(t);
 }
 
 /* The object arguments are here (err 0) or cannot be had. */
@@ -1059,10 +1117,23 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
     t->open = 1;
     if (t->spec.kind == MT_RUN_KIND_FUNCTION && t->spec.nrefs)
         t->args_job = mt__worker_args_resolve(w, &t->spec, on_args_ready, t);
-    else if (t->spec.kind == MT_RUN_KIND_FUNCTION)
+    else if (t->spec.kind != MT_RUN_KIND_COMMAND)
         fn_start(t);
     else
         spawn(t);
+}
+
+void mt__worker_task_actor_died(struct mt_worker *w, const char *task_id,
+                                uint32_t attempt, const char *why)
+{
+    struct mt_task *t = find(w->tasks, task_id, attempt);
+
+    if (!t || t->exited || w->tasks->shutting_down)
+        return;
+    t->exited = true;
+    t->error = mt_xstrdup(why);
+    t->system_failure = true;
+    close_handle(t, (uv_handle_t *)&t->timer);
 }
 
 int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
@@ -1078,6 +1149,14 @@ int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
                                      "arguments"));
         return 0;
     }
+    if (t && t->spec.kind == MT_RUN_KIND_ACTOR_CREATE && !t->exited) {
+        MT_INFO("task=%s attempt=%u stop requested: killing its actor",
+                task_id, attempt);
+        return mt__wactor_kill(w, task_id, attempt);
+    }
+    if (t && t->spec.kind == MT_RUN_KIND_ACTOR_METHOD && !t->exited)
+        return mt__wactor_stop_call(w, t->spec.actor_id,
+                                    t->spec.actor_attempt, &t->job);
     if (t && t->fn && !t->exited) {
         MT_INFO("task=%s attempt=%u stop requested: %s", task_id, attempt,
                 t->job.queued ? "it leaves the executor queue"
@@ -1138,12 +1217,19 @@ static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
     struct mt_run_report *r = NULL;
     size_t moved = 0;
 
-    if (!t->running_pending && !t->final_pending && mt_outbuf_empty(&t->out))
+    if (!t->running_pending && !t->final_pending &&
+        !t->actor_ready_pending && mt_outbuf_empty(&t->out))
         return false;
     batch_add(&ts->batch, t, &r);
     if (t->running_pending) {
         r->running = true;
         t->running_pending = false;
+        ts->n_state--;
+    }
+    if (t->actor_ready_pending) {
+        r->actor_ready = true;
+        r->actor_pid = t->actor_pid;
+        t->actor_ready_pending = false;
         ts->n_state--;
     }
     moved = mt_outbuf_take(&t->out, *budget, &r->out);
@@ -1178,6 +1264,10 @@ static void put_back(struct mt_tasks *ts)
 
         if (r->running) {
             t->running_pending = true;
+            ts->n_state++;
+        }
+        if (r->actor_ready) {
+            t->actor_ready_pending = true;
             ts->n_state++;
         }
         mt_outbuf_unshift(&t->out, &r->out);
@@ -1314,6 +1404,7 @@ void mt__worker_tasks_shutdown(struct mt_worker *w)
     ts->shutting_down = true;
     uv_timer_stop(&ts->timer);
     mt_exec_pool_shutdown(w->execs);
+    mt__wactors_shutdown(w);
     for (struct mt_task *t = ts->head; t; t = t->next) {
         mt_args_cancel_safe(t);
         if (t->pid > 0 && !t->exited)

@@ -54,6 +54,8 @@ enum mt_run_kind {
     MT_RUN_KIND_UNSPECIFIED = 0,
     MT_RUN_KIND_COMMAND = 1,
     MT_RUN_KIND_FUNCTION = 2,
+    MT_RUN_KIND_ACTOR_CREATE = 3, /* a factory, in an executor of its own */
+    MT_RUN_KIND_ACTOR_METHOD = 4, /* a call on a hosted actor (actors.h) */
 };
 
 /* An argument of a function task. */
@@ -92,6 +94,9 @@ struct mt_run_spec {
     struct mt_run_ref *refs;     /* FUNCTION: arguments by reference */
     size_t nrefs;
     bool hold_result;            /* FUNCTION: big results to the store */
+    char *actor_id;              /* ACTOR_METHOD: the actor called */
+    uint64_t actor_seq;          /* ACTOR_METHOD: its place in the order */
+    uint32_t actor_attempt;      /* ACTOR_METHOD: the actor's incarnation */
 };
 
 /* mt_run_spec_release - free what the spec owns and zero it. */
@@ -200,6 +205,8 @@ struct mt_run_report {
     bool system_failure;        /* FAILED: the executor died (retryable) */
     uint64_t result_stored;     /* FINISHED: result of this many bytes put
                                    in the store (result empty) */
+    bool actor_ready;           /* RUNNING actor creation: factory done */
+    uint32_t actor_pid;         /* with actor_ready: the actor's executor */
     struct mt_task *t;          /* private to tasks.c */
 };
 
@@ -239,6 +246,15 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s);
  */
 int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
                          uint32_t attempt, bool force);
+
+/*
+ * mt__worker_task_actor_died - the actor that creation task (task_id,
+ * attempt) made has died after it was ready: the task ends FAILED with
+ * why and system_failure set (the head restarts the actor or buries it).
+ * Nothing happens when the task has already ended.
+ */
+void mt__worker_task_actor_died(struct mt_worker *w, const char *task_id,
+                                uint32_t attempt, const char *why);
 
 /* Number of tasks known here (running, or ended and not yet reported). */
 size_t mt__worker_tasks_count(const struct mt_worker *w);

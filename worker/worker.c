@@ -15,6 +15,7 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "worker/actors.h"
 #include "worker/executors.h"
 #include "worker/tasks.h"
 
@@ -227,7 +228,7 @@ static void on_execs_closed(void *arg)
     uv_close((uv_handle_t *)&w->timer, on_timer_closed);
 }
 
-static void on_tasks_closed(void *arg)
+static void on_actors_closed(void *arg)
 {
     struct mt_worker *w = arg;
 
@@ -235,6 +236,13 @@ static void on_tasks_closed(void *arg)
         mt_exec_pool_close(w->execs, on_execs_closed, w);
     else
         on_execs_closed(w);
+}
+
+static void on_tasks_closed(void *arg)
+{
+    struct mt_worker *w = arg;
+
+    mt__wactors_close(w, on_actors_closed, w);
 }
 
 static void on_server_stopped(void *arg)
@@ -277,6 +285,7 @@ void mt_worker_destroy(struct mt_worker *w)
      * have released their pins before the store goes away. */
     mt_rpc_engine_destroy(w->eng);
     mt__worker_tasks_destroy(w);
+    mt__wactors_destroy(w);
     mt_exec_pool_destroy(w->execs);
     mt__worker_objects_destroy(w);
     free(w);

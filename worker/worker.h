@@ -28,6 +28,8 @@ struct mt_server;
 struct mt_worker_xfer;
 struct mt_tasks;
 struct mt_exec_pool;
+struct mt_wactor;
+struct mt_wcall;
 
 #define MT_WORKER_VERSION "0.1.0"
 
@@ -79,6 +81,10 @@ struct mt_worker {
     struct mt_worker_xfer *xfers; /* object pulls and fetches in flight */
     struct mt_tasks *tasks;    /* command tasks and their reporter */
     struct mt_exec_pool *execs; /* executors for function tasks; or NULL */
+    struct mt_wactor *actors;  /* hosted actors (actors.h) */
+    struct mt_wcall *calls;    /* CallActor calls held (rpc_actors.c) */
+    void (*actors_closed)(void *); /* shutdown: all actor pools closed */
+    void *actors_closed_arg;
     void (*stopped)(void *arg);
     void *stopped_arg;
 };
@@ -147,6 +153,11 @@ void mt__worker_h_run_tasks(struct mt_rpc_call *call,
                             const ProtobufCMessage *m, void *arg);
 void mt__worker_h_stop_task(struct mt_rpc_call *call,
                             const ProtobufCMessage *req, void *arg);
+
+/* ---- rpc_actors.c: direct actor calls (see actors.h) ---- */
+
+void mt__worker_h_call_actor(struct mt_rpc_call *call,
+                             const ProtobufCMessage *req, void *arg);
 
 /* ---- rpc_worker.c ---- */
 extern const struct mt_rpc_handler mt_worker_handlers[];

@@ -134,10 +134,9 @@ def test_submit_list_unreachable_and_not_yet():
     d = new_dir("empty")
     p = run(["submit", "--temp-dir", d, "--", "true"], check=False)
     check(p.returncode == 1 and "no head address" in p.stderr, p.stderr)
-    for kind, why in (("actors", "actors"),):
-        p = run(["list", kind], check=False)
-        check(p.returncode == 1 and "not available yet" in p.stderr and
-              why in p.stderr, "%s: %d %s" % (kind, p.returncode, p.stderr))
+    p = run(["list", "frogs"], check=False)
+    check(p.returncode == 2 and "cannot list 'frogs'" in p.stderr,
+          "list frogs: %d %s" % (p.returncode, p.stderr))
 
 
 def fake_head():

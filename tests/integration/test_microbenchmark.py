@@ -1,8 +1,8 @@
 """test_microbenchmark.py -- `manta microbenchmark`: bad flags exit 2
-before any cluster starts; a short run of three metrics (sync function
-tasks, small puts, placement-group create/removal) on the command's own
-local cluster gives positive numbers in --json, with the actor metrics
-null, and leaves no daemon or session dir behind; Ctrl-C mid-run exits
+before any cluster starts; a short run of four metrics (sync function
+tasks, sync actor calls, small puts, placement-group create/removal) on
+the command's own local cluster gives positive numbers in --json, and
+leaves no daemon or session dir behind; Ctrl-C mid-run exits
 130 and still stops the local cluster; --address runs the suite against
 a cluster the test started and leaves it running.
 """
@@ -16,10 +16,8 @@ import harness
 from harness import (MANTA, check, free_port, main, new_dir, pid_alive,
                      read_pid, run, status, wait_until)
 
-ONLY = ("single_client_tasks_sync,single_client_put_calls,"
-        "placement_group_create/removal")
-ACTORS = ("1_1_actor_calls_sync", "1_1_actor_calls_async",
-          "n_n_actor_calls_async")
+ONLY = ("single_client_tasks_sync,1_1_actor_calls_sync,"
+        "single_client_put_calls,placement_group_create/removal")
 
 
 def check_json(text):
@@ -28,9 +26,7 @@ def check_json(text):
         m = res.get(name)
         check(m and m["value"] > 0 and m["stdev"] >= 0 and m["unit"],
               "%s: %r" % (name, m))
-    for name in ACTORS:
-        check(name in res and res[name] is None, "%s: %r" % (name, res))
-    check(set(res) == set(ONLY.split(",")) | set(ACTORS),
+    check(set(res) == set(ONLY.split(",")),
           "unexpected metrics: %r" % sorted(res))
     return res
 
@@ -112,9 +108,6 @@ def test_address():
     for name in ONLY.split(","):
         check(any(l.startswith(name + " per second ") for l in lines),
               "no line for %s:\n%s" % (name, p.stdout))
-    for name in ACTORS:
-        check("%s n/a (actors not implemented)" % name in lines,
-              "no n/a line for %s:\n%s" % (name, p.stdout))
     check(pid_alive(read_pid(d, "head")), "the given cluster was stopped")
 
 

@@ -101,6 +101,8 @@ def test_examples():
     check("values match" in p.stdout, p.stdout)
     p = exe([os.path.join(BIN, "example_functions"), addr])
     check("sum of squares 1..8 = 204 (function tasks)" in p.stdout, p.stdout)
+    p = exe([os.path.join(BIN, "example_actor_counter"), addr])
+    check("counted 1..10 in call order" in p.stdout, p.stdout)
     # From the session dir: head.addr and objstore.sock found there.
     env = dict(os.environ, MANTA_TEMP_DIR=d1)
     p = exe([os.path.join(BIN, "example_objects")], env=env)
@@ -244,6 +246,8 @@ def test_valgrind_clean():
     exe(base + [SMOKE, "inflight", addr], timeout=120)
     exe(base + [SMOKE, "objects", addr], timeout=120)
     exe(base + [os.path.join(BIN, "example_tasks"), addr], timeout=120)
+    exe(base + [os.path.join(BIN, "example_actor_counter"), addr],
+        timeout=120)
 
 
 def test_head_unreachable():

@@ -38,6 +38,37 @@
  * between calls. A function may start threads, but they must not write to
  * the call after it returns.
  *
+ * ACTORS (manta/actor.h): an actor is a factory and methods, all
+ * MT_FUNCTIONs of one library. The factory runs first, in an executor
+ * of the actor's own, and stores the actor's state in call->actor; every
+ * method call of that actor then runs in the same process, one at a time
+ * in submission order, and gets the same call->actor back:
+ *
+ *     struct counter { int64_t n; };
+ *
+ *     MT_FUNCTION(counter_new)
+ *     {
+ *         struct counter *c = calloc(1, sizeof(*c));
+ *
+ *         if (!c)
+ *             return mt_fn_error(call, "out of memory");
+ *         call->actor = c;
+ *         return 0;
+ *     }
+ *
+ *     MT_FUNCTION(incr)
+ *     {
+ *         struct counter *c = MT_ACTOR_STATE(call, struct counter);
+ *
+ *         c->n++;
+ *         return mt_fn_result(call, &c->n, sizeof(c->n));
+ *     }
+ *
+ * A factory that returns non-zero fails the creation (the actor is DEAD
+ * with its error); a method that returns non-zero fails that call only.
+ * The state lives until the actor's executor exits (kill, restart, or
+ * the worker stopping): the process ends, there is no destructor call.
+ *
  * The ABI is plain C with no dependencies; struct layouts only grow at the
  * end, and abi_version says which layout the runtime filled in.
  */
@@ -55,7 +86,7 @@ extern "C" {
 #endif
 
 /* The layout of struct mt_fn_call this header describes. */
-#define MT_FN_ABI_VERSION 1
+#define MT_FN_ABI_VERSION 2
 
 /* Prefix of exported task functions: MT_FUNCTION(x) defines manta_fn_x. */
 #define MT_FN_SYMBOL_PREFIX "manta_fn_"
@@ -80,6 +111,10 @@ struct mt_fn_call {
     uint64_t result_size;      /* bytes at result */
     char error[MT_FN_ERROR_LEN]; /* set when returning non-zero; the runtime
                                     zeroes it before the call */
+    /* ABI 2: the actor's state. A factory (actor creation) finds NULL and
+     * sets it to its own (e.g. malloc'd) state; each method of that actor
+     * then finds what the factory set. NULL in plain function tasks. */
+    void *actor;
 };
 
 /*
@@ -109,6 +144,14 @@ typedef int (*mt_fn)(struct mt_fn_call *call);
 #define MT_FUNCTION(name)                                                     \
     MT_FN_EXTERN_C MT_FN_EXPORT int manta_fn_##name(struct mt_fn_call *call); \
     MT_FN_EXTERN_C MT_FN_EXPORT int manta_fn_##name(struct mt_fn_call *call)
+
+/*
+ * MT_ACTOR_STATE(call, type) - the actor state a factory stored, as a
+ * pointer to type (NULL outside an actor or with a runtime older than
+ * ABI 2).
+ */
+#define MT_ACTOR_STATE(call, type)                                            \
+    ((call)->abi_version >= 2 ? (type *)(call)->actor : (type *)NULL)
 
 /*
  * mt_fn_result - set the call's result to a malloc'd copy of n bytes at p,

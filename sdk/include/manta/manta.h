@@ -11,6 +11,7 @@
  *   task.h    command tasks: submit, wait, cancel, captured output
  *   object.h  put and get objects and tensors in the node's store
  *   pg.h      placement groups: reserve bundles, run tasks in them
+ *   actor.h   actors: stateful executors whose methods run in order
  *
  * Guide and complete example: docs/sdk.md.
  */
@@ -22,6 +23,7 @@
 #include "manta/object.h"
 #include "manta/task.h"
 #include "manta/pg.h"
+#include "manta/actor.h"
 
 #define MT_SDK_VERSION_MAJOR 0
 #define MT_SDK_VERSION_MINOR 1

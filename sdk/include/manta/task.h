@@ -289,7 +289,8 @@ MT_EXTERN int mt_submit_function_args(mt_client_t *c, const char *function,
 MT_EXTERN int mt_task_result_ref(const mt_task_t *t, mt_object_id *out);
 
 /*
- * mt_task_id - the head's id of the task (16 hex digits). A batched task
+ * mt_task_id - the head's id of the task (16 hex digits; a direct actor
+ * call (manta/actor.h) has the local id "ACTOR.CALLER.SEQ"). A batched task
  * learns it from the head's answer, so this may wait for it (at most the
  * client's rpc timeout).
  *
@@ -348,9 +349,11 @@ MT_EXTERN void mt_task_result_release(mt_task_result *r);
  * OUT res         NULL, or a result set up with mt_task_result_init()
  *                 (whatever it still holds is released first). Filled
  *                 whenever the call returns 0, -MT_ETASKFAILED,
+ *                 -MT_EACTORDIED,
  *                 -MT_ECANCELED or -MT_EUNAVAIL; on a timeout only
  *                 res->state is set. Free with mt_task_result_release()
- * RET 0 (FINISHED: check res->exit_code), -MT_ETASKFAILED (FAILED: see
+ * RET 0 (FINISHED: check res->exit_code), -MT_EACTORDIED (FAILED actor
+ *     call whose actor died: see res->error), -MT_ETASKFAILED (FAILED: see
  *     res->error), -MT_ECANCELED (CANCELLED), -MT_ETIMEDOUT (still
  *     running), -MT_EUNAVAIL (lost track of it: the head went away),
  *     -MT_ECLOSED (the client was disconnected), -MT_ENOMEM

@@ -6,12 +6,14 @@ extern CU_TestInfo mt_test_node_table[];
 extern CU_TestInfo mt_test_storage[];
 extern CU_TestInfo mt_test_tasks[];
 extern CU_TestInfo mt_test_objects[];
+extern CU_TestInfo mt_test_actors[];
 
 static const struct mt_suite suites[] = {
     {"node_table", mt_test_node_table, NULL, NULL},
     {"storage", mt_test_storage, NULL, NULL},
     {"tasks", mt_test_tasks, NULL, NULL},
     {"objects", mt_test_objects, NULL, NULL},
+    {"actors", mt_test_actors, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -24,7 +24,8 @@ static uint8_t *sample_request(size_t *len)
                                 .function = "libfoo.so:add",
                                 .n_code_path = 2, .code_path = cp,
                                 .n_env = 2, .env = env,
-                                .nargs = 3, .args = args};
+                                .nargs = 3, .args = args,
+                                .actor_op = MT_EXEC_ACTOR_CREATE};
     uint8_t *f = NULL;
 
     CU_ASSERT_EQUAL_FATAL(mt_exec_request_encode(&r, &f, len), 0);
@@ -57,6 +58,7 @@ static void test_request_round_trip(void)
     CU_ASSERT_EQUAL(r.args[1].size, 0);
     CU_ASSERT_EQUAL(r.args[2].size, 3);
     CU_ASSERT_EQUAL(memcmp(r.args[2].data, "\0\1\2", 3), 0);
+    CU_ASSERT_EQUAL(r.actor_op, MT_EXEC_ACTOR_CREATE);
     mt_exec_request_release(&r);
     free(f);
 }
@@ -224,7 +226,7 @@ static void test_bad_fields(void)
     /* A huge argument count with no bytes behind it; an environment
      * entry without '='. */
     {
-        uint8_t pl[33];
+        uint8_t pl[40];
         uint32_t u[7] = {0, 0, 1, 0, 0, 0xffffff, 1};
 
         memcpy(pl, u, 12);          /* attempt, task_id "", function len 1 */
@@ -234,8 +236,10 @@ static void test_bad_fields(void)
         memcpy(pl + 21, &u[5], 4);  /* nargs */
         memcpy(pl + 25, &u[4], 4);  /* one empty argument */
         CU_ASSERT_EQUAL(mt_exec_request_decode(pl, 29, &r), -MT_EPROTO);
-        memcpy(pl + 21, &u[6], 4);  /* the same with nargs 1 is fine */
-        CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(pl, 29, &r), 0);
+        memcpy(pl + 21, &u[6], 4);  /* the same with nargs 1 and */
+        memcpy(pl + 29, &u[3], 4);  /* actor_op 0 is fine */
+        CU_ASSERT_EQUAL(mt_exec_request_decode(pl, 29, &r), -MT_EPROTO);
+        CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(pl, 33, &r), 0);
         CU_ASSERT_STRING_EQUAL(r.function, "f");
         CU_ASSERT_EQUAL(r.n_env, 0);
         mt_exec_request_release(&r);
@@ -245,9 +249,18 @@ static void test_bad_fields(void)
         memcpy(pl + 21, &u[0], 4);
         memcpy(pl + 25, "AB", 2);
         memcpy(pl + 27, &u[3], 4);
-        CU_ASSERT_EQUAL(mt_exec_request_decode(pl, 31, &r), -MT_EPROTO);
+        memcpy(pl + 31, &u[3], 4);  /* actor_op 0 */
+        CU_ASSERT_EQUAL(mt_exec_request_decode(pl, 35, &r), -MT_EPROTO);
         pl[26] = '=';               /* "A=" is fine */
-        CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(pl, 31, &r), 0);
+        CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(pl, 35, &r), 0);
+        mt_exec_request_release(&r);
+        u[0] = 3;                   /* an unknown actor_op is not */
+        memcpy(pl + 31, &u[0], 4);
+        CU_ASSERT_EQUAL(mt_exec_request_decode(pl, 35, &r), -MT_EPROTO);
+        u[0] = MT_EXEC_ACTOR_METHOD;
+        memcpy(pl + 31, &u[0], 4);
+        CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(pl, 35, &r), 0);
+        CU_ASSERT_EQUAL(r.actor_op, MT_EXEC_ACTOR_METHOD);
         CU_ASSERT_STRING_EQUAL(r.env[0], "A=");
         mt_exec_request_release(&r);
     }

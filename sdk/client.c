@@ -471,15 +471,15 @@ void mt__client_post_release(struct mt_client *c, const mt_object_id *id)
     pthread_mutex_unlock(&live_mu);
 }
 
-/* Let queued releases reach the head before the channel goes (3 s at
- * most). */
+/* Let queued releases and registrations reach the head before the
+ * channel goes (3 s at most). */
 static void flush_releases(struct mt_client *c)
 {
     struct timespec dl = mt__deadline(3000);
     int rc = 0;
 
     pthread_mutex_lock(&c->mu);
-    while ((c->n_rel || c->rel_calls) && rc == 0)
+    while ((c->n_rel || c->rel_calls || c->n_reg || c->reg_calls) && rc == 0)
         rc = pthread_cond_timedwait(&c->cv, &c->mu, &dl);
     pthread_mutex_unlock(&c->mu);
 }
@@ -492,6 +492,8 @@ static void client_free(struct mt_client *c)
     free(c->node_id);
     free(c->worker_address);
     free(c->rel_ids);
+    free(c->reg_ids);
+    free(c->reg_sizes);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c->address);

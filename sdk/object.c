@@ -12,7 +12,10 @@
  * Ids are 20 random bytes from getrandom(2): two drivers never collide in
  * practice (2^160), and no coordination with the head is needed to pick
  * one. A put (not MT_PUT_EVICTABLE) is then registered with the head,
- * which counts the driver's reference until mt_object_release().
+ * which counts the driver's reference until mt_object_release(). While
+ * submits are batched (sdk/rpc_batch.c) the registration is queued and
+ * sent with others within MT__REL_DELAY_MS, and always before any task
+ * this client submits next, so a task naming the object finds it known.
  *
  * A get that misses the local store asks the head (GetObject): a small
  * task result comes back inline and is returned in a heap copy; anything
@@ -106,7 +109,9 @@ static int put(mt_client_t *c, const void *data, size_t size, uint32_t flags,
         return mt__set_error(c, rc, "put of %zu bytes as %s failed: %s", size,
                              mt_object_id_hex(&id, hex), mt_strerror(rc));
     if (!(flags & MT_PUT_EVICTABLE) && c->node_id) {
-        rc = mt__obj_register(c, &id, size);
+        rc = atomic_load(&c->cw_state) == MT__CW_READY
+                 ? mt__reg_post(c, &id, size) /* batched, see sdk_int.h */
+                 : mt__obj_register(c, &id, size);
         if (rc < 0) {
             char why[256];
 
@@ -316,6 +321,7 @@ int mt_object_release(mt_client_t *c, const mt_object_id *ids, size_t n)
                              "invalid client or ids");
     if (n == 0)
         return 0;
+    mt__reg_flush(c); /* the head must know them first */
     return mt__obj_release(c, ids, n);
 }
 

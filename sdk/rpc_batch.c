@@ -430,6 +430,12 @@ static int send_batch(struct mt_client *c)
 
 void mt__cw_pump(struct mt_client *c)
 {
+    /* Puts first: the head must know every object a task names. */
+    if (c->n_pend && mt__reg_busy(c)) {
+        mt__reg_send(c);
+        if (mt__reg_busy(c))
+            return; /* on_reg_done pumps again */
+    }
     while (c->n_pend && c->n_batches < MAX_BATCHES &&
            atomic_load(&c->cw_state) == MT__CW_READY) {
         int rc = send_batch(c);

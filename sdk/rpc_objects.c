@@ -216,6 +216,135 @@ int mt__obj_register(struct mt_client *c, const mt_object_id *id,
     return rc;
 }
 
+/* ---- batched put registration ---------------------------------------- */
+
+int mt__reg_post(struct mt_client *c, const mt_object_id *id, uint64_t size)
+{
+    bool wake;
+
+    pthread_mutex_lock(&c->mu);
+    if (c->stopping) {
+        pthread_mutex_unlock(&c->mu);
+        return mt__set_error(c, -MT_ECLOSED, "the client is disconnecting");
+    }
+    if (c->n_reg == c->cap_reg) {
+        size_t cap = c->cap_reg ? 2 * c->cap_reg : 64;
+        mt_object_id *v = realloc(c->reg_ids, cap * sizeof(*v));
+        uint64_t *z = v ? realloc(c->reg_sizes, cap * sizeof(*z)) : NULL;
+
+        if (v)
+            c->reg_ids = v;
+        if (!z) {
+            pthread_mutex_unlock(&c->mu);
+            return mt__set_error(c, -MT_ENOMEM, "out of memory");
+        }
+        c->reg_sizes = z;
+        c->cap_reg = cap;
+    }
+    c->reg_ids[c->n_reg] = *id;
+    c->reg_sizes[c->n_reg++] = size;
+    wake = c->n_reg == 1 || c->n_reg == MT__REL_BATCH;
+    pthread_mutex_unlock(&c->mu);
+    if (wake)
+        uv_async_send(&c->wake);
+    return 0;
+}
+
+bool mt__reg_busy(struct mt_client *c)
+{
+    bool busy;
+
+    pthread_mutex_lock(&c->mu);
+    busy = c->n_reg || c->reg_calls;
+    pthread_mutex_unlock(&c->mu);
+    return busy;
+}
+
+void mt__reg_flush(struct mt_client *c)
+{
+    struct timespec dl = mt__deadline(c->rpc_timeout_ms);
+    int rc = 0;
+
+    pthread_mutex_lock(&c->mu);
+    if (!c->n_reg && !c->reg_calls) {
+        pthread_mutex_unlock(&c->mu);
+        return;
+    }
+    c->reg_urgent = true;
+    pthread_mutex_unlock(&c->mu);
+    uv_async_send(&c->wake);
+    pthread_mutex_lock(&c->mu);
+    while ((c->n_reg || c->reg_calls) && rc == 0)
+        rc = pthread_cond_timedwait(&c->cv, &c->mu, &dl);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void on_reg_done(void *arg, const struct mt_rpc_status *st,
+                        const ProtobufCMessage *resp)
+{
+    struct mt_client *c = arg;
+
+    (void)resp;
+    (void)st; /* on failure the objects stay local and unknown to the head:
+                 tasks naming them are refused, saying so */
+    c->n_calls--;
+    pthread_mutex_lock(&c->mu);
+    c->reg_calls--;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (!c->closing)
+        mt__cw_pump(c); /* submits held for these registrations */
+}
+
+void mt__reg_send(struct mt_client *c)
+{
+    Manta__RegisterObjectsRequest m = MANTA__REGISTER_OBJECTS_REQUEST__INIT;
+    Manta__ObjectRecord *recs, **rp;
+    mt_object_id *ids;
+    uint64_t *sizes;
+    size_t n;
+
+    pthread_mutex_lock(&c->mu);
+    ids = c->reg_ids;
+    sizes = c->reg_sizes;
+    n = c->n_reg;
+    c->reg_ids = NULL;
+    c->reg_sizes = NULL;
+    c->n_reg = c->cap_reg = 0;
+    c->reg_urgent = false;
+    if (n)
+        c->reg_calls++;
+    pthread_mutex_unlock(&c->mu);
+    if (!n)
+        return;
+    recs = calloc(n, sizeof(*recs));
+    rp = calloc(n, sizeof(*rp));
+    for (size_t i = 0; recs && rp && i < n; i++) {
+        manta__object_record__init(&recs[i]);
+        recs[i].object_id.data = ids[i].b;
+        recs[i].object_id.len = MT_OBJECT_ID_LEN;
+        recs[i].size = sizes[i];
+        rp[i] = &recs[i];
+    }
+    m.node_id = c->node_id;
+    m.objects = rp;
+    m.n_objects = recs && rp ? n : 0;
+    if (recs && rp && mt_rpc_unary(c->ch, &mt_head_register_objects, &m.base,
+                                   c->rpc_timeout_ms, 0, on_reg_done,
+                                   c) == 0) {
+        c->n_calls++;
+    } else {
+        pthread_mutex_lock(&c->mu);
+        c->reg_calls--;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+    }
+    free(recs);
+    free(rp);
+    free(ids);
+    free(sizes);
+}
+
 /* Loop thread: a batch of releases reached the head (or failed). */
 static void on_rel_done(void *arg, const struct mt_rpc_status *st,
                         const ProtobufCMessage *resp)
@@ -272,25 +401,32 @@ void mt__rel_timer_cb(uv_timer_t *t)
     struct mt_client *c = t->data;
 
     c->rel_armed = false;
-    if (!c->closing)
+    if (!c->closing) {
+        mt__reg_send(c);
         send_releases(c);
+    }
 }
 
 void mt__rel_kick(struct mt_client *c)
 {
-    size_t n;
-    bool stopping;
+    size_t n, n_reg;
+    bool stopping, urgent;
 
     pthread_mutex_lock(&c->mu);
     n = c->n_rel;
+    n_reg = c->n_reg;
+    urgent = c->reg_urgent;
     stopping = c->stopping;
     pthread_mutex_unlock(&c->mu);
+    if (n_reg >= MT__REL_BATCH || (n_reg && (stopping || urgent))) {
+        mt__reg_send(c);
+        n_reg = 0;
+    }
     if (n >= MT__REL_BATCH || (n && stopping)) {
-        if (c->rel_armed)
-            uv_timer_stop(&c->rel_timer);
-        c->rel_armed = false;
         send_releases(c);
-    } else if (n && !c->rel_armed) {
+        n = 0;
+    }
+    if ((n || n_reg) && !c->rel_armed) {
         c->rel_armed = true;
         uv_timer_start(&c->rel_timer, mt__rel_timer_cb, MT__REL_DELAY_MS, 0);
     }

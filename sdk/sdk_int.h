@@ -279,6 +279,11 @@ struct mt_client {
     mt_object_id *rel_ids;    /* task results to release (batched) */
     size_t n_rel, cap_rel;
     int rel_calls;            /* ReleaseObjects calls running */
+    mt_object_id *reg_ids;    /* puts to register with the head (batched) */
+    uint64_t *reg_sizes;
+    size_t n_reg, cap_reg;
+    int reg_calls;            /* RegisterObjects calls running */
+    bool reg_urgent;          /* send them at the next wake-up */
     /* Loop thread only: */
     pthread_t thread;
     bool thread_started;
@@ -586,6 +591,24 @@ void mt__rel_kick(struct mt_client *c);
 
 /* Loop thread: rel_timer fired: send what is queued. */
 void mt__rel_timer_cb(uv_timer_t *t);
+
+/*
+ * Put registration, batched like releases: with the client watch up, a
+ * put queues its RegisterObjects entry (mt__reg_post) and returns; the
+ * loop sends the queue after MT__REL_DELAY_MS, at MT__REL_BATCH entries,
+ * before any SubmitTasks (which waits for the answer, so the head knows
+ * every object a task names), or at once for mt__reg_flush.
+ */
+/* mt__reg_post - queue id (size bytes) for registration. RET 0,
+ * -MT_ENOMEM, -MT_ECLOSED (recorded). THREAD any. */
+int mt__reg_post(struct mt_client *c, const mt_object_id *id, uint64_t size);
+/* mt__reg_flush - send what is queued and wait for the head's answer (at
+ * most the rpc timeout). THREAD any but the loop's. */
+void mt__reg_flush(struct mt_client *c);
+/* Loop thread: send every queued registration in one call. */
+void mt__reg_send(struct mt_client *c);
+/* Loop thread (mu not held): registrations queued or on the wire? */
+bool mt__reg_busy(struct mt_client *c);
 
 /* GetObject: wait up to timeout_ms (>= 0) while PENDING; ask to record a
  * copy at c's worker. RET 0, -MT_ENOENT (unknown), -MT_E* (recorded). */

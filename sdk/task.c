@@ -148,6 +148,7 @@ static int submit_with(mt_client_t *c, const mt_task_opts_t *opts,
         mt__req_free(r);
         return mt__cw_post(c, msg, limit, out);
     }
+    mt__reg_flush(c); /* puts queued while batching: the head first */
     rc = mt__req_run(c, r, c->rpc_timeout_ms + 2000);
     if (rc < 0)
         return rc;

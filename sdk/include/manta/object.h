@@ -84,14 +84,19 @@ MT_EXTERN bool mt_object_id_equal(const mt_object_id *a,
 /*
  * mt_put - store a copy of size bytes as a new object and register it
  * with the head (you hold one reference: drop it with mt_object_release()).
+ * With batched submits (the default, see mt_submit_command) registration
+ * is queued: other drivers see the object within about 20 ms, and tasks
+ * this client submits afterwards always find it; a registration that then
+ * fails leaves the object local, and tasks naming it are refused.
  *
  * IN  data     size bytes (borrowed; copied before return); NULL when 0
  * IN  flags    0 or MT_PUT_EVICTABLE
  * OUT out_id   the new object's id
  * RET 0, -MT_EINVAL, -MT_ENOSPC (store full of pinned objects, retryable),
  *     -MT_ETOOBIG (larger than the store), -MT_EUNAVAIL (no local store),
- *     -MT_ECLOSED (the store went away), -MT_ENOMEM, or the head's error
- *     when it cannot be registered (the local copy is deleted then)
+ *     -MT_ECLOSED (the store went away), -MT_ENOMEM, or (unbatched) the
+ *     head's error when it cannot be registered (the local copy is deleted
+ *     then)
  */
 MT_EXTERN int mt_put(mt_client_t *c, const void *data, size_t size,
                      uint32_t flags, mt_object_id *out_id);

@@ -23,12 +23,13 @@ static const struct {
     {"submit", mt_cmd_submit, "run a command as a task and relay its output"},
     {"logs", mt_cmd_logs, "print and follow a task's output"},
     {"cancel", mt_cmd_cancel, "cancel a pending or running task"},
-    {"list", mt_cmd_list, "list nodes, tasks, actors or placement groups"},
+    {"list", mt_cmd_list,
+     "list nodes, tasks, actors, placement groups or objects"},
     {"actor", mt_cmd_actor, "show or kill an actor"},
     {"placement-group", mt_cmd_pg,
      "create, wait for or remove a placement group"},
     {"microbenchmark", mt_cmd_microbenchmark,
-     "measure tasks, objects and placement groups (Ray's suite)"},
+     "measure tasks, actors, objects and placement groups (Ray's suite)"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

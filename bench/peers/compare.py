@@ -183,11 +183,16 @@ def table(order, manta_runs, dask_runs):
 
 
 def dask_version():
-    try:
-        import distributed
-        return distributed.__version__
-    except ImportError:
-        return "(not installed)"
+    """(Python version, distributed version) of PY, the interpreter that
+    runs the dask suite (not necessarily the one running this script)."""
+    p = subprocess.run([PY, "-c", "import platform, distributed; "
+                        "print(platform.python_version(), "
+                        "distributed.__version__)"],
+                       capture_output=True, text=True)
+    parts = p.stdout.split()
+    if p.returncode != 0 or len(parts) != 2:
+        return platform.python_version(), "(not installed)"
+    return parts[0], parts[1]
 
 
 def metric_order(runs):
@@ -232,7 +237,7 @@ def main(argv):
     print("# machine: %d cores, Linux %s; Python %s, distributed %s; load "
           "average %.1f at the start, %.1f at the end"
           % (os.cpu_count() or 0, platform.release(),
-             platform.python_version(), dask_version(), load0[0], load1[0]))
+             *dask_version(), load0[0], load1[0]))
     print()
     order = metric_order(manta_runs + dask_runs)
     if a.only:  # manta always lists its unimplemented metrics

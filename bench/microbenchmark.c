@@ -569,7 +569,7 @@ static void usage(FILE *f)
             "\nmetrics:\n", TRIALS);
     for (size_t i = 0; i < N_METRICS; i++)
         fprintf(f, "  %s%s\n", metrics[i].name,
-                metrics[i].fn ? "" : "  (n/a: actors not implemented)");
+                metrics[i].fn ? "" : "  (n/a: not implemented)");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -712,7 +712,7 @@ static void report(const struct metric *m, bool json, bool *first, int rc,
         return;
     }
     if (!m->fn)
-        printf("%s n/a (actors not implemented)\n", m->name);
+        printf("%s n/a (not implemented)\n", m->name);
     else if (rc < 0)
         printf("%s failed (%s)\n", m->name, mt_error_name(rc));
     else

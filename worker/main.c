@@ -22,6 +22,7 @@
 #include "common/sys.h"
 #include "objstore/arena.h"
 #include "worker/detect.h"
+#include "worker/detect_gpu.h"
 #include "worker/worker.h"
 
 static void usage(FILE *f)
@@ -38,7 +39,13 @@ static void usage(FILE *f)
             "  --port P               rpc port (default 0: pick one)\n"
             "  --temp-dir DIR         session dir for worker.addr and markers\n"
             "  --num-cpus N           CPUs to offer (default: detected)\n"
-            "  --num-gpus N           GPUs to offer (default 0)\n"
+            "  --num-gpus N           GPUs to offer (default: detected NVIDIA\n"
+            "                         GPUs, limited by CUDA_VISIBLE_DEVICES)\n"
+            "  --nvml-path PATH       NVML library to load (default: env\n"
+            "                         MANTA_NVML_PATH, else libnvidia-ml.so.1)\n"
+            "  --proc-root DIR        where the driver's procfs is read when\n"
+            "                         NVML is absent (default: env\n"
+            "                         MANTA_PROC_ROOT, else /proc)\n"
             "  --memory BYTES         memory to offer, e.g. 8GiB (default: RAM)\n"
             "  --resources JSON       custom resources, e.g. '{\"accel\": 2}'\n"
             "  --labels K=V,...       node labels\n"
@@ -70,7 +77,7 @@ static void stop_worker(void *d, void (*done)(void *arg), void *arg)
 
 enum { O_ADDR = 256, O_IP, O_PORT, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES,
        O_LABELS, O_ID, O_PERIOD, O_LOG, O_VERSION, O_OSM, O_SOCK, O_SPILL,
-       O_NEXEC, O_EXEC };
+       O_NEXEC, O_EXEC, O_NVML, O_PROCROOT };
 
 static const struct option opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -91,6 +98,8 @@ static const struct option opts[] = {
     {"spill-dir", required_argument, NULL, O_SPILL},
     {"num-executors", required_argument, NULL, O_NEXEC},
     {"executor", required_argument, NULL, O_EXEC},
+    {"nvml-path", required_argument, NULL, O_NVML},
+    {"proc-root", required_argument, NULL, O_PROCROOT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -171,6 +180,10 @@ int main(int argc, char **argv)
     static struct mt_worker_config cfg;
     struct mt_detect_opts det = {-1, -1, -1, NULL};
     struct mt_qty_list custom = {0};
+    struct mt_gpu_opts gpu_opts = {getenv("MANTA_NVML_PATH"),
+                                   getenv("MANTA_PROC_ROOT"),
+                                   getenv("CUDA_VISIBLE_DEVICES")};
+    static struct mt_gpu_list gpus;
     char ip[64], err[256] = "", idlabel[80];
     uint64_t bytes;
     long v;
@@ -258,6 +271,12 @@ int main(int argc, char **argv)
         case O_EXEC:
             cfg.executor_path = optarg;
             break;
+        case O_NVML:
+            gpu_opts.nvml_path = optarg;
+            break;
+        case O_PROCROOT:
+            gpu_opts.proc_root = optarg;
+            break;
         case O_VERSION:
             printf("manta-worker %s\n", MT_WORKER_VERSION);
             return 0;
@@ -297,6 +316,8 @@ int main(int argc, char **argv)
     }
     if (object_store_defaults(&cfg) < 0)
         return 1;
+    mt_gpu_detect(&gpu_opts, &gpus);
+    mt_gpu_apply(&gpus, &det.num_gpus, &cfg.labels);
     det.custom = &custom;
     rc = mt_detect_resources(&det, &cfg.resources);
     mt_qty_list_release(&custom);

@@ -3,11 +3,13 @@
 #include "tests/unit/unit.h"
 
 extern CU_TestInfo mt_test_detect[];
+extern CU_TestInfo mt_test_detect_gpu[];
 extern CU_TestInfo mt_test_tasks[];
 extern CU_TestInfo mt_test_exec_proto[];
 
 static const struct mt_suite suites[] = {
     {"detect", mt_test_detect, NULL, NULL},
+    {"detect_gpu", mt_test_detect_gpu, NULL, NULL},
     {"tasks", mt_test_tasks, NULL, NULL},
     {"exec_proto", mt_test_exec_proto, NULL, NULL},
     {NULL, NULL, NULL, NULL},

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_detect_gpu.c -- GPU detection helpers (worker/detect_gpu.h):
+ * CUDA_VISIBLE_DEVICES parsing and filtering, model name -> accelerator
+ * type, the procfs fallback over a fake tree in a temp dir, NVML absent,
+ * and turning a GPU list into the offer and labels. NVML itself is
+ * exercised with a stub library by tests/integration/test_gpu.py.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/qty.h"
+#include "tests/unit/unit.h"
+#include "worker/detect_gpu.h"
+
+static void test_visible_parse(void)
+{
+    int idx[8];
+    char warn[256];
+
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("1,3", idx, 8, warn, sizeof(warn)), 2);
+    CU_ASSERT_EQUAL(idx[0], 1);
+    CU_ASSERT_EQUAL(idx[1], 3);
+    CU_ASSERT_STRING_EQUAL(warn, "");
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("", idx, 8, warn, sizeof(warn)), 0);
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("NoDevFiles", idx, 8, warn,
+                                         sizeof(warn)), 0);
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("-1", idx, 8, warn, sizeof(warn)), 0);
+    CU_ASSERT_STRING_EQUAL(warn, "");
+    /* A negative entry ends the list, as in CUDA. */
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("2,-1,0", idx, 8, warn,
+                                         sizeof(warn)), 1);
+    CU_ASSERT_EQUAL(idx[0], 2);
+    /* Junk, UUIDs and repeats are skipped with a warning. */
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("3, x,GPU-abc,3,1 ,7z", idx, 8,
+                                         warn, sizeof(warn)), 2);
+    CU_ASSERT_EQUAL(idx[0], 3);
+    CU_ASSERT_EQUAL(idx[1], 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'x' is not a device index"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'GPU-abc' is not a device index"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'3' is repeated"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'7z' is not a device index"));
+    /* The limit holds; NULL warn is allowed. */
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("0,1,2,3", idx, 2, NULL, 0), 2);
+}
+
+static void test_accel_type(void)
+{
+    static const char *cases[][2] = {
+        {"NVIDIA H200", "H200"},
+        {"NVIDIA H100 80GB HBM3", "H100"},
+        {"Tesla V100-SXM2-16GB", "V100"},
+        {"NVIDIA A100-SXM4-80GB", "A100"},
+        {"NVIDIA L4", "L4"},
+        {"NVIDIA B200", "B200"},
+    };
+    char out[32];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        CU_ASSERT_EQUAL(mt_gpu_accel_type(cases[i][0], out, sizeof(out)), 0);
+        CU_ASSERT_STRING_EQUAL(out, cases[i][1]);
+    }
+    CU_ASSERT_EQUAL(mt_gpu_accel_type("H100", out, sizeof(out)), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_gpu_accel_type("", out, sizeof(out)), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_gpu_accel_type("nvidia gpu", out, sizeof(out)),
+                    -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_gpu_accel_type("NVIDIA H200", out, 3), -MT_EINVAL);
+}
+
+static void test_filter(void)
+{
+    struct mt_gpu_list l = {0};
+    int vis[] = {3, 9, 1};
+
+    for (int i = 0; i < 4; i++) {
+        l.v[i].index = i;
+        snprintf(l.v[i].name, sizeof(l.v[i].name), "gpu%d", i);
+    }
+    l.n = 4;
+    mt_gpu_filter_visible(&l, vis, 3);
+    CU_ASSERT_EQUAL_FATAL(l.n, 2);
+    CU_ASSERT_EQUAL(l.v[0].index, 3);
+    CU_ASSERT_STRING_EQUAL(l.v[0].name, "gpu3");
+    CU_ASSERT_EQUAL(l.v[1].index, 1);
+    mt_gpu_filter_visible(&l, vis, 0);
+    CU_ASSERT_EQUAL(l.n, 0);
+}
+
+/* root/driver/nvidia/gpus/<bus>/information with the given text. */
+static void write_info(const char *root, const char *bus, const char *text)
+{
+    char path[1024];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/driver/nvidia/gpus/%s", root, bus);
+    CU_ASSERT_EQUAL_FATAL(mkdir(path, 0755), 0);
+    strcat(path, "/information");
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_procfs(void)
+{
+    const char *base = getenv("TMPDIR");
+    char root[512], dir[600], cmd[700];
+    struct mt_gpu_list l;
+
+    snprintf(root, sizeof(root), "%s/mt_ut_gpu_XXXXXX",
+             base && *base ? base : "/tmp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+    CU_ASSERT_EQUAL(mt_gpu_detect_procfs(root, &l), -MT_ENOENT);
+    CU_ASSERT_EQUAL(l.n, 0);
+    snprintf(dir, sizeof(dir), "%s/driver", root);
+    mkdir(dir, 0755);
+    strcat(dir, "/nvidia");
+    mkdir(dir, 0755);
+    strcat(dir, "/gpus");
+    mkdir(dir, 0755);
+    CU_ASSERT_EQUAL(mt_gpu_detect_procfs(root, &l), 0);
+    CU_ASSERT_EQUAL(l.n, 0);
+    /* Written out of order: index follows the bus id order. */
+    write_info(root, "0000:81:00.0", "Model: \t\t NVIDIA H100 80GB HBM3  \n"
+                                     "IRQ: \t\t 99\n");
+    write_info(root, "0000:17:00.0", "IRQ: 12\nModel:\tNVIDIA L4\n");
+    write_info(root, "0000:18:00.0", "no model line here\n");
+    CU_ASSERT_EQUAL(mt_gpu_detect_procfs(root, &l), 0);
+    CU_ASSERT_EQUAL_FATAL(l.n, 2);
+    CU_ASSERT_STRING_EQUAL(l.source, "procfs");
+    CU_ASSERT_EQUAL(l.v[0].index, 0);
+    CU_ASSERT_STRING_EQUAL(l.v[0].name, "NVIDIA L4");
+    CU_ASSERT_EQUAL(l.v[1].index, 1);
+    CU_ASSERT_STRING_EQUAL(l.v[1].name, "NVIDIA H100 80GB HBM3");
+    CU_ASSERT_EQUAL(l.v[1].mem_total, 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+static void test_nvml_absent(void)
+{
+    struct mt_gpu_list l;
+    char err[256] = "";
+
+    CU_ASSERT_EQUAL(mt_gpu_detect_nvml("/nonexistent/libnvidia-ml.so.1", &l,
+                                       err, sizeof(err)), -MT_ENOENT);
+    CU_ASSERT_EQUAL(l.n, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot load"));
+}
+
+static void test_apply(void)
+{
+    struct mt_gpu_list l = {0};
+    struct mt_kv_list labels = {0};
+    int64_t n = -1;
+
+    mt_gpu_apply(&l, &n, &labels);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_PTR_NULL(mt_kv_list_get(&labels, MT_GPU_TYPE_LABEL));
+    l.n = 2;
+    snprintf(l.v[0].name, sizeof(l.v[0].name), "NVIDIA H200");
+    l.v[0].mem_total = 2048ull << 20;
+    l.v[1].mem_total = 1024ull << 20;
+    n = -1;
+    mt_gpu_apply(&l, &n, &labels);
+    CU_ASSERT_EQUAL(n, 2 * MT_QTY_SCALE);
+    CU_ASSERT_STRING_EQUAL(mt_kv_list_get(&labels, MT_GPU_TYPE_LABEL), "H200");
+    CU_ASSERT_STRING_EQUAL(mt_kv_list_get(&labels, MT_GPU_MEMORY_LABEL),
+                           "1024");
+    mt_kv_list_release(&labels);
+    /* --num-gpus and operator labels win. */
+    mt_kv_list_set(&labels, MT_GPU_TYPE_LABEL, "custom");
+    n = 5 * MT_QTY_SCALE;
+    mt_gpu_apply(&l, &n, &labels);
+    CU_ASSERT_EQUAL(n, 5 * MT_QTY_SCALE);
+    CU_ASSERT_STRING_EQUAL(mt_kv_list_get(&labels, MT_GPU_TYPE_LABEL),
+                           "custom");
+    mt_kv_list_release(&labels);
+}
+
+CU_TestInfo mt_test_detect_gpu[] = {
+    {"visible_parse", test_visible_parse},
+    {"accel_type", test_accel_type},
+    {"filter", test_filter},
+    {"procfs", test_procfs},
+    {"nvml_absent", test_nvml_absent},
+    {"apply", test_apply},
+    CU_TEST_INFO_NULL,
+};

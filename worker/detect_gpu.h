@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * detect_gpu.h -- NVIDIA GPUs of this node, found at worker start.
+ *
+ * NVML (libnvidia-ml.so.1) is opened with dlopen at run time; nothing of
+ * CUDA or NVML is linked at build time. When the library is absent, lacks a
+ * symbol or its nvmlInit_v2 fails, detection falls back to the driver's
+ * /proc/driver/nvidia/gpus/<bus id>/information files ("Model:" line; no
+ * memory figure there), else finds no GPU. CUDA_VISIBLE_DEVICES, when set at
+ * worker start, limits the GPUs offered to the listed indices.
+ *
+ * Every input is re-rootable for tests: the NVML path, the /proc root and
+ * the CUDA_VISIBLE_DEVICES value are arguments. Rules from
+ * notes/accelerators.md section 4.1 and 4.3.
+ *
+ * All functions: THREAD any (the worker calls them from main before its
+ * loop starts); nothing is kept between calls.
+ */
+#ifndef MT_DETECT_GPU_H
+#define MT_DETECT_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/qty.h"
+
+#define MT_GPU_MAX 64
+#define MT_GPU_NAME_MAX 96
+
+struct mt_gpu {
+    int index;                  /* NVML / driver index on this node */
+    char name[MT_GPU_NAME_MAX]; /* e.g. "NVIDIA H200" */
+    uint64_t mem_total;         /* bytes; 0 = unknown (procfs) */
+};
+
+struct mt_gpu_list {
+    int n;
+    struct mt_gpu v[MT_GPU_MAX];
+    const char *source;         /* "nvml", "procfs" or "none"; static */
+};
+
+struct mt_gpu_opts {
+    const char *nvml_path;  /* NULL = "libnvidia-ml.so.1" (dlopen search) */
+    const char *proc_root;  /* NULL = "/proc" */
+    const char *visible;    /* CUDA_VISIBLE_DEVICES; NULL = unset (all) */
+};
+
+/*
+ * mt_gpu_parse_visible - parse a CUDA_VISIBLE_DEVICES value into at most max
+ * indices, in order. "" , "-1" and "NoDevFiles" mean none. Entries that are
+ * not a non-negative integer (UUIDs, MIG ids, junk) and duplicates are
+ * skipped with a warning written to warn (borrowed, wlen bytes, may be
+ * NULL; "" when all went well). As CUDA does, a negative entry ends the
+ * list.
+ *
+ * RET the number of indices stored in idx
+ */
+int mt_gpu_parse_visible(const char *s, int *idx, int max, char *warn,
+                         size_t wlen);
+
+/*
+ * mt_gpu_accel_type - the accelerator type of a model name, Ray's rule
+ * (notes 4.1): the first match of \w+\s+([A-Z0-9]+), i.e. the run of
+ * capitals and digits after the first word: "NVIDIA H200" -> "H200",
+ * "NVIDIA H100 80GB HBM3" -> "H100", "Tesla V100-SXM2-16GB" -> "V100".
+ *
+ * RET 0 with out set, or -MT_EINVAL when the name has no such part
+ */
+int mt_gpu_accel_type(const char *name, char *out, size_t len);
+
+/*
+ * mt_gpu_detect_nvml - enumerate GPUs through NVML at path (NULL = the
+ * default soname). Devices NVML denies (NO_PERMISSION) are skipped.
+ * On failure err (borrowed, errlen bytes) tells why, for a log line.
+ *
+ * RET 0 with out filled, or -MT_ENOENT (no library), -MT_EINVAL (missing
+ * symbol), -MT_EIO (an NVML call failed)
+ */
+int mt_gpu_detect_nvml(const char *path, struct mt_gpu_list *out, char *err,
+                       size_t errlen);
+
+/*
+ * mt_gpu_detect_procfs - GPUs from <root>/driver/nvidia/gpus/<bus id>/
+ * information, in bus id order (index = position); memory unknown.
+ *
+ * RET 0 with out filled (possibly 0 GPUs), or -MT_ENOENT when the directory
+ * does not exist
+ */
+int mt_gpu_detect_procfs(const char *root, struct mt_gpu_list *out);
+
+/*
+ * mt_gpu_filter_visible - keep only the GPUs whose index is listed in vis
+ * (n entries), in that order; indices not present are warned about and
+ * ignored.
+ */
+void mt_gpu_filter_visible(struct mt_gpu_list *l, const int *vis, int n);
+
+/*
+ * mt_gpu_detect - NVML, else procfs, else none; then CUDA_VISIBLE_DEVICES.
+ * Logs what it found and why a source was skipped. Never fails: a broken
+ * source means 0 GPUs.
+ */
+void mt_gpu_detect(const struct mt_gpu_opts *o, struct mt_gpu_list *out);
+
+#define MT_GPU_TYPE_LABEL "manta.io/accelerator-type"
+#define MT_GPU_MEMORY_LABEL "manta.io/gpu-memory-mib"
+
+/*
+ * mt_gpu_apply - turn detected GPUs into the node's offer: *num_gpus (fixed
+ * point; only when < 0, i.e. no --num-gpus) becomes the GPU count; labels
+ * (borrowed) get MT_GPU_TYPE_LABEL from the first GPU's name and
+ * MT_GPU_MEMORY_LABEL, the smallest per-GPU total memory in MiB, when known.
+ * Labels the operator set are kept.
+ */
+void mt_gpu_apply(const struct mt_gpu_list *l, int64_t *num_gpus,
+                  struct mt_kv_list *labels);
+
+#endif /* MT_DETECT_GPU_H */

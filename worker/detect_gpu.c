@@ -400,3 +400,40 @@ void mt_gpu_apply(const struct mt_gpu_list *l, int64_t *num_gpus,
         mt_kv_list_set(labels, MT_GPU_MEMORY_LABEL, mib);
     }
 }
+
+/* ---- grant ids -> device ids ------------------------------------------- */
+
+/* The device index behind each GPU instance the node offers; written once
+ * by mt_gpu_set_device_map before the loop starts, read-only after. */
+static int device_of[MT_GPU_MAX];
+static int n_device_of;
+
+void mt_gpu_set_device_map(const struct mt_gpu_list *l)
+{
+    n_device_of = l->n;
+    for (int i = 0; i < l->n; i++)
+        device_of[i] = l->v[i].index;
+}
+
+void mt_gpu_map_env(struct mt_kv_list *env)
+{
+    const char *v = mt_kv_list_get(env, "CUDA_VISIBLE_DEVICES");
+    char out[512] = "", *end;
+    size_t used = 0;
+    long id;
+
+    if (!v || !*v || n_device_of == 0)
+        return;
+    for (const char *p = v; *p; p = *end ? end + 1 : end) {
+        id = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ','))
+            return; /* not a plain list of ids: leave it alone */
+        if (id >= 0 && id < n_device_of)
+            id = device_of[id];
+        used += (size_t)snprintf(out + used, sizeof(out) - used, "%s%ld",
+                                 used ? "," : "", id);
+        if (used >= sizeof(out))
+            return;
+    }
+    mt_kv_list_set(env, "CUDA_VISIBLE_DEVICES", out);
+}

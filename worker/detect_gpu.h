@@ -115,4 +115,19 @@ void mt_gpu_detect(const struct mt_gpu_opts *o, struct mt_gpu_list *out);
 void mt_gpu_apply(const struct mt_gpu_list *l, int64_t *num_gpus,
                   struct mt_kv_list *labels);
 
+/*
+ * mt_gpu_set_device_map - remember the device index behind each offered
+ * GPU instance (grant id i is device l->v[i].index), e.g. 0->1, 1->3 for
+ * CUDA_VISIBLE_DEVICES=1,3. THREAD main, before the worker loop starts.
+ */
+void mt_gpu_set_device_map(const struct mt_gpu_list *l);
+
+/*
+ * mt_gpu_map_env - rewrite a task's CUDA_VISIBLE_DEVICES (env, borrowed)
+ * from the head's grant ids (0..GPU-1 on this node) to device indices per
+ * the map; ids past the map (--num-gpus above what was detected) and
+ * values that are not a plain id list are kept. THREAD loop.
+ */
+void mt_gpu_map_env(struct mt_kv_list *env);
+
 #endif /* MT_DETECT_GPU_H */

@@ -318,6 +318,7 @@ int main(int argc, char **argv)
         return 1;
     mt_gpu_detect(&gpu_opts, &gpus);
     mt_gpu_apply(&gpus, &det.num_gpus, &cfg.labels);
+    mt_gpu_set_device_map(&gpus);
     det.custom = &custom;
     rc = mt_detect_resources(&det, &cfg.resources);
     mt_qty_list_release(&custom);

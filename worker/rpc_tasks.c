@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
+#include "worker/detect_gpu.h"
 #include "worker/exec_proto.h"
 #include "worker/tasks.h"
 #include "worker/worker.h"
@@ -125,6 +126,7 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
     s->argc = p->n_argv;
     env_from_pb(&s->env, p->env, p->n_env);
     env_from_pb(&s->accel_env, req->env, req->n_env);
+    mt_gpu_map_env(&s->accel_env); /* grant ids -> CUDA_VISIBLE_DEVICES */
     if (p->cwd && *p->cwd)
         s->cwd = mt_xstrdup(p->cwd);
     if (p->function && *p->function)

@@ -86,10 +86,18 @@ def test_stub_nvml_eight_gpus():
 def test_cuda_visible_devices_limits_offer():
     """CUDA_VISIBLE_DEVICES=1,3 at worker start offers exactly 2; junk
     entries are warned about and ignored; "" and NoDevFiles offer none;
+    tasks see the device indices behind their grant;
     --num-gpus still overrides."""
-    d, _, n = start("gpuvis", dict(STUB8, CUDA_VISIBLE_DEVICES="1,3"))
+    d, addr, n = start("gpuvis", dict(STUB8, CUDA_VISIBLE_DEVICES="1,3"))
     check(gpus(n) == 2, "CUDA_VISIBLE_DEVICES=1,3 offers %r" % gpus(n))
     check(n["labels"].get(TYPE) == "H200", "labels: %r" % n["labels"])
+    # Tasks get the devices behind the grant: 1 and 3, never 0 or 2.
+    p = run(["submit", "--address", addr, "--num-gpus", "2", "--", "sh",
+             "-c", "echo \"[$CUDA_VISIBLE_DEVICES]\""], timeout=60)
+    check(p.stdout.strip() == "[1,3]", "2-GPU task saw %r" % p.stdout)
+    p = run(["submit", "--address", addr, "--num-gpus", "0", "--", "sh",
+             "-c", "echo \"[$CUDA_VISIBLE_DEVICES]\""], timeout=60)
+    check(p.stdout.strip() == "[]", "0-GPU task saw %r" % p.stdout)
     stop(d)
     d, _, n = start("gpubad", dict(STUB8, CUDA_VISIBLE_DEVICES="2,GPU-x,9,2"))
     check(gpus(n) == 1, "2,GPU-x,9,2 offers %r" % gpus(n))

@@ -182,7 +182,37 @@ static void test_apply(void)
     mt_kv_list_release(&labels);
 }
 
+static void test_map_env(void)
+{
+    struct mt_gpu_list l = {0}, none = {0};
+    struct mt_kv_list env = {0};
+
+    l.n = 2;
+    l.v[0].index = 1;
+    l.v[1].index = 3;
+    mt_gpu_set_device_map(&l);
+    mt_kv_list_set(&env, "CUDA_VISIBLE_DEVICES", "0,1");
+    mt_gpu_map_env(&env);
+    CU_ASSERT_STRING_EQUAL(mt_kv_list_get(&env, "CUDA_VISIBLE_DEVICES"), "1,3");
+    mt_kv_list_set(&env, "CUDA_VISIBLE_DEVICES", "1,5");
+    mt_gpu_map_env(&env); /* 5 is past the map (--num-gpus): kept */
+    CU_ASSERT_STRING_EQUAL(mt_kv_list_get(&env, "CUDA_VISIBLE_DEVICES"), "3,5");
+    mt_kv_list_set(&env, "CUDA_VISIBLE_DEVICES", "");
+    mt_gpu_map_env(&env);
+    CU_ASSERT_STRING_EQUAL(mt_kv_list_get(&env, "CUDA_VISIBLE_DEVICES"), "");
+    mt_kv_list_set(&env, "CUDA_VISIBLE_DEVICES", "GPU-abc");
+    mt_gpu_map_env(&env);
+    CU_ASSERT_STRING_EQUAL(mt_kv_list_get(&env, "CUDA_VISIBLE_DEVICES"),
+                           "GPU-abc");
+    mt_gpu_set_device_map(&none); /* no map: ids unchanged */
+    mt_kv_list_set(&env, "CUDA_VISIBLE_DEVICES", "0");
+    mt_gpu_map_env(&env);
+    CU_ASSERT_STRING_EQUAL(mt_kv_list_get(&env, "CUDA_VISIBLE_DEVICES"), "0");
+    mt_kv_list_release(&env);
+}
+
 CU_TestInfo mt_test_detect_gpu[] = {
+    {"map_env", test_map_env},
     {"visible_parse", test_visible_parse},
     {"accel_type", test_accel_type},
     {"filter", test_filter},

@@ -4,8 +4,8 @@
  * then the operator's overrides (--num-cpus, --num-gpus, --memory,
  * --resources JSON) applied on top, plus the node's labels.
  *
- * GPU and TPU detection from hardware comes with the accelerators issue; for
- * now GPUs are whatever --num-gpus says (default 0).
+ * NVIDIA GPUs are found by worker/detect_gpu.h; main passes their count
+ * here as num_gpus unless --num-gpus was given. TPU detection is to come.
  */
 #ifndef MT_DETECT_H
 #define MT_DETECT_H

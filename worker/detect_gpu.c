@@ -17,10 +17,13 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -351,12 +354,104 @@ void mt_gpu_filter_visible(struct mt_gpu_list *l, const int *vis, int n)
     l->n = k;
 }
 
+/* ---- NVML with a deadline ---------------------------------------------- */
+
+/* A hung driver must not stall start-up: NVML runs on a helper thread and
+ * main waits at most nvml_timeout_ms. On time-out the thread is abandoned
+ * (it owns a reference to job and frees it if it ever returns). */
+struct nvml_job {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int refs, done, rc;
+    char path[1024];
+    char err[512];
+    struct mt_gpu_list list;
+};
+
+static void job_unref(struct nvml_job *j)
+{
+    int left;
+
+    pthread_mutex_lock(&j->mu);
+    left = --j->refs;
+    pthread_mutex_unlock(&j->mu);
+    if (left == 0) {
+        pthread_mutex_destroy(&j->mu);
+        pthread_cond_destroy(&j->cv);
+        free(j);
+    }
+}
+
+static void *nvml_thread(void *arg)
+{
+    struct nvml_job *j = arg;
+    int rc = mt_gpu_detect_nvml(j->path[0] ? j->path : NULL, &j->list,
+                                j->err, sizeof(j->err));
+
+    pthread_mutex_lock(&j->mu);
+    j->rc = rc;
+    j->done = 1;
+    pthread_cond_signal(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    job_unref(j);
+    return NULL;
+}
+
+static int nvml_bounded(const char *path, int timeout_ms,
+                        struct mt_gpu_list *out, char *err, size_t errlen)
+{
+    struct nvml_job *j = calloc(1, sizeof(*j));
+    struct timespec dl;
+    pthread_t t;
+    int rc = 0;
+
+    if (!j)
+        return -MT_ENOMEM;
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    j->refs = 2;
+    snprintf(j->path, sizeof(j->path), "%s", path ? path : "");
+    if (pthread_create(&t, NULL, nvml_thread, j) != 0) {
+        j->refs = 1;
+        job_unref(j);
+        return mt_gpu_detect_nvml(path, out, err, errlen);
+    }
+    pthread_detach(t);
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&j->mu);
+    while (!j->done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&j->cv, &j->mu, &dl);
+    if (j->done) {
+        *out = j->list;
+        snprintf(err, errlen, "%s", j->err);
+        rc = j->rc;
+    } else {
+        out->n = 0;
+        out->source = "none";
+        snprintf(err, errlen, "NVML did not answer within %d ms",
+                 timeout_ms);
+        rc = -MT_ETIMEDOUT;
+    }
+    pthread_mutex_unlock(&j->mu);
+    job_unref(j);
+    return rc;
+}
+
 void mt_gpu_detect(const struct mt_gpu_opts *o, struct mt_gpu_list *out)
 {
     char err[512] = "", warn[512] = "";
     int vis[MT_GPU_MAX], nvis, rc;
 
-    rc = mt_gpu_detect_nvml(o->nvml_path, out, err, sizeof(err));
+    rc = nvml_bounded(o->nvml_path,
+                      o->nvml_timeout_ms > 0 ? o->nvml_timeout_ms
+                                             : MT_GPU_NVML_TIMEOUT_MS,
+                      out, err, sizeof(err));
     if (rc < 0) {
         if (rc == -MT_ENOENT)
             MT_INFO("gpu: NVML not available (%s); trying procfs", err);

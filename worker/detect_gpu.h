@@ -26,6 +26,7 @@
 
 #define MT_GPU_MAX 64
 #define MT_GPU_NAME_MAX 96
+#define MT_GPU_NVML_TIMEOUT_MS 10000 /* NVML answers in well under 1 s */
 
 struct mt_gpu {
     int index;                  /* NVML / driver index on this node */
@@ -43,6 +44,7 @@ struct mt_gpu_opts {
     const char *nvml_path;  /* NULL = "libnvidia-ml.so.1" (dlopen search) */
     const char *proc_root;  /* NULL = "/proc" */
     const char *visible;    /* CUDA_VISIBLE_DEVICES; NULL = unset (all) */
+    int nvml_timeout_ms;    /* <= 0: MT_GPU_NVML_TIMEOUT_MS */
 };
 
 /*
@@ -98,7 +100,9 @@ void mt_gpu_filter_visible(struct mt_gpu_list *l, const int *vis, int n);
 /*
  * mt_gpu_detect - NVML, else procfs, else none; then CUDA_VISIBLE_DEVICES.
  * Logs what it found and why a source was skipped. Never fails: a broken
- * source means 0 GPUs.
+ * source means 0 GPUs. NVML runs on a helper thread that is abandoned if it
+ * has not answered within o->nvml_timeout_ms (then procfs is used), so a
+ * hung driver delays start-up by that much at most.
  */
 void mt_gpu_detect(const struct mt_gpu_opts *o, struct mt_gpu_list *out);
 

@@ -180,9 +180,11 @@ int main(int argc, char **argv)
     static struct mt_worker_config cfg;
     struct mt_detect_opts det = {-1, -1, -1, NULL};
     struct mt_qty_list custom = {0};
-    struct mt_gpu_opts gpu_opts = {getenv("MANTA_NVML_PATH"),
-                                   getenv("MANTA_PROC_ROOT"),
-                                   getenv("CUDA_VISIBLE_DEVICES")};
+    struct mt_gpu_opts gpu_opts = {
+        .nvml_path = getenv("MANTA_NVML_PATH"),
+        .proc_root = getenv("MANTA_PROC_ROOT"),
+        .visible = getenv("CUDA_VISIBLE_DEVICES"),
+    };
     static struct mt_gpu_list gpus;
     char ip[64], err[256] = "", idlabel[80];
     uint64_t bytes;

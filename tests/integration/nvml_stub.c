@@ -9,11 +9,14 @@
  *   MT_NVML_STUB_MEM    total bytes per device (default 141 GiB)
  *   MT_NVML_STUB_INIT   nvmlInit_v2's return code (default 0; 9 = driver
  *                       not loaded)
+ *   MT_NVML_STUB_HANG   nvmlInit_v2 sleeps this many seconds first (a hung
+ *                       driver)
  * Device handles are 1-based indices cast to pointers.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -48,6 +51,10 @@ static long dev_index(void *dev)
 
 EXPORT int nvmlInit_v2(void)
 {
+    long hang = env_long("MT_NVML_STUB_HANG", 0);
+
+    if (hang > 0)
+        sleep((unsigned int)hang);
     return (int)env_long("MT_NVML_STUB_INIT", 0);
 }
 

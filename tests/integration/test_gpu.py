@@ -11,6 +11,7 @@ NVML path and proc root through the env the worker inherits
 """
 import os
 import subprocess
+import time
 
 from harness import (BIN, FAST, MANTA, check, free_port, main, new_dir,
                      run, status)
@@ -149,6 +150,23 @@ def test_broken_nvml_falls_back():
     stop(d)
 
 
+def test_hung_nvml_is_bounded():
+    """An nvmlInit_v2 that never returns delays start-up by the NVML
+    deadline (10 s) at most; then the worker uses procfs."""
+    root = fake_proc(["NVIDIA L4"])
+    t0 = time.monotonic()
+    d, _, n = start("gpuhang", dict(STUB8, MT_NVML_STUB_HANG="600",
+                                    MANTA_PROC_ROOT=root),
+                    ["--start-timeout", "60"])
+    took = time.monotonic() - t0
+    check(took < 30, "start took %.1fs" % took)
+    check(gpus(n) == 1 and n["labels"].get(TYPE) == "L4", "%r" % n)
+    check("NVML did not answer within 10000 ms" in worker_log(d),
+          "no time-out line")
+    stop(d)
+
+
 if __name__ == "__main__":
     main([test_stub_nvml_eight_gpus, test_cuda_visible_devices_limits_offer,
-          test_missing_nvml_falls_back_to_procfs, test_broken_nvml_falls_back])
+          test_missing_nvml_falls_back_to_procfs, test_broken_nvml_falls_back,
+          test_hung_nvml_is_bounded])

@@ -500,6 +500,14 @@ static void validate(struct mt_tpu_info *info, const char *pod,
     if (*info->pod_type && !*info->topology &&
         mt_tpu_slice_parse(info->pod_type, NULL, 0, &sl) == 0)
         mt_tpu_slice_topology(&sl, info->topology, sizeof(info->topology));
+    for (const char *c = info->slice_name; *c; c++) {
+        if (!isgraph((unsigned char)*c)) {
+            MT_WARN("tpu: ignoring slice name with blanks or control "
+                    "characters");
+            info->slice_name[0] = '\0';
+            break;
+        }
+    }
     if (*wid) {
         errno = 0;
         w = strtol(wid, &end, 10);
@@ -523,6 +531,11 @@ int mt_tpu_detect(const struct mt_tpu_detect_opts *o, struct mt_tpu_info *info)
     n = mt_tpu_count_chips(o->dev_root, o->sys_root, &info->gen);
     if (n <= 0)
         return 0;
+    if (n > MT_TPU_MAX_HOST_CHIPS) {
+        MT_WARN("tpu: %d chips found; offering the most a host may have, %d",
+                n, MT_TPU_MAX_HOST_CHIPS);
+        n = MT_TPU_MAX_HOST_CHIPS;
+    }
     info->chips = (uint32_t)n;
     md.url = o->metadata_url ? o->metadata_url : MT_TPU_METADATA_URL_DEFAULT;
     md.on = *md.url && !(skip && strcasecmp(skip, "true") == 0);

@@ -82,7 +82,9 @@ int mt_tpu_metadata_get(const char *url, const char *key, uint64_t deadline_ms,
 /*
  * mt_tpu_detect - chips, then (when chips > 0) the slice identity from env
  * and metadata. Malformed values (a pod type like "v4" or "foo-8", a bad
- * topology, a non-numeric worker id) are dropped with a warning.
+ * topology, a non-numeric worker id, a slice name with blanks or control
+ * characters) are dropped with a warning; more chips than
+ * MT_TPU_MAX_HOST_CHIPS are capped to it.
  *
  * OUT info
  * RET 0 (detection never fails the worker; a missing server is no error)

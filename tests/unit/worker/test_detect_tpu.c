@@ -162,6 +162,22 @@ static void test_vfio_google_and_other(void)
     CU_ASSERT_EQUAL(mt_tpu_count_chips(root, root, &gen), 2);
     CU_ASSERT_EQUAL(gen, MT_TPU_V7X);
     tree_free();
+
+    /* more groups than a host may have: detect caps at 8 */
+    tree_new();
+    for (int g = 0; g < 10; g++)
+        vfio_group(g, "0x1ae0\n", "0x0063\n");
+    CU_ASSERT_EQUAL(mt_tpu_count_chips(root, root, &gen), 10);
+    CU_ASSERT_EQUAL(gen, MT_TPU_V5E);
+    {
+        struct mt_tpu_detect_opts o = {root, root, "", 0};
+        struct mt_tpu_info info;
+
+        clear_env();
+        CU_ASSERT_EQUAL(mt_tpu_detect(&o, &info), 0);
+        CU_ASSERT_EQUAL(info.chips, MT_TPU_MAX_HOST_CHIPS);
+    }
+    tree_free();
 }
 
 static void test_vfio_missing_sysfs(void)
@@ -245,11 +261,13 @@ static void test_env_identity(void)
     setenv("TPU_ACCELERATOR_TYPE", "foo-8", 1);
     setenv("TPU_WORKER_ID", "x1", 1);
     setenv("TPU_TOPOLOGY", "2by2", 1);
+    setenv("TPU_NAME", "bad name\n", 1);
     CU_ASSERT_EQUAL(mt_tpu_detect(&o, &info), 0);
     CU_ASSERT_EQUAL(info.chips, 4);
     CU_ASSERT_STRING_EQUAL(info.pod_type, "");
     CU_ASSERT_EQUAL(info.worker_id, -1);
     CU_ASSERT_STRING_EQUAL(info.topology, "");
+    CU_ASSERT_STRING_EQUAL(info.slice_name, "");
     CU_ASSERT_EQUAL(info.gen, MT_TPU_V7X);    /* from the PCI id */
     setenv("TPU_ACCELERATOR_TYPE", "v4", 1);
     CU_ASSERT_EQUAL(mt_tpu_detect(&o, &info), 0);

@@ -527,6 +527,15 @@ static void test_metadata_slow(void)
     dt = mono_ms() - t0;
     CU_ASSERT(dt >= 250 && dt < 1000);
     CU_ASSERT_EQUAL(m.requests, 1);     /* one timeout ends the queries */
+    {
+        char body[32];
+        uint64_t t1 = mono_ms();
+
+        CU_ASSERT_EQUAL(mt_tpu_metadata_get(url, "instance-id", t1 + 200,
+                                            body, sizeof(body)),
+                        -MT_ETIMEDOUT);
+        CU_ASSERT(mono_ms() - t1 < 800);
+    }
     CU_ASSERT_EQUAL(info.chips, 4);
     CU_ASSERT_STRING_EQUAL(info.slice_name, "");
     tree_free();

@@ -22,6 +22,7 @@
 #include "common/sys.h"
 #include "objstore/arena.h"
 #include "worker/detect.h"
+#include "worker/detect_tpu.h"
 #include "worker/worker.h"
 
 static void usage(FILE *f)
@@ -42,6 +43,13 @@ static void usage(FILE *f)
             "  --memory BYTES         memory to offer, e.g. 8GiB (default: RAM)\n"
             "  --resources JSON       custom resources, e.g. '{\"accel\": 2}'\n"
             "  --labels K=V,...       node labels\n"
+            "  --dev-root DIR         read TPU devices under DIR/dev (default /)\n"
+            "  --sys-root DIR         read sysfs under DIR/sys (default /)\n"
+            "  --tpu-metadata-url URL GCE metadata attributes URL for the TPU\n"
+            "                         slice identity, asked only when TPU chips\n"
+            "                         are found and TPU_* env is incomplete\n"
+            "                         (default " MT_TPU_METADATA_URL_DEFAULT ";\n"
+            "                         '' = never; 1 s budget)\n"
             "  --object-store-memory BYTES  object store size (default: 30%% of\n"
             "                         RAM, capped by /dev/shm)\n"
             "  --object-store-socket PATH   store socket (default:\n"
@@ -70,7 +78,7 @@ static void stop_worker(void *d, void (*done)(void *arg), void *arg)
 
 enum { O_ADDR = 256, O_IP, O_PORT, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES,
        O_LABELS, O_ID, O_PERIOD, O_LOG, O_VERSION, O_OSM, O_SOCK, O_SPILL,
-       O_NEXEC, O_EXEC };
+       O_NEXEC, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL };
 
 static const struct option opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -91,6 +99,9 @@ static const struct option opts[] = {
     {"spill-dir", required_argument, NULL, O_SPILL},
     {"num-executors", required_argument, NULL, O_NEXEC},
     {"executor", required_argument, NULL, O_EXEC},
+    {"dev-root", required_argument, NULL, O_DEVROOT},
+    {"sys-root", required_argument, NULL, O_SYSROOT},
+    {"tpu-metadata-url", required_argument, NULL, O_MDURL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -171,6 +182,8 @@ int main(int argc, char **argv)
     static struct mt_worker_config cfg;
     struct mt_detect_opts det = {-1, -1, -1, NULL};
     struct mt_qty_list custom = {0};
+    struct mt_tpu_detect_opts tpu_opts = {NULL, NULL, NULL, 0};
+    struct mt_tpu_info tpu;
     char ip[64], err[256] = "", idlabel[80];
     uint64_t bytes;
     long v;
@@ -258,6 +271,17 @@ int main(int argc, char **argv)
         case O_EXEC:
             cfg.executor_path = optarg;
             break;
+        case O_DEVROOT:
+            tpu_opts.dev_root = optarg;
+            break;
+        case O_SYSROOT:
+            tpu_opts.sys_root = optarg;
+            break;
+        case O_MDURL:
+            if (*optarg && strncmp(optarg, "http://", 7) != 0)
+                return bad("tpu-metadata-url", optarg, "expected http://...");
+            tpu_opts.metadata_url = optarg;
+            break;
         case O_VERSION:
             printf("manta-worker %s\n", MT_WORKER_VERSION);
             return 0;
@@ -298,6 +322,10 @@ int main(int argc, char **argv)
     if (object_store_defaults(&cfg) < 0)
         return 1;
     det.custom = &custom;
+    /* TPU entries first: --resources (applied by mt_detect_resources) and
+     * --labels (already in cfg.labels) win over detected ones. */
+    mt_tpu_detect(&tpu_opts, &tpu);
+    mt_tpu_apply(&tpu, &cfg.resources, &cfg.labels);
     rc = mt_detect_resources(&det, &cfg.resources);
     mt_qty_list_release(&custom);
     if (rc < 0) {

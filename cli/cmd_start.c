@@ -50,6 +50,10 @@ static void usage(FILE *f)
             "  --num-executors N      processes for function tasks (default: CPUs)\n"
             "  --object-store-memory BYTES  object store size (default: 30%% of\n"
             "                         RAM, capped by /dev/shm)\n"
+            "  --dev-root DIR, --sys-root DIR  where TPU detection reads\n"
+            "                         dev/ and sys/ (default /)\n"
+            "  --tpu-metadata-url URL GCE metadata URL for the TPU slice\n"
+            "                         identity ('' = never ask)\n"
             "tuning:\n"
             "  --report-period-ms N   worker report period (default 1000)\n"
             "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"
@@ -70,13 +74,14 @@ struct start_opts {
     const char *num_cpus, *num_gpus, *memory, *resources, *labels;
     const char *store_memory;
     const char *executors;
+    const char *dev_root, *sys_root, *tpu_md_url;
     const char *period, *timeout, *log_level;
     long start_timeout_s;
 };
 
 enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
        O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT,
-       O_OSM, O_EXEC };
+       O_OSM, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL };
 
 static const struct option opts[] = {
     {"head", no_argument, NULL, O_HEAD},
@@ -97,6 +102,9 @@ static const struct option opts[] = {
     {"start-timeout", required_argument, NULL, O_WAIT},
     {"object-store-memory", required_argument, NULL, O_OSM},
     {"num-executors", required_argument, NULL, O_EXEC},
+    {"dev-root", required_argument, NULL, O_DEVROOT},
+    {"sys-root", required_argument, NULL, O_SYSROOT},
+    {"tpu-metadata-url", required_argument, NULL, O_MDURL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -181,6 +189,9 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_LOG: o->log_level = optarg; break;
         case O_OSM: o->store_memory = optarg; break;
         case O_EXEC: o->executors = optarg; break;
+        case O_DEVROOT: o->dev_root = optarg; break;
+        case O_SYSROOT: o->sys_root = optarg; break;
+        case O_MDURL: o->tpu_md_url = optarg; break;
         case O_WAIT:
             if (!mt_parse_int(optarg, 1, 3600, &o->start_timeout_s))
                 return bad("start-timeout", optarg, NULL);
@@ -286,6 +297,9 @@ static char *start_worker(const struct start_opts *o, const char *head)
     add(args, &n, "--labels", o->labels);
     add(args, &n, "--object-store-memory", o->store_memory);
     add(args, &n, "--num-executors", o->executors);
+    add(args, &n, "--dev-root", o->dev_root);
+    add(args, &n, "--sys-root", o->sys_root);
+    add(args, &n, "--tpu-metadata-url", o->tpu_md_url);
     add(args, &n, "--report-period-ms", o->period);
     add(args, &n, "--log-level", o->log_level);
     return launch(o, "worker", args, "worker.registered");

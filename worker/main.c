@@ -23,6 +23,7 @@
 #include "objstore/arena.h"
 #include "worker/detect.h"
 #include "worker/detect_gpu.h"
+#include "worker/detect_tpu.h"
 #include "worker/worker.h"
 
 static void usage(FILE *f)
@@ -49,6 +50,13 @@ static void usage(FILE *f)
             "  --memory BYTES         memory to offer, e.g. 8GiB (default: RAM)\n"
             "  --resources JSON       custom resources, e.g. '{\"accel\": 2}'\n"
             "  --labels K=V,...       node labels\n"
+            "  --dev-root DIR         read TPU devices under DIR/dev (default /)\n"
+            "  --sys-root DIR         read sysfs under DIR/sys (default /)\n"
+            "  --tpu-metadata-url URL GCE metadata attributes URL for the TPU\n"
+            "                         slice identity, asked only when TPU chips\n"
+            "                         are found and TPU_* env is incomplete\n"
+            "                         (default " MT_TPU_METADATA_URL_DEFAULT ";\n"
+            "                         '' = never; 1 s budget)\n"
             "  --object-store-memory BYTES  object store size (default: 30%% of\n"
             "                         RAM, capped by /dev/shm)\n"
             "  --object-store-socket PATH   store socket (default:\n"
@@ -77,7 +85,7 @@ static void stop_worker(void *d, void (*done)(void *arg), void *arg)
 
 enum { O_ADDR = 256, O_IP, O_PORT, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES,
        O_LABELS, O_ID, O_PERIOD, O_LOG, O_VERSION, O_OSM, O_SOCK, O_SPILL,
-       O_NEXEC, O_EXEC, O_NVML, O_PROCROOT };
+       O_NEXEC, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_NVML, O_PROCROOT };
 
 static const struct option opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -98,6 +106,9 @@ static const struct option opts[] = {
     {"spill-dir", required_argument, NULL, O_SPILL},
     {"num-executors", required_argument, NULL, O_NEXEC},
     {"executor", required_argument, NULL, O_EXEC},
+    {"dev-root", required_argument, NULL, O_DEVROOT},
+    {"sys-root", required_argument, NULL, O_SYSROOT},
+    {"tpu-metadata-url", required_argument, NULL, O_MDURL},
     {"nvml-path", required_argument, NULL, O_NVML},
     {"proc-root", required_argument, NULL, O_PROCROOT},
     {"help", no_argument, NULL, 'h'},
@@ -180,6 +191,8 @@ int main(int argc, char **argv)
     static struct mt_worker_config cfg;
     struct mt_detect_opts det = {-1, -1, -1, NULL};
     struct mt_qty_list custom = {0};
+    struct mt_tpu_detect_opts tpu_opts = {NULL, NULL, NULL, 0};
+    struct mt_tpu_info tpu;
     struct mt_gpu_opts gpu_opts = {
         .nvml_path = getenv("MANTA_NVML_PATH"),
         .proc_root = getenv("MANTA_PROC_ROOT"),
@@ -273,6 +286,17 @@ int main(int argc, char **argv)
         case O_EXEC:
             cfg.executor_path = optarg;
             break;
+        case O_DEVROOT:
+            tpu_opts.dev_root = optarg;
+            break;
+        case O_SYSROOT:
+            tpu_opts.sys_root = optarg;
+            break;
+        case O_MDURL:
+            if (*optarg && strncmp(optarg, "http://", 7) != 0)
+                return bad("tpu-metadata-url", optarg, "expected http://...");
+            tpu_opts.metadata_url = optarg;
+            break;
         case O_NVML:
             gpu_opts.nvml_path = optarg;
             break;
@@ -322,6 +346,10 @@ int main(int argc, char **argv)
     mt_gpu_apply(&gpus, &det.num_gpus, &cfg.labels);
     mt_gpu_set_device_map(&gpus);
     det.custom = &custom;
+    /* TPU entries first: --resources (applied by mt_detect_resources) and
+     * --labels (already in cfg.labels) win over detected ones. */
+    mt_tpu_detect(&tpu_opts, &tpu);
+    mt_tpu_apply(&tpu, &cfg.resources, &cfg.labels);
     rc = mt_detect_resources(&det, &cfg.resources);
     mt_qty_list_release(&custom);
     if (rc < 0) {

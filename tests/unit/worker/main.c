@@ -6,12 +6,14 @@ extern CU_TestInfo mt_test_detect[];
 extern CU_TestInfo mt_test_detect_gpu[];
 extern CU_TestInfo mt_test_tasks[];
 extern CU_TestInfo mt_test_exec_proto[];
+extern CU_TestInfo mt_test_detect_tpu[];
 
 static const struct mt_suite suites[] = {
     {"detect", mt_test_detect, NULL, NULL},
     {"detect_gpu", mt_test_detect_gpu, NULL, NULL},
     {"tasks", mt_test_tasks, NULL, NULL},
     {"exec_proto", mt_test_exec_proto, NULL, NULL},
+    {"detect_tpu", mt_test_detect_tpu, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

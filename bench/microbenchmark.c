@@ -70,7 +70,7 @@ typedef int (*trial_fn)(struct bench *b, double *ops);
 struct metric {
     const char *name;
     const char *unit;
-    trial_fn fn;              /* NULL: not implemented (actors) */
+    trial_fn fn;              /* NULL: not implemented (n/a) */
     bool selected;
 };
 

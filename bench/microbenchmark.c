@@ -7,8 +7,7 @@
  * Tasks are C function tasks calling noop() from libbench_noop.so
  * (bench/noop_lib.c) in the workers' prestarted executors, with the
  * default 1 CPU each and no output capture. Objects go to the local store
- * through libmanta. Placement groups use the head's rpcs directly (the SDK
- * has no placement-group calls yet). Actor calls (bench_actors.c) go to
+ * through libmanta, and so do placement groups (manta/pg.h). Actor calls (bench_actors.c) go to
  * actors of "libbench_noop.so:noop_actor" calling noop.
  *
  * Like ray_perf's timeit(), each metric runs a short warm-up, then three
@@ -36,8 +35,6 @@
 #include <manta/manta.h>
 
 #include "bench_actors.h"
-#include "head_service.pb-c.h"
-#include "proto/services.h"
 
 #define TRIALS 3
 #define BATCH 1000            /* tasks in flight (ray_perf: 1,000) */
@@ -45,7 +42,6 @@
 #define PG_BATCH 100          /* groups per create/wait/remove round */
 #define PUT_BIG_BYTES 800000000UL
 #define WAIT_MS 120000        /* no single op may take longer */
-#define RPC_MS 10000
 #define EXIT_USAGE 2
 
 /* ---- configuration and shared state -------------------------------------- */
@@ -56,9 +52,6 @@ struct bench {
     double seconds;           /* per trial */
     mt_client_t *client;
     mt_task_opts_t *opts;     /* noop task options */
-    uv_loop_t loop;           /* placement-group rpcs */
-    struct mt_rpc_engine *eng;
-    struct mt_rpc_channel *ch;
     mt_object_id small_id;    /* for single_client_get_calls */
     bool have_small;
     void *big;                /* PUT_BIG_BYTES for put_gigabytes */
@@ -70,7 +63,7 @@ typedef int (*trial_fn)(struct bench *b, double *ops);
 struct metric {
     const char *name;
     const char *unit;
-    trial_fn fn;              /* NULL: not implemented (n/a) */
+    trial_fn fn;
     bool selected;
 };
 
@@ -400,113 +393,48 @@ static int put_gigabytes(struct bench *b, double *ops)
     return 0;
 }
 
-/* ---- placement groups (head rpcs) ---------------------------------------- */
-
-static int pg_call(struct bench *b, const struct mt_rpc_method *m,
-                   const ProtobufCMessage *req, int timeout_ms,
-                   ProtobufCMessage **resp)
-{
-    char err[256] = "";
-    int rc = mt_rpc_unary_sync(b->ch, m, req, timeout_ms, 0, resp, err,
-                               sizeof(err));
-
-    if (rc == 0 && !*resp)
-        rc = -MT_EPROTO;
-    if (rc < 0)
-        fprintf(stderr, "manta-microbenchmark: %s: %s\n", m->path, err);
-    return rc;
-}
-
-static int pg_create(struct bench *b, char **id)
-{
-    Manta__CreatePlacementGroupRequest req =
-        MANTA__CREATE_PLACEMENT_GROUP_REQUEST__INIT;
-    Manta__ResourceEntry res = MANTA__RESOURCE_ENTRY__INIT, *rp = &res;
-    Manta__BundleSpec bs = MANTA__BUNDLE_SPEC__INIT, *bp = &bs;
-    ProtobufCMessage *resp = NULL;
-    int rc;
-
-    res.name = "CPU";
-    res.quantity = 100; /* 0.01 CPU, fixed point x10000 */
-    bs.resources = &rp;
-    bs.n_resources = 1;
-    req.name = "";
-    req.n_bundles = 1;
-    req.bundles = &bp;
-    rc = pg_call(b, &mt_head_create_pg, &req.base, RPC_MS, &resp);
-    if (rc < 0)
-        return rc;
-    *id = strdup(((Manta__CreatePlacementGroupReply *)resp)->pg_id);
-    protobuf_c_message_free_unpacked(resp, NULL);
-    return *id ? 0 : -MT_ENOMEM;
-}
-
-static int pg_wait(struct bench *b, const char *id)
-{
-    Manta__WaitPlacementGroupRequest req =
-        MANTA__WAIT_PLACEMENT_GROUP_REQUEST__INIT;
-    Manta__WaitPlacementGroupReply *r;
-    ProtobufCMessage *resp = NULL;
-    int rc;
-
-    req.pg_id = (char *)id;
-    req.timeout_ms = 30000;
-    rc = pg_call(b, &mt_head_wait_pg, &req.base, 30000 + RPC_MS, &resp);
-    if (rc < 0)
-        return rc;
-    r = (Manta__WaitPlacementGroupReply *)resp;
-    if (!r->group ||
-        r->group->state != MANTA__PLACEMENT_GROUP_STATE__PG_STATE_CREATED) {
-        fprintf(stderr, "manta-microbenchmark: group %s not created: %s\n",
-                id, r->group ? r->group->error : "no reply");
-        rc = -MT_ETIMEDOUT;
-    }
-    protobuf_c_message_free_unpacked(resp, NULL);
-    return rc;
-}
-
-static int pg_remove(struct bench *b, const char *id)
-{
-    Manta__RemovePlacementGroupRequest req =
-        MANTA__REMOVE_PLACEMENT_GROUP_REQUEST__INIT;
-    ProtobufCMessage *resp = NULL;
-    int rc;
-
-    req.pg_id = (char *)id;
-    rc = pg_call(b, &mt_head_remove_pg, &req.base, RPC_MS, &resp);
-    protobuf_c_message_free_unpacked(resp, NULL);
-    return rc;
-}
+/* ---- placement groups (manta/pg.h) ------------------------------------- */
 
 /*
- * As ray_perf: create PG_BATCH one-bundle groups, wait for each, remove
- * each; ops are groups created and removed.
+ * As ray_perf: create PG_BATCH one-bundle groups of {CPU: 0.01}, wait for
+ * each, remove each; ops are groups created and removed.
  */
 static int pg_create_removal(struct bench *b, double *ops)
 {
+    static const char *const cpu[] = {"CPU"};
+    static const double hundredth[] = {0.01};
     double end = now_s() + b->seconds;
-    char *ids[PG_BATCH] = {0};
-    int rc = 0;
+    mt_pg_t *pgs[PG_BATCH] = {0};
+    mt_pg_opts_t *po = NULL;
+    int rc;
 
+    if ((rc = mt_pg_opts_create(&po)) < 0 ||
+        (rc = mt_pg_opts_add_bundle(po, cpu, hundredth, 1)) < 0) {
+        mt_pg_opts_destroy(po);
+        return fail(b->client, "placement group options", rc);
+    }
     do {
         size_t n = 0;
 
-        while (n < PG_BATCH && (rc = pg_create(b, &ids[n])) == 0)
+        while (n < PG_BATCH && (rc = mt_pg_create(b->client, po,
+                                                  &pgs[n])) == 0)
             n++;
         for (size_t i = 0; i < n && rc == 0; i++)
-            rc = pg_wait(b, ids[i]);
+            rc = mt_pg_wait(b->client, pgs[i], 30000, NULL);
+        if (rc < 0)
+            fail(b->client, "placement group", rc);
         for (size_t i = 0; i < n; i++) {
-            int r2 = pg_remove(b, ids[i]);
+            int r2 = mt_pg_remove(b->client, pgs[i]);
 
             rc = rc < 0 ? rc : r2;
-            free(ids[i]);
-            ids[i] = NULL;
+            mt_pg_release(pgs[i]);
         }
         if (rc < 0)
-            return rc;
+            break;
         *ops += PG_BATCH;
     } while (now_s() < end);
-    return 0;
+    mt_pg_opts_destroy(po);
+    return rc < 0 ? rc : 0;
 }
 
 /* ---- the suite ----------------------------------------------------------- */
@@ -568,8 +496,7 @@ static void usage(FILE *f)
             "this program). --check only checks the arguments.\n"
             "\nmetrics:\n", TRIALS);
     for (size_t i = 0; i < N_METRICS; i++)
-        fprintf(f, "  %s%s\n", metrics[i].name,
-                metrics[i].fn ? "" : "  (n/a: not implemented)");
+        fprintf(f, "  %s\n", metrics[i].name);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -662,7 +589,7 @@ static int parse_args(struct bench *b, int argc, char **argv, bool *json,
     return 0;
 }
 
-/* Connect, build the task options and the rpc channel. */
+/* Connect and build the task options. */
 static int setup(struct bench *b)
 {
     int rc = mt_client_connect(b->address, NULL, &b->client);
@@ -673,25 +600,11 @@ static int setup(struct bench *b)
         (rc = mt_task_opts_add_code_path(b->opts, b->lib_dir)) < 0 ||
         (rc = mt_task_opts_set_output_limit(b->opts, 0)) < 0)
         return fail(NULL, "task options", rc);
-    uv_loop_init(&b->loop);
-    rc = mt_rpc_engine_create(&b->loop, &b->eng);
-    if (rc == 0)
-        rc = mt_rpc_channel_create(b->eng, mt_client_address(b->client), 0,
-                                   &b->ch);
-    if (rc < 0)
-        fprintf(stderr, "manta-microbenchmark: rpc channel: %s\n",
-                mt_strerror(rc));
-    return rc;
+    return 0;
 }
 
 static void teardown(struct bench *b)
 {
-    mt_rpc_channel_destroy(b->ch);
-    mt_rpc_engine_destroy(b->eng);
-    if (b->eng || b->ch) {
-        uv_run(&b->loop, UV_RUN_NOWAIT);
-        uv_loop_close(&b->loop);
-    }
     mt_task_opts_destroy(b->opts);
     bench_actors_release(b->client);
     mt_client_disconnect(b->client);
@@ -703,7 +616,7 @@ static void report(const struct metric *m, bool json, bool *first, int rc,
 {
     if (json) {
         printf("%s\n  \"%s\": ", *first ? "{" : ",", m->name);
-        if (!m->fn || rc < 0)
+        if (rc < 0)
             printf("null");
         else
             printf("{\"value\": %.4f, \"stdev\": %.4f, \"unit\": \"%s\"}",
@@ -711,9 +624,7 @@ static void report(const struct metric *m, bool json, bool *first, int rc,
         *first = false;
         return;
     }
-    if (!m->fn)
-        printf("%s n/a (not implemented)\n", m->name);
-    else if (rc < 0)
+    if (rc < 0)
         printf("%s failed (%s)\n", m->name, mt_error_name(rc));
     else
         printf("%s per second %.2f +- %.2f\n", m->name, mean, stdev);
@@ -739,10 +650,9 @@ int main(int argc, char **argv)
         const struct metric *m = &metrics[i];
         double mean = 0, stdev = 0;
 
-        /* Actor metrics are always listed: they are n/a, not skipped. */
-        if (!m->selected && m->fn)
+        if (!m->selected)
             continue;
-        rc = m->fn ? measure(&b, m, &mean, &stdev) : 0;
+        rc = measure(&b, m, &mean, &stdev);
         if (rc < 0)
             status = 1;
         report(m, json, &first, rc, mean, stdev);

@@ -13,7 +13,8 @@ all real processes.
   GPUs sees CUDA_VISIBLE_DEVICES="" and no TPU_VISIBLE_CHIPS; two
   concurrent TPU:2 tasks on one host get disjoint chips; --unset-env
   removes variables from command and function tasks, and the grant's
-  variables still apply after it.
+  variables still apply after it; the same through the SDK
+  (accel_driver.c) for a function task and an actor's methods.
 """
 import os
 import subprocess
@@ -269,7 +270,40 @@ def test_unset_env():
                   "--unset-env %r: %d %r" % (bad, p.returncode, p.stderr))
 
 
+def test_sdk_function_task_and_actor_env():
+    """Through the SDK (accel_driver.c): mt_task_opts_set_env /
+    mt_task_opts_unset_env and the grant's env reach a function task and
+    an actor, whose methods keep its creation's environment."""
+    drv = os.path.join(BIN, "accel_driver")
+    worker_env = {"TPU_VISIBLE_CHIPS": "3", "MT_TEST_FOO": "worker"}
+    names = ["TPU_VISIBLE_CHIPS", "TPU_CHIPS_PER_HOST_BOUNDS", "MT_TEST_FOO",
+             "MT_TEST_SET", "CUDA_VISIBLE_DEVICES"]
+    with AccelCluster(node_env={"a0": worker_env}) as c:
+        for k, chips, bounds in ((2, "TPU_VISIBLE_CHIPS=0,1", "1,2,1"),
+                                 (4, "TPU_VISIBLE_CHIPS unset", "2,2,1"),
+                                 (0, "TPU_VISIBLE_CHIPS=3", None)):
+            p = subprocess.run([drv, c.address, FNLIB_DIR,
+                                c.nodes["a0"].node_id, str(k),
+                                "MT_TEST_SET=1", "-MT_TEST_FOO", "--"] +
+                               names, capture_output=True, text=True,
+                               timeout=90)
+            check(p.returncode == 0, "driver TPU:%d: %s%s" % (k, p.stdout,
+                                                                p.stderr))
+            for who in ("fn", "actor"):
+                want = ["%s %s" % (who, chips),
+                        "%s TPU_CHIPS_PER_HOST_BOUNDS%s" % (
+                            who, "=" + bounds if bounds else " unset"),
+                        "%s MT_TEST_FOO unset" % who,
+                        "%s MT_TEST_SET=1" % who,
+                        "%s CUDA_VISIBLE_DEVICES=" % who]
+                got = [ln for ln in p.stdout.splitlines()
+                       if ln.startswith(who + " ")]
+                check(got == want, "TPU:%d %s\n got  %r\n want %r" % (
+                    k, who, got, want))
+
+
 if __name__ == "__main__":
     main([test_status_shows_accelerators, test_killed_host_leaves_its_slice,
           test_tpu_grant_env_goldens, test_no_accelerators_no_devices,
-          test_concurrent_tpu_tasks_disjoint, test_unset_env])
+          test_concurrent_tpu_tasks_disjoint, test_unset_env,
+          test_sdk_function_task_and_actor_env])

@@ -102,6 +102,15 @@ static void test_strings(void)
     CU_ASSERT_STRING_EQUAL(o->env[0].value, "2");
     CU_ASSERT_EQUAL(mt_task_opts_set_env(o, "A=B", "x"), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_set_env(o, "", "x"), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, "TPU_VISIBLE_CHIPS"), 0);
+    CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, "A"), 0);
+    CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, "A"), 0); /* a repeat */
+    CU_ASSERT_EQUAL(o->n_env_unset, 2);
+    CU_ASSERT_STRING_EQUAL(o->env_unset[1], "A");
+    CU_ASSERT_EQUAL(o->n_env, 2); /* sets and unsets are kept apart */
+    CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, "A=B"), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, ""), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, NULL), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_set_name(o, "job"), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_name(o, NULL), 0);
     CU_ASSERT_PTR_NULL(o->name);
@@ -132,6 +141,7 @@ static void test_submit_build(void)
     CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "GPU", 1), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "CPU", 0), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_env(o, "K", "V"), 0);
+    CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, "U"), 0);
     CU_ASSERT_EQUAL(mt_task_opts_add_label_match(o, "z", MT_LABEL_EQ, vals,
                                                  1), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_name(o, "n"), 0);

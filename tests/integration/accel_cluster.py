@@ -37,8 +37,9 @@ API
         c.wait_dead("a1")         # until the head reports it DEAD
     # on exit: every daemon stopped, every temp dir removed
 
-AccelCluster(num_cpus=8, num_executors=2, env={}, node_env={"a0": {...}})
-adds env to every worker, or node_env[name] to one. cleanup() may be
+AccelCluster(num_cpus=8, num_executors=2, env={}, node_env={"a0": {...}},
+node_args={"cpu": ["--resources", '{"TPU": 2}']}) adds env to every
+worker, node_env[name] to one, and node_args[name] to its `manta start`. cleanup() may be
 called directly and is idempotent; harness.cleanup() also reaches every
 dir this module made.
 """
@@ -106,11 +107,12 @@ def _fake_root(d, tpu):
 
 class AccelCluster:
     def __init__(self, num_cpus=8, num_executors=2, env=None, node_env=None,
-                 start_timeout=60):
+                 node_args=None, start_timeout=60):
         self.num_cpus = num_cpus
         self.num_executors = num_executors
         self.extra_env = dict(env or {})
         self.node_env = dict(node_env or {})
+        self.node_args = dict(node_args or {})
         self.start_timeout = start_timeout
         self.address = None
         self.head_dir = None
@@ -172,6 +174,7 @@ class AccelCluster:
                 "--sys-root", n.root, "--tpu-metadata-url", "",
                 "--report-period-ms", "200",
                 "--start-timeout", str(self.start_timeout)]
+        args += list(self.node_args.get(n.name, ()))
         return subprocess.Popen(args, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True,
                                 env=n.env)

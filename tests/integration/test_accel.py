@@ -215,6 +215,20 @@ def test_no_accelerators_no_devices():
               "TPU_VISIBLE_CHIPS" not in got, "2-GPU task saw %r" % got)
 
 
+def test_tpu_without_slice_identity():
+    """Chips offered with --resources on a host without a slice identity:
+    no shape to compute bounds from, so tasks get only their chips."""
+    with AccelCluster(node_args={"cpu": ["--resources", '{"TPU": 2}']}) as c:
+        sel = "manta.io/node-id=" + c.nodes["cpu"].node_id
+        for k, chips in ((1, "0"), (2, "0,1")):
+            got = env_of(submit_sh(c, DUMP, "--num-cpus", "0", "--resources",
+                                   '{"TPU": %d}' % k, "--label-selector",
+                                   sel))
+            check(got == {"CUDA_VISIBLE_DEVICES": "",
+                          "TPU_VISIBLE_CHIPS": chips},
+                  "TPU:%d without identity: %r" % (k, got))
+
+
 def test_concurrent_tpu_tasks_disjoint():
     """Two TPU:2 tasks on a1 at once: each waits (20 s at most) for the
     other to have started, so they truly overlap."""
@@ -305,5 +319,6 @@ def test_sdk_function_task_and_actor_env():
 if __name__ == "__main__":
     main([test_status_shows_accelerators, test_killed_host_leaves_its_slice,
           test_tpu_grant_env_goldens, test_no_accelerators_no_devices,
+          test_tpu_without_slice_identity,
           test_concurrent_tpu_tasks_disjoint, test_unset_env,
           test_sdk_function_task_and_actor_env])

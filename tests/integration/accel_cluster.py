@@ -39,9 +39,9 @@ API
 
 AccelCluster(num_cpus=8, num_executors=2, env={}, node_env={"a0": {...}},
 node_args={"cpu": ["--resources", '{"TPU": 2}']}) adds env to every
-worker, node_env[name] to one, and node_args[name] to its `manta start`. cleanup() may be
-called directly and is idempotent; harness.cleanup() also reaches every
-dir this module made.
+worker, node_env[name] to one, and node_args[name] to its `manta start`.
+cleanup() may be called directly and is idempotent; harness.cleanup() also
+reaches every dir this module made.
 """
 import json
 import os

@@ -569,7 +569,6 @@ void mt__task_dispatch_flush(struct mt_head *h)
     q->n_runs = 0;
 }
 
-/* Accelerator environment for a grant. */
 /* The accelerator env of a grant, computed by sched (accel_env.h): GPUs
  * and TPU chips. A TPU grant on a host without a slice identity (chips
  * offered by --resources) still names its chips. */

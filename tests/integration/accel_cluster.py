@@ -26,6 +26,7 @@ API
         n = c.nodes["a0"]         # a Node, by its stable name
         n.name, n.ip, n.temp_dir, n.root, n.node_id, n.pid, n.env
         c.pid("a0")               # the worker pid now (re-read from disk)
+        c.log("a0")               # its worker.log ("head" for the head's)
         c.status()                # `manta status --format json`, parsed
         c.node_status("gpu")      # that node's entry of status()["nodes"]
         c.cli("submit", "--num-cpus", "0", "--", "env")
@@ -239,6 +240,17 @@ class AccelCluster:
 
     def pid(self, name):
         return harness.read_pid(self.nodes[name].temp_dir, "worker")
+
+    def log(self, name):
+        """The text of a worker's log, or the head's for "head"."""
+        d = self.head_dir if name == "head" else self.nodes[name].temp_dir
+        path = os.path.join(d, "logs", "%s.log" % (
+            "head" if name == "head" else "worker"))
+        try:
+            with open(path, errors="replace") as f:
+                return f.read()
+        except OSError as e:
+            return "(no log: %s)" % e
 
     def kill(self, name, sig=signal.SIGKILL):
         """Send sig to the worker of name (its executors lose their

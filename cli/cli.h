@@ -103,6 +103,11 @@ struct mt_cli_gang_opts {
 int mt_cli_gang_run(struct mt_cli_conn *c, const char *addr,
                     const void *member, const struct mt_cli_gang_opts *o);
 
+/* `manta gang get|cancel ID`. RET the exit code. */
+int mt_cmd_gang(int argc, char **argv);
+/* `manta list gangs`: newest first, a table or JSON. RET the exit code. */
+int mt_cli_list_gangs(const char *addr, long limit, bool json);
+
 /* The name of a proto GangState, e.g. "RUNNING". */
 const char *mt_cli_gang_state_name(int state);
 

@@ -400,3 +400,197 @@ int mt_cli_gang_run(struct mt_cli_conn *c, const char *addr,
     free(id);
     return rc;
 }
+
+/* ---- manta list gangs / manta gang get|cancel ---------------------------- */
+
+static void json_gang(struct mt_strbuf *sb, const Manta__GangInfo *g)
+{
+    mt_strbuf_adds(sb, "{\"gang_id\": ");
+    mt_strbuf_add_json_str(sb, g->gang_id);
+    mt_strbuf_adds(sb, ", \"name\": ");
+    mt_strbuf_add_json_str(sb, g->name);
+    mt_strbuf_addf(sb, ", \"state\": \"%s\", \"tpu_pod_type\": ",
+                   mt_cli_gang_state_name(g->state));
+    mt_strbuf_add_json_str(sb, g->tpu_pod_type);
+    mt_strbuf_addf(sb, ", \"slices\": %u, \"launch\": \"%s\", \"pg_id\": ",
+                   g->tpu_slices,
+                   g->launch == MANTA__GANG_LAUNCH__GANG_LAUNCH_DEVICE
+                       ? "device" : "host");
+    mt_strbuf_add_json_str(sb, g->pg_id);
+    mt_strbuf_adds(sb, ", \"slice_names\": [");
+    for (size_t i = 0; i < g->n_slice_names; i++) {
+        mt_strbuf_adds(sb, i ? ", " : "");
+        mt_strbuf_add_json_str(sb, g->slice_names[i]);
+    }
+    mt_strbuf_addf(sb, "], \"attempt\": %u, \"max_restarts\": %d, "
+                   "\"exit_code\": %d, \"error\": ", g->attempt,
+                   g->max_restarts, g->exit_code);
+    mt_strbuf_add_json_str(sb, g->error);
+    mt_strbuf_addf(sb, ", \"submit_time_ms\": %lld, \"end_time_ms\": %lld, "
+                   "\"members\": [", (long long)g->submit_time_ms,
+                   (long long)g->end_time_ms);
+    for (size_t i = 0; i < g->n_members; i++) {
+        const Manta__GangMember *m = g->members[i];
+
+        mt_strbuf_addf(sb, "%s{\"rank\": %u, \"slice\": %u, \"host\": %u, "
+                       "\"local\": %u, \"task_id\": ", i ? ", " : "",
+                       m->rank, m->slice, m->host, m->local);
+        mt_strbuf_add_json_str(sb, m->task_id);
+        mt_strbuf_adds(sb, ", \"node_id\": ");
+        mt_strbuf_add_json_str(sb, m->node_id);
+        mt_strbuf_addf(sb, ", \"state\": \"%s\", \"exit_code\": %d, "
+                       "\"error\": ", mt_cli_task_state_name(m->state),
+                       m->exit_code);
+        mt_strbuf_add_json_str(sb, m->error);
+        mt_strbuf_adds(sb, "}");
+    }
+    mt_strbuf_adds(sb, "]}");
+}
+
+static void text_gang_row(struct mt_strbuf *sb, const Manta__GangInfo *g)
+{
+    mt_strbuf_addf(sb, "%-16s  %-16s  %-9s  %-10s  %-6s  %-7u  %-8u  %s\n",
+                   g->gang_id, *g->name ? g->name : "-",
+                   mt_cli_gang_state_name(g->state), g->tpu_pod_type,
+                   g->launch == MANTA__GANG_LAUNCH__GANG_LAUNCH_DEVICE
+                       ? "device" : "host",
+                   (unsigned)g->n_members, g->attempt,
+                   g->n_slice_names ? g->slice_names[0] : "-");
+}
+
+int mt_cli_list_gangs(const char *addr, long limit, bool json)
+{
+    Manta__ListGangsRequest req = MANTA__LIST_GANGS_REQUEST__INIT;
+    Manta__ListGangsReply *r;
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    char err[512];
+
+    req.limit = (uint32_t)limit;
+    if (mt_cli_call(addr, &mt_head_list_gangs, &req.base, GANG_TIMEOUT_MS,
+                    (ProtobufCMessage **)&r, err, sizeof(err)) < 0) {
+        fprintf(stderr, "manta list: %s\n", err);
+        return 1;
+    }
+    if (json) {
+        mt_strbuf_addf(&sb, "{\"total\": %llu, \"gangs\": [",
+                       (unsigned long long)r->total);
+        for (size_t i = 0; i < r->n_gangs; i++) {
+            mt_strbuf_adds(&sb, i ? ", " : "");
+            json_gang(&sb, r->gangs[i]);
+        }
+        mt_strbuf_adds(&sb, "]}\n");
+    } else {
+        mt_strbuf_addf(&sb, "Total: %llu\n\n%-16s  %-16s  %-9s  %-10s  %-6s  "
+                       "%-7s  %-8s  %s\n", (unsigned long long)r->total,
+                       "GANG_ID", "NAME", "STATE", "TPU", "LAUNCH",
+                       "MEMBERS", "ATTEMPT", "SLICE");
+        for (size_t i = 0; i < r->n_gangs; i++)
+            text_gang_row(&sb, r->gangs[i]);
+    }
+    fputs(mt_strbuf_str(&sb), stdout);
+    mt_strbuf_release(&sb);
+    manta__list_gangs_reply__free_unpacked(r, NULL);
+    return 0;
+}
+
+static void gang_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: manta gang get|cancel GANG_ID\n"
+            "                  [--address HOST:PORT | --temp-dir DIR]\n"
+            "                  [--format text|json]\n"
+            "\n"
+            "Show a gang (state, slices, members of the current attempt) or\n"
+            "cancel it: every member is stopped and its slices freed. Gangs\n"
+            "are started by `manta submit --tpu TYPE -- PROGRAM`; list them\n"
+            "with `manta list gangs`.\n");
+}
+
+static int gang_usage_error(const char *what)
+{
+    fprintf(stderr, "manta gang: %s\n", what);
+    gang_usage(stderr);
+    return MT_EXIT_USAGE;
+}
+
+static void text_gang(struct mt_strbuf *sb, const Manta__GangInfo *g)
+{
+    mt_strbuf_addf(sb, "gang %s  state %s  %u x %s  launch %s  attempt %u\n",
+                   g->gang_id, mt_cli_gang_state_name(g->state),
+                   g->tpu_slices, g->tpu_pod_type,
+                   g->launch == MANTA__GANG_LAUNCH__GANG_LAUNCH_DEVICE
+                       ? "device" : "host", g->attempt + 1);
+    for (size_t i = 0; i < g->n_slice_names; i++)
+        mt_strbuf_addf(sb, "slice %zu: %s\n", i, g->slice_names[i]);
+    if (*g->error)
+        mt_strbuf_addf(sb, "error: %s\n", g->error);
+    for (size_t i = 0; i < g->n_members; i++) {
+        const Manta__GangMember *m = g->members[i];
+        mt_strbuf_addf(sb, "  rank %-3u host %-3u local %-3u task %-16s  "
+                       "%-9s  node %s\n", m->rank, m->host, m->local,
+                       *m->task_id ? m->task_id : "-",
+                       mt_cli_task_state_name(m->state),
+                       *m->node_id ? m->node_id : "-");
+    }
+}
+
+int mt_cmd_gang(int argc, char **argv)
+{
+    const char *addr = NULL, *dir = NULL, *format = "text", *id = NULL;
+    Manta__GetGangRequest get = MANTA__GET_GANG_REQUEST__INIT;
+    Manta__CancelGangRequest cancel = MANTA__CANCEL_GANG_REQUEST__INIT;
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    ProtobufCMessage *r = NULL;
+    char err[512], *head = NULL;
+    bool is_get;
+    int rc;
+
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        gang_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? MT_EXIT_USAGE : 0;
+    }
+    if (strcmp(argv[1], "get") && strcmp(argv[1], "cancel"))
+        return gang_usage_error("expected get or cancel");
+    is_get = !strcmp(argv[1], "get");
+    for (int i = 2; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--address") && v)
+            addr = argv[++i];
+        else if (!strcmp(argv[i], "--temp-dir") && v)
+            dir = argv[++i];
+        else if (!strcmp(argv[i], "--format") && v &&
+                 (!strcmp(v, "text") || !strcmp(v, "json")))
+            format = argv[++i];
+        else if (argv[i][0] != '-' && !id)
+            id = argv[i];
+        else
+            return gang_usage_error("bad or incomplete argument");
+    }
+    if (!id)
+        return gang_usage_error("which gang? give its id");
+    if ((rc = mt_cli_head_addr("gang", addr, dir, &head)))
+        return rc;
+    get.gang_id = cancel.gang_id = (char *)id;
+    rc = is_get ? mt_cli_call(head, &mt_head_get_gang, &get.base,
+                              GANG_TIMEOUT_MS, &r, err, sizeof(err))
+                : mt_cli_call(head, &mt_head_cancel_gang, &cancel.base,
+                              GANG_TIMEOUT_MS, &r, err, sizeof(err));
+    free(head);
+    if (rc < 0) {
+        fprintf(stderr, "manta gang %s: %s\n", argv[1], err);
+        return 1;
+    }
+    if (is_get) {
+        const Manta__GangInfo *g = ((Manta__GetGangReply *)r)->gang;
+        if (g && !strcmp(format, "json")) {
+            json_gang(&sb, g);
+            mt_strbuf_adds(&sb, "\n");
+        } else if (g) {
+            text_gang(&sb, g);
+        }
+        fputs(mt_strbuf_str(&sb), stdout);
+        mt_strbuf_release(&sb);
+    }
+    protobuf_c_message_free_unpacked(r, NULL);
+    return 0;
+}

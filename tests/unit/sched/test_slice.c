@@ -28,7 +28,7 @@ static uint32_t add_slice(struct mt_sched *s, const char *slice,
 
     /* Add workers in reverse order: the scheduler must not care. */
     for (int w = hosts - 1; w >= 0; w--) {
-        char name[64], wid[8];
+        char name[64], wid[16];
         struct mt_label l[3] = {
             {"manta.io/tpu-slice-name", slice},
             {"manta.io/tpu-worker-id", wid},

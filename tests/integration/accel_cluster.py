@@ -37,8 +37,9 @@ API
         c.wait_dead("a1")         # until the head reports it DEAD
     # on exit: every daemon stopped, every temp dir removed
 
-AccelCluster(num_cpus=8, num_executors=2, env={}, node_env={"a0": {...}})
-adds env to every worker, or node_env[name] to one. cleanup() may be
+AccelCluster(num_cpus=8, num_executors=2, env={}, node_env={"a0": {...}},
+head_args=["--gang-ports", "LO-HI"]) adds env to every worker, or
+node_env[name] to one, and flags to `manta start --head`. cleanup() may be
 called directly and is idempotent; harness.cleanup() also reaches every
 dir this module made.
 """
@@ -106,12 +107,13 @@ def _fake_root(d, tpu):
 
 class AccelCluster:
     def __init__(self, num_cpus=8, num_executors=2, env=None, node_env=None,
-                 start_timeout=60):
+                 start_timeout=60, head_args=()):
         self.num_cpus = num_cpus
         self.num_executors = num_executors
         self.extra_env = dict(env or {})
         self.node_env = dict(node_env or {})
         self.start_timeout = start_timeout
+        self.head_args = list(head_args)
         self.address = None
         self.head_dir = None
         self.nodes = {}
@@ -157,7 +159,8 @@ class AccelCluster:
         self.head_dir = self._dir("accel-head")
         p = subprocess.run([MANTA, "start", "--head", "--no-worker",
                             "--port", str(port), "--node-ip", "127.0.0.1",
-                            "--temp-dir", self.head_dir] + FAST,
+                            "--temp-dir", self.head_dir] + FAST +
+                           self.head_args,
                            capture_output=True, text=True, timeout=30)
         check(p.returncode == 0, "head: %s%s" % (p.stdout, p.stderr))
         self.address = "127.0.0.1:%d" % port

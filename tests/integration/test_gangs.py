@@ -19,17 +19,21 @@ docs/accelerators.md (notes/accelerators.md section 3.4 for v4-16):
   and finishes; the old members are gone.
 - --slices 2: multislice env (MEGASCALE_*), one slice each.
 - bad requests get clear errors.
+- the C SDK (sdk_gang.c): slice groups (manta/pg.h) and gangs
+  (manta/gang.h): finish, fail with the member's code after a restart,
+  cancel; and `manta placement-group create --tpu`.
 """
 import glob
 import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 
 from accel_cluster import AccelCluster, IPS
-from harness import check, main, new_dir, pid_alive, wait_until
+from harness import BIN, check, main, new_dir, pid_alive, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEMBER = [sys.executable, os.path.join(HERE, "gang_member.py")]
@@ -292,6 +296,35 @@ def test_restart_multislice_and_errors():
               "unknown gang: %r" % p.stderr)
 
 
+def test_sdk_and_slice_groups():
+    with cluster() as c:
+        p = subprocess.run([os.path.join(BIN, "sdk_gang"), c.address],
+                           capture_output=True, text=True, timeout=150)
+        check(p.returncode == 0, "sdk_gang: %s%s" % (p.stdout, p.stderr))
+        p = c.cli("placement-group", "create", "--tpu", "v4-16", "--slices",
+                  "2", "--wait", "10", check=True)
+        pg = p.stdout.split()[0]
+        g = json.loads(c.cli("list", "placement-groups", "--format", "json",
+                             check=True).stdout)
+        mine = [x for x in g["placement_groups"] if x["pg_id"] == pg]
+        check(mine and mine[0]["state"] == "CREATED" and
+              len(set(mine[0]["bundle_node_ids"])) == 4,
+              "2-slice group: %r" % mine)
+        # every chip is held: a slice gang now waits
+        d = new_dir("gang-held")
+        gid = c.cli("submit", "--no-wait", "--tpu", "v4-16", "--", *MEMBER,
+                    d, "exit0", check=True).stdout.strip()
+        time.sleep(1)
+        check(gang_info(c, gid)["state"] == "PENDING", "gang ran on held "
+              "slices")
+        c.cli("placement-group", "remove", pg, check=True)
+        wait_until(lambda: gang_info(c, gid)["state"] == "FINISHED", 30,
+                   "gang runs once the group is removed", 0.3)
+        p = c.cli("placement-group", "create", "--tpu", "v4-16",
+                  "--bundles", '[{"CPU": 1}]')
+        check(p.returncode == 2, "--tpu with --bundles: %r" % p.stderr)
+
+
 if __name__ == "__main__":
     main([test_launch_models, test_slice_placement,
-          test_restart_multislice_and_errors])
+          test_restart_multislice_and_errors, test_sdk_and_slice_groups])

@@ -80,6 +80,9 @@ static void usage(FILE *f)
             "  --name NAME            shown by `manta list tasks`\n"
             "  --max-retries N        reruns when its worker dies (default 3)\n"
             "  --env K=V              extra environment variable (repeatable)\n"
+            "  --unset-env NAME       remove NAME from the task's environment\n"
+            "                         (repeatable; the grant's accelerator\n"
+            "                         variables still apply)\n"
             "  --cwd DIR              working directory on the node (a relative\n"
             "                         DIR is taken from here)\n"
             "function tasks (instead of a program):\n"
@@ -352,6 +355,8 @@ struct submit_opts {
     long max_retries;            /* -1: the head's default */
     struct mt_qty_list res;      /* fixed point, zeros included */
     struct mt_kv_list env;
+    char **unset;                /* --unset-env names, borrowed from argv */
+    size_t nunset, capunset;
     struct selector sel;
     char *abs_cwd;               /* owned when cwd was relative */
     char **argv;                 /* borrowed: the program and its arguments */
@@ -367,6 +372,7 @@ static void opts_release(struct submit_opts *o)
     free(o->fargs);
     mt_qty_list_release(&o->res);
     mt_kv_list_release(&o->env);
+    free(o->unset);
     selector_release(&o->sel);
     free(o->abs_cwd);
 }
@@ -374,7 +380,7 @@ static void opts_release(struct submit_opts *o)
 enum { O_ADDR = 256, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES, O_SEL, O_PRIO,
        O_RETRY, O_NAME, O_ENV, O_CWD, O_SPREAD, O_NOWAIT, O_PG, O_BUNDLE,
        O_FUNC, O_ARG, O_CODE, O_TPU, O_TOPO, O_SLICES, O_LAUNCH,
-       O_RESTARTS };
+       O_RESTARTS, O_UNSET };
 
 static const struct option long_opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -388,6 +394,7 @@ static const struct option long_opts[] = {
     {"max-retries", required_argument, NULL, O_RETRY},
     {"name", required_argument, NULL, O_NAME},
     {"env", required_argument, NULL, O_ENV},
+    {"unset-env", required_argument, NULL, O_UNSET},
     {"cwd", required_argument, NULL, O_CWD},
     {"spread", no_argument, NULL, O_SPREAD},
     {"placement-group", required_argument, NULL, O_PG},
@@ -477,6 +484,17 @@ static int add_env(struct submit_opts *o, const char *kv)
     key = mt_xstrndup(kv, (size_t)(eq - kv));
     mt_kv_list_set(&o->env, key, eq + 1);
     free(key);
+    return 0;
+}
+
+static int add_unset(struct submit_opts *o, char *name)
+{
+    if (!*name || strchr(name, '='))
+        return usage_error("invalid --unset-env '%s': expected a variable "
+                           "name", name);
+    mt_xgrow((void **)&o->unset, &o->capunset, o->nunset + 2,
+             sizeof(*o->unset));
+    o->unset[o->nunset++] = name;
     return 0;
 }
 
@@ -583,6 +601,7 @@ static int take_opt(struct submit_opts *o, struct res_flags *rf, int c,
     case O_RES: rf->json = optarg; return 0;
     case O_NAME: o->name = optarg; return 0;
     case O_ENV: return add_env(o, optarg);
+    case O_UNSET: return add_unset(o, optarg);
     case O_CWD: return set_cwd(o, optarg);
     case O_SPREAD: o->spread = true; return 0;
     case O_PG:
@@ -747,6 +766,8 @@ static void spec_build(struct spec_buf *b, const struct submit_opts *o)
     }
     s->env = b->env_p;
     s->n_env = nenv;
+    s->env_unset = o->unset;
+    s->n_env_unset = o->nunset;
     b->sel = mt_xcalloc(nsel + 1, sizeof(*b->sel));
     b->sel_p = mt_xcalloc(nsel + 1, sizeof(*b->sel_p));
     for (size_t i = 0; i < nsel; i++) {

@@ -99,6 +99,11 @@ static const char *check_spec(const Manta__TaskSpec *s, int *err)
             return "environment names must be non-empty and without '='";
         bytes += strlen(s->env[i]->key) + strlen(s->env[i]->value) + 2;
     }
+    for (size_t i = 0; i < s->n_env_unset; i++) {
+        if (!s->env_unset[i][0] || strchr(s->env_unset[i], '='))
+            return "environment names must be non-empty and without '='";
+        bytes += strlen(s->env_unset[i]) + 1;
+    }
     if (bytes > MAX_ARGV_BYTES || strlen(s->cwd) > MAX_STR ||
         strlen(s->name) > 256)
         return "arguments, environment, cwd or name too large";
@@ -446,6 +451,7 @@ static void run_result(struct mt_head *h, uint64_t num, uint32_t attempt,
 struct run_item {
     Manta__RunTaskRequest req;
     Manta__Label *labs, **labp;
+    char **unset;                /* req.env_unset: names borrowed from env */
     struct mt_env env;
     void *objs;                  /* req.object_args (rpc_objects.c) */
     uint64_t num;
@@ -475,6 +481,7 @@ static void item_release(struct run_item *it)
         manta__task_spec__free_unpacked(it->req.spec, NULL);
     free(it->labs);
     free(it->labp);
+    free(it->unset);
     mt_env_release(&it->env);
 }
 
@@ -565,15 +572,25 @@ void mt__task_dispatch_flush(struct mt_head *h)
 }
 
 /* Accelerator environment for a grant. */
-static void grant_env(const struct mt_grant *g, struct mt_env *env)
+/* The accelerator env of a grant, computed by sched (accel_env.h): GPUs
+ * and TPU chips. A TPU grant on a host without a slice identity (chips
+ * offered by --resources) still names its chips. */
+static void grant_env(struct mt_head *h, const struct mt_grant *g,
+                      struct mt_env *env)
 {
-    uint32_t ids[32];
-    size_t n = 0;
+    char chips[16 * MT_MAX_TPU_CHIPS] = "";
+    size_t len = 0;
+    int rc = mt_sched_grant_env(h->tq->sched, g, env);
 
-    for (uint32_t i = 0; i < 32; i++)
-        if (g->gpus & (1u << i))
-            ids[n++] = i;
-    mt_accel_env_gpu(ids, n, env);
+    if (rc == 0 || !g->tpu_chips)
+        return;
+    MT_DEBUG("grant %llu: TPU env without a slice shape: %s",
+             (unsigned long long)g->handle, mt_strerror(rc));
+    for (uint32_t m = g->tpu_chips; m && len < sizeof(chips) - 16;
+         m &= m - 1)
+        len += (size_t)snprintf(chips + len, sizeof(chips) - len, "%s%d",
+                                len ? "," : "", __builtin_ctz(m));
+    mt_env_set(env, "TPU_VISIBLE_CHIPS", chips);
 }
 
 static struct mt_node *node_by_handle(struct mt_head *h, uint32_t handle)
@@ -618,18 +635,25 @@ void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
     it->num = t->num;
     it->attempt = t->attempt;
     mt_env_init(&it->env);
-    grant_env(g, &it->env);
+    grant_env(h, g, &it->env);
     it->labs = mt_xcalloc(it->env.n + 1, sizeof(*it->labs));
     it->labp = mt_xcalloc(it->env.n + 1, sizeof(*it->labp));
+    it->unset = mt_xcalloc(it->env.n + 1, sizeof(*it->unset));
     for (size_t i = 0; i < it->env.n; i++) {
-        manta__label__init(&it->labs[i]);
-        it->labs[i].key = it->env.vars[i].name;
-        it->labs[i].value = it->env.vars[i].value ? it->env.vars[i].value
-                                                  : (char *)"";
-        it->labp[i] = &it->labs[i];
+        const struct mt_env_var *v = &it->env.vars[i];
+
+        if (!v->value) { /* an explicit unset (accel_env.h) */
+            it->unset[it->req.n_env_unset++] = v->name;
+            continue;
+        }
+        manta__label__init(&it->labs[it->req.n_env]);
+        it->labs[it->req.n_env].key = v->name;
+        it->labs[it->req.n_env].value = v->value;
+        it->labp[it->req.n_env] = &it->labs[it->req.n_env];
+        it->req.n_env++;
     }
-    it->req.n_env = it->env.n;
     it->req.env = it->labp;
+    it->req.env_unset = it->unset;
     it->objs = mt__objects_fill_run(h, n, &it->req);
 }
 

@@ -96,6 +96,12 @@ static int build_env(Manta__TaskSpec *s, const struct mt_task_opts *o)
             !(l->value = dup_str(o->env[i].value)))
             return -MT_ENOMEM;
     }
+    s->env_unset = calloc(o->n_env_unset + 1, sizeof(*s->env_unset));
+    if (!s->env_unset)
+        return -MT_ENOMEM;
+    for (size_t i = 0; i < o->n_env_unset; i++)
+        if (!(s->env_unset[s->n_env_unset++] = dup_str(o->env_unset[i])))
+            return -MT_ENOMEM;
     return 0;
 }
 

@@ -76,6 +76,8 @@ struct mt_task_opts {
     size_t n_match;
     struct mt__kv *env;
     size_t n_env;
+    char **env_unset;    /* names removed after env is applied */
+    size_t n_env_unset;
     char *name;
     char *cwd;
     int32_t priority;

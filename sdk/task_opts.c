@@ -63,6 +63,9 @@ void mt__opts_release(struct mt_task_opts *o)
         free(o->env[i].value);
     }
     free(o->env);
+    for (size_t i = 0; i < o->n_env_unset; i++)
+        free(o->env_unset[i]);
+    free(o->env_unset);
     free(o->name);
     free(o->cwd);
     for (size_t i = 0; i < o->n_code_path; i++)
@@ -375,6 +378,26 @@ int mt_task_opts_set_env(mt_task_opts_t *o, const char *key,
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
     }
     o->n_env++;
+    return 0;
+}
+
+int mt_task_opts_unset_env(mt_task_opts_t *o, const char *key)
+{
+    char **v;
+
+    if (!o || !key || !*key || strchr(key, '=') || strlen(key) > MAX_STR)
+        return mt__set_error(NULL, -MT_EINVAL, "invalid environment "
+                             "variable name '%.64s'", key ? key : "(null)");
+    for (size_t i = 0; i < o->n_env_unset; i++)
+        if (strcmp(o->env_unset[i], key) == 0)
+            return 0;
+    v = realloc(o->env_unset, (o->n_env_unset + 1) * sizeof(*v));
+    if (!v)
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    o->env_unset = v;
+    if (!(v[o->n_env_unset] = dup_str(key)))
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    o->n_env_unset++;
     return 0;
 }
 

@@ -224,7 +224,7 @@ int mt_exec_request_decode(const uint8_t *p, size_t n,
     for (uint32_t i = 0; i < r->n_env && !rb.bad; i++) {
         r->env[i] = get_str(&rb, MT_EXEC_MAX_ENV_BYTES);
         env += r->env[i] ? strlen(r->env[i]) + 4 : 0;
-        if (r->env[i] && (r->env[i][0] == '=' || !strchr(r->env[i], '=')))
+        if (r->env[i] && (r->env[i][0] == '=' || !r->env[i][0]))
             rb.bad = true;
     }
     if (env > MT_EXEC_MAX_ENV_BYTES)

@@ -16,8 +16,9 @@
  * Payload fields, in order; u32 = 4 bytes; str and blob = u32 length then
  * that many bytes (str: no NUL inside, no terminator on the wire):
  *   REQUEST  u32 attempt, str task_id, str function, u32 n_code_path,
- *            n_code_path x str, u32 n_env, n_env x str ("K=V", set for
- *            the call and undone after), u32 nargs, nargs x blob,
+ *            n_code_path x str, u32 n_env, n_env x str ("K=V" set, or
+ *            a bare "K" removed, for the call and undone after; in
+ *            order), u32 nargs, nargs x blob,
  *            u32 actor_op (enum mt_exec_actor_op), then (object
  *            arguments) u32 n_refs, n_refs x (u32 index, blob id of 20
  *            bytes): argument index is that object of the node's store (its

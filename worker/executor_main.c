@@ -299,8 +299,8 @@ out:
 
 /* ---- running one task ---------------------------------------------------- */
 
-/* Set the task's environment; RET what to restore afterwards ("K=old" or
- * "K" for unset), owned. */
+/* Set the task's environment ("K=V" sets, a bare "K" unsets); RET what to
+ * restore afterwards ("K=old" or "K" for unset), owned. */
 static char **env_push(const struct mt_exec_request *r)
 {
     char **undo = mt_xcalloc(r->n_env + 1, sizeof(*undo));
@@ -309,24 +309,31 @@ static char **env_push(const struct mt_exec_request *r)
         char *kv = r->env[i], *eq = strchr(kv, '=');
         const char *old;
 
-        *eq = '\0';
+        if (eq)
+            *eq = '\0';
         old = getenv(kv);
         undo[i] = old ? mt_xasprintf("%s=%s", kv, old) : mt_xstrdup(kv);
+        if (!eq) {
+            unsetenv(kv);
+            continue;
+        }
         setenv(kv, eq + 1, 1);
         *eq = '=';
     }
     return undo;
 }
 
-static void env_pop(const struct mt_exec_request *r, char **undo)
+/* Undo env_push, or with keep (an actor's creation: the actor lives on in
+ * this executor with its grant's environment) only free the record. */
+static void env_pop(const struct mt_exec_request *r, char **undo, bool keep)
 {
     for (uint32_t i = r->n_env; i-- > 0;) {
         char *eq = strchr(undo[i], '=');
 
-        if (eq) {
+        if (!keep && eq) {
             *eq = '\0';
             setenv(undo[i], eq + 1, 1);
-        } else {
+        } else if (!keep) {
             unsetenv(undo[i]);
         }
         free(undo[i]);
@@ -532,7 +539,7 @@ static void run(struct mt_exec_request *r, int fd)
         call.actor = r->actor_op == MT_EXEC_ACTOR_METHOD ? actor_state : NULL;
         undo = env_push(r);
         rc = f(&call);
-        env_pop(r, undo);
+        env_pop(r, undo, r->actor_op == MT_EXEC_ACTOR_CREATE && rc == 0);
         unmap_refs(r, mapped);
         call.error[sizeof(call.error) - 1] = '\0';
         free(args);

@@ -39,6 +39,17 @@ static void env_from_pb(struct mt_kv_list *l, Manta__Label **v, size_t n)
     l->n = n;
 }
 
+/* Names to remove from the environment: entries with a NULL value. */
+static void unset_from_pb(struct mt_kv_list *l, char **names, size_t n)
+{
+    mt_xgrow((void **)&l->v, &l->cap, n, sizeof(*l->v));
+    for (size_t i = 0; i < n; i++) {
+        l->v[i].key = mt_xstrdup(names[i]);
+        l->v[i].value = NULL;
+    }
+    l->n = n;
+}
+
 static enum mt_run_kind kind_from_pb(Manta__TaskKind k)
 {
     switch (k) {
@@ -111,7 +122,8 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
     memset(s, 0, sizeof(*s));
     if (p->n_argv > MT_RUN_MAX_ARGS)
         return "too many arguments (at most 4096)";
-    if (p->n_env + req->n_env > MT_RUN_MAX_ENV)
+    if (p->n_env + req->n_env + p->n_env_unset + req->n_env_unset >
+        MT_RUN_MAX_ENV)
         return "too many environment variables (at most 4096)";
     if (p->n_args > MT_EXEC_MAX_ARGS)
         return "too many function arguments (at most 4096)";
@@ -125,7 +137,9 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
         s->argv[i] = mt_xstrdup(p->argv[i]);
     s->argc = p->n_argv;
     env_from_pb(&s->env, p->env, p->n_env);
+    unset_from_pb(&s->env_unset, p->env_unset, p->n_env_unset);
     env_from_pb(&s->accel_env, req->env, req->n_env);
+    unset_from_pb(&s->accel_unset, req->env_unset, req->n_env_unset);
     mt_gpu_map_env(&s->accel_env); /* grant ids -> CUDA_VISIBLE_DEVICES */
     if (p->cwd && *p->cwd)
         s->cwd = mt_xstrdup(p->cwd);

@@ -80,7 +80,9 @@ void mt_run_spec_release(struct mt_run_spec *s)
         free(s->argv[i]);
     free(s->argv);
     mt_kv_list_release(&s->env);
+    mt_kv_list_release(&s->env_unset);
     mt_kv_list_release(&s->accel_env);
+    mt_kv_list_release(&s->accel_unset);
     free(s->cwd);
     free(s->function);
     for (size_t i = 0; s->code_path && i < s->n_code_path; i++)
@@ -170,7 +172,9 @@ int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len)
         return bad(err, len, "task_id must be 1-64 characters of "
                              "[A-Za-z0-9_-]");
     if ((why = check_env(&s->env, &count, &bytes)) ||
-        (why = check_env(&s->accel_env, &count, &bytes)))
+        (why = check_env(&s->env_unset, &count, &bytes)) ||
+        (why = check_env(&s->accel_env, &count, &bytes)) ||
+        (why = check_env(&s->accel_unset, &count, &bytes)))
         return bad(err, len, why);
     if (count > MT_RUN_MAX_ENV)
         return bad(err, len, "too many environment variables (at most 4096)");
@@ -211,7 +215,8 @@ static size_t key_hash(const char *k, size_t n)
     return (size_t)h;
 }
 
-/* Add "K=V" (taken) whose key is its first klen bytes. */
+/* Add "K=V", or a bare "K" for an unset (taken), whose key is its first
+ * klen bytes. */
 static void envb_add(struct envb *b, char *kv, size_t klen)
 {
     size_t h = key_hash(kv, klen) & b->mask;
@@ -219,7 +224,8 @@ static void envb_add(struct envb *b, char *kv, size_t klen)
     while (b->slot[h]) {
         char **e = &b->out[b->slot[h] - 1];
 
-        if (strncmp(*e, kv, klen) == 0 && (*e)[klen] == '=') {
+        if (strncmp(*e, kv, klen) == 0 &&
+            ((*e)[klen] == '=' || (*e)[klen] == '\0')) {
             free(*e);
             *e = kv;
             return;
@@ -230,11 +236,14 @@ static void envb_add(struct envb *b, char *kv, size_t klen)
     b->slot[h] = ++b->n;
 }
 
-char **mt_run_env_build(char *const *base,
-                        const struct mt_kv_list *const *lists, size_t n)
+/* Merge base and lists; unsets stay as bare "K" entries when keep_unset,
+ * else they are dropped at the end. */
+static char **env_merge(char *const *base,
+                        const struct mt_kv_list *const *lists, size_t n,
+                        bool keep_unset)
 {
     struct envb b = {0};
-    size_t total = 0, slots = 16;
+    size_t total = 0, slots = 16, k = 0;
     const char *eq;
 
     for (size_t i = 0; base && base[i]; i++)
@@ -253,14 +262,32 @@ char **mt_run_env_build(char *const *base,
         for (size_t j = 0; j < lists[i]->n; j++) {
             const struct mt_kv *kv = &lists[i]->v[j];
 
-            envb_add(&b, mt_xasprintf("%s=%s", kv->key,
-                                      kv->value ? kv->value : ""),
+            envb_add(&b, kv->value ? mt_xasprintf("%s=%s", kv->key,
+                                                  kv->value)
+                                   : mt_xstrdup(kv->key),
                      strlen(kv->key));
         }
     }
     free(b.slot);
-    b.out[b.n] = NULL;
+    for (size_t i = 0; i < b.n; i++) {
+        if (keep_unset || strchr(b.out[i], '='))
+            b.out[k++] = b.out[i];
+        else
+            free(b.out[i]);
+    }
+    b.out[k] = NULL;
     return b.out;
+}
+
+char **mt_run_env_build(char *const *base,
+                        const struct mt_kv_list *const *lists, size_t n)
+{
+    return env_merge(base, lists, n, false);
+}
+
+char **mt_run_env_overlay(const struct mt_kv_list *const *lists, size_t n)
+{
+    return env_merge(NULL, lists, n, true);
 }
 
 void mt_run_env_free(char **env)
@@ -832,12 +859,24 @@ static void fail_start(struct mt_task *t, int32_t code, char *error)
         close_handle(t, (uv_handle_t *)&t->timer);
 }
 
+/* The layers of a task's environment over its process's own, in order:
+ * the spec's env and unsets, the grant's env and unsets, ours. */
+static void task_lists(const struct mt_task *t, const struct mt_kv_list *own,
+                       const struct mt_kv_list *lists[5])
+{
+    lists[0] = &t->spec.env;
+    lists[1] = &t->spec.env_unset;
+    lists[2] = &t->spec.accel_env;
+    lists[3] = &t->spec.accel_unset;
+    lists[4] = own;
+}
+
 /* The environment of a task: the worker's, the spec's, the grant's, ours. */
 static char **task_env(struct mt_task *t)
 {
     const struct mt_worker *w = t->ts->w;
     struct mt_kv_list own = {0};
-    const struct mt_kv_list *lists[3];
+    const struct mt_kv_list *lists[5];
     char attempt[16];
     char **env;
 
@@ -849,10 +888,8 @@ static char **task_env(struct mt_task *t)
     mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
                    w->cfg->object_store_socket ? w->cfg->object_store_socket
                                                : "");
-    lists[0] = &t->spec.env;
-    lists[1] = &t->spec.accel_env;
-    lists[2] = &own;
-    env = mt_run_env_build(environ, lists, 3);
+    task_lists(t, &own, lists);
+    env = mt_run_env_build(environ, lists, 5);
     mt_kv_list_release(&own);
     return env;
 }
@@ -996,21 +1033,20 @@ static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
 }
 
 /* What a function task sees in its executor's environment on top of the
- * executor's own: the spec's env, the grant's, the task's ids. */
+ * executor's own: the spec's env and unsets, the grant's, the task's ids
+ * (unsets as bare "K" entries). */
 static char **fn_env(struct mt_task *t)
 {
     struct mt_kv_list own = {0};
-    const struct mt_kv_list *lists[3];
+    const struct mt_kv_list *lists[5];
     char attempt[16];
     char **env;
 
     snprintf(attempt, sizeof(attempt), "%u", t->spec.attempt);
     mt_kv_list_set(&own, "MANTA_TASK_ID", t->spec.task_id);
     mt_kv_list_set(&own, "MANTA_TASK_ATTEMPT", attempt);
-    lists[0] = &t->spec.env;
-    lists[1] = &t->spec.accel_env;
-    lists[2] = &own;
-    env = mt_run_env_build(NULL, lists, 3);
+    task_lists(t, &own, lists);
+    env = mt_run_env_overlay(lists, 5);
     mt_kv_list_release(&own);
     return env;
 }

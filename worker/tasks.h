@@ -84,7 +84,9 @@ struct mt_run_spec {
     char **argv;                 /* argc entries plus a NULL */
     size_t argc;
     struct mt_kv_list env;       /* the spec's environment */
+    struct mt_kv_list env_unset; /* the spec's unsets: values all NULL */
     struct mt_kv_list accel_env; /* the request's (accelerator) environment */
+    struct mt_kv_list accel_unset; /* the request's unsets: values NULL */
     char *cwd;                   /* NULL or "": the worker's */
     char *function;              /* FUNCTION: "lib.so:fn" or "fn" */
     char **code_path;            /* FUNCTION: n_code_path folders */
@@ -116,7 +118,11 @@ int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len);
 /*
  * mt_run_env_build - an environment for execve: base (e.g. environ), then
  * each list in order; a later value for a key replaces an earlier one in
- * place. Entries of base without '=' are skipped.
+ * place, and a NULL value removes the key (an explicit unset: a later
+ * list may set it again). Entries of base without '=' are skipped.
+ *
+ * A task's lists, in order: the spec's env, the spec's unsets, the grant's
+ * env, the grant's unsets, the MANTA_* variables.
  *
  * IN  base   NULL-terminated "K=V" strings, borrowed; may be NULL
  * IN  lists  n lists of key/value pairs, borrowed
@@ -124,6 +130,16 @@ int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len);
  */
 char **mt_run_env_build(char *const *base,
                         const struct mt_kv_list *const *lists, size_t n);
+
+/*
+ * mt_run_env_overlay - the same merge without a base, for an environment
+ * applied on top of another (an executor's): an unset is kept as a bare
+ * "K" entry, which the executor removes (exec_proto.h).
+ *
+ * RET returns owned NULL-terminated array of "K=V" and "K" entries, free
+ *     with mt_run_env_free()
+ */
+char **mt_run_env_overlay(const struct mt_kv_list *const *lists, size_t n);
 void mt_run_env_free(char **env);
 
 /* ---- bounded output buffer ----------------------------------------------- */

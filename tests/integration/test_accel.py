@@ -7,9 +7,27 @@ all real processes.
   TPU-v4-16-head marker on worker 0 of each slice only, and nothing
   accelerator-shaped on the CPU node.
 - a killed node is reported DEAD and its slice loses the host.
+- binding: a task granted 1, 2 or 4 TPU chips of a v4 host gets exactly
+  the env of docs/accelerators.md section 4.2 (TPU_VISIBLE_CHIPS unset for
+  the whole host, even when the worker's own env had it); a task without
+  GPUs sees CUDA_VISIBLE_DEVICES="" and no TPU_VISIBLE_CHIPS; two
+  concurrent TPU:2 tasks on one host get disjoint chips; --unset-env
+  removes variables from command and function tasks, and the grant's
+  variables still apply after it.
 """
-from accel_cluster import AccelCluster
-from harness import check, main
+import os
+import subprocess
+import tempfile
+
+from accel_cluster import MANTA, AccelCluster
+from harness import BIN, check, main
+
+FNLIB_DIR = os.path.normpath(os.path.join(BIN, "..", "lib"))
+FNLIB = "libmt_test_fnlib.so"
+ON_A0 = "manta.io/tpu-slice-name=slice-a,manta.io/tpu-worker-id=0"
+ON_A1 = "manta.io/tpu-slice-name=slice-a,manta.io/tpu-worker-id=1"
+# Print the accelerator env as "K=V" lines ("K=" when set and empty).
+DUMP = "env | grep -E '^(TPU_|CUDA_VISIBLE_DEVICES=)' | sort"
 
 TPU_LABELS = ("manta.io/accelerator-type", "manta.io/tpu-slice-name",
               "manta.io/tpu-worker-id", "manta.io/tpu-pod-type",
@@ -114,5 +132,144 @@ def test_killed_host_leaves_its_slice():
               (p.stdout, p.stderr))
 
 
+# ---- binding ----------------------------------------------------------------
+
+# docs/accelerators.md 4.2 for chips of a v4-16 host (a 3D generation),
+# granted on an idle host: the lowest aligned block.
+COMMON = {"TPU_ACCELERATOR_TYPE": "v4-16", "TPU_WORKER_ID": "0",
+          "TPU_WORKER_HOSTNAMES": "localhost", "TPU_SKIP_MDS_QUERY": "true",
+          "TPU_HOST_BOUNDS": "1,1,1",
+          # From the worker's own env (its slice identity); not the grant's.
+          "TPU_NAME": "slice-a",
+          "CUDA_VISIBLE_DEVICES": ""}
+GOLDEN = {
+    1: dict(COMMON, TPU_VISIBLE_CHIPS="0", TPU_CHIPS_PER_HOST_BOUNDS="1,1,1",
+            TPU_TOPOLOGY="1x1x1"),
+    2: dict(COMMON, TPU_VISIBLE_CHIPS="0,1",
+            TPU_CHIPS_PER_HOST_BOUNDS="1,2,1", TPU_TOPOLOGY="1x2x1"),
+    4: dict(COMMON, TPU_CHIPS_PER_HOST_BOUNDS="2,2,1", TPU_TOPOLOGY="2x2x1"),
+}
+
+
+def env_of(out):
+    return dict(ln.split("=", 1) for ln in out.splitlines() if "=" in ln)
+
+
+def submit_sh(c, script, *opts, timeout=60):
+    p = c.cli("submit", *opts, "--", "sh", "-c", script, timeout=timeout)
+    check(p.returncode == 0, "submit %r: rc %d\n%s%s" % (
+        opts, p.returncode, p.stdout, p.stderr))
+    return p.stdout
+
+
+def test_tpu_grant_env_goldens():
+    # The worker of a0 runs with TPU_VISIBLE_CHIPS and stale bounds set:
+    # grants replace them, and a whole-host grant removes TPU_VISIBLE_CHIPS.
+    stale = {"TPU_VISIBLE_CHIPS": "3", "TPU_CHIPS_PER_HOST_BOUNDS": "9,9,9"}
+    with AccelCluster(node_env={"a0": stale}) as c:
+        for k, want in sorted(GOLDEN.items()):
+            got = env_of(submit_sh(c, DUMP, "--num-cpus", "0", "--resources",
+                                   '{"TPU": %d}' % k, "--label-selector",
+                                   ON_A0))
+            check(got == want, "TPU:%d env\n got  %r\n want %r" % (
+                k, sorted(got.items()), sorted(want.items())))
+        # The same through a function task in an executor: the grant's
+        # unset reaches the executor, and is undone after the call.
+        fn = ["--num-cpus", "0", "--label-selector", ON_A0, "--function",
+              FNLIB + ":env", "--code-path", FNLIB_DIR,
+              "--arg", "TPU_VISIBLE_CHIPS"]
+        for _ in range(2):      # both executors of a0
+            p = c.cli("submit", "--resources", '{"TPU": 4}', *fn)
+            check(p.returncode == 1 and
+                  "TPU_VISIBLE_CHIPS is not set" in p.stderr,
+                  "whole-host function task: %d %r %r" % (
+                      p.returncode, p.stdout, p.stderr))
+        p = c.cli("submit", "--resources", '{"TPU": 2}', *fn)
+        check(p.returncode == 0 and p.stdout == "0,1",
+              "TPU:2 function task: %d %r %r" % (p.returncode, p.stdout,
+                                                  p.stderr))
+        for _ in range(2):
+            p = c.cli("submit", *fn)
+            check(p.returncode == 0 and p.stdout == "3",
+                  "no-TPU function task after them sees the worker's own "
+                  "value: %d %r %r" % (p.returncode, p.stdout, p.stderr))
+
+
+def test_no_accelerators_no_devices():
+    with AccelCluster() as c:
+        for name in ("cpu", "gpu", "a1"):
+            got = env_of(submit_sh(c, DUMP, "--num-cpus", "1",
+                                   "--label-selector", "manta.io/node-id=" +
+                                   c.nodes[name].node_id))
+            check(got.get("CUDA_VISIBLE_DEVICES") == "" and
+                  "TPU_VISIBLE_CHIPS" not in got,
+                  "task without accelerators on %s saw %r" % (name, got))
+            # Off the TPU hosts nothing TPU at all (a1's worker has its
+            # slice identity in its own env, which tasks inherit).
+            check(name == "a1" or got == {"CUDA_VISIBLE_DEVICES": ""},
+                  "task on %s saw %r" % (name, got))
+        got = env_of(submit_sh(c, DUMP, "--num-gpus", "2"))
+        ids = got.get("CUDA_VISIBLE_DEVICES", "").split(",")
+        check(len(ids) == 2 and len(set(ids)) == 2 and
+              "TPU_VISIBLE_CHIPS" not in got, "2-GPU task saw %r" % got)
+
+
+def test_concurrent_tpu_tasks_disjoint():
+    """Two TPU:2 tasks on a1 at once: each waits (20 s at most) for the
+    other to have started, so they truly overlap."""
+    with AccelCluster() as c, tempfile.TemporaryDirectory() as d:
+        script = ('touch %s/$1; i=0; while [ ! -e %s/$2 ] && [ $i -lt 200 ]; '
+                  'do sleep 0.1; i=$((i+1)); done; [ -e %s/$2 ] || exit 9; '
+                  'echo "$TPU_VISIBLE_CHIPS"' % (d, d, d))
+        procs = [subprocess.Popen(
+            [MANTA, "submit", "--address", c.address, "--num-cpus", "1",
+             "--resources", '{"TPU": 2}', "--label-selector", ON_A1, "--",
+             "sh", "-c", script, "sh", me, other],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for me, other in (("x", "y"), ("y", "x"))]
+        outs = [p.communicate(timeout=60) for p in procs]
+        for p, (out, err) in zip(procs, outs):
+            check(p.returncode == 0, "rc %d: %s%s" % (p.returncode, out, err))
+        chips = [set(o.strip().split(",")) for o, _ in outs]
+        check(len(chips[0]) == 2 and len(chips[1]) == 2 and
+              not chips[0] & chips[1] and
+              chips[0] | chips[1] == {"0", "1", "2", "3"},
+              "chips %r" % chips)
+        check(sorted(sorted(x) for x in chips) == [["0", "1"], ["2", "3"]],
+              "aligned pairs %r" % chips)
+
+
+def test_unset_env():
+    worker_env = {"MT_TEST_FOO": "worker", "MT_TEST_KEEP": "k"}
+    with AccelCluster(node_env={"cpu": worker_env}) as c:
+        on_cpu = ["--label-selector",
+                  "manta.io/node-id=" + c.nodes["cpu"].node_id]
+        got = env_of(submit_sh(
+            c, "env | grep -E '^(MT_TEST_|CUDA_VISIBLE_DEVICES=)'", *on_cpu,
+            "--env", "MT_TEST_BAR=1", "--env", "MT_TEST_GONE=1",
+            "--unset-env", "MT_TEST_FOO", "--unset-env", "MT_TEST_GONE",
+            "--unset-env", "MT_TEST_NEVER_SET",
+            "--unset-env", "CUDA_VISIBLE_DEVICES"))
+        check(got == {"MT_TEST_BAR": "1", "MT_TEST_KEEP": "k",
+                      "CUDA_VISIBLE_DEVICES": ""},
+              "command task env %r" % got)
+        fn = on_cpu + ["--function", FNLIB + ":env", "--code-path",
+                       FNLIB_DIR, "--arg", "MT_TEST_FOO"]
+        p = c.cli("submit", "--unset-env", "MT_TEST_FOO", *fn)
+        check(p.returncode == 1 and "MT_TEST_FOO is not set" in p.stderr,
+              "function task: %d %r %r" % (p.returncode, p.stdout, p.stderr))
+        for _ in range(2):
+            p = c.cli("submit", *fn)
+            check(p.returncode == 0 and p.stdout == "worker",
+                  "after the unset call: %d %r %r" % (p.returncode, p.stdout,
+                                                      p.stderr))
+        for bad in ("A=B", ""):
+            p = c.cli("submit", "--unset-env", bad, "--", "true")
+            check(p.returncode == 2 and "--unset-env" in p.stderr,
+                  "--unset-env %r: %d %r" % (bad, p.returncode, p.stderr))
+
+
 if __name__ == "__main__":
-    main([test_status_shows_accelerators, test_killed_host_leaves_its_slice])
+    main([test_status_shows_accelerators, test_killed_host_leaves_its_slice,
+          test_tpu_grant_env_goldens, test_no_accelerators_no_devices,
+          test_concurrent_tpu_tasks_disjoint, test_unset_env])

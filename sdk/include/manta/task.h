@@ -148,6 +148,17 @@ MT_EXTERN int mt_task_opts_set_name(mt_task_opts_t *o, const char *name);
 MT_EXTERN int mt_task_opts_set_env(mt_task_opts_t *o, const char *key,
                                    const char *value);
 
+/*
+ * mt_task_opts_unset_env - remove an environment variable from the
+ * program's environment (the name is copied; a repeat is a no-op). The
+ * worker applies, in order: its own environment, the env set with
+ * mt_task_opts_set_env, these unsets, the accelerator env of the grant,
+ * then MANTA_* -- so an unset wins over a set of the same name, and the
+ * grant's CUDA_VISIBLE_DEVICES / TPU_* win over both.
+ * RET 0, -MT_EINVAL (empty name, '=' in it, over 4096 bytes), -MT_ENOMEM.
+ */
+MT_EXTERN int mt_task_opts_unset_env(mt_task_opts_t *o, const char *key);
+
 /* mt_task_opts_set_cwd - working directory on the node (copied; NULL: the
  * worker's; a relative dir is taken from the caller's working directory,
  * as `manta submit --cwd` does). RET 0, -MT_EINVAL, -MT_ENOMEM, -errno. */

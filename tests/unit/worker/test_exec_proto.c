@@ -243,14 +243,18 @@ static void test_bad_fields(void)
         CU_ASSERT_STRING_EQUAL(r.function, "f");
         CU_ASSERT_EQUAL(r.n_env, 0);
         mt_exec_request_release(&r);
-        /* One environment entry "AB" (no '='), then nargs 0. */
+        /* One environment entry "=B" (no name), then nargs 0. */
         memcpy(pl + 17, &u[6], 4);
         u[0] = 2;
         memcpy(pl + 21, &u[0], 4);
-        memcpy(pl + 25, "AB", 2);
+        memcpy(pl + 25, "=B", 2);
         memcpy(pl + 27, &u[3], 4);
         memcpy(pl + 31, &u[3], 4);  /* actor_op 0 */
         CU_ASSERT_EQUAL(mt_exec_request_decode(pl, 35, &r), -MT_EPROTO);
+        pl[25] = 'A';               /* a bare "AB" is an unset */
+        CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(pl, 35, &r), 0);
+        CU_ASSERT_STRING_EQUAL(r.env[0], "AB");
+        mt_exec_request_release(&r);
         pl[26] = '=';               /* "A=" is fine */
         CU_ASSERT_EQUAL_FATAL(mt_exec_request_decode(pl, 35, &r), 0);
         mt_exec_request_release(&r);

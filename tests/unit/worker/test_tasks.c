@@ -253,6 +253,69 @@ static void test_env_many(void)
     mt_kv_list_release(&l);
 }
 
+/* Add an unset of key to l (a NULL value). */
+static void add_unset(struct mt_kv_list *l, const char *key)
+{
+    mt_xgrow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
+    l->v[l->n].key = mt_xstrdup(key);
+    l->v[l->n++].value = NULL;
+}
+
+/* The layers of a task: environ, spec env, spec unsets, grant env, grant
+ * unsets, MANTA_*. A whole-host TPU grant removes the worker's own
+ * TPU_VISIBLE_CHIPS; CUDA_VISIBLE_DEVICES="" stays set. */
+static void test_env_unsets(void)
+{
+    char *base[] = {"PATH=/bin", "TPU_VISIBLE_CHIPS=0,1", "DROP=me",
+                    "KEEP=1", "CUDA_VISIBLE_DEVICES=0", NULL};
+    struct mt_kv_list spec = {0}, sun = {0}, grant = {0}, gun = {0},
+                      own = {0};
+    const struct mt_kv_list *lists[] = {&spec, &sun, &grant, &gun, &own};
+    char **env;
+
+    mt_kv_list_set(&spec, "DROP", "spec");   /* set, then unset by spec */
+    mt_kv_list_set(&spec, "TPU_HOST_BOUNDS", "9,9,9");
+    add_unset(&sun, "DROP");
+    add_unset(&sun, "TPU_HOST_BOUNDS");      /* unset, then the grant's */
+    add_unset(&sun, "ABSENT");
+    mt_kv_list_set(&grant, "CUDA_VISIBLE_DEVICES", "");
+    mt_kv_list_set(&grant, "TPU_HOST_BOUNDS", "1,1,1");
+    add_unset(&gun, "TPU_VISIBLE_CHIPS");
+    mt_kv_list_set(&own, "MANTA_TASK_ID", "t1");
+    env = mt_run_env_build(base, lists, 5);
+    CU_ASSERT_EQUAL_FATAL(env_len(env), 5);
+    CU_ASSERT_STRING_EQUAL(env[0], "PATH=/bin");
+    CU_ASSERT_STRING_EQUAL(env[1], "KEEP=1");
+    CU_ASSERT_STRING_EQUAL(env[2], "CUDA_VISIBLE_DEVICES=");
+    CU_ASSERT_STRING_EQUAL(env[3], "TPU_HOST_BOUNDS=1,1,1");
+    CU_ASSERT_STRING_EQUAL(env[4], "MANTA_TASK_ID=t1");
+    mt_run_env_free(env);
+
+    /* An overlay keeps the unsets as bare names, in first-seen order. */
+    env = mt_run_env_overlay(lists, 5);
+    CU_ASSERT_EQUAL_FATAL(env_len(env), 6);
+    CU_ASSERT_STRING_EQUAL(env[0], "DROP");
+    CU_ASSERT_STRING_EQUAL(env[1], "TPU_HOST_BOUNDS=1,1,1");
+    CU_ASSERT_STRING_EQUAL(env[2], "ABSENT");
+    CU_ASSERT_STRING_EQUAL(env[3], "CUDA_VISIBLE_DEVICES=");
+    CU_ASSERT_STRING_EQUAL(env[4], "TPU_VISIBLE_CHIPS");
+    CU_ASSERT_STRING_EQUAL(env[5], "MANTA_TASK_ID=t1");
+    mt_run_env_free(env);
+
+    /* A later set brings an unset variable back. */
+    add_unset(&grant, "KEEP");
+    mt_kv_list_set(&own, "KEEP", "2");
+    env = mt_run_env_build(base, lists, 5);
+    CU_ASSERT_EQUAL_FATAL(env_len(env), 5);
+    CU_ASSERT_STRING_EQUAL(env[1], "KEEP=2");
+    mt_run_env_free(env);
+    mt_kv_list_release(&spec);
+    mt_kv_list_release(&sun);
+    mt_kv_list_release(&grant);
+    mt_kv_list_release(&gun);
+    mt_kv_list_release(&own);
+}
+
 /* ---- output buffer ------------------------------------------------------- */
 
 static void test_outbuf_append_coalesces(void)
@@ -398,6 +461,7 @@ CU_TestInfo mt_test_tasks[] = {
     {"env_override_order", test_env_override_order},
     {"env_prefix_keys_and_empty", test_env_prefix_keys_and_empty},
     {"env_many", test_env_many},
+    {"env_unsets", test_env_unsets},
     {"outbuf_append_coalesces", test_outbuf_append_coalesces},
     {"outbuf_drops_oldest_with_marker", test_outbuf_drops_oldest_with_marker},
     {"outbuf_take_splits", test_outbuf_take_splits},

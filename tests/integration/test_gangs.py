@@ -60,7 +60,10 @@ def port_range(n=64):
 
 def cluster():
     lo, hi = port_range()
-    c = AccelCluster(head_args=["--gang-ports", "%d-%d" % (lo, hi)])
+    # Workers whose own env names chips: host-centric members must not
+    # inherit it (the gang unsets it), device-centric ones get their own.
+    c = AccelCluster(head_args=["--gang-ports", "%d-%d" % (lo, hi)],
+                     env={"TPU_VISIBLE_CHIPS": "0,1,2,3"})
     c.ports = (lo, hi)
     return c
 

@@ -301,7 +301,7 @@ static struct mt_task *submit_member(struct mt_head *h, struct mt_gang *g,
     size_t nenv = tpl->n_env + e->n, k = 0;
     Manta__Label *labs = mt_xcalloc(nenv + 1, sizeof(*labs));
     Manta__Label **labp = mt_xcalloc(nenv + 1, sizeof(*labp));
-    char **unset = mt_xcalloc(e->n + 1, sizeof(*unset));
+    char **unset = mt_xcalloc(tpl->n_env_unset + e->n + 1, sizeof(*unset));
     char name[300], pg_id[17];
     struct mt_task *t;
     int err;
@@ -311,6 +311,8 @@ static struct mt_task *submit_member(struct mt_head *h, struct mt_gang *g,
     for (size_t i = 0; i < tpl->n_env; i++)
         labp[k++] = tpl->env[i];
     s.n_env_unset = 0;
+    for (size_t i = 0; i < tpl->n_env_unset; i++)
+        unset[s.n_env_unset++] = tpl->env_unset[i];
     for (size_t i = 0; i < e->n; i++) {
         if (!e->vars[i].value) {
             unset[s.n_env_unset++] = e->vars[i].name;

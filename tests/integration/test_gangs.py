@@ -16,7 +16,8 @@ docs/accelerators.md (notes/accelerators.md section 3.4 for v4-16):
   busy: the gang stays PENDING holding nothing, and runs once a host frees.
 - two gangs at once get different slices.
 - a member killed mid-run: the whole gang restarts (new tasks, attempt 1)
-  and finishes; the old members are gone.
+  and finishes; the old members are gone. A host killed mid-run: the gang
+  restarts on the other, intact slice.
 - --slices 2: multislice env (MEGASCALE_*), one slice each.
 - bad requests get clear errors.
 - the C SDK (sdk_gang.c): slice groups (manta/pg.h) and gangs
@@ -297,6 +298,22 @@ def test_restart_multislice_and_errors():
         p = c.cli("gang", "get", "gffffffffffffff")
         check(p.returncode == 1 and "no such gang" in p.stderr,
               "unknown gang: %r" % p.stderr)
+
+        # a host dies under a running gang: it restarts on the other slice
+        d = new_dir("gang-node")
+        gid = c.cli("submit", "--no-wait", "--tpu", "v4-16", "--max-restarts",
+                    "1", "--", *MEMBER, d, "hang-first",
+                    check=True).stdout.strip()
+        wait_until(lambda: len(envs(d)) == 2, 30, "first attempt", 0.2)
+        sl = envs(d)[0]["TPU_NAME"]
+        c.kill("a1" if sl == "slice-a" else "b1")
+        wait_until(lambda: gang_info(c, gid)["state"] == "FINISHED", 40,
+                   "gang restarted after its host died", 0.3)
+        ev = envs(d, 1)
+        check(sorted(ev) == [0, 1] and all(e["TPU_NAME"] != sl
+                                           for e in ev.values()),
+              "after losing a host of %s the gang ran on %r" % (
+                  sl, [e["TPU_NAME"] for e in ev.values()]))
 
 
 def test_sdk_and_slice_groups():

@@ -197,10 +197,48 @@ struct pg_info {
     Manta__PlacementGroupInfo info;
     Manta__CreatePlacementGroupRequest *req;
     char **nodes;
+    Manta__BundleSpec *sb, **sbp;        /* a slice group's bundles */
+    Manta__ResourceEntry *sr, **srp;
 };
+
+/* A slice group's request names no bundles: show what each host's bundle
+ * reserves (its chips, ...) as the scheduler holds it. */
+static void slice_bundles_fill(struct mt_head *h, struct mt_pg *pg,
+                               struct pg_info *p)
+{
+    const struct mt_res_names *names = mt_sched_resource_names(h->tq->sched);
+    size_t k = 0;
+
+    p->sb = mt_xcalloc(pg->nbundles + 1, sizeof(*p->sb));
+    p->sbp = mt_xcalloc(pg->nbundles + 1, sizeof(*p->sbp));
+    p->sr = mt_xcalloc((size_t)pg->nbundles * MT_RES_SET_MAX + 1,
+                       sizeof(*p->sr));
+    p->srp = mt_xcalloc((size_t)pg->nbundles * MT_RES_SET_MAX + 1,
+                        sizeof(*p->srp));
+    for (uint32_t i = 0; i < pg->nbundles; i++) {
+        struct mt_bundle_info bi;
+
+        manta__bundle_spec__init(&p->sb[i]);
+        p->sbp[i] = &p->sb[i];
+        p->sb[i].resources = &p->srp[k];
+        if (mt_sched_pg_bundle(h->tq->sched, pg->num, i, &bi) < 0)
+            continue;
+        for (uint8_t j = 0; j < bi.res.n; j++, k++) {
+            manta__resource_entry__init(&p->sr[k]);
+            p->sr[k].name = (char *)mt_res_names_name(names, bi.res.it[j].id);
+            p->sr[k].quantity = bi.res.it[j].qty;
+            p->srp[k] = &p->sr[k];
+            p->sb[i].n_resources++;
+        }
+    }
+    p->info.n_bundles = pg->nbundles;
+    p->info.bundles = p->sbp;
+    p->info.strategy = MANTA__PLACEMENT_STRATEGY__PLACEMENT_STRICT_SPREAD;
+}
 
 static void info_fill(struct mt_head *h, struct mt_pg *pg, struct pg_info *p)
 {
+    memset(p, 0, sizeof(*p));
     manta__placement_group_info__init(&p->info);
     pg_refresh(h, pg);
     p->req = manta__create_placement_group_request__unpack(NULL, pg->spec_len,
@@ -223,6 +261,9 @@ static void info_fill(struct mt_head *h, struct mt_pg *pg, struct pg_info *p)
         p->info.strategy = p->req->strategy;
         p->info.n_bundles = p->req->n_bundles;
         p->info.bundles = p->req->bundles;
+        if (*p->req->tpu_pod_type &&
+            pg->state == MANTA__PLACEMENT_GROUP_STATE__PG_STATE_CREATED)
+            slice_bundles_fill(h, pg, p);
     }
 }
 
@@ -231,6 +272,10 @@ static void info_release(struct pg_info *p)
     if (p->req)
         manta__create_placement_group_request__free_unpacked(p->req, NULL);
     free(p->nodes);
+    free(p->sb);
+    free(p->sbp);
+    free(p->sr);
+    free(p->srp);
 }
 
 /* ---- waiters ------------------------------------------------------------------- */

@@ -82,4 +82,33 @@ void mt_cli_one_line(char *s);
 /* mt_cli_task_state_name - "PENDING", "RUNNING", ... for a TaskState. */
 const char *mt_cli_task_state_name(int state);
 
+/* A gang submit (`manta submit --tpu ...`), see cmd_gang.c. */
+struct mt_cli_gang_opts {
+    const char *pod_type;        /* "v4-16" */
+    const char *topology;        /* NULL: the pod type's default */
+    const char *name;            /* NULL: none */
+    uint32_t slices;             /* 1 or more */
+    bool device;                 /* one process per chip (else per host) */
+    int32_t max_restarts;        /* whole-gang restarts; -1 no limit */
+    bool no_wait, verbose;
+};
+
+/*
+ * mt_cli_gang_run - SubmitGang with member (a Manta__TaskSpec, borrowed) and
+ * follow the gang: members' output prefixed "[rank R] ", restarts on
+ * stderr. With no_wait print the gang id instead.
+ * RET the exit code: 0, the failed member's code (1 without one), 130
+ *     cancelled, 1 when refused or lost
+ */
+int mt_cli_gang_run(struct mt_cli_conn *c, const char *addr,
+                    const void *member, const struct mt_cli_gang_opts *o);
+
+/* `manta gang get|cancel ID`. RET the exit code. */
+int mt_cmd_gang(int argc, char **argv);
+/* `manta list gangs`: newest first, a table or JSON. RET the exit code. */
+int mt_cli_list_gangs(const char *addr, long limit, bool json);
+
+/* The name of a proto GangState, e.g. "RUNNING". */
+const char *mt_cli_gang_state_name(int state);
+
 #endif /* MT_CLI_H */

@@ -37,6 +37,9 @@ static void usage(FILE *f)
             "  --port P               head rpc port (default 6380; 0 picks one)\n"
             "  --dashboard-port D     with --head: serve the dashboard and /metrics\n"
             "                         over HTTP on D (0 picks one; default: none)\n"
+            "  --gang-ports LO-HI     with --head: ports handed to TPU gang members\n"
+            "                         (MASTER_PORT, TPU_PROCESS_PORT; default\n"
+            "                         8470-8999)\n"
             "  --node-ip IP           this node's address (default: primary IPv4)\n"
             "  --temp-dir DIR         session dir (default %s)\n"
             "  --no-worker            with --head: start only the head\n"
@@ -69,6 +72,7 @@ struct start_opts {
     const char *address;
     const char *port;
     const char *dashboard_port;
+    const char *gang_ports;
     const char *node_ip;
     const char *temp_dir;
     const char *num_cpus, *num_gpus, *memory, *resources, *labels;
@@ -81,13 +85,14 @@ struct start_opts {
 
 enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
        O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT,
-       O_OSM, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL };
+       O_OSM, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_GANGPORTS };
 
 static const struct option opts[] = {
     {"head", no_argument, NULL, O_HEAD},
     {"address", required_argument, NULL, O_ADDR},
     {"port", required_argument, NULL, O_PORT},
     {"dashboard-port", required_argument, NULL, O_DASH},
+    {"gang-ports", required_argument, NULL, O_GANGPORTS},
     {"node-ip", required_argument, NULL, O_IP},
     {"temp-dir", required_argument, NULL, O_TMP},
     {"no-worker", no_argument, NULL, O_NOWORKER},
@@ -176,6 +181,7 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_ADDR: o->address = optarg; break;
         case O_PORT: o->port = optarg; break;
         case O_DASH: o->dashboard_port = optarg; break;
+        case O_GANGPORTS: o->gang_ports = optarg; break;
         case O_IP: o->node_ip = optarg; break;
         case O_TMP: o->temp_dir = optarg; break;
         case O_NOWORKER: o->no_worker = 1; break;
@@ -222,6 +228,8 @@ static int parse(int argc, char **argv, struct start_opts *o)
         return bad("no-worker", "", "only with --head");
     if (o->dashboard_port && !o->head)
         return bad("dashboard-port", o->dashboard_port, "only with --head");
+    if (o->gang_ports && !o->head)
+        return bad("gang-ports", o->gang_ports, "only with --head");
     return check_values(o);
 }
 
@@ -276,6 +284,7 @@ static char *start_head(const struct start_opts *o)
     add(args, &n, "--node-ip", o->node_ip);
     add(args, &n, "--temp-dir", o->temp_dir);
     add(args, &n, "--dashboard-port", o->dashboard_port);
+    add(args, &n, "--gang-ports", o->gang_ports);
     add(args, &n, "--report-period-ms", o->period);
     add(args, &n, "--node-timeout-ms", o->timeout);
     add(args, &n, "--log-level", o->log_level);

@@ -91,6 +91,17 @@ static void usage(FILE *f)
             "                         written to stdout after its output\n"
             "  --arg VALUE            an argument, as bytes (repeatable)\n"
             "  --code-path DIR        a folder to find LIB in (repeatable)\n"
+            "TPU slices (a gang: one program over every host of whole slices):\n"
+            "  --tpu TYPE             reserve whole slices of this pod type\n"
+            "                         (e.g. v4-16) and run PROGRAM as a gang\n"
+            "  --topology T           the slice topology (default: the type's)\n"
+            "  --slices K             K slices, multislice (default 1)\n"
+            "  --launch host|device   one process per host (JAX; default) or\n"
+            "                         one per chip (TorchTPU, PyTorch/XLA)\n"
+            "  --max-restarts N       restart the whole gang up to N times when\n"
+            "                         a member fails (default 0)\n"
+            "                         Output lines are prefixed \"[rank R] \";\n"
+            "                         the exit code is the gang's.\n"
             "output:\n"
             "  --no-wait              print the task id and exit at once\n"
             "  -v, --verbose          report state changes on stderr\n"
@@ -100,6 +111,7 @@ static void usage(FILE *f)
             "  manta submit -- hostname\n"
             "  manta submit --num-gpus 1 --env CUDA_CACHE=0 -- ./train --epochs 3\n"
             "  manta submit --label-selector 'zone in (a|b),!spot' -- ./job.sh\n"
+            "  manta submit --tpu v4-16 --launch device -- python3 train.py\n"
             "  id=$(manta submit --no-wait --name nightly -- make test)\n",
             MT_DEFAULT_TEMP_DIR);
 }
@@ -331,6 +343,7 @@ struct submit_opts {
     const char *addr, *dir;
     const char *name, *cwd;
     bool spread, no_wait, verbose;
+    bool cpu_defaulted;          /* CPU: 1 because none was asked for */
     const char *pg;              /* placement group id or NULL */
     const char *function;        /* function task "lib.so:fn", or NULL */
     const char **fargs;          /* --arg values, borrowed */
@@ -348,6 +361,7 @@ struct submit_opts {
     char *abs_cwd;               /* owned when cwd was relative */
     char **argv;                 /* borrowed: the program and its arguments */
     int argc;
+    struct mt_cli_gang_opts gang; /* gang.pod_type NULL: not a gang */
 };
 
 static void opts_release(struct submit_opts *o)
@@ -365,7 +379,8 @@ static void opts_release(struct submit_opts *o)
 
 enum { O_ADDR = 256, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES, O_SEL, O_PRIO,
        O_RETRY, O_NAME, O_ENV, O_CWD, O_SPREAD, O_NOWAIT, O_PG, O_BUNDLE,
-       O_FUNC, O_ARG, O_CODE, O_UNSET };
+       O_FUNC, O_ARG, O_CODE, O_TPU, O_TOPO, O_SLICES, O_LAUNCH,
+       O_RESTARTS, O_UNSET };
 
 static const struct option long_opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -388,6 +403,11 @@ static const struct option long_opts[] = {
     {"arg", required_argument, NULL, O_ARG},
     {"code-path", required_argument, NULL, O_CODE},
     {"no-wait", no_argument, NULL, O_NOWAIT},
+    {"tpu", required_argument, NULL, O_TPU},
+    {"topology", required_argument, NULL, O_TOPO},
+    {"slices", required_argument, NULL, O_SLICES},
+    {"launch", required_argument, NULL, O_LAUNCH},
+    {"max-restarts", required_argument, NULL, O_RESTARTS},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -440,8 +460,10 @@ static int check_resources(struct submit_opts *o, const struct res_flags *f)
             return MT_EXIT_USAGE;
     }
     /* Like Ray, a task takes 1 CPU unless it says otherwise. */
-    if (mt_qty_list_get(&o->res, "CPU") < 0)
+    if (mt_qty_list_get(&o->res, "CPU") < 0) {
         mt_qty_list_set(&o->res, "CPU", MT_QTY_SCALE);
+        o->cpu_defaulted = true;
+    }
     if (o->res.n > RES_MAX_KINDS)
         return usage_error("at most %d kinds of resources in one task",
                            RES_MAX_KINDS);
@@ -503,6 +525,68 @@ static int find_dashdash(int argc, char **argv)
 }
 
 /* One option from getopt; RET 0, -1 (printed help: exit 0) or the exit code. */
+/* The TPU slice (gang) flags. */
+static int take_gang_opt(struct submit_opts *o, int c)
+{
+    struct mt_cli_gang_opts *g = &o->gang;
+    long v;
+
+    switch (c) {
+    case O_TPU:
+        if (!*optarg || strlen(optarg) > 64)
+            return usage_error("invalid --tpu '%s': expected a pod type such "
+                               "as v4-16", optarg);
+        g->pod_type = optarg;
+        return 0;
+    case O_TOPO:
+        g->topology = optarg;
+        return 0;
+    case O_SLICES:
+        if (!mt_parse_int(optarg, 1, 64, &v))
+            return usage_error("invalid --slices '%s': expected 1..64",
+                               optarg);
+        g->slices = (uint32_t)v;
+        return 0;
+    case O_LAUNCH:
+        if (strcmp(optarg, "host") && strcmp(optarg, "device"))
+            return usage_error("invalid --launch '%s': expected host or "
+                               "device", optarg);
+        g->device = strcmp(optarg, "device") == 0;
+        return 0;
+    default:
+        if (!mt_parse_int(optarg, -1, INT32_MAX, &v))
+            return usage_error("invalid --max-restarts '%s': expected a "
+                               "whole number >= -1", optarg);
+        g->max_restarts = (int32_t)v;
+        return 0;
+    }
+}
+
+/* Gang flags need --tpu and a program; some task flags make no sense. */
+static int check_gang(struct submit_opts *o, bool any_gang_flag)
+{
+    if (!o->gang.pod_type)
+        return any_gang_flag ? usage_error("--topology, --slices, --launch "
+                                           "and --max-restarts go with --tpu")
+                             : 0;
+    if (o->function)
+        return usage_error("--tpu runs a program, not --function");
+    if (o->pg || o->spread || o->sel.n)
+        return usage_error("--tpu places its members itself: no "
+                           "--placement-group, --spread or --label-selector");
+    if (mt_qty_list_get(&o->res, "TPU") >= 0)
+        return usage_error("--tpu members get their slice's chips: do not "
+                           "ask for TPU in --resources");
+    if (o->cpu_defaulted) /* like Ray's run_on_slice: members take none */
+        mt_qty_list_set(&o->res, "CPU", 0);
+    if (!o->gang.slices)
+        o->gang.slices = 1;
+    o->gang.name = o->name;
+    o->gang.no_wait = o->no_wait;
+    o->gang.verbose = o->verbose;
+    return 0;
+}
+
 static int take_opt(struct submit_opts *o, struct res_flags *rf, int c,
                     const char *bad)
 {
@@ -552,6 +636,12 @@ static int take_opt(struct submit_opts *o, struct res_flags *rf, int c,
                                optarg);
         return 0;
     case O_NOWAIT: o->no_wait = true; return 0;
+    case O_TPU:
+    case O_TOPO:
+    case O_SLICES:
+    case O_LAUNCH:
+    case O_RESTARTS:
+        return take_gang_opt(o, c);
     case 'v': o->verbose = true; return 0;
     case O_SEL:
         if (o->sel.n)
@@ -612,7 +702,10 @@ static int parse_opts(int argc, char **argv, struct submit_opts *o)
                            o->addr);
     o->argv = argv + (end < argc ? end + 1 : argc);
     o->argc = end < argc ? argc - end - 1 : 0;
-    return check_resources(o, &rf);
+    if ((rc = check_resources(o, &rf)))
+        return rc;
+    return check_gang(o, o->gang.topology || o->gang.slices ||
+                             o->gang.max_restarts || o->gang.device);
 }
 
 /* ---- the task spec ------------------------------------------------------- */
@@ -984,6 +1077,16 @@ static int run(const struct submit_opts *o, const char *addr)
     w.sigint.data = &w;
     if (!o->no_wait)
         uv_signal_start(&w.sigint, on_sigint, SIGINT);
+    if (o->gang.pod_type) {
+        struct spec_buf b;
+
+        uv_close((uv_handle_t *)&w.sigint, NULL);
+        spec_build(&b, o);
+        rc = mt_cli_gang_run(&conn, addr, &b.spec, &o->gang);
+        spec_release(&b);
+        mt_cli_conn_close(&conn);
+        return rc;
+    }
     rc = submit(&conn, addr, o, &id);
     if (rc == 0 && o->no_wait) {
         printf("%s\n", id);

@@ -26,6 +26,7 @@ static const struct {
     {"list", mt_cmd_list,
      "list nodes, tasks, actors, placement groups or objects"},
     {"actor", mt_cmd_actor, "show or kill an actor"},
+    {"gang", mt_cmd_gang, "show or cancel a gang (TPU slice program)"},
     {"placement-group", mt_cmd_pg,
      "create, wait for or remove a placement group"},
     {"microbenchmark", mt_cmd_microbenchmark,

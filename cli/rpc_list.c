@@ -530,7 +530,7 @@ static int list_pgs(const char *addr, long limit, bool json)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: manta list nodes|tasks|actors|placement-groups|objects\n"
+            "usage: manta list nodes|tasks|actors|placement-groups|objects|gangs\n"
             "                  [--address HOST:PORT | --temp-dir DIR]\n"
             "                  [--format text|json] [--limit N]\n"
             "\n"
@@ -547,6 +547,7 @@ static void usage(FILE *f)
             "  -h, --help           this text\n"
             "\n"
             "objects: the head's object directory (size, locations, refs).\n"
+            "gangs: programs over whole TPU slices (manta submit --tpu).\n"
             "\n"
             "examples:\n"
             "  manta list nodes\n"
@@ -608,9 +609,9 @@ int mt_cmd_list(int argc, char **argv)
         return usage_error("--format must be text or json, not '%s'", format);
     if (strcmp(kind, "nodes") && strcmp(kind, "tasks") &&
         strcmp(kind, "actors") && strcmp(kind, "placement-groups") &&
-        strcmp(kind, "objects"))
+        strcmp(kind, "objects") && strcmp(kind, "gangs"))
         return usage_error("cannot list '%s': expected nodes, tasks, actors, "
-                           "placement-groups or objects", kind);
+                           "placement-groups, objects or gangs", kind);
     rc = mt_cli_head_addr("list", addr, dir, &head);
     if (rc == MT_EXIT_USAGE)
         usage(stderr);
@@ -622,6 +623,8 @@ int mt_cmd_list(int argc, char **argv)
         rc = mt_cli_list_actors(head, limit, strcmp(format, "json") == 0);
     } else if (strcmp(kind, "placement-groups") == 0) {
         rc = list_pgs(head, limit, strcmp(format, "json") == 0);
+    } else if (strcmp(kind, "gangs") == 0) {
+        rc = mt_cli_list_gangs(head, limit, strcmp(format, "json") == 0);
     } else if (strcmp(kind, "objects") == 0) {
         rc = mt_cli_list_objects(head, limit, strcmp(format, "json") == 0);
     } else {

@@ -26,6 +26,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: manta placement-group create --bundles JSON [--strategy S]\n"
             "                                  [--name NAME] [--wait SECONDS]\n"
+            "       manta placement-group create --tpu TYPE [--slices K]\n"
+            "                                  [--name NAME] [--wait SECONDS]\n"
             "       manta placement-group wait ID [--timeout SECONDS]\n"
             "       manta placement-group remove ID\n"
             "  (each also takes --address HOST:PORT or --temp-dir DIR)\n"
@@ -36,6 +38,11 @@ static void usage(FILE *f)
             "  --bundles JSON    a list of resource maps, e.g.\n"
             "                    '[{\"CPU\": 1}, {\"CPU\": 1, \"GPU\": 1}]'\n"
             "  --strategy S      PACK (default), SPREAD, STRICT_PACK, STRICT_SPREAD\n"
+            "  --tpu TYPE        instead of bundles: every host of whole TPU\n"
+            "                    slices of this pod type (e.g. v4-16), one\n"
+            "                    bundle per host with all its chips; bundle\n"
+            "                    s*HOSTS+W is worker W of slice s\n"
+            "  --slices K        how many slices (default 1)\n"
             "  --name NAME       a name shown by `manta list placement-groups`\n"
             "  --wait SECONDS    create: wait until every bundle is reserved\n"
             "  --timeout SECONDS wait: how long (default 30)\n"
@@ -168,8 +175,15 @@ static int wait_created(const char *addr, const char *id, long seconds)
     return ok ? 0 : 1;
 }
 
+/* A TPU slice group instead of bundles (tpu NULL: none). */
+struct slice_req {
+    const char *tpu;
+    long slices;
+};
+
 static int do_create(const char *addr, const struct bundles *b, int strategy,
-                     const char *name, long wait_s)
+                     const char *name, long wait_s,
+                     const struct slice_req *sr)
 {
     Manta__CreatePlacementGroupRequest req =
         MANTA__CREATE_PLACEMENT_GROUP_REQUEST__INIT;
@@ -200,6 +214,8 @@ static int do_create(const char *addr, const struct bundles *b, int strategy,
     req.strategy = (Manta__PlacementStrategy)strategy;
     req.n_bundles = b->n;
     req.bundles = bp;
+    req.tpu_pod_type = (char *)(sr->tpu ? sr->tpu : "");
+    req.tpu_slices = (uint32_t)sr->slices;
     rc = call(addr, &mt_head_create_pg, &req.base, PG_TIMEOUT_MS, &resp);
     free(bs);
     free(bp);
@@ -243,6 +259,8 @@ int mt_cmd_pg(int argc, char **argv)
         {"name", required_argument, NULL, 'n'},
         {"wait", required_argument, NULL, 'w'},
         {"timeout", required_argument, NULL, 'T'},
+        {"tpu", required_argument, NULL, 'P'},
+        {"slices", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -252,6 +270,7 @@ int mt_cmd_pg(int argc, char **argv)
     int c, strategy = 0, rc;
     char err[256] = "", *head = NULL;
     const char *verb;
+    struct slice_req sr = {NULL, 1};
 
     optind = 1;
     opterr = 0;
@@ -274,6 +293,12 @@ int mt_cmd_pg(int argc, char **argv)
             if (!mt_parse_int(optarg, 0, 3600, &timeout_s))
                 return usage_error("invalid --timeout '%s'", optarg);
             break;
+        case 'P': sr.tpu = optarg; break;
+        case 'S':
+            if (!mt_parse_int(optarg, 1, 64, &sr.slices))
+                return usage_error("invalid --slices '%s': expected 1..64",
+                                   optarg);
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -288,9 +313,9 @@ int mt_cmd_pg(int argc, char **argv)
     if (strcmp(verb, "create") == 0) {
         if (optind + 1 != argc)
             return usage_error("unexpected argument '%s'", argv[optind + 1]);
-        if (!bundles_s)
-            return usage_error("%s", "create needs --bundles");
-        if (parse_bundles(bundles_s, &b, err, sizeof(err)) < 0) {
+        if (!bundles_s == !sr.tpu)
+            return usage_error("%s", "create needs --bundles or --tpu");
+        if (bundles_s && parse_bundles(bundles_s, &b, err, sizeof(err)) < 0) {
             bundles_release(&b);
             return usage_error("invalid --bundles: %s", err);
         }
@@ -309,7 +334,7 @@ int mt_cmd_pg(int argc, char **argv)
         return rc;
     }
     if (strcmp(verb, "create") == 0)
-        rc = do_create(head, &b, strategy, name, wait_s);
+        rc = do_create(head, &b, strategy, name, wait_s, &sr);
     else if (strcmp(verb, "wait") == 0)
         rc = wait_created(head, argv[optind + 1], timeout_s);
     else

@@ -30,6 +30,8 @@ struct mt_head_config {
     int node_timeout_ms;        /* silence before DEAD; default 3000 */
     int grace_ms;               /* graceful shutdown budget; default 2000 */
     int dashboard_port;         /* HTTP dashboard; 0 picks one, -1 = off */
+    int gang_port_lo;           /* ports gangs hand their members */
+    int gang_port_hi;           /* (inclusive; 0, 0: 8470-8999) */
 };
 
 struct mt_head_watcher;

@@ -43,6 +43,8 @@ static void usage(FILE *f)
             "  --report-period-ms N   how often workers report (default 1000)\n"
             "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"
             "  --grace-ms N           shutdown grace for calls (default 2000)\n"
+            "  --gang-ports LO-HI     ports handed to gang members: MASTER_PORT,\n"
+            "                         TPU_PROCESS_PORT, ... (default 8470-8999)\n"
             "  --log-level L          debug|info|warn|error (default info)\n"
             "  --version              print the version\n"
             "  -h, --help             this text\n",
@@ -59,7 +61,7 @@ static void stop_head(void *d, void (*done)(void *arg), void *arg)
 }
 
 enum { O_PORT = 256, O_IP, O_TMP, O_STORAGE, O_PERIOD, O_TIMEOUT, O_GRACE,
-       O_LOG, O_VERSION, O_DASH };
+       O_LOG, O_VERSION, O_DASH, O_GANG_PORTS };
 
 static const struct option opts[] = {
     {"port", required_argument, NULL, O_PORT},
@@ -70,6 +72,7 @@ static const struct option opts[] = {
     {"report-period-ms", required_argument, NULL, O_PERIOD},
     {"node-timeout-ms", required_argument, NULL, O_TIMEOUT},
     {"grace-ms", required_argument, NULL, O_GRACE},
+    {"gang-ports", required_argument, NULL, O_GANG_PORTS},
     {"log-level", required_argument, NULL, O_LOG},
     {"version", no_argument, NULL, O_VERSION},
     {"help", no_argument, NULL, 'h'},
@@ -94,6 +97,27 @@ static int write_dashboard_addr(const char *dir, const char *url)
     return rc;
 }
 
+/* "LO-HI", 1 <= LO <= HI <= 65535, at least 16 ports. */
+static bool parse_port_range(const char *s, struct mt_head_config *cfg)
+{
+    char lo[8], hi[8];
+    const char *dash = strchr(s, '-');
+    long a, b;
+
+    if (!dash || dash - s >= (long)sizeof(lo) ||
+        strlen(dash + 1) >= sizeof(hi))
+        return false;
+    memcpy(lo, s, (size_t)(dash - s));
+    lo[dash - s] = '\0';
+    strcpy(hi, dash + 1);
+    if (!mt_parse_int(lo, 1, 65535, &a) || !mt_parse_int(hi, 1, 65535, &b) ||
+        b < a + 15)
+        return false;
+    cfg->gang_port_lo = (int)a;
+    cfg->gang_port_hi = (int)b;
+    return true;
+}
+
 static int bad_value(const char *flag, const char *v)
 {
     fprintf(stderr, "manta-head: invalid value for --%s: '%s'\n", flag, v);
@@ -104,7 +128,7 @@ static int bad_value(const char *flag, const char *v)
 int main(int argc, char **argv)
 {
     struct mt_head_config cfg = {NULL, NULL, NULL, "memory", 1000, 3000, 2000,
-                                 -1};
+                                 -1, 0, 0};
     long port = MT_HEAD_DEFAULT_PORT, v;
     const char *node_ip = NULL;
     char ip[64], bind[128], *addr_path;
@@ -147,6 +171,10 @@ int main(int argc, char **argv)
             if (!mt_parse_int(optarg, 0, 600000, &v))
                 return bad_value("grace-ms", optarg);
             cfg.grace_ms = (int)v;
+            break;
+        case O_GANG_PORTS:
+            if (!parse_port_range(optarg, &cfg))
+                return bad_value("gang-ports", optarg);
             break;
         case O_LOG:
             level = mt_log_parse_level(optarg);

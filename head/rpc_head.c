@@ -579,6 +579,10 @@ const struct mt_rpc_handler mt_head_handlers[] = {
     {&mt_head_list_actors, mt__h_list_actors},
     {&mt_head_kill_actor, mt__h_kill_actor},
     {&mt_head_lease_actor_owner, mt__h_lease_actor_owner},
+    {&mt_head_submit_gang, mt__h_submit_gang},
+    {&mt_head_get_gang, mt__h_get_gang},
+    {&mt_head_cancel_gang, mt__h_cancel_gang},
+    {&mt_head_list_gangs, mt__h_list_gangs},
 };
 
 const size_t mt_head_n_handlers =

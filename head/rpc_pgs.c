@@ -126,8 +126,6 @@ static const char *build_pg_req(struct mt_head *h,
         return "a placement group needs 1 to 1024 bundles";
     if ((unsigned)req->strategy > MANTA__PLACEMENT_STRATEGY__PLACEMENT_STRICT_SPREAD)
         return "unknown placement strategy";
-    if (strlen(req->name) > 256)
-        return "name too long";
     r->bundles = mt_xcalloc(nb, sizeof(*r->bundles));
     r->exprs = mt_xcalloc(nb * MT_SEL_MAX_EXPRS, sizeof(*r->exprs));
     r->sels = mt_xcalloc(nb, sizeof(*r->sels));
@@ -199,10 +197,48 @@ struct pg_info {
     Manta__PlacementGroupInfo info;
     Manta__CreatePlacementGroupRequest *req;
     char **nodes;
+    Manta__BundleSpec *sb, **sbp;        /* a slice group's bundles */
+    Manta__ResourceEntry *sr, **srp;
 };
+
+/* A slice group's request names no bundles: show what each host's bundle
+ * reserves (its chips, ...) as the scheduler holds it. */
+static void slice_bundles_fill(struct mt_head *h, struct mt_pg *pg,
+                               struct pg_info *p)
+{
+    const struct mt_res_names *names = mt_sched_resource_names(h->tq->sched);
+    size_t k = 0;
+
+    p->sb = mt_xcalloc(pg->nbundles + 1, sizeof(*p->sb));
+    p->sbp = mt_xcalloc(pg->nbundles + 1, sizeof(*p->sbp));
+    p->sr = mt_xcalloc((size_t)pg->nbundles * MT_RES_SET_MAX + 1,
+                       sizeof(*p->sr));
+    p->srp = mt_xcalloc((size_t)pg->nbundles * MT_RES_SET_MAX + 1,
+                        sizeof(*p->srp));
+    for (uint32_t i = 0; i < pg->nbundles; i++) {
+        struct mt_bundle_info bi;
+
+        manta__bundle_spec__init(&p->sb[i]);
+        p->sbp[i] = &p->sb[i];
+        p->sb[i].resources = &p->srp[k];
+        if (mt_sched_pg_bundle(h->tq->sched, pg->num, i, &bi) < 0)
+            continue;
+        for (uint8_t j = 0; j < bi.res.n; j++, k++) {
+            manta__resource_entry__init(&p->sr[k]);
+            p->sr[k].name = (char *)mt_res_names_name(names, bi.res.it[j].id);
+            p->sr[k].quantity = bi.res.it[j].qty;
+            p->srp[k] = &p->sr[k];
+            p->sb[i].n_resources++;
+        }
+    }
+    p->info.n_bundles = pg->nbundles;
+    p->info.bundles = p->sbp;
+    p->info.strategy = MANTA__PLACEMENT_STRATEGY__PLACEMENT_STRICT_SPREAD;
+}
 
 static void info_fill(struct mt_head *h, struct mt_pg *pg, struct pg_info *p)
 {
+    memset(p, 0, sizeof(*p));
     manta__placement_group_info__init(&p->info);
     pg_refresh(h, pg);
     p->req = manta__create_placement_group_request__unpack(NULL, pg->spec_len,
@@ -225,6 +261,9 @@ static void info_fill(struct mt_head *h, struct mt_pg *pg, struct pg_info *p)
         p->info.strategy = p->req->strategy;
         p->info.n_bundles = p->req->n_bundles;
         p->info.bundles = p->req->bundles;
+        if (*p->req->tpu_pod_type &&
+            pg->state == MANTA__PLACEMENT_GROUP_STATE__PG_STATE_CREATED)
+            slice_bundles_fill(h, pg, p);
     }
 }
 
@@ -233,6 +272,10 @@ static void info_release(struct pg_info *p)
     if (p->req)
         manta__create_placement_group_request__free_unpacked(p->req, NULL);
     free(p->nodes);
+    free(p->sb);
+    free(p->sbp);
+    free(p->sr);
+    free(p->srp);
 }
 
 /* ---- waiters ------------------------------------------------------------------- */
@@ -305,6 +348,7 @@ void mt__head_pg_decided(struct mt_head *h, uint64_t num, int status)
         pg_set_error(pg, NULL);
         MT_INFO("placement group %s created", pg->id);
         answer_all(pg);
+        mt__gang_pg_created(h, num);
     } else if (status == -MT_EINFEASIBLE) {
         pg_set_error(pg, "infeasible: no set of live nodes can hold these "
                          "bundles with this strategy; it stays pending");
@@ -312,6 +356,89 @@ void mt__head_pg_decided(struct mt_head *h, uint64_t num, int status)
 }
 
 /* ---- handlers --------------------------------------------------------------------- */
+
+/* A slice group (tpu_pod_type set): every host of whole slices. */
+static int create_slice(struct mt_head *h,
+                        const Manta__CreatePlacementGroupRequest *req,
+                        const struct mt_res_set *per_host, uint32_t *nb,
+                        const char **why)
+{
+    struct mt_slice_spec ss;
+    struct mt_tpu_slice shape;
+    uint32_t k = req->tpu_slices ? req->tpu_slices : 1;
+
+    if (req->n_bundles) {
+        *why = "a TPU slice group takes a pod type, not bundles";
+        return -MT_EINVAL;
+    }
+    if (mt_tpu_slice_parse(req->tpu_pod_type,
+                           *req->tpu_topology ? req->tpu_topology : NULL, 0,
+                           &shape) < 0) {
+        *why = "unknown TPU pod type or topology (e.g. v4-16, v6e-16, "
+               "v5p-8; topology 2x2x2)";
+        return -MT_EINVAL;
+    }
+    if (k > 64 || (uint64_t)shape.hosts * k > MAX_BUNDLES) {
+        *why = "too many slices";
+        return -MT_EINVAL;
+    }
+    memset(&ss, 0, sizeof(ss));
+    ss.id = h->tq->next_pg;
+    ss.pod_type = req->tpu_pod_type;
+    ss.topology = *req->tpu_topology ? req->tpu_topology : NULL;
+    ss.nslices = k;
+    if (per_host)
+        ss.per_host = *per_host;
+    else
+        mt_res_set_init(&ss.per_host);
+    *nb = shape.hosts * k;
+    *why = "the scheduler rejected the TPU slice group";
+    return mt_sched_slice_reserve(h->tq->sched, &ss,
+                                  (uint64_t)mt_now_mono_ms());
+}
+
+struct mt_pg *mt__head_pg_create(struct mt_head *h,
+                                 const Manta__CreatePlacementGroupRequest *req,
+                                 const struct mt_res_set *per_host,
+                                 const char **why, int *err)
+{
+    struct pg_req r;
+    struct mt_pg *pg;
+    uint32_t nb = 0;
+    size_t len;
+    int rc;
+
+    if (*req->tpu_pod_type) {
+        rc = create_slice(h, req, per_host, &nb, why);
+    } else {
+        if ((*why = build_pg_req(h, req, h->tq->next_pg, &r))) {
+            pg_req_release(&r);
+            *err = -MT_EINVAL;
+            return NULL;
+        }
+        rc = mt_sched_pg_create(h->tq->sched, &r.spec,
+                                (uint64_t)mt_now_mono_ms());
+        pg_req_release(&r);
+        nb = (uint32_t)req->n_bundles;
+        *why = "the scheduler rejected the placement group (empty bundle, "
+               "GPU not whole above 1, ...)";
+    }
+    if (rc < 0 && rc != -MT_EAGAIN && rc != -MT_EINFEASIBLE) {
+        *err = rc;
+        return NULL;
+    }
+    pg = pg_new(h, req->name, nb);
+    len = manta__create_placement_group_request__get_packed_size(req);
+    pg->spec = mt_xmalloc(len ? len : 1);
+    pg->spec_len = len;
+    manta__create_placement_group_request__pack(req, pg->spec);
+    if (rc == 0)
+        pg->state = MANTA__PLACEMENT_GROUP_STATE__PG_STATE_CREATED;
+    else if (rc == -MT_EINFEASIBLE)
+        mt__head_pg_decided(h, pg->num, rc);
+    mt__sched_kick(h);
+    return pg;
+}
 
 void mt__h_create_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
                      void *arg)
@@ -321,38 +448,21 @@ void mt__h_create_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
     Manta__CreatePlacementGroupReply reply =
         MANTA__CREATE_PLACEMENT_GROUP_REPLY__INIT;
     struct mt_head *h = arg;
-    struct pg_req r;
+    const char *why = NULL;
     struct mt_pg *pg;
-    const char *why;
-    size_t len;
-    int rc;
+    int err = 0;
 
-    why = build_pg_req(h, req, h->tq->next_pg, &r);
-    if (why) {
-        pg_req_release(&r);
-        mt_rpc_fail(call, -MT_EINVAL, why);
+    if (strlen(req->name) > 256) {
+        mt_rpc_fail(call, -MT_EINVAL, "name too long");
         return;
     }
-    rc = mt_sched_pg_create(h->tq->sched, &r.spec, (uint64_t)mt_now_mono_ms());
-    pg_req_release(&r);
-    if (rc < 0 && rc != -MT_EAGAIN && rc != -MT_EINFEASIBLE) {
-        mt_rpc_fail(call, rc, "the scheduler rejected the placement group "
-                              "(empty bundle, GPU not whole above 1, ...)");
+    if (!(pg = mt__head_pg_create(h, req, NULL, &why, &err))) {
+        mt_rpc_fail(call, err, why);
         return;
     }
-    pg = pg_new(h, req->name, (uint32_t)req->n_bundles);
-    len = manta__create_placement_group_request__get_packed_size(req);
-    pg->spec = mt_xmalloc(len ? len : 1);
-    pg->spec_len = len;
-    manta__create_placement_group_request__pack(req, pg->spec);
-    if (rc == 0)
-        pg->state = MANTA__PLACEMENT_GROUP_STATE__PG_STATE_CREATED;
-    else if (rc == -MT_EINFEASIBLE)
-        mt__head_pg_decided(h, pg->num, rc);
     reply.pg_id = pg->id;
     reply.state = (Manta__PlacementGroupState)pg->state;
     mt_rpc_reply(call, &reply.base);
-    mt__sched_kick(h);
 }
 
 void mt__h_wait_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
@@ -402,6 +512,21 @@ static bool stop_in_group(void *arg, struct mt_task *t)
     return true;
 }
 
+void mt__head_pg_remove(struct mt_head *h, struct mt_pg *pg)
+{
+    struct stop_ctx c = {h, pg->num};
+
+    if (pg->state == MANTA__PLACEMENT_GROUP_STATE__PG_STATE_REMOVED)
+        return;
+    mt_sched_pg_remove(h->tq->sched, pg->num);
+    pg->state = MANTA__PLACEMENT_GROUP_STATE__PG_STATE_REMOVED;
+    pg_set_error(pg, NULL);
+    mt_task_table_visit_newest(&h->tq->table, stop_in_group, &c);
+    answer_all(pg);
+    MT_INFO("placement group %s removed", pg->id);
+    mt__sched_kick(h);
+}
+
 void mt__h_remove_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
                      void *arg)
 {
@@ -411,22 +536,17 @@ void mt__h_remove_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
         MANTA__REMOVE_PLACEMENT_GROUP_REPLY__INIT;
     struct mt_head *h = arg;
     struct mt_pg *pg = mt__head_pg_find(h, req->pg_id);
-    struct stop_ctx c = {h, 0};
 
     if (!pg) {
         mt_rpc_fail(call, -MT_ENOENT, "no such placement group");
         return;
     }
-    if (pg->state != MANTA__PLACEMENT_GROUP_STATE__PG_STATE_REMOVED) {
-        mt_sched_pg_remove(h->tq->sched, pg->num);
-        pg->state = MANTA__PLACEMENT_GROUP_STATE__PG_STATE_REMOVED;
-        pg_set_error(pg, NULL);
-        c.pg = pg->num;
-        mt_task_table_visit_newest(&h->tq->table, stop_in_group, &c);
-        answer_all(pg);
-        MT_INFO("placement group %s removed", pg->id);
-        mt__sched_kick(h);
+    if (mt__gang_owns_pg(h, pg->num)) {
+        mt_rpc_fail(call, -MT_ESTATE, "this placement group belongs to a "
+                    "gang; cancel the gang instead (manta gang cancel)");
+        return;
     }
+    mt__head_pg_remove(h, pg);
     mt_rpc_reply(call, &reply.base);
 }
 

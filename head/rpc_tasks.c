@@ -315,6 +315,8 @@ void mt__task_notify(struct mt_head *h, struct mt_task *t)
     }
     if (t->cw)
         mt__cw_task_event(h, t);
+    if (t->gang)
+        mt__gang_task_changed(h, t);
 }
 
 static void notify_output(struct mt_head *h, struct mt_task *t, uint32_t fd,

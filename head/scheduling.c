@@ -41,6 +41,10 @@ int mt__tasks_start(struct mt_head *h)
     mt_task_table_init(&q->table, base ? base : 1);
     mt_obj_table_init(&q->objs);
     q->next_pg = (base ? base : 1) + 1;
+    q->gangs.port_lo = (uint16_t)(h->cfg.gang_port_lo ? h->cfg.gang_port_lo
+                                                      : 8470);
+    q->gangs.port_hi = (uint16_t)(h->cfg.gang_port_hi ? h->cfg.gang_port_hi
+                                                      : 8999);
     uv_timer_init(h->loop, &q->kick);
     q->kick.data = h;
     h->tq = q;
@@ -75,6 +79,7 @@ void mt__tasks_release(struct mt_head *h)
     if (!q)
         return;
     mt__actors_release(h);
+    mt__gangs_release(h);
     mt_task_table_release(&q->table);
     mt_obj_table_release(&q->objs);
     mt_sched_destroy(q->sched);

@@ -13,6 +13,7 @@
 
 #include "common/rpc.h"
 #include "head/actors.h"
+#include "head/gangs.h"
 #include "head/head.h"
 #include "head/objects.h"
 #include "head/tasks.h"
@@ -67,6 +68,7 @@ struct mt_head_tasks {
     struct mt_obj_table objs;    /* the object directory (objects.h) */
     struct mt_actor_table actors; /* rpc_actors.c */
     struct mt_actor_lease *leases; /* LeaseActorOwner streams held */
+    struct mt_gang_table gangs;  /* gangs.c */
 };
 
 /* ---- scheduling.c ---- */
@@ -234,6 +236,20 @@ void mt__h_watch_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
 struct mt_pg *mt__head_pg_find(struct mt_head *h, const char *id);
 /* The scheduler placed (status 0) or gave up on (-MT_EINFEASIBLE) a group. */
 void mt__head_pg_decided(struct mt_head *h, uint64_t num, int status);
+/*
+ * mt__head_pg_create - create a group from req (bundles, or a TPU slice
+ * group when req->tpu_pod_type is set; per_host, may be NULL, is added to
+ * each slice host's bundle). It may be PENDING.
+ * OUT why, err  when refused (why static)
+ * RET the group, or NULL
+ */
+struct Manta__CreatePlacementGroupRequest;
+struct mt_pg *mt__head_pg_create(struct mt_head *h,
+                        const struct Manta__CreatePlacementGroupRequest *req,
+                        const struct mt_res_set *per_host, const char **why,
+                        int *err);
+/* Remove pg: free its reservations, stop the tasks running in it. */
+void mt__head_pg_remove(struct mt_head *h, struct mt_pg *pg);
 /* Answer waiters and free every group (shutdown). */
 void mt__head_pgs_release(struct mt_head *h);
 void mt__h_create_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
@@ -244,6 +260,17 @@ void mt__h_remove_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
                      void *arg);
 void mt__h_list_pgs(struct mt_rpc_call *call, const ProtobufCMessage *m,
                     void *arg);
+
+/* ---- rpc_gangs.c ---- */
+
+void mt__h_submit_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg);
+void mt__h_get_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                    void *arg);
+void mt__h_cancel_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg);
+void mt__h_list_gangs(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                      void *arg);
 
 /* HeadService task handlers (listed in rpc_head.c's table). */
 void mt__h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,

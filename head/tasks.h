@@ -95,6 +95,8 @@ struct mt_task {
     uint64_t done_order;         /* for forgetting old finished tasks */
     int kind;                    /* proto TaskKind; 0 = not recorded */
     bool actor_died;             /* FAILED actor method: its actor died */
+    uint64_t gang;               /* gang number (gangs.h), 0 when none */
+    uint32_t gang_rank;          /* ... and its rank in the gang */
 };
 
 struct mt_task_table {

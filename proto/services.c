@@ -119,3 +119,16 @@ const struct mt_rpc_method mt_worker_stop_task =
 const struct mt_rpc_method mt_worker_delete_objects =
     UNARY("WorkerService", "DeleteObjects", manta__delete_objects_request,
           manta__delete_objects_reply);
+
+const struct mt_rpc_method mt_head_submit_gang =
+    UNARY("HeadService", "SubmitGang", manta__submit_gang_request,
+          manta__submit_gang_reply);
+const struct mt_rpc_method mt_head_get_gang =
+    UNARY("HeadService", "GetGang", manta__get_gang_request,
+          manta__get_gang_reply);
+const struct mt_rpc_method mt_head_cancel_gang =
+    UNARY("HeadService", "CancelGang", manta__cancel_gang_request,
+          manta__cancel_gang_reply);
+const struct mt_rpc_method mt_head_list_gangs =
+    UNARY("HeadService", "ListGangs", manta__list_gangs_request,
+          manta__list_gangs_reply);

@@ -33,6 +33,10 @@ extern const struct mt_rpc_method mt_head_get_object;
 extern const struct mt_rpc_method mt_head_list_objects;
 extern const struct mt_rpc_method mt_head_get_actor;
 extern const struct mt_rpc_method mt_head_list_actors;
+extern const struct mt_rpc_method mt_head_submit_gang;
+extern const struct mt_rpc_method mt_head_get_gang;
+extern const struct mt_rpc_method mt_head_cancel_gang;
+extern const struct mt_rpc_method mt_head_list_gangs;
 extern const struct mt_rpc_method mt_head_kill_actor;
 extern const struct mt_rpc_method mt_head_lease_actor_owner;
 

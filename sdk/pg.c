@@ -33,6 +33,9 @@ struct mt_pg_opts {
     size_t n, cap;
     int strategy;
     char *name;
+    char pod_type[64];           /* a TPU slice group: the pod type */
+    char topology[32];           /* "" = the pod type's default */
+    uint32_t slices;
 };
 
 struct mt_pg {
@@ -156,6 +159,20 @@ int mt_pg_opts_add_bundle(mt_pg_opts_t *o, const char *const *names,
 
 /* ---- calls --------------------------------------------------------------- */
 
+int mt_pg_opts_set_tpu_slice(mt_pg_opts_t *o, const char *pod_type,
+                             const char *topology, unsigned slices)
+{
+    if (!o || !pod_type || !*pod_type || strlen(pod_type) >= sizeof(o->pod_type)
+        || (topology && strlen(topology) >= sizeof(o->topology)) ||
+        slices < 1 || slices > 64)
+        return mt__set_error(NULL, -MT_EINVAL, "bad TPU slice request (pod "
+                             "type such as v4-16, 1..64 slices)");
+    snprintf(o->pod_type, sizeof(o->pod_type), "%s", pod_type);
+    snprintf(o->topology, sizeof(o->topology), "%s", topology ? topology : "");
+    o->slices = slices;
+    return 0;
+}
+
 static bool check(const struct mt_client *c, const struct mt_pg *pg)
 {
     return c && pg && pg->magic == PG_MAGIC;
@@ -203,6 +220,9 @@ static int send_create(mt_client_t *c, const struct mt_pg_opts *o,
         req.strategy = (Manta__PlacementStrategy)o->strategy;
         req.bundles = bp;
         req.n_bundles = o->n;
+        req.tpu_pod_type = (char *)o->pod_type;
+        req.tpu_topology = (char *)o->topology;
+        req.tpu_slices = o->slices;
         rc = mt__req_unary(c, &mt_head_create_pg, &req.base,
                            c->rpc_timeout_ms, (void **)reply);
     } else {
@@ -224,9 +244,12 @@ int mt_pg_create(mt_client_t *c, const mt_pg_opts_t *o, mt_pg_t **out)
     if (!c || !o || !out)
         return mt__set_error(c, -MT_EINVAL, "NULL argument");
     *out = NULL;
-    if (o->n == 0)
+    if (o->n == 0 && !*o->pod_type)
         return mt__set_error(c, -MT_EINVAL, "a placement group needs at "
                              "least one bundle");
+    if (o->n && *o->pod_type)
+        return mt__set_error(c, -MT_EINVAL, "a TPU slice group takes no "
+                             "bundles: it has one per host");
     rc = send_create(c, o, &reply);
     if (rc < 0)
         return rc;
@@ -241,7 +264,7 @@ int mt_pg_create(mt_client_t *c, const mt_pg_opts_t *o, mt_pg_t **out)
     }
     pg->magic = PG_MAGIC;
     snprintf(pg->id, sizeof(pg->id), "%s", reply->pg_id);
-    pg->n_bundles = o->n;
+    pg->n_bundles = o->n; /* a slice group learns its count when placed */
     mt__rpc_submit_free(reply);
     mt__clear_error(c);
     *out = pg;
@@ -251,11 +274,13 @@ int mt_pg_create(mt_client_t *c, const mt_pg_opts_t *o, mt_pg_t **out)
 /* Keep the bundle nodes of g in pg. */
 static void take_nodes(struct mt_pg *pg, const Manta__PlacementGroupInfo *g)
 {
-    char **v = calloc(pg->n_bundles ? pg->n_bundles : 1, sizeof(*v));
+    size_t n = pg->n_bundles ? pg->n_bundles : g->n_bundle_node_ids;
+    char **v = calloc(n ? n : 1, sizeof(*v));
 
     if (!v)
         return;
     nodes_free(pg);
+    pg->n_bundles = n;
     pg->nodes = v;
     for (size_t i = 0; i < pg->n_bundles; i++)
         v[i] = dup_str(i < g->n_bundle_node_ids ? g->bundle_node_ids[i] : "");

@@ -39,10 +39,11 @@ API
     # on exit: every daemon stopped, every temp dir removed
 
 AccelCluster(num_cpus=8, num_executors=2, env={}, node_env={"a0": {...}},
-node_args={"cpu": ["--resources", '{"TPU": 2}']}) adds env to every
-worker, node_env[name] to one, and node_args[name] to its `manta start`.
-cleanup() may be called directly and is idempotent; harness.cleanup() also
-reaches every dir this module made.
+node_args={"cpu": ["--resources", '{"TPU": 2}']},
+head_args=["--gang-ports", "LO-HI"]) adds env to every worker,
+node_env[name] to one, node_args[name] to its `manta start`, and head_args
+to `manta start --head`. cleanup() may be called directly and is
+idempotent; harness.cleanup() also reaches every dir this module made.
 """
 import json
 import os
@@ -108,13 +109,14 @@ def _fake_root(d, tpu):
 
 class AccelCluster:
     def __init__(self, num_cpus=8, num_executors=2, env=None, node_env=None,
-                 node_args=None, start_timeout=60):
+                 node_args=None, start_timeout=60, head_args=()):
         self.num_cpus = num_cpus
         self.num_executors = num_executors
         self.extra_env = dict(env or {})
         self.node_env = dict(node_env or {})
         self.node_args = dict(node_args or {})
         self.start_timeout = start_timeout
+        self.head_args = list(head_args)
         self.address = None
         self.head_dir = None
         self.nodes = {}
@@ -160,7 +162,8 @@ class AccelCluster:
         self.head_dir = self._dir("accel-head")
         p = subprocess.run([MANTA, "start", "--head", "--no-worker",
                             "--port", str(port), "--node-ip", "127.0.0.1",
-                            "--temp-dir", self.head_dir] + FAST,
+                            "--temp-dir", self.head_dir] + FAST +
+                           self.head_args,
                            capture_output=True, text=True, timeout=30)
         check(p.returncode == 0, "head: %s%s" % (p.stdout, p.stderr))
         self.address = "127.0.0.1:%d" % port

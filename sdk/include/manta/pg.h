@@ -102,6 +102,23 @@ MT_EXTERN int mt_pg_opts_add_bundle(mt_pg_opts_t *o, const char *const *names,
                                     const double *amounts, size_t n);
 
 /*
+ * mt_pg_opts_set_tpu_slice - make the group a TPU slice group instead of a
+ * list of bundles: every host of `slices` whole, intact slices of this pod
+ * type ("v4-16": 2 hosts x 4 chips), one bundle per host holding all its
+ * chips, bundle s * hosts + w on worker w of slice s. Two groups never share
+ * a slice; a group waits PENDING, holding nothing, until whole slices are
+ * free. Add no bundles to such options. Its bundle count is known after
+ * the first successful mt_pg_wait(). To run one program over the slice
+ * with the TPU environment set for each process, see manta/gang.h.
+ * IN  pod_type  e.g. "v4-16", "v6e-16", "tpu7x-8" (copied)
+ * IN  topology  NULL or "": the pod type's default, else e.g. "2x2x2"
+ * IN  slices    1..64
+ * RET 0, -MT_EINVAL
+ */
+MT_EXTERN int mt_pg_opts_set_tpu_slice(mt_pg_opts_t *o, const char *pod_type,
+                                       const char *topology, unsigned slices);
+
+/*
  * mt_pg_create - ask the head to reserve the group. Returns as soon as the
  * head has recorded it; use mt_pg_wait() to know when it is reserved.
  * IN  opts  at least one bundle (borrowed)

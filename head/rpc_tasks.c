@@ -574,13 +574,20 @@ void mt__task_dispatch_flush(struct mt_head *h)
 /* The accelerator env of a grant, computed by sched (accel_env.h): GPUs
  * and TPU chips. A TPU grant on a host without a slice identity (chips
  * offered by --resources) still names its chips. */
-static void grant_env(struct mt_head *h, const struct mt_grant *g,
+static void grant_env(struct mt_head *h, const struct mt_task *t,
+                      const struct mt_node *n, const struct mt_grant *g,
                       struct mt_env *env)
 {
     char chips[16 * MT_MAX_TPU_CHIPS] = "";
     size_t len = 0;
     int rc = mt_sched_grant_env(h->tq->sched, g, env);
 
+    /* Like CUDA_VISIBLE_DEVICES="": a task granted no chips on a TPU host
+     * must not open the chips of the tasks that were. A gang member's chips
+     * are its gang's (TPU_VISIBLE_CHIPS comes with the gang's env). */
+    if (!g->tpu_chips && !t->gang && n &&
+        mt_qty_list_get(&n->total, "TPU") > 0)
+        mt_env_set(env, "TPU_VISIBLE_CHIPS", "");
     if (rc == 0 || !g->tpu_chips)
         return;
     MT_DEBUG("grant %llu: TPU env without a slice shape: %s",
@@ -634,7 +641,7 @@ void mt__task_dispatch(struct mt_head *h, struct mt_task *t,
     it->num = t->num;
     it->attempt = t->attempt;
     mt_env_init(&it->env);
-    grant_env(h, g, &it->env);
+    grant_env(h, t, n, g, &it->env);
     it->labs = mt_xcalloc(it->env.n + 1, sizeof(*it->labs));
     it->labp = mt_xcalloc(it->env.n + 1, sizeof(*it->labp));
     it->unset = mt_xcalloc(it->env.n + 1, sizeof(*it->unset));

@@ -24,6 +24,7 @@
 #include "manta/task.h"
 #include "manta/pg.h"
 #include "manta/actor.h"
+#include "manta/result.h"
 
 #define MT_SDK_VERSION_MAJOR 0
 #define MT_SDK_VERSION_MINOR 1

@@ -32,6 +32,29 @@ LIBDIR = os.path.abspath(os.path.join(BIN, "..", "lib"))
 TRAIN = os.path.join(ROOT, "examples", "torchtpu", "train.py")
 PY = "/usr/bin/python3"
 
+
+
+def sanitizer_env():
+    """A libmanta built with ASan (make test SANITIZE=1) loads into python
+    only after the ASan runtime: the env that preloads it (python's own
+    allocations are not ours to leak-check), or {} for a plain build."""
+    try:
+        ldd = subprocess.run(["ldd", os.path.join(LIBDIR, "libmanta.so")],
+                             capture_output=True, text=True).stdout
+    except OSError:
+        return {}
+    libs = [ln.split("=>")[1].split()[0] for ln in ldd.splitlines()
+            if "=>" in ln and ("libasan" in ln or "libubsan" in ln)]
+    if not libs:
+        return {}
+    return {"LD_PRELOAD": " ".join(libs),
+            "ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"}
+
+
+SAN_ENV = sanitizer_env()
+if SAN_ENV and os.environ.get("LD_PRELOAD") != SAN_ENV["LD_PRELOAD"]:
+    os.environ.update(SAN_ENV)
+    os.execv(sys.executable, [sys.executable] + sys.argv)
 os.environ["MANTA_LIB"] = LIBDIR
 sys.path.insert(0, PYDIR)
 import manta  # noqa: E402
@@ -70,9 +93,18 @@ def reset():
     CLUSTER.clear()
 
 
+def bridge_env():
+    """--env flags putting the bridge (and the sanitizer runtime the
+    library may need) into a task's environment."""
+    e = ["--env", "PYTHONPATH=" + PYDIR, "--env", "MANTA_LIB=" + LIBDIR]
+    for k, v in SAN_ENV.items():
+        e += ["--env", "%s=%s" % (k, v)]
+    return e
+
+
 def submit(args, env=(), timeout=120):
     """`manta submit` a command with the bridge on its path."""
-    e = ["--env", "PYTHONPATH=" + PYDIR, "--env", "MANTA_LIB=" + LIBDIR]
+    e = bridge_env()
     for kv in env:
         e += ["--env", kv]
     return run(["submit", "--address", cluster()] + e + ["--"] + args,
@@ -80,7 +112,7 @@ def submit(args, env=(), timeout=120):
 
 
 def popen_submit(args, env=()):
-    e = ["--env", "PYTHONPATH=" + PYDIR, "--env", "MANTA_LIB=" + LIBDIR]
+    e = bridge_env()
     for kv in env:
         e += ["--env", kv]
     return subprocess.Popen([MANTA, "submit", "--address", cluster()] + e +
@@ -278,7 +310,7 @@ def test_report_result_through_bridge():
             "manta.report_result(numpy.arange(6, dtype='int16')"
             ".reshape(3, 2))")
     t = manta.submit([PY, "-c", code],
-                     env={"PYTHONPATH": PYDIR, "MANTA_LIB": LIBDIR})
+                     env=dict(SAN_ENV, PYTHONPATH=PYDIR, MANTA_LIB=LIBDIR))
     out = t.wait(60)
     check(out.ok, "task: %r %r" % (out, out.stderr))
     o = t.result(timeout=10)

@@ -240,13 +240,18 @@ class Client:
     def get(self, ref, timeout=None):
         """Map object ref (ObjectRef or hex id) zero-copy, pulling it to
         this node if needed; waits up to timeout seconds (None: forever)
-        for a result not produced yet. RET Object."""
+        for a function-task result not produced yet. An id that neither
+        the head nor this node's store knows fails at once (MT_ENOENT),
+        where mt_get() would wait for a local put. RET Object."""
         L, c = lib(), self._live()
         ref = ObjectRef(ref)
         cid = ref.c_id()
         h = _P()
-        check(L.mt_get(c, ctypes.byref(cid), _ms(timeout), ctypes.byref(h)),
-              c)
+        rc = L.mt_get(c, ctypes.byref(cid), 0, ctypes.byref(h))
+        if rc == -1009 and timeout != 0:  # MT_ETIMEDOUT: pending, wait
+            rc = L.mt_get(c, ctypes.byref(cid), _ms(timeout),
+                          ctypes.byref(h))
+        check(rc, c)
         return Object(h.value, ref)
 
     def release(self, *refs):

@@ -73,7 +73,10 @@ class _Pin:
     def __del__(self):
         h, self.handle = self.handle, None
         if h:
-            lib().mt_buffer_release(h)
+            try:
+                lib().mt_buffer_release(h)
+            except Exception:  # interpreter shutdown: the OS unmaps it
+                pass
 
 
 class Object:

@@ -3,7 +3,8 @@
 
 Each process is one rank. It takes the torch.distributed env the scheduler
 set (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE; one process alone when
-WORLD_SIZE is absent or 1), uses the TorchTPU device when the torch_tpu
+WORLD_SIZE is absent or 1; in a host-centric TPU launch without RANK, the
+rank is TPU_WORKER_ID among TPU_WORKER_HOSTNAMES), uses the TorchTPU device when the torch_tpu
 package is importable (else says so and runs on the CPU with the same
 slice env), reads its training data from the object store (--input ID) or
 generates it, and fits a linear regression for a few steps, averaging the
@@ -140,6 +141,24 @@ def train(torch, dist, data, rank, world, device, args):
     return w, float(loss)
 
 
+def ranks(g):
+    """(rank, world size) from RANK/WORLD_SIZE; else, in a host-centric
+    TPU launch (one process per host, no RANK), from TPU_WORKER_ID and
+    TPU_WORKER_HOSTNAMES, with MASTER_ADDR defaulting to the first host
+    (MASTER_PORT must be set for more than one host); else (0, 1)."""
+    if g.rank is not None or g.world_size is not None:
+        return g.rank or 0, g.world_size or 1
+    hosts = g.tpu_worker_hostnames or []
+    if g.tpu_worker_id is None or len(hosts) < 2:
+        return 0, 1
+    if g.master_port is None:
+        print("host %d of %d: no MASTER_PORT, so no rendezvous; training "
+              "alone" % (g.tpu_worker_id, len(hosts)), flush=True)
+        return 0, 1
+    os.environ.setdefault("MASTER_ADDR", hosts[0])
+    return g.tpu_worker_id, len(hosts)
+
+
 def main():
     args = parse_args()
     if args.env_out:
@@ -147,8 +166,7 @@ def main():
     import torch
     import torch.distributed as dist
     manta = import_manta()
-    g = manta.grant()
-    rank, world = g.rank or 0, g.world_size or 1
+    rank, world = ranks(manta.grant())
     tag = "rank %d/%d" % (rank, world)
     device = pick_device(torch, tag)
     data, client = load_data(torch, manta, args, tag)

@@ -716,6 +716,7 @@ static void task_done(struct mt_task *t)
         t->log_fd = -1;
     }
     if (ts->shutting_down) {
+        mt_task_result_discard(NULL, t->result_path, NULL);
         check_closed(ts);
         return;
     }

@@ -238,6 +238,26 @@ def test_torch_views():
     check(pin() is None, "the pin outlived the tensor")
 
 
+def test_library_not_found():
+    """A library that cannot be loaded is named in the error; import and
+    grant() work without one."""
+    code = ("import manta\n"
+            "print(manta.grant({'RANK': '1'}).rank)\n"
+            "try:\n"
+            "    manta.put(b'x')\n"
+            "except manta.MantaError as e:\n"
+            "    print(e)\n")
+    env = dict(os.environ, MANTA_LIB="/nonexistent/libmanta.so",
+               PYTHONPATH=PYDIR)
+    env.pop("LD_PRELOAD", None)
+    p = subprocess.run([PY, "-c", code], capture_output=True, text=True,
+                       env=env, timeout=30)
+    check(p.returncode == 0 and p.stdout.startswith("1\n") and
+          "cannot load libmanta.so" in p.stdout and
+          "/nonexistent/libmanta.so ($MANTA_LIB): no such file" in p.stdout,
+          "%d %r %r" % (p.returncode, p.stdout, p.stderr))
+
+
 def test_grant():
     g = manta.grant({"CUDA_VISIBLE_DEVICES": "0,2", "RANK": "3",
                      "WORLD_SIZE": "8", "TPU_WORKER_ID": "1",
@@ -467,7 +487,8 @@ def wrap(t):
 
 if __name__ == "__main__":
     main([wrap(t) for t in (test_bytes_and_errors, test_numpy_views,
-                            test_torch_views, test_grant, test_value_result,
+                            test_torch_views, test_library_not_found,
+                            test_grant, test_value_result,
                             test_bad_result_files,
                             test_report_result_through_bridge,
                             test_result_on_another_node,

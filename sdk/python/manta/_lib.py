@@ -1,7 +1,8 @@
 """_lib.py -- find and load libmanta.so, and declare the C functions used.
 
 Search order (the first that loads wins):
-  1. $MANTA_LIB: the library file itself, or a folder holding libmanta.so;
+  1. $MANTA_LIB: the library file itself, or a folder holding libmanta.so
+     (when set, nothing else is tried);
   2. the build tree this package sits in: <repo>/build/lib/libmanta.so
      (sdk/python/manta -> ../../../build/lib), and a libmanta.so next to
      the package;
@@ -65,9 +66,10 @@ class TaskResult(ctypes.Structure):
 
 def _candidates():
     env = os.environ.get("MANTA_LIB")
-    if env:
+    if env:  # an explicit choice: nothing else is tried
         yield (os.path.join(env, "libmanta.so") if os.path.isdir(env)
                else env), "$MANTA_LIB"
+        return
     here = os.path.dirname(os.path.abspath(__file__))
     yield os.path.normpath(os.path.join(here, "..", "..", "..", "build",
                                         "lib", "libmanta.so")), "build tree"

@@ -32,6 +32,7 @@
 #include "common/alloc.h"
 #include "common/cli_util.h"
 #include "common/error.h"
+#include "common/ids.h"
 #include "common/qty.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
@@ -896,6 +897,19 @@ static void show_state(struct watch *w, const Manta__TaskEvent *ev)
         fprintf(stderr, "manta: task %s waiting for its arguments\n", id);
 }
 
+/* A result kept as an object (a command task's reported result): its id
+ * on stderr, so stdout stays the task's own output. */
+static void show_result_object(const struct watch *w, uint64_t size)
+{
+    char hex[MT_OBJECT_ID_HEX_LEN + 1];
+    mt_object_id id;
+
+    if (w->task_id && mt_object_id_for_task(w->task_id, &id) == 0)
+        fprintf(stderr, "manta: task %s result: object %s (%llu bytes)\n",
+                w->task_id, mt_object_id_hex(&id, hex),
+                (unsigned long long)size);
+}
+
 static void on_event(void *arg, const ProtobufCMessage *msg)
 {
     struct watch *w = arg;
@@ -917,6 +931,8 @@ static void on_event(void *arg, const ProtobufCMessage *msg)
         /* A function task's result goes to stdout after its output. */
         if (ev->result.len)
             relay(w, 1, ev->result.data, ev->result.len);
+        if (ev->result_in_store)
+            show_result_object(w, ev->result_size);
     }
 }
 

@@ -371,6 +371,13 @@ void mt__objects_on_result(struct mt_head *h, struct mt_task *t,
     t->result_in_store = in_store;
     t->result_size = in_store ? size : len;
     o = mt_obj_find(tab(h), &id);
+    if (!o && in_store && t->kind == MANTA__TASK_KIND__TASK_KIND_COMMAND) {
+        /* A command task's result (worker/task_result.h): registered now,
+         * with one reference kept for whoever reads it, until released. */
+        char owner[32];
+        snprintf(owner, sizeof(owner), "task %s", t->id);
+        o = mt_obj_new(tab(h), &id, MT_OBJ_PENDING, owner, 1);
+    }
     if (!o) { /* nobody holds it (released early): drop the copy */
         if (in_store)
             send_delete(h, node_id, &id);

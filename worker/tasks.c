@@ -52,6 +52,7 @@
 #include "worker/actors.h"
 #include "worker/executors.h"
 #include "worker/task_args.h"
+#include "worker/task_result.h"
 #include "worker/worker.h"
 
 extern char **environ;
@@ -491,6 +492,7 @@ struct mt_task {
     bool exited;                /* reaped (or never started) */
     int32_t exit_code;
     char *error;                /* NULL, or why it could not run */
+    char *result_path;          /* command: MANTA_RESULT_PATH, or NULL */
     int log_fd;                 /* -1: no log file */
     bool log_tried;             /* log_open() ran */
     bool log_failed;
@@ -594,6 +596,7 @@ static void task_free(struct mt_task *t)
     mt_run_spec_release(&t->spec);
     free(t->error);
     free(t->result);
+    free(t->result_path);
     free(t->job.req.args);
     free(t->job.req.refs);
     mt_args_cancel_safe(t);
@@ -715,6 +718,21 @@ static void add_output(struct mt_task *t, uint32_t fd, const void *p,
 
 static void check_closed(struct mt_tasks *ts);
 
+/* A command task ended: its result file says what its result is, if it
+ * succeeded (task_result.h). A bad file fails the task. */
+static void take_result(struct mt_task *t)
+{
+    struct mt_store *st = t->ts->w->store;
+
+    if (t->error || t->exit_code != 0) {
+        mt_task_result_discard(st, t->result_path, t->spec.task_id);
+        return;
+    }
+    /* On failure t->error is set: the task ends FAILED with why. */
+    mt_task_result_collect(st, t->result_path, t->spec.task_id,
+                           &t->result_stored, &t->error);
+}
+
 /* Every handle is closed: queue the final update. */
 static void task_done(struct mt_task *t)
 {
@@ -725,9 +743,12 @@ static void task_done(struct mt_task *t)
         t->log_fd = -1;
     }
     if (ts->shutting_down) {
+        mt_task_result_discard(NULL, t->result_path, NULL);
         check_closed(ts);
         return;
     }
+    if (!t->fn && t->spec.kind == MT_RUN_KIND_COMMAND)
+        take_result(t);
     if (t->error)
         MT_INFO("task=%s attempt=%u failed: %s", t->spec.task_id,
                 t->spec.attempt, t->error);
@@ -888,6 +909,10 @@ static char **task_env(struct mt_task *t)
     mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
                    w->cfg->object_store_socket ? w->cfg->object_store_socket
                                                : "");
+    t->result_path = mt_task_result_prepare(w->cfg->temp_dir,
+                                            t->spec.task_id, t->spec.attempt);
+    if (t->result_path)
+        mt_kv_list_set(&own, "MANTA_RESULT_PATH", t->result_path);
     task_lists(t, &own, lists);
     env = mt_run_env_build(environ, lists, 5);
     mt_kv_list_release(&own);

@@ -25,6 +25,7 @@
 #include "manta/pg.h"
 #include "manta/actor.h"
 #include "manta/gang.h"
+#include "manta/result.h"
 
 #define MT_SDK_VERSION_MAJOR 0
 #define MT_SDK_VERSION_MINOR 1

@@ -6,12 +6,14 @@ extern CU_TestInfo mt_test_sdk_error[];
 extern CU_TestInfo mt_test_sdk_queue[];
 extern CU_TestInfo mt_test_sdk_task_opts[];
 extern CU_TestInfo mt_test_sdk_tagmap[];
+extern CU_TestInfo mt_test_sdk_result[];
 
 static const struct mt_suite suites[] = {
     {"error", mt_test_sdk_error, NULL, NULL},
     {"queue", mt_test_sdk_queue, NULL, NULL},
     {"task_opts", mt_test_sdk_task_opts, NULL, NULL},
     {"tagmap", mt_test_sdk_tagmap, NULL, NULL},
+    {"result", mt_test_sdk_result, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -7,6 +7,7 @@ extern CU_TestInfo mt_test_detect_gpu[];
 extern CU_TestInfo mt_test_tasks[];
 extern CU_TestInfo mt_test_exec_proto[];
 extern CU_TestInfo mt_test_detect_tpu[];
+extern CU_TestInfo mt_test_task_result[];
 
 static const struct mt_suite suites[] = {
     {"detect", mt_test_detect, NULL, NULL},
@@ -14,6 +15,7 @@ static const struct mt_suite suites[] = {
     {"tasks", mt_test_tasks, NULL, NULL},
     {"exec_proto", mt_test_exec_proto, NULL, NULL},
     {"detect_tpu", mt_test_detect_tpu, NULL, NULL},
+    {"task_result", mt_test_task_result, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -578,8 +578,8 @@ static int find_store(struct mt_client *c, bool session,
     }
     if (!c->store && !c->store_why[0])
         snprintf(c->store_why, sizeof(c->store_why), "no object store of "
-                 "this cluster on this machine (host %s); run the driver on "
-                 "a node or pass mt_connect_opts.store_socket", host);
+                 "this cluster on this machine (host %.64s); run the driver "
+                 "on a node or pass mt_connect_opts.store_socket", host);
     return 0;
 }
 

@@ -483,7 +483,7 @@ int mt_cli_list_gangs(const char *addr, long limit, bool json)
         mt_strbuf_addf(&sb, "Total: %llu\n\n%-16s  %-16s  %-9s  %-10s  %-6s  "
                        "%-7s  %-8s  %s\n", (unsigned long long)r->total,
                        "GANG_ID", "NAME", "STATE", "TPU", "LAUNCH",
-                       "MEMBERS", "ATTEMPT", "SLICE");
+                       "MEMBERS", "RESTARTS", "SLICE");
         for (size_t i = 0; i < r->n_gangs; i++)
             text_gang_row(&sb, r->gangs[i]);
     }

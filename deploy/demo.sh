@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # demo.sh -- `make demo`: start a small local cluster (a head and a worker on
 # 127.0.0.1, a second worker on 127.0.0.2), show its status, run the
-# examples that exist, and stop everything again.
+# examples that exist, add two fake TPU hosts and run the TorchTPU example
+# over their slice as a gang, and stop everything again.
 set -euo pipefail
 BUILD=${1:-build}
 BIN="$(cd "$(dirname "$0")/.." && pwd)/$BUILD/bin"
@@ -9,8 +10,12 @@ MANTA="$BIN/manta"
 ROOT=$(mktemp -d /tmp/manta-demo.XXXXXX)
 HEAD_DIR=$ROOT/head
 NODE2_DIR=$ROOT/node2
+REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 cleanup() {
+    for w in 0 1; do
+        "$MANTA" stop --temp-dir "$ROOT/tpu$w" >/dev/null 2>&1 || true
+    done
     "$MANTA" stop --temp-dir "$NODE2_DIR" >/dev/null 2>&1 || true
     "$MANTA" stop --temp-dir "$HEAD_DIR" >/dev/null 2>&1 || true
     rm -rf "$ROOT"
@@ -59,8 +64,46 @@ echo
 echo "== manta list actors (example_actor_counter's actor died with its driver)"
 "$MANTA" list actors --temp-dir "$HEAD_DIR"
 
+# Two hosts of a v4-16 TPU slice, faked: /dev/accel0..3 as plain files and a
+# Google PCI id under a private sysfs root (docs/accelerators.md section 6),
+# with the slice identity GKE would set.
+fake_tpu_host() {
+    local d=$ROOT/tpu$1 pci
+    mkdir -p "$d/root/dev"
+    for c in 0 1 2 3; do : >"$d/root/dev/accel$c"; done
+    pci=$d/root/sys/bus/pci/devices/0000:00:04.0
+    mkdir -p "$pci"
+    echo 0x1ae0 >"$pci/vendor"
+    echo 0x005e >"$pci/device"
+    TPU_ACCELERATOR_TYPE=v4-16 TPU_TOPOLOGY=2x2x2 TPU_NAME=demo-slice \
+        TPU_WORKER_ID=$1 "$MANTA" start --address "127.0.0.1:$port" \
+        --node-ip "127.0.0.$((3 + $1))" --temp-dir "$d" --num-cpus 4 \
+        --dev-root "$d/root" --sys-root "$d/root" --tpu-metadata-url "" \
+        >/dev/null
+}
 echo
-echo "== manta stop (both nodes)"
+echo "== two fake TPU hosts (slice demo-slice, v4-16: 2 hosts x 4 chips)"
+fake_tpu_host 0
+fake_tpu_host 1
+"$MANTA" list nodes --temp-dir "$HEAD_DIR"
+
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    echo
+    echo "== manta submit --tpu v4-16 --launch device: train.py, 8 ranks"
+    echo "   (one per chip; no TorchTPU here, so each rank runs on the CPU"
+    echo "   with its slice env, all-reducing gradients over gloo)"
+    "$MANTA" submit --temp-dir "$HEAD_DIR" --tpu v4-16 --launch device \
+        --env "PYTHONPATH=$REPO/sdk/python" --env "MANTA_LIB=$BIN/../lib" \
+        -- /usr/bin/python3 "$REPO/examples/torchtpu/train.py" --steps 10 |
+        grep -E "weights|device="
+    "$MANTA" list gangs --temp-dir "$HEAD_DIR"
+else
+    echo "(python3-torch missing: skipping the TorchTPU example)"
+fi
+
+echo
+echo "== manta stop (every node)"
+for w in 0 1; do "$MANTA" stop --temp-dir "$ROOT/tpu$w"; done
 "$MANTA" stop --temp-dir "$NODE2_DIR"
 "$MANTA" stop --temp-dir "$HEAD_DIR"
 echo

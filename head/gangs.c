@@ -571,6 +571,8 @@ static const char *check_req(const Manta__SubmitGangRequest *req,
         return "unknown launch model (host or device)";
     if (k > MAX_SLICES)
         return "at most 64 slices";
+    if (req->max_restarts < -1)
+        return "max_restarts must be -1 (no limit) or more";
     for (size_t i = 0; i < m->n_resources; i++)
         if (strcmp(m->resources[i]->name, "TPU") == 0)
             return "gang members get their slice's chips: do not ask for TPU";

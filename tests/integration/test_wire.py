@@ -179,6 +179,58 @@ def test_batched_submit_from_python():
     check(pid_alive(read_pid(d, "head")), "head died")
 
 
+def test_gangs_from_python():
+    """SubmitGang / GetGang / CancelGang / ListGangs with bad and good
+    requests from grpcio: clear codes, never a dead head."""
+    pb, pbg = stubs()
+    import common_pb2 as c
+    addr, d = start()
+    bad = [pb.SubmitGangRequest(tpu_pod_type="v4-16"),            # no program
+           pb.SubmitGangRequest(tpu_pod_type="v9-99",
+                                member=c.TaskSpec(argv=["true"])),
+           pb.SubmitGangRequest(tpu_pod_type="v4-16", launch=9,
+                                member=c.TaskSpec(argv=["true"])),
+           pb.SubmitGangRequest(tpu_pod_type="v4-16", max_restarts=-7,
+                                member=c.TaskSpec(argv=["true"])),
+           pb.SubmitGangRequest(tpu_pod_type="v4-16", member=c.TaskSpec(
+               argv=["true"], resources=[c.ResourceEntry(name="TPU",
+                                                         quantity=40000)])),
+           pb.SubmitGangRequest(tpu_pod_type="v4-16", tpu_slices=65,
+                                member=c.TaskSpec(argv=["true"]))]
+    with grpc.insecure_channel(addr) as ch:
+        stub = pbg.HeadServiceStub(ch)
+        for req in bad:
+            try:
+                stub.SubmitGang(req, timeout=5)
+                check(False, "accepted %r" % req)
+            except grpc.RpcError as e:
+                check(e.code() == grpc.StatusCode.INVALID_ARGUMENT and
+                      e.details(), "%r: %s %s" % (req, e.code(), e.details()))
+        for call, req in ((stub.GetGang, pb.GetGangRequest(gang_id="nope")),
+                          (stub.CancelGang,
+                           pb.CancelGangRequest(gang_id="nope"))):
+            try:
+                call(req, timeout=5)
+                check(False, "unknown gang accepted")
+            except grpc.RpcError as e:
+                check(e.code() == grpc.StatusCode.NOT_FOUND, "%s" % e.code())
+        # No TPU host here: a valid gang waits, then is cancelled.
+        gid = stub.SubmitGang(pb.SubmitGangRequest(
+            tpu_pod_type="v4-16", member=c.TaskSpec(argv=["true"])),
+            timeout=5).gang_id
+        g = stub.GetGang(pb.GetGangRequest(gang_id=gid), timeout=5).gang
+        check(g.state == pb.GANG_STATE_PENDING and len(g.members) == 2,
+              "pending gang %r" % g)
+        stub.CancelGang(pb.CancelGangRequest(gang_id=gid), timeout=5)
+        lst = stub.ListGangs(pb.ListGangsRequest(), timeout=5)
+        check(lst.total == 1 and lst.gangs[0].state ==
+              pb.GANG_STATE_CANCELLED, "list %r" % lst)
+        check(raw_call(addr, "/manta.HeadService/SubmitGang",
+                       b"\xff\xff\xff") == grpc.StatusCode.INVALID_ARGUMENT,
+              "garbage SubmitGang")
+    check(pid_alive(read_pid(d, "head")), "head died")
+
+
 if __name__ == "__main__":
     main([test_python_client_status_and_watch, test_hostile_input,
-          test_batched_submit_from_python])
+          test_batched_submit_from_python, test_gangs_from_python])

@@ -388,8 +388,11 @@ static void mig_gpu(const struct mt_gpu_list *l, const struct mt_gpu_ref *r,
     snprintf(g->id, sizeof(g->id), "%s", r->text);
     snprintf(parent, sizeof(parent), "%s", r->text + 4);
     slash = strchr(parent, '/');
-    if (slash && is_gpu_uuid((*slash = '\0', parent)))
-        pos = mt_gpu_match_uuid(l, parent);
+    if (slash) {
+        *slash = '\0'; /* "GPU-<uuid>" of MIG-GPU-<uuid>/<gi>/<ci> */
+        if (is_gpu_uuid(parent))
+            pos = mt_gpu_match_uuid(l, parent);
+    }
     snprintf(g->name, sizeof(g->name), "%s",
              l->v[pos >= 0 ? pos : 0].name);
 }

@@ -193,7 +193,8 @@ start() {
     SESSIONS+=("$SESS")
     ADDR=127.0.0.1:$port
     timeout 90 "$MANTA" start --head --port "$port" --node-ip 127.0.0.1 \
-        --temp-dir "$SESS" --num-cpus 4 --report-period-ms 500 "$@" \
+        --temp-dir "$SESS" --num-cpus 4 --report-period-ms 500 \
+        --object-store-memory 256MiB "$@" \
         > "$RES/start-$tag.txt" 2>&1
 }
 

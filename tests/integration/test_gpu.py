@@ -76,15 +76,33 @@ STUB8 = {"MANTA_NVML_PATH": STUB, "MT_NVML_STUB_COUNT": "8",
 
 
 def test_stub_nvml_eight_gpus():
-    """8 fake H200s through NVML: GPU 8, type and memory labels."""
+    """8 fake H200s through NVML: GPU 8, type and memory labels; 4 tasks of
+    0.25 GPU running at once share device 0; a 2-GPU task sees two
+    distinct devices."""
     d, addr, n = start("gpu8", STUB8)
     check(gpus(n) == 8, "GPU offered: %r" % n["resources_total"])
     check(n["labels"].get(TYPE) == "H200", "labels: %r" % n["labels"])
     check(n["labels"].get("manta.io/gpu-memory-mib") == str(141 << 10),
           "labels: %r" % n["labels"])
+    # Each quarter task holds its share until all four have started, so
+    # they provably ran at the same time.
+    gate = new_dir("gate")
+    show = ("echo \"[$CUDA_VISIBLE_DEVICES]\"; touch %s/$$; "
+            "while [ $(ls %s | wc -l) -lt 4 ]; do sleep 0.05; done" %
+            (gate, gate))
+    procs = [subprocess.Popen([MANTA, "submit", "--address", addr,
+                               "--num-gpus", "0.25", "--", "sh", "-c",
+                               show], stdout=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outs = [p.communicate(timeout=60)[0].strip() for p in procs]
+    check(all(p.returncode == 0 for p in procs) and
+          outs == ["[0]"] * 4, "4 x 0.25 GPU saw %r" % outs)
     p = run(["submit", "--address", addr, "--num-gpus", "2", "--", "sh",
              "-c", "echo \"[$CUDA_VISIBLE_DEVICES]\""], timeout=60)
-    check(p.stdout.strip().count(",") == 1, "2-GPU task saw %r" % p.stdout)
+    ids = p.stdout.strip()[1:-1].split(",")
+    check(len(ids) == 2 and ids[0] != ids[1] and
+          all(i in [str(k) for k in range(8)] for i in ids),
+          "2-GPU task saw %r" % p.stdout)
     stop(d)
 
 

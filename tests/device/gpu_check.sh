@@ -107,7 +107,8 @@ setup_libs() {
     done
     for i in 1 2 3 4 5 6; do
         missing=$(for b in "${bins[@]}"; do
-                      LD_LIBRARY_PATH=$WORK/libs ldd "$b"; done |
+                      LD_LIBRARY_PATH=$WORK/libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+                      ldd "$b"; done |
                   awk '/not found/{print $1}' | sort -u)
         [ -z "$missing" ] && return 0
         for f in $missing; do

@@ -29,6 +29,7 @@
 #include "common/sys.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
+#include "proto/status_json.h"
 
 #define LIST_TIMEOUT_MS 4000
 #define LIST_DEFAULT_LIMIT 100
@@ -230,6 +231,8 @@ static void nodes_json(const Manta__GetClusterStatusReply *r, size_t shown,
         mt_strbuf_addf(sb, "}, \"start_time_ms\": %lld, \"death_reason\": ",
                        (long long)n->start_time_ms);
         mt_strbuf_add_json_str(sb, n->death_reason);
+        mt_strbuf_adds(sb, ", \"gpus\": ");
+        mt_status_json_gpus(sb, n->usage);
         mt_strbuf_adds(sb, "}");
     }
     mt_strbuf_adds(sb, shown ? "\n]}\n" : "]}\n");

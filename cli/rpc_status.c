@@ -92,6 +92,39 @@ static void fmt_usage(struct mt_strbuf *sb, const char *name, int64_t total,
     mt_strbuf_addf(sb, "%s/%s %s", u, t, name);
 }
 
+/* One line per GPU, named as tasks name it, with its NVML index when that
+ * differs: "gpu 0: NVIDIA H200, memory 1.0GiB/141.0GiB, utilization 37%",
+ * "gpu GPU-b1 (index 2): ...", "?" for a figure the worker does not know. */
+static void text_gpus(struct mt_strbuf *sb, const Manta__HostUsage *u)
+{
+    char used[32], tot[32], util[16], idx[16];
+
+    for (size_t i = 0; i < u->n_gpus; i++) {
+        const Manta__GpuStats *g = u->gpus[i];
+
+        if (g->memory_used_bytes >= 0)
+            mt_bytes_format((double)g->memory_used_bytes, used, sizeof(used));
+        else
+            snprintf(used, sizeof(used), "?");
+        if (g->memory_total_bytes >= 0)
+            mt_bytes_format((double)g->memory_total_bytes, tot, sizeof(tot));
+        else
+            snprintf(tot, sizeof(tot), "?");
+        if (g->utilization_percent >= 0)
+            snprintf(util, sizeof(util), "%d%%", g->utilization_percent);
+        else
+            snprintf(util, sizeof(util), "?");
+        snprintf(idx, sizeof(idx), "%d", g->index);
+        mt_strbuf_addf(sb, "   gpu %s", g->id);
+        if (g->index < 0)
+            mt_strbuf_adds(sb, " (MIG)");
+        else if (strcmp(idx, g->id) != 0)
+            mt_strbuf_addf(sb, " (index %d)", g->index);
+        mt_strbuf_addf(sb, ": %s, memory %s/%s, utilization %s\n", g->name,
+                       used, tot, util);
+    }
+}
+
 static void text_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
 {
     bool alive = n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE;
@@ -117,6 +150,7 @@ static void text_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
                                        sizeof(used)),
                        mt_bytes_format((double)n->usage->mem_total_bytes, tot,
                                        sizeof(tot)));
+        text_gpus(sb, n->usage);
     }
     if (!alive)
         mt_strbuf_addf(sb, "   dead: %s\n", n->death_reason);

@@ -377,7 +377,8 @@ static const char page_html[] =
     " if(!names.length)t+='<tr><td colspan=\"2\">(no resources)</td></tr>';\n"
     " document.getElementById('totals').innerHTML=t;\n"
     " let h='<tr><th>node</th><th>state</th><th>address</th><th>host</th>"
-    "<th>resources used / total</th><th>cpu</th><th>memory</th></tr>';\n"
+    "<th>resources used / total</th><th>cpu</th><th>memory</th>"
+    "<th>gpus</th></tr>';\n"
     " for(const n of s.nodes){const a=n.state==='ALIVE',g=n.usage||{};\n"
     "  h+='<tr><td><code title=\"'+esc(n.node_id)+'\">'+"
     "esc(n.node_id.slice(0,12))+'</code></td><td class=\"'+esc(n.state)+"
@@ -388,8 +389,12 @@ static const char page_html[] =
     "g.cpu_percent.toFixed(1)+'%':'')+'</td><td>'+"
     "(a&&g.mem_total_bytes?bar(g.mem_used_bytes/g.mem_total_bytes)+"
     "esc(bytes(g.mem_used_bytes)+' / '+bytes(g.mem_total_bytes)):'')+"
-    "'</td></tr>';}\n"
-    " if(!s.nodes.length)h+='<tr><td colspan=\"7\">(no nodes)</td></tr>';\n"
+    "'</td><td>'+(a?(n.gpus||[]).map(d=>esc(d.id+': '+"
+    "(d.memory_used_bytes===null?'?':bytes(d.memory_used_bytes))+' / '+"
+    "(d.memory_total_bytes===null?'?':bytes(d.memory_total_bytes))+', '+"
+    "(d.utilization_percent===null?'?':d.utilization_percent+'%'))"
+    ").join('<br>'):'')+'</td></tr>';}\n"
+    " if(!s.nodes.length)h+='<tr><td colspan=\"8\">(no nodes)</td></tr>';\n"
     " document.getElementById('nodes').innerHTML=h;\n"
     "}\n"
     "async function tick(){\n"
@@ -683,6 +688,66 @@ static void node_gauge(struct mt_strbuf *sb, const struct mt_node_table *t,
     }
 }
 
+enum gpu_gauge { G_GPU_USED, G_GPU_TOTAL, G_GPU_UTIL };
+
+/* One per-GPU gauge for every GPU of every alive node; a figure the worker
+ * does not know (NOT_SUPPORTED, procfs, MIG) has no sample. */
+static void gpu_gauge(struct mt_strbuf *sb, const struct mt_node_table *t,
+                      const char *name, const char *help, enum gpu_gauge g)
+{
+    family(sb, name, help);
+    for (size_t i = 0; i < t->n; i++) {
+        const struct mt_node *n = t->v[i];
+
+        for (size_t j = 0; n->state == MT_NODE_ALIVE && j < n->n_gpus; j++) {
+            const struct mt_node_gpu *d = &n->gpus[j];
+            int64_t v = g == G_GPU_USED    ? d->mem_used
+                        : g == G_GPU_TOTAL ? d->mem_total
+                                           : d->util_percent;
+
+            if (v < 0)
+                continue;
+            mt_strbuf_addf(sb, "%s{", name);
+            add_label(sb, "node_id", n->id, true);
+            add_label(sb, "gpu", d->id, false);
+            if (g == G_GPU_UTIL)
+                mt_strbuf_addf(sb, "} %.2f\n", (double)v / 100.0);
+            else
+                mt_strbuf_addf(sb, "} %lld\n", (long long)v);
+        }
+    }
+}
+
+static void gpu_metrics(struct mt_strbuf *sb, const struct mt_node_table *t)
+{
+    char idx[16];
+
+    family(sb, "manta_gpu_info",
+           "1 for each GPU an alive node offers (gpu: its name in tasks' "
+           "CUDA_VISIBLE_DEVICES).");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct mt_node *n = t->v[i];
+
+        for (size_t j = 0; n->state == MT_NODE_ALIVE && j < n->n_gpus; j++) {
+            snprintf(idx, sizeof(idx), "%d", n->gpus[j].index);
+            mt_strbuf_adds(sb, "manta_gpu_info{");
+            add_label(sb, "node_id", n->id, true);
+            add_label(sb, "gpu", n->gpus[j].id, false);
+            add_label(sb, "index", idx, false);
+            add_label(sb, "uuid", n->gpus[j].uuid, false);
+            add_label(sb, "model", n->gpus[j].name, false);
+            mt_strbuf_adds(sb, "} 1\n");
+        }
+    }
+    gpu_gauge(sb, t, "manta_gpu_memory_used_bytes",
+              "GPU memory in use, as NVML last reported it.", G_GPU_USED);
+    gpu_gauge(sb, t, "manta_gpu_memory_total_bytes",
+              "GPU memory, as NVML reports it.", G_GPU_TOTAL);
+    gpu_gauge(sb, t, "manta_gpu_utilization_ratio",
+              "GPU utilization over NVML's last sample period, 0-1.",
+              G_GPU_UTIL);
+}
+
 static void node_metrics(struct mt_strbuf *sb, const struct mt_node_table *t)
 {
     family(sb, "manta_node_up", "1 while the node is ALIVE, 0 once DEAD.");
@@ -713,6 +778,7 @@ static void node_metrics(struct mt_strbuf *sb, const struct mt_node_table *t)
                "Host memory in use on each alive node.", G_MEM_USED);
     node_gauge(sb, t, "manta_node_mem_total_bytes",
                "Host memory of each alive node.", G_MEM_TOTAL);
+    gpu_metrics(sb, t);
 }
 
 /* Task counters since the head started, and tasks by live state. */

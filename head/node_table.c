@@ -38,6 +38,7 @@ static void node_free(struct mt_node *n)
     free(n->temp_dir);
     free(n->version);
     free(n->death_reason);
+    free(n->gpus);
     mt_qty_list_release(&n->total);
     mt_qty_list_release(&n->avail);
     mt_kv_list_release(&n->labels);
@@ -135,6 +136,20 @@ int mt_node_table_report(struct mt_node_table *t, const char *id,
     n->last_seen_mono = now_mono;
     n->last_report_ms = now_wall;
     return 0;
+}
+
+void mt_node_table_set_gpus(struct mt_node *node, const struct mt_node_gpu *v,
+                            size_t n)
+{
+    MT_ASSERT(node->magic == MT_NODE_MAGIC);
+    if (n > MT_NODE_MAX_GPUS)
+        n = MT_NODE_MAX_GPUS;
+    MT_FREE(node->gpus);
+    node->n_gpus = n;
+    if (n == 0)
+        return;
+    node->gpus = mt_xmalloc(n * sizeof(*node->gpus));
+    memcpy(node->gpus, v, n * sizeof(*node->gpus));
 }
 
 /* Drop the oldest dead nodes beyond the limit. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * node_table.h -- the head's table of nodes: identity, address, resources
- * (total and available, fixed point), labels, host usage and liveness.
+ * (total and available, fixed point), labels, host usage, the latest
+ * per-GPU figures (memory, utilization) and liveness.
  *
  * Liveness: every report refreshes last_seen (monotonic). mt_node_table_expire
  * marks a node DEAD once it has been silent for longer than the timeout. Dead
@@ -35,6 +36,19 @@ struct mt_node_usage {
     uint32_t num_cpus_online;
 };
 
+#define MT_NODE_MAX_GPUS 64
+
+/* One GPU of a node as its last report described it. */
+struct mt_node_gpu {
+    int index;             /* NVML index; -1: a MIG instance */
+    char id[128];          /* its name in tasks' CUDA_VISIBLE_DEVICES */
+    char name[96];         /* model */
+    char uuid[96];         /* "" = unknown */
+    int64_t mem_total;     /* bytes; -1 = unknown */
+    int64_t mem_used;      /* bytes; -1 = unknown */
+    int util_percent;      /* 0..100; -1 = unknown */
+};
+
 /* A node as seen by the head. Guarded by: loop thread. */
 struct mt_node {
     uint32_t magic;            /* MT_NODE_MAGIC */
@@ -50,6 +64,8 @@ struct mt_node {
     struct mt_qty_list avail;
     struct mt_kv_list labels;
     struct mt_node_usage usage;
+    struct mt_node_gpu *gpus;  /* n_gpus entries, owned; NULL when none */
+    size_t n_gpus;
     uint32_t pid;
     int64_t start_time_ms;     /* wall clock */
     int64_t last_report_ms;    /* wall clock */
@@ -114,6 +130,13 @@ int mt_node_table_report(struct mt_node_table *t, const char *id,
                          uint64_t seqno, const struct mt_qty_list *avail,
                          const struct mt_node_usage *usage, int64_t now_mono,
                          int64_t now_wall);
+
+/*
+ * mt_node_table_set_gpus - replace a node's GPU figures with v (n entries,
+ * borrowed and copied; at most MT_NODE_MAX_GPUS are kept).
+ */
+void mt_node_table_set_gpus(struct mt_node *node, const struct mt_node_gpu *v,
+                            size_t n);
 
 /* mt_node_table_mark_dead - mark an ALIVE node DEAD with a reason. */
 void mt_node_table_mark_dead(struct mt_node_table *t, struct mt_node *node,

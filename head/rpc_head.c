@@ -42,7 +42,31 @@ struct pb_node {
     Manta__ResourceEntry **tot_p, **av_p;
     Manta__Label *lab;
     Manta__Label **lab_p;
+    Manta__GpuStats *gpu;
+    Manta__GpuStats **gpu_p;
 };
+
+/* The node's GPU figures into p->usage.gpus (pointing into n). */
+static void pb_node_gpus(struct pb_node *p, const struct mt_node *n)
+{
+    p->gpu = mt_xcalloc(n->n_gpus + 1, sizeof(*p->gpu));
+    p->gpu_p = mt_xcalloc(n->n_gpus + 1, sizeof(*p->gpu_p));
+    for (size_t i = 0; i < n->n_gpus; i++) {
+        const struct mt_node_gpu *g = &n->gpus[i];
+
+        manta__gpu_stats__init(&p->gpu[i]);
+        p->gpu[i].index = g->index;
+        p->gpu[i].id = (char *)g->id;
+        p->gpu[i].name = (char *)g->name;
+        p->gpu[i].uuid = (char *)g->uuid;
+        p->gpu[i].memory_total_bytes = g->mem_total;
+        p->gpu[i].memory_used_bytes = g->mem_used;
+        p->gpu[i].utilization_percent = g->util_percent;
+        p->gpu_p[i] = &p->gpu[i];
+    }
+    p->usage.n_gpus = n->n_gpus;
+    p->usage.gpus = p->gpu_p;
+}
 
 static void fill_res(const struct mt_qty_list *l, Manta__ResourceEntry *e,
                      Manta__ResourceEntry **p)
@@ -93,6 +117,7 @@ static void pb_node_fill(struct pb_node *p, const struct mt_node *n)
     p->usage.mem_used_bytes = n->usage.mem_used_bytes;
     p->usage.mem_total_bytes = n->usage.mem_total_bytes;
     p->usage.num_cpus_online = n->usage.num_cpus_online;
+    pb_node_gpus(p, n);
     p->info.usage = &p->usage;
     p->info.start_time_ms = n->start_time_ms;
     p->info.last_report_ms = n->last_report_ms;
@@ -107,6 +132,8 @@ static void pb_node_release(struct pb_node *p)
     free(p->av_p);
     free(p->lab);
     free(p->lab_p);
+    free(p->gpu);
+    free(p->gpu_p);
 }
 
 static bool valid_id(const char *s)
@@ -150,6 +177,42 @@ static void take_usage(const Manta__HostUsage *u, struct mt_node_usage *out)
     out->mem_used_bytes = u->mem_used_bytes;
     out->mem_total_bytes = u->mem_total_bytes;
     out->num_cpus_online = u->num_cpus_online;
+}
+
+/* Copy s (peer input; may be NULL) into out, cut at len - 1 bytes. */
+static void take_str(char *out, size_t len, const char *s)
+{
+    snprintf(out, len, "%s", s ? s : "");
+}
+
+/*
+ * A report's GPU figures into node n. Peer input: entries past
+ * MT_NODE_MAX_GPUS are dropped, strings cut to fit, and a figure out of
+ * range reads unknown.
+ */
+static void take_gpus(struct mt_node *n, const Manta__HostUsage *u)
+{
+    struct mt_node_gpu *v;
+    size_t k = u->n_gpus < MT_NODE_MAX_GPUS ? u->n_gpus : MT_NODE_MAX_GPUS;
+
+    v = mt_xcalloc(k + 1, sizeof(*v));
+    for (size_t i = 0; i < k; i++) {
+        const Manta__GpuStats *g = u->gpus[i];
+
+        v[i].index = g->index >= -1 ? g->index : -1;
+        take_str(v[i].id, sizeof(v[i].id), g->id);
+        take_str(v[i].name, sizeof(v[i].name), g->name);
+        take_str(v[i].uuid, sizeof(v[i].uuid), g->uuid);
+        v[i].mem_total = g->memory_total_bytes >= 0 ? g->memory_total_bytes
+                                                    : -1;
+        v[i].mem_used = g->memory_used_bytes >= 0 ? g->memory_used_bytes : -1;
+        v[i].util_percent = g->utilization_percent >= 0 &&
+                                    g->utilization_percent <= 100
+                                ? g->utilization_percent
+                                : -1;
+    }
+    mt_node_table_set_gpus(n, v, k);
+    free(v);
 }
 
 /* Validate a NodeInfo from a worker; RET NULL or the reason it is bad. */
@@ -302,8 +365,10 @@ static void register_info(struct mt_head *h, const Manta__NodeInfo *ni,
     r.start_time_ms = ni->start_time_ms;
     n = mt_node_table_register(&h->nodes, &r, now_mono, mt_now_wall_ms(),
                                was_new, err);
-    if (n && ni->usage)
+    if (n && ni->usage) {
         take_usage(ni->usage, &n->usage);
+        take_gpus(n, ni->usage);
+    }
     mt_qty_list_release(&total);
     mt_kv_list_release(&labels);
 }
@@ -385,6 +450,8 @@ static void h_report(struct mt_rpc_call *call, const ProtobufCMessage *m,
                               req->usage ? &usage : NULL, mt_now_mono_ms(),
                               mt_now_wall_ms());
     mt_qty_list_release(&avail);
+    if (rc == 0 && n && req->usage)
+        take_gpus(n, req->usage);
     reply.known = rc == 0;
     mt_rpc_reply(call, &reply.base);
 }

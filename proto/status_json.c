@@ -23,6 +23,38 @@ static void json_res(struct mt_strbuf *sb, Manta__ResourceEntry **e, size_t n)
     mt_strbuf_adds(sb, "}");
 }
 
+/* n, or null when negative (unknown). */
+static void json_known(struct mt_strbuf *sb, const char *key, int64_t n)
+{
+    if (n < 0)
+        mt_strbuf_addf(sb, ", \"%s\": null", key);
+    else
+        mt_strbuf_addf(sb, ", \"%s\": %lld", key, (long long)n);
+}
+
+void mt_status_json_gpus(struct mt_strbuf *sb, const Manta__HostUsage *u)
+{
+    size_t n = u ? u->n_gpus : 0;
+
+    mt_strbuf_adds(sb, "[");
+    for (size_t i = 0; i < n; i++) {
+        const Manta__GpuStats *g = u->gpus[i];
+
+        mt_strbuf_addf(sb, "%s{\"index\": %d, \"id\": ", i ? ", " : "",
+                       g->index);
+        mt_strbuf_add_json_str(sb, g->id);
+        mt_strbuf_adds(sb, ", \"name\": ");
+        mt_strbuf_add_json_str(sb, g->name);
+        mt_strbuf_adds(sb, ", \"uuid\": ");
+        mt_strbuf_add_json_str(sb, g->uuid);
+        json_known(sb, "memory_used_bytes", g->memory_used_bytes);
+        json_known(sb, "memory_total_bytes", g->memory_total_bytes);
+        json_known(sb, "utilization_percent", g->utilization_percent);
+        mt_strbuf_adds(sb, "}");
+    }
+    mt_strbuf_adds(sb, "]");
+}
+
 static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
 {
     mt_strbuf_adds(sb, "{\"node_id\": ");
@@ -56,6 +88,8 @@ static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
                        n->usage->cpu_percent,
                        (unsigned long long)n->usage->mem_used_bytes,
                        (unsigned long long)n->usage->mem_total_bytes);
+    mt_strbuf_adds(sb, ", \"gpus\": ");
+    mt_status_json_gpus(sb, n->usage);
     mt_strbuf_addf(sb, ", \"pid\": %u, \"start_time_ms\": %lld, "
                        "\"last_report_ms\": %lld, \"death_time_ms\": %lld",
                    n->pid, (long long)n->start_time_ms,

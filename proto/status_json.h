@@ -24,4 +24,14 @@
 void mt_status_json(struct mt_strbuf *sb,
                     const Manta__GetClusterStatusReply *r);
 
+/*
+ * mt_status_json_gpus - append the JSON array of a node's GPU figures
+ * (u->gpus; u may be NULL: []), each
+ * {"index", "id", "name", "uuid", "memory_used_bytes",
+ *  "memory_total_bytes", "utilization_percent"} with null for unknown.
+ * Shared by status and `manta list nodes --format json`.
+ * THREAD  any
+ */
+void mt_status_json_gpus(struct mt_strbuf *sb, const Manta__HostUsage *u);
+
 #endif /* MT_STATUS_JSON_H */

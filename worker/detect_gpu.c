@@ -2,132 +2,60 @@
 /*
  * detect_gpu.c -- NVIDIA GPUs at worker start (see detect_gpu.h).
  *
- * The story: open NVML with dlopen and resolve the seven entry points we
- * use into function pointers; if any step fails, say why and read the
- * driver's procfs files instead; then keep only what CUDA_VISIBLE_DEVICES
- * lists. NVML is initialised and shut down within one call.
- *
- * The NVML ABI below is declared here from the public facts recorded in
- * notes/accelerators.md 4.3 (return codes are ints, 0 = success; handles
- * are opaque pointers; memory is three unsigned long long byte counts);
- * no NVIDIA header is used.
+ * The story: open NVML (nvml.h) and read each device's name, UUID and
+ * total memory; if any step fails, say why and read the driver's procfs
+ * files instead; then keep only what CUDA_VISIBLE_DEVICES lists, by index,
+ * UUID (prefix) or MIG id. NVML is initialised and shut down within one
+ * call; the periodic figures come from gpu_monitor.c.
  */
 #include "worker/detect_gpu.h"
 
 #include <ctype.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "common/error.h"
 #include "common/log.h"
+#include "worker/nvml.h"
 
-/* ---- the NVML ABI we use ------------------------------------------------ */
-
-typedef int nvml_ret;                     /* nvmlReturn_t; 0 = NVML_SUCCESS */
-typedef struct nvml_device_st *nvml_dev;  /* nvmlDevice_t, opaque */
-struct nvml_memory {                      /* nvmlMemory_t, bytes */
-    unsigned long long total, free, used;
-};
-
-enum { NVML_OK = 0, NVML_NO_PERMISSION = 4, NVML_DRIVER_NOT_LOADED = 9,
-       NVML_LIBRARY_NOT_FOUND = 12 };
-
-struct nvml {
-    void *lib;
-    nvml_ret (*init)(void);
-    nvml_ret (*shutdown)(void);
-    nvml_ret (*count)(unsigned int *);
-    nvml_ret (*handle)(unsigned int, nvml_dev *);
-    nvml_ret (*name)(nvml_dev, char *, unsigned int);
-    nvml_ret (*memory)(nvml_dev, struct nvml_memory *);
-    nvml_ret (*util)(nvml_dev, void *); /* resolved, used for reports later */
-};
-
-static const char *nvml_ret_text(nvml_ret r)
-{
-    switch (r) {
-    case NVML_NO_PERMISSION: return "no permission";
-    case NVML_DRIVER_NOT_LOADED: return "driver not loaded";
-    case NVML_LIBRARY_NOT_FOUND: return "library not found";
-    default: return "error";
-    }
-}
-
-/* Resolve one symbol; RET 0 or -MT_EINVAL with err naming it. */
-static int nvml_sym(struct nvml *n, const char *sym, void **fn, char *err,
-                    size_t errlen)
-{
-    *fn = dlsym(n->lib, sym);
-    if (*fn)
-        return 0;
-    snprintf(err, errlen, "NVML library lacks %s", sym);
-    return -MT_EINVAL;
-}
-
-static int nvml_open(struct nvml *n, const char *path, char *err,
-                     size_t errlen)
-{
-    const char *dlerr;
-
-    memset(n, 0, sizeof(*n));
-    n->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!n->lib) {
-        dlerr = dlerror();
-        snprintf(err, errlen, "cannot load %s: %s", path,
-                 dlerr ? dlerr : "unknown error");
-        return -MT_ENOENT;
-    }
-    /* Function pointers through void ** (POSIX guarantees the cast). */
-    if (nvml_sym(n, "nvmlInit_v2", (void **)&n->init, err, errlen) < 0 ||
-        nvml_sym(n, "nvmlShutdown", (void **)&n->shutdown, err, errlen) < 0 ||
-        nvml_sym(n, "nvmlDeviceGetCount_v2", (void **)&n->count, err,
-                 errlen) < 0 ||
-        nvml_sym(n, "nvmlDeviceGetHandleByIndex_v2", (void **)&n->handle,
-                 err, errlen) < 0 ||
-        nvml_sym(n, "nvmlDeviceGetName", (void **)&n->name, err, errlen) < 0 ||
-        nvml_sym(n, "nvmlDeviceGetMemoryInfo", (void **)&n->memory, err,
-                 errlen) < 0 ||
-        nvml_sym(n, "nvmlDeviceGetUtilizationRates", (void **)&n->util, err,
-                 errlen) < 0) {
-        dlclose(n->lib);
-        n->lib = NULL;
-        return -MT_EINVAL;
-    }
-    return 0;
-}
+/* ---- NVML ---------------------------------------------------------------- */
 
 /* One device; RET 1 stored, 0 skipped (no permission), -MT_EIO. */
-static int nvml_one(struct nvml *n, unsigned int i, struct mt_gpu *g,
+static int nvml_one(struct mt_nvml *n, unsigned int i, struct mt_gpu *g,
                     char *err, size_t errlen)
 {
-    struct nvml_memory mem = {0, 0, 0};
-    nvml_dev dev = NULL;
-    nvml_ret r;
+    struct mt_nvml_memory mem = {0, 0, 0};
+    mt_nvml_dev dev = NULL;
+    mt_nvml_ret r;
 
     r = n->handle(i, &dev);
-    if (r == NVML_NO_PERMISSION) {
+    if (r == MT_NVML_NO_PERMISSION) {
         MT_WARN("gpu: NVML denies access to device %u; skipped", i);
         return 0;
     }
-    if (r != NVML_OK) {
+    if (r != MT_NVML_SUCCESS) {
         snprintf(err, errlen, "nvmlDeviceGetHandleByIndex_v2(%u) returned "
-                 "%d (%s)", i, r, nvml_ret_text(r));
+                 "%d (%s)", i, r, mt_nvml_strerror(r));
         return -MT_EIO;
     }
     memset(g, 0, sizeof(*g));
     g->index = (int)i;
+    snprintf(g->id, sizeof(g->id), "%u", i);
     r = n->name(dev, g->name, sizeof(g->name));
     g->name[sizeof(g->name) - 1] = '\0';
-    if (r != NVML_OK)
+    if (r != MT_NVML_SUCCESS)
         snprintf(g->name, sizeof(g->name), "unknown");
-    if (n->memory(dev, &mem) == NVML_OK)
+    if (n->uuid && n->uuid(dev, g->uuid, sizeof(g->uuid)) != MT_NVML_SUCCESS)
+        g->uuid[0] = '\0';
+    g->uuid[sizeof(g->uuid) - 1] = '\0';
+    if (n->memory(dev, &mem) == MT_NVML_SUCCESS)
         g->mem_total = mem.total;
     return 1;
 }
@@ -135,28 +63,27 @@ static int nvml_one(struct nvml *n, unsigned int i, struct mt_gpu *g,
 int mt_gpu_detect_nvml(const char *path, struct mt_gpu_list *out, char *err,
                        size_t errlen)
 {
-    struct nvml n;
+    struct mt_nvml n;
     unsigned int count = 0;
-    nvml_ret r;
+    mt_nvml_ret r;
     int rc = 0;
 
     out->n = 0;
     out->source = "none";
-    rc = nvml_open(&n, path && *path ? path : "libnvidia-ml.so.1", err,
-                   errlen);
+    rc = mt_nvml_open(&n, path, err, errlen);
     if (rc < 0)
         return rc;
     r = n.init();
-    if (r != NVML_OK) {
+    if (r != MT_NVML_SUCCESS) {
         snprintf(err, errlen, "nvmlInit_v2 returned %d (%s)", r,
-                 nvml_ret_text(r));
-        dlclose(n.lib);
+                 mt_nvml_strerror(r));
+        mt_nvml_close(&n);
         return -MT_EIO;
     }
     r = n.count(&count);
-    if (r != NVML_OK) {
+    if (r != MT_NVML_SUCCESS) {
         snprintf(err, errlen, "nvmlDeviceGetCount_v2 returned %d (%s)", r,
-                 nvml_ret_text(r));
+                 mt_nvml_strerror(r));
         rc = -MT_EIO;
     }
     if (count > MT_GPU_MAX) {
@@ -173,7 +100,7 @@ int mt_gpu_detect_nvml(const char *path, struct mt_gpu_list *out, char *err,
             out->n += got;
     }
     n.shutdown();
-    dlclose(n.lib);
+    mt_nvml_close(&n);
     if (rc < 0) {
         out->n = 0;
         return rc;
@@ -184,29 +111,47 @@ int mt_gpu_detect_nvml(const char *path, struct mt_gpu_list *out, char *err,
 
 /* ---- procfs fallback ----------------------------------------------------- */
 
-/* The value of the "Model:" line of one information file; RET 0 or <0. */
-static int read_model(const char *file, char *name, size_t len)
+/* The value after "key" on a line, blanks trimmed, into out; RET bool. */
+static bool line_value(char *line, const char *key, char *out, size_t len)
 {
-    char line[256], *v, *end;
+    size_t k = strlen(key);
+    char *v, *end;
+
+    if (strncmp(line, key, k) != 0)
+        return false;
+    v = line + k;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    end = v + strlen(v);
+    while (end > v && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    snprintf(out, len, "%s", v);
+    return true;
+}
+
+/* The "Model:" and "GPU UUID:" lines of one information file into g;
+ * RET 0, or -MT_ENOENT without a Model line. */
+static int read_information(const char *file, struct mt_gpu *g)
+{
+    char line[256];
     FILE *f = fopen(file, "r");
-    int rc = -MT_ENOENT;
+    bool model = false;
 
     if (!f)
         return -MT_ENOENT;
-    while (rc < 0 && fgets(line, sizeof(line), f)) {
-        if (strncmp(line, "Model:", 6) != 0)
-            continue;
-        v = line + 6;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        end = v + strlen(v);
-        while (end > v && isspace((unsigned char)end[-1]))
-            *--end = '\0';
-        snprintf(name, len, "%s", *v ? v : "unknown");
-        rc = 0;
+    memset(g, 0, sizeof(*g));
+    while (fgets(line, sizeof(line), f)) {
+        if (line_value(line, "Model:", g->name, sizeof(g->name)))
+            model = true;
+        else
+            line_value(line, "GPU UUID:", g->uuid, sizeof(g->uuid));
     }
     fclose(f);
-    return rc;
+    if (model && !g->name[0])
+        snprintf(g->name, sizeof(g->name), "unknown");
+    if (strncmp(g->uuid, "GPU-", 4) != 0)
+        g->uuid[0] = '\0'; /* "??" when the driver hides it */
+    return model ? 0 : -MT_ENOENT;
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -237,10 +182,9 @@ int mt_gpu_detect_procfs(const char *root, struct mt_gpu_list *out)
 
         snprintf(file, sizeof(file), "%s/%s/information", dir,
                  ents[i]->d_name);
-        if (out->n < MT_GPU_MAX &&
-            read_model(file, g->name, sizeof(g->name)) == 0) {
+        if (out->n < MT_GPU_MAX && read_information(file, g) == 0) {
             g->index = out->n;
-            g->mem_total = 0;
+            snprintf(g->id, sizeof(g->id), "%d", g->index);
             out->n++;
         }
         free(ents[i]);
@@ -265,12 +209,67 @@ static void add_warn(char *warn, size_t wlen, const char *entry,
                  used ? "; " : "", entry, why);
 }
 
-int mt_gpu_parse_visible(const char *s, int *idx, int max, char *warn,
-                         size_t wlen)
+/* "GPU-" then hex digits and dashes (at least one digit). */
+static bool is_gpu_uuid(const char *t)
 {
-    char buf[512], *save = NULL, *tok, *end;
-    int n = 0;
+    bool digit = false;
+
+    if (strncmp(t, "GPU-", 4) != 0)
+        return false;
+    for (t += 4; *t; t++) {
+        if (!isxdigit((unsigned char)*t) && *t != '-')
+            return false;
+        digit = digit || *t != '-';
+    }
+    return digit;
+}
+
+/* One entry into r; RET 1 parsed, 0 junk, -1 a negative index (the end). */
+static int parse_ref(const char *tok, struct mt_gpu_ref *r)
+{
+    char *end;
     long v;
+
+    memset(r, 0, sizeof(*r));
+    if (strlen(tok) >= sizeof(r->text))
+        return 0;
+    snprintf(r->text, sizeof(r->text), "%s", tok);
+    if (is_gpu_uuid(tok)) {
+        r->kind = MT_GPU_REF_UUID;
+        return 1;
+    }
+    if (strncmp(tok, "MIG-", 4) == 0 && tok[4]) {
+        r->kind = MT_GPU_REF_MIG;
+        return 1;
+    }
+    errno = 0;
+    v = strtol(tok, &end, 10);
+    if (end == tok || *end || errno || v > 100000)
+        return 0;
+    if (v < 0)
+        return -1;
+    r->kind = MT_GPU_REF_INDEX;
+    r->index = (int)v;
+    snprintf(r->text, sizeof(r->text), "%ld", v);
+    return 1;
+}
+
+static bool same_ref(const struct mt_gpu_ref *a, const struct mt_gpu_ref *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind == MT_GPU_REF_INDEX)
+        return a->index == b->index;
+    return strcasecmp(a->text, b->text) == 0;
+}
+
+int mt_gpu_parse_visible(const char *s, struct mt_gpu_ref *refs, int max,
+                         char *warn, size_t wlen)
+{
+    char buf[4096], *save = NULL, *tok, *end;
+    struct mt_gpu_ref r;
+    bool dup;
+    int n = 0, got;
 
     if (warn && wlen)
         warn[0] = '\0';
@@ -279,20 +278,22 @@ int mt_gpu_parse_visible(const char *s, int *idx, int max, char *warn,
     snprintf(buf, sizeof(buf), "%s", s);
     for (tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
-        while (*tok == ' ')
+        while (isspace((unsigned char)*tok))
             tok++;
-        v = strtol(tok, &end, 10);
-        while (*end == ' ')
-            end++;
-        if (end == tok || *end || v > 100000) {
-            add_warn(warn, wlen, tok, "is not a device index; ignored");
+        end = tok + strlen(tok);
+        while (end > tok && isspace((unsigned char)end[-1]))
+            *--end = '\0';
+        got = parse_ref(tok, &r);
+        if (got < 0)
+            break; /* CUDA stops at the first negative entry */
+        if (got == 0) {
+            add_warn(warn, wlen, tok, "is not a device index, GPU UUID or "
+                     "MIG id; ignored");
             continue;
         }
-        if (v < 0)
-            break; /* CUDA stops at the first negative entry */
-        bool dup = false;
+        dup = false;
         for (int i = 0; i < n; i++)
-            dup = dup || idx[i] == (int)v;
+            dup = dup || same_ref(&refs[i], &r);
         if (dup) {
             add_warn(warn, wlen, tok, "is repeated; ignored");
             continue;
@@ -301,9 +302,26 @@ int mt_gpu_parse_visible(const char *s, int *idx, int max, char *warn,
             add_warn(warn, wlen, tok, "is past the device limit; ignored");
             continue;
         }
-        idx[n++] = (int)v;
+        refs[n++] = r;
     }
     return n;
+}
+
+int mt_gpu_match_uuid(const struct mt_gpu_list *l, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    int found = -MT_ENOENT;
+
+    if (k == 0)
+        return -MT_ENOENT;
+    for (int i = 0; i < l->n; i++) {
+        if (!l->v[i].uuid[0] || strncasecmp(l->v[i].uuid, prefix, k) != 0)
+            continue;
+        if (found >= 0)
+            return -MT_EEXIST;
+        found = i;
+    }
+    return found;
 }
 
 int mt_gpu_accel_type(const char *name, char *out, size_t len)
@@ -332,23 +350,82 @@ int mt_gpu_accel_type(const char *name, char *out, size_t len)
     return -MT_EINVAL;
 }
 
-void mt_gpu_filter_visible(struct mt_gpu_list *l, const int *vis, int n)
+/* Position in l of the device an INDEX or UUID entry names, or -1 (with
+ * a warning). */
+static int find_ref(const struct mt_gpu_list *l, const struct mt_gpu_ref *r)
 {
-    struct mt_gpu kept[MT_GPU_MAX];
-    int k = 0;
+    int pos;
 
-    for (int i = 0; i < n; i++) {
-        int found = -1;
+    if (r->kind == MT_GPU_REF_INDEX) {
+        for (int j = 0; j < l->n; j++)
+            if (l->v[j].index == r->index)
+                return j;
+        MT_WARN("gpu: CUDA_VISIBLE_DEVICES lists %d, which this node "
+                "does not have; ignored", r->index);
+        return -1;
+    }
+    pos = mt_gpu_match_uuid(l, r->text);
+    if (pos == -MT_EEXIST)
+        MT_WARN("gpu: CUDA_VISIBLE_DEVICES entry %s matches more than one "
+                "GPU; ignored", r->text);
+    else if (pos < 0)
+        MT_WARN("gpu: CUDA_VISIBLE_DEVICES lists %s, which matches no GPU "
+                "UUID of this node; ignored", r->text);
+    return pos < 0 ? -1 : pos;
+}
 
-        for (int j = 0; j < l->n && found < 0; j++)
-            if (l->v[j].index == vis[i])
-                found = j;
-        if (found < 0) {
-            MT_WARN("gpu: CUDA_VISIBLE_DEVICES lists %d, which this node "
-                    "does not have; ignored", vis[i]);
+/* A MIG entry as a GPU of its own: the model of the parent GPU when the
+ * entry names it (MIG-GPU-<uuid>/gi/ci), else of the node's first GPU. */
+static void mig_gpu(const struct mt_gpu_list *l, const struct mt_gpu_ref *r,
+                    struct mt_gpu *g)
+{
+    char parent[MT_GPU_ID_MAX], *slash;
+    int pos = -1;
+
+    memset(g, 0, sizeof(*g));
+    g->index = -1;
+    snprintf(g->uuid, sizeof(g->uuid), "%s", r->text);
+    snprintf(g->id, sizeof(g->id), "%s", r->text);
+    snprintf(parent, sizeof(parent), "%s", r->text + 4);
+    slash = strchr(parent, '/');
+    if (slash) {
+        *slash = '\0'; /* "GPU-<uuid>" of MIG-GPU-<uuid>/<gi>/<ci> */
+        if (is_gpu_uuid(parent))
+            pos = mt_gpu_match_uuid(l, parent);
+    }
+    snprintf(g->name, sizeof(g->name), "%s",
+             l->v[pos >= 0 ? pos : 0].name);
+}
+
+void mt_gpu_filter_visible(struct mt_gpu_list *l, const struct mt_gpu_ref *refs,
+                           int n)
+{
+    static struct mt_gpu kept[MT_GPU_MAX]; /* THREAD main only */
+    bool used[MT_GPU_MAX] = {false};
+    int k = 0, pos;
+
+    for (int i = 0; i < n && k < MT_GPU_MAX; i++) {
+        if (refs[i].kind == MT_GPU_REF_MIG) {
+            if (l->n == 0) {
+                MT_WARN("gpu: CUDA_VISIBLE_DEVICES lists %s, but this node "
+                        "has no GPU; ignored", refs[i].text);
+                continue;
+            }
+            mig_gpu(l, &refs[i], &kept[k++]);
             continue;
         }
-        kept[k++] = l->v[found];
+        pos = find_ref(l, &refs[i]);
+        if (pos < 0)
+            continue;
+        if (used[pos]) {
+            MT_WARN("gpu: CUDA_VISIBLE_DEVICES names GPU %d twice (%s); "
+                    "ignored", l->v[pos].index, refs[i].text);
+            continue;
+        }
+        used[pos] = true;
+        kept[k] = l->v[pos];
+        snprintf(kept[k].id, sizeof(kept[k].id), "%s", refs[i].text);
+        k++;
     }
     memcpy(l->v, kept, sizeof(kept[0]) * (size_t)k);
     l->n = k;
@@ -445,8 +522,9 @@ static int nvml_bounded(const char *path, int timeout_ms,
 
 void mt_gpu_detect(const struct mt_gpu_opts *o, struct mt_gpu_list *out)
 {
-    char err[512] = "", warn[512] = "";
-    int vis[MT_GPU_MAX], nvis, rc;
+    static struct mt_gpu_ref vis[MT_GPU_MAX]; /* THREAD main only */
+    char err[512] = "", warn[1024] = "";
+    int nvis, rc;
 
     rc = nvml_bounded(o->nvml_path,
                       o->nvml_timeout_ms > 0 ? o->nvml_timeout_ms
@@ -469,9 +547,10 @@ void mt_gpu_detect(const struct mt_gpu_opts *o, struct mt_gpu_list *out)
         mt_gpu_filter_visible(out, vis, nvis);
     }
     for (int i = 0; i < out->n; i++)
-        MT_INFO("gpu: device %d: %s, %llu MiB (%s)", out->v[i].index,
+        MT_INFO("gpu: device %s: %s, %llu MiB, uuid %s (%s)", out->v[i].id,
                 out->v[i].name,
-                (unsigned long long)(out->v[i].mem_total >> 20), out->source);
+                (unsigned long long)(out->v[i].mem_total >> 20),
+                out->v[i].uuid[0] ? out->v[i].uuid : "unknown", out->source);
 }
 
 void mt_gpu_apply(const struct mt_gpu_list *l, int64_t *num_gpus,
@@ -498,37 +577,41 @@ void mt_gpu_apply(const struct mt_gpu_list *l, int64_t *num_gpus,
 
 /* ---- grant ids -> device ids ------------------------------------------- */
 
-/* The device index behind each GPU instance the node offers; written once
+/* The identifier behind each GPU instance the node offers; written once
  * by mt_gpu_set_device_map before the loop starts, read-only after. */
-static int device_of[MT_GPU_MAX];
-static int n_device_of;
+static char device_id[MT_GPU_MAX][MT_GPU_ID_MAX];
+static int n_device_id;
 
 void mt_gpu_set_device_map(const struct mt_gpu_list *l)
 {
-    n_device_of = l->n;
+    n_device_id = l->n;
     for (int i = 0; i < l->n; i++)
-        device_of[i] = l->v[i].index;
+        snprintf(device_id[i], sizeof(device_id[i]), "%s", l->v[i].id);
 }
 
 void mt_gpu_map_env(struct mt_kv_list *env)
 {
     const char *v = mt_kv_list_get(env, "CUDA_VISIBLE_DEVICES");
-    char out[512] = "", *end;
+    char out[MT_GPU_MAX * MT_GPU_ID_MAX], *end;
     size_t used = 0;
     long id;
+    int w;
 
-    if (!v || !*v || n_device_of == 0)
+    if (!v || !*v || n_device_id == 0)
         return;
     for (const char *p = v; *p; p = *end ? end + 1 : end) {
         id = strtol(p, &end, 10);
         if (end == p || (*end && *end != ','))
             return; /* not a plain list of ids: leave it alone */
-        if (id >= 0 && id < n_device_of)
-            id = device_of[id];
-        used += (size_t)snprintf(out + used, sizeof(out) - used, "%s%ld",
-                                 used ? "," : "", id);
-        if (used >= sizeof(out))
+        if (id >= 0 && id < n_device_id)
+            w = snprintf(out + used, sizeof(out) - used, "%s%s",
+                         used ? "," : "", device_id[id]);
+        else
+            w = snprintf(out + used, sizeof(out) - used, "%s%ld",
+                         used ? "," : "", id);
+        if (w < 0 || (size_t)w >= sizeof(out) - used)
             return;
+        used += (size_t)w;
     }
     mt_kv_list_set(env, "CUDA_VISIBLE_DEVICES", out);
 }

@@ -7,7 +7,10 @@
  * symbol or its nvmlInit_v2 fails, detection falls back to the driver's
  * /proc/driver/nvidia/gpus/<bus id>/information files ("Model:" line; no
  * memory figure there), else finds no GPU. CUDA_VISIBLE_DEVICES, when set at
- * worker start, limits the GPUs offered to the listed indices.
+ * worker start, limits the GPUs offered to the listed devices: indices,
+ * GPU UUIDs or unique UUID prefixes ("GPU-8932f937"), as CUDA accepts, and
+ * MIG instances ("MIG-..."), offered as they are written. Each offered GPU
+ * keeps the identifier it was listed with; tasks get those identifiers.
  *
  * Every input is re-rootable for tests: the NVML path, the /proc root and
  * the CUDA_VISIBLE_DEVICES value are arguments. Rules from
@@ -26,11 +29,16 @@
 
 #define MT_GPU_MAX 64
 #define MT_GPU_NAME_MAX 96
+#define MT_GPU_UUID_MAX 96  /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
+#define MT_GPU_ID_MAX 128   /* one CUDA_VISIBLE_DEVICES entry */
 #define MT_GPU_NVML_TIMEOUT_MS 10000 /* NVML answers in well under 1 s */
 
 struct mt_gpu {
-    int index;                  /* NVML / driver index on this node */
+    int index;                  /* NVML / driver index; -1: a MIG instance */
     char name[MT_GPU_NAME_MAX]; /* e.g. "NVIDIA H200" */
+    char uuid[MT_GPU_UUID_MAX]; /* "GPU-..." ("MIG-..."); "" = unknown */
+    char id[MT_GPU_ID_MAX];     /* its name in tasks' CUDA_VISIBLE_DEVICES:
+                                 * the index, or the entry as given */
     uint64_t mem_total;         /* bytes; 0 = unknown (procfs) */
 };
 
@@ -47,18 +55,42 @@ struct mt_gpu_opts {
     int nvml_timeout_ms;    /* <= 0: MT_GPU_NVML_TIMEOUT_MS */
 };
 
+/* One CUDA_VISIBLE_DEVICES entry. */
+enum mt_gpu_ref_kind {
+    MT_GPU_REF_INDEX = 1, /* "3" */
+    MT_GPU_REF_UUID = 2,  /* "GPU-8932f937-d72c-..." or a prefix of one */
+    MT_GPU_REF_MIG = 3,   /* "MIG-<uuid>" or "MIG-GPU-<uuid>/<gi>/<ci>" */
+};
+
+struct mt_gpu_ref {
+    enum mt_gpu_ref_kind kind;
+    int index;                 /* MT_GPU_REF_INDEX only */
+    char text[MT_GPU_ID_MAX];  /* the entry, blanks trimmed */
+};
+
 /*
  * mt_gpu_parse_visible - parse a CUDA_VISIBLE_DEVICES value into at most max
- * indices, in order. "" , "-1" and "NoDevFiles" mean none. Entries that are
- * not a non-negative integer (UUIDs, MIG ids, junk) and duplicates are
- * skipped with a warning written to warn (borrowed, wlen bytes, may be
- * NULL; "" when all went well). As CUDA does, a negative entry ends the
- * list.
+ * entries, in order. "" , "-1" and "NoDevFiles" mean none. An entry is an
+ * index, "GPU-" followed by hex digits and dashes (a UUID or a prefix of
+ * one), or "MIG-" followed by more. Junk, an index or UUID given twice,
+ * and entries past max are skipped with a warning written to warn
+ * (borrowed, wlen bytes, may be NULL; "" when all went well). As CUDA
+ * does, a negative entry ends the list.
  *
- * RET the number of indices stored in idx
+ * RET the number of entries stored in refs
  */
-int mt_gpu_parse_visible(const char *s, int *idx, int max, char *warn,
-                         size_t wlen);
+int mt_gpu_parse_visible(const char *s, struct mt_gpu_ref *refs, int max,
+                         char *warn, size_t wlen);
+
+/*
+ * mt_gpu_match_uuid - the GPU of l whose UUID starts with prefix ("GPU-"
+ * included; hex digits compare case-insensitively), as CUDA matches an
+ * abbreviated UUID. GPUs with an unknown UUID never match.
+ *
+ * RET its position in l->v, -MT_ENOENT (none), -MT_EEXIST (ambiguous: more
+ *     than one GPU has that prefix)
+ */
+int mt_gpu_match_uuid(const struct mt_gpu_list *l, const char *prefix);
 
 /*
  * mt_gpu_accel_type - the accelerator type of a model name, Ray's rule
@@ -91,11 +123,16 @@ int mt_gpu_detect_nvml(const char *path, struct mt_gpu_list *out, char *err,
 int mt_gpu_detect_procfs(const char *root, struct mt_gpu_list *out);
 
 /*
- * mt_gpu_filter_visible - keep only the GPUs whose index is listed in vis
- * (n entries), in that order; indices not present are warned about and
- * ignored.
+ * mt_gpu_filter_visible - keep only the GPUs refs (n entries) name, in that
+ * order, each with the entry as its id. An index or UUID the node does not
+ * have, an ambiguous prefix and a second entry for one GPU are warned about
+ * and ignored. A MIG entry becomes a GPU of its own (index -1, uuid and id
+ * the entry, the model of its parent GPU when the entry names it, else of
+ * the node's first GPU); NVML is not asked about MIG instances, so their
+ * memory is unknown. MIG entries need at least one detected GPU.
  */
-void mt_gpu_filter_visible(struct mt_gpu_list *l, const int *vis, int n);
+void mt_gpu_filter_visible(struct mt_gpu_list *l, const struct mt_gpu_ref *refs,
+                           int n);
 
 /*
  * mt_gpu_detect - NVML, else procfs, else none; then CUDA_VISIBLE_DEVICES.
@@ -120,16 +157,17 @@ void mt_gpu_apply(const struct mt_gpu_list *l, int64_t *num_gpus,
                   struct mt_kv_list *labels);
 
 /*
- * mt_gpu_set_device_map - remember the device index behind each offered
- * GPU instance (grant id i is device l->v[i].index), e.g. 0->1, 1->3 for
- * CUDA_VISIBLE_DEVICES=1,3. THREAD main, before the worker loop starts.
+ * mt_gpu_set_device_map - remember the identifier behind each offered GPU
+ * instance (grant id i is device l->v[i].id), e.g. 0->"1", 1->"3" for
+ * CUDA_VISIBLE_DEVICES=1,3, or 0->"GPU-b1..." for a UUID entry.
+ * THREAD main, before the worker loop starts.
  */
 void mt_gpu_set_device_map(const struct mt_gpu_list *l);
 
 /*
  * mt_gpu_map_env - rewrite a task's CUDA_VISIBLE_DEVICES (env, borrowed)
- * from the head's grant ids (0..GPU-1 on this node) to device indices per
- * the map; ids past the map (--num-gpus above what was detected) and
+ * from the head's grant ids (0..GPU-1 on this node) to device identifiers
+ * per the map; ids past the map (--num-gpus above what was detected) and
  * values that are not a plain id list are kept. THREAD loop.
  */
 void mt_gpu_map_env(struct mt_kv_list *env);

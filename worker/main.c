@@ -23,6 +23,7 @@
 #include "objstore/arena.h"
 #include "worker/detect.h"
 #include "worker/detect_gpu.h"
+#include "worker/gpu_monitor.h"
 #include "worker/detect_tpu.h"
 #include "worker/worker.h"
 
@@ -345,6 +346,9 @@ int main(int argc, char **argv)
     mt_gpu_detect(&gpu_opts, &gpus);
     mt_gpu_apply(&gpus, &det.num_gpus, &cfg.labels);
     mt_gpu_set_device_map(&gpus);
+    if (mt_gpu_monitor_create(&gpus, gpu_opts.nvml_path, cfg.report_period_ms,
+                              &cfg.gpu_monitor) < 0)
+        cfg.gpu_monitor = NULL;
     det.custom = &custom;
     /* TPU entries first: --resources (applied by mt_detect_resources) and
      * --labels (already in cfg.labels) win over detected ones. */
@@ -378,6 +382,7 @@ int main(int argc, char **argv)
     mt_daemon_init(&daemon_, loop, stop_worker, worker);
     mt_daemon_run(&daemon_);
     mt_worker_destroy(worker);
+    mt_gpu_monitor_destroy(cfg.gpu_monitor);
     uv_run(loop, UV_RUN_NOWAIT);
     if (uv_loop_close(loop) != 0)
         MT_WARN("loop closed with handles still open");

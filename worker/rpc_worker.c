@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
+#include "worker/gpu_monitor.h"
 #include "worker/worker.h"
 #include "worker_service.pb-c.h"
 
@@ -24,11 +25,15 @@ struct pb_arrays {
     Manta__ResourceEntry **res_p;
     Manta__Label *lab;
     Manta__Label **lab_p;
+    Manta__GpuStats *gpu;       /* NULL until fill_gpus */
+    Manta__GpuStats **gpu_p;
+    struct mt_gpu_stat *stat;
 };
 
 static void fill_arrays(struct pb_arrays *a, const struct mt_qty_list *r,
                         const struct mt_kv_list *l)
 {
+    memset(a, 0, sizeof(*a));
     a->res = mt_xcalloc(r->n + 1, sizeof(*a->res));
     a->res_p = mt_xcalloc(r->n + 1, sizeof(*a->res_p));
     a->lab = mt_xcalloc(l->n + 1, sizeof(*a->lab));
@@ -53,9 +58,42 @@ static void free_arrays(struct pb_arrays *a)
     free(a->res_p);
     free(a->lab);
     free(a->lab_p);
+    free(a->gpu);
+    free(a->gpu_p);
+    free(a->stat);
 }
 
-static void fill_usage(struct mt_worker *w, Manta__HostUsage *u)
+/* The GPU monitor's latest figures into u->gpus; arrays go into a. */
+static void fill_gpus(struct mt_worker *w, Manta__HostUsage *u,
+                      struct pb_arrays *a)
+{
+    int n;
+
+    if (!w->cfg->gpu_monitor)
+        return;
+    a->stat = mt_xcalloc(MT_GPU_MAX, sizeof(*a->stat));
+    n = mt_gpu_monitor_read(w->cfg->gpu_monitor, a->stat, MT_GPU_MAX);
+    a->gpu = mt_xcalloc((size_t)n + 1, sizeof(*a->gpu));
+    a->gpu_p = mt_xcalloc((size_t)n + 1, sizeof(*a->gpu_p));
+    for (int i = 0; i < n; i++) {
+        Manta__GpuStats *g = &a->gpu[i];
+
+        manta__gpu_stats__init(g);
+        g->index = a->stat[i].index;
+        g->id = a->stat[i].id;
+        g->name = a->stat[i].name;
+        g->uuid = a->stat[i].uuid;
+        g->memory_total_bytes = a->stat[i].mem_total;
+        g->memory_used_bytes = a->stat[i].mem_used;
+        g->utilization_percent = a->stat[i].util_percent;
+        a->gpu_p[i] = g;
+    }
+    u->n_gpus = (size_t)n;
+    u->gpus = a->gpu_p;
+}
+
+static void fill_usage(struct mt_worker *w, Manta__HostUsage *u,
+                       struct pb_arrays *a)
 {
     struct mt_cpu_sample now;
     uint64_t total = 0, avail = 0;
@@ -70,6 +108,7 @@ static void fill_usage(struct mt_worker *w, Manta__HostUsage *u)
         u->mem_used_bytes = total - avail;
     }
     u->num_cpus_online = (uint32_t)mt_sys_num_cpus();
+    fill_gpus(w, u, a);
 }
 
 /* Fill a NodeInfo describing this worker; arrays go into a. */
@@ -78,7 +117,7 @@ static void fill_node(struct mt_worker *w, Manta__NodeInfo *ni,
 {
     manta__node_info__init(ni);
     fill_arrays(a, &w->cfg->resources, &w->cfg->labels);
-    fill_usage(w, u);
+    fill_usage(w, u, a);
     ni->node_id = w->node_id;
     ni->address = w->address;
     ni->node_ip = (char *)w->cfg->node_ip;
@@ -145,7 +184,7 @@ int mt__worker_send_report(struct mt_worker *w)
     int rc;
 
     fill_arrays(&a, &w->cfg->resources, &w->cfg->labels);
-    fill_usage(w, &u);
+    fill_usage(w, &u, &a);
     req.node_id = w->node_id;
     req.seqno = ++w->seqno;
     req.n_resources_available = w->cfg->resources.n;

@@ -28,6 +28,7 @@ struct mt_server;
 struct mt_worker_xfer;
 struct mt_tasks;
 struct mt_exec_pool;
+struct mt_gpu_monitor;
 struct mt_wactor;
 struct mt_wcall;
 
@@ -48,6 +49,7 @@ struct mt_worker_config {
     const char *spill_dir;     /* NULL: never spill */
     int num_executors;         /* executor pool size, 1..64; 0: none */
     const char *executor_path; /* the manta-executor binary */
+    struct mt_gpu_monitor *gpu_monitor; /* per-GPU figures; NULL: none */
 };
 
 enum mt_worker_state {

@@ -571,6 +571,38 @@ static void test_expire_trims(void)
     mt_node_table_release(&t);
 }
 
+static void test_set_gpus(void)
+{
+    struct mt_node_table t;
+    struct mt_node_gpu v[MT_NODE_MAX_GPUS + 2];
+    struct mt_node *n;
+
+    mt_node_table_init(&t);
+    n = add_node(&t, "g1", 4, 100);
+    CU_ASSERT_PTR_NULL(n->gpus);
+    CU_ASSERT_EQUAL(n->n_gpus, 0);
+    memset(v, 0, sizeof(v));
+    for (int i = 0; i < MT_NODE_MAX_GPUS + 2; i++) {
+        v[i].index = i;
+        snprintf(v[i].id, sizeof(v[i].id), "%d", i);
+        v[i].mem_used = i;
+        v[i].util_percent = -1;
+    }
+    mt_node_table_set_gpus(n, v, 2);
+    CU_ASSERT_EQUAL_FATAL(n->n_gpus, 2);
+    CU_ASSERT_STRING_EQUAL(n->gpus[1].id, "1");
+    CU_ASSERT_EQUAL(n->gpus[1].mem_used, 1);
+    CU_ASSERT_EQUAL(n->gpus[1].util_percent, -1);
+    /* Replaced, not appended; capped at MT_NODE_MAX_GPUS. */
+    mt_node_table_set_gpus(n, v, MT_NODE_MAX_GPUS + 2);
+    CU_ASSERT_EQUAL(n->n_gpus, MT_NODE_MAX_GPUS);
+    mt_node_table_set_gpus(n, v, 0);
+    CU_ASSERT_EQUAL(n->n_gpus, 0);
+    CU_ASSERT_PTR_NULL(n->gpus);
+    mt_node_table_set_gpus(n, v, 1);
+    mt_node_table_release(&t); /* frees the GPU figures too */
+}
+
 static void test_state_name(void)
 {
     CU_ASSERT_STRING_EQUAL(mt_node_state_name(MT_NODE_ALIVE), "ALIVE");
@@ -586,6 +618,7 @@ CU_TestInfo mt_test_node_table[] = {
     {"reregister", test_reregister},
     {"reregister_revives_dead", test_reregister_revives_dead},
     {"report", test_report},
+    {"set_gpus", test_set_gpus},
     {"report_clamps", test_report_clamps},
     {"report_ignores_undeclared", test_report_ignores_undeclared},
     {"report_unknown_or_dead", test_report_unknown_or_dead},

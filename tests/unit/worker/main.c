@@ -4,6 +4,7 @@
 
 extern CU_TestInfo mt_test_detect[];
 extern CU_TestInfo mt_test_detect_gpu[];
+extern CU_TestInfo mt_test_gpu_monitor[];
 extern CU_TestInfo mt_test_tasks[];
 extern CU_TestInfo mt_test_exec_proto[];
 extern CU_TestInfo mt_test_detect_tpu[];
@@ -12,6 +13,7 @@ extern CU_TestInfo mt_test_task_result[];
 static const struct mt_suite suites[] = {
     {"detect", mt_test_detect, NULL, NULL},
     {"detect_gpu", mt_test_detect_gpu, NULL, NULL},
+    {"gpu_monitor", mt_test_gpu_monitor, NULL, NULL},
     {"tasks", mt_test_tasks, NULL, NULL},
     {"exec_proto", mt_test_exec_proto, NULL, NULL},
     {"detect_tpu", mt_test_detect_tpu, NULL, NULL},

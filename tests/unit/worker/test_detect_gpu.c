@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_detect_gpu.c -- GPU detection helpers (worker/detect_gpu.h):
- * CUDA_VISIBLE_DEVICES parsing and filtering, model name -> accelerator
+ * CUDA_VISIBLE_DEVICES parsing (indices, UUID prefixes, MIG ids),
+ * UUID matching and filtering, model name -> accelerator
  * type, the procfs fallback over a fake tree in a temp dir, NVML absent,
  * and turning a GPU list into the offer and labels. NVML itself is
  * exercised with a stub library by tests/integration/test_gpu.py.
@@ -19,33 +20,141 @@
 
 static void test_visible_parse(void)
 {
-    int idx[8];
-    char warn[256];
+    struct mt_gpu_ref r[8];
+    char warn[512];
 
-    CU_ASSERT_EQUAL(mt_gpu_parse_visible("1,3", idx, 8, warn, sizeof(warn)), 2);
-    CU_ASSERT_EQUAL(idx[0], 1);
-    CU_ASSERT_EQUAL(idx[1], 3);
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("1,3", r, 8, warn, sizeof(warn)), 2);
+    CU_ASSERT_EQUAL(r[0].kind, MT_GPU_REF_INDEX);
+    CU_ASSERT_EQUAL(r[0].index, 1);
+    CU_ASSERT_STRING_EQUAL(r[0].text, "1");
+    CU_ASSERT_EQUAL(r[1].index, 3);
     CU_ASSERT_STRING_EQUAL(warn, "");
-    CU_ASSERT_EQUAL(mt_gpu_parse_visible("", idx, 8, warn, sizeof(warn)), 0);
-    CU_ASSERT_EQUAL(mt_gpu_parse_visible("NoDevFiles", idx, 8, warn,
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("", r, 8, warn, sizeof(warn)), 0);
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("NoDevFiles", r, 8, warn,
                                          sizeof(warn)), 0);
-    CU_ASSERT_EQUAL(mt_gpu_parse_visible("-1", idx, 8, warn, sizeof(warn)), 0);
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("-1", r, 8, warn, sizeof(warn)), 0);
     CU_ASSERT_STRING_EQUAL(warn, "");
     /* A negative entry ends the list, as in CUDA. */
-    CU_ASSERT_EQUAL(mt_gpu_parse_visible("2,-1,0", idx, 8, warn,
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("2,-1,0", r, 8, warn,
                                          sizeof(warn)), 1);
-    CU_ASSERT_EQUAL(idx[0], 2);
-    /* Junk, UUIDs and repeats are skipped with a warning. */
-    CU_ASSERT_EQUAL(mt_gpu_parse_visible("3, x,GPU-abc,3,1 ,7z", idx, 8,
+    CU_ASSERT_EQUAL(r[0].index, 2);
+    /* Junk and repeats are skipped with a warning. */
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("3, x,GPU-xyz,3,1 ,7z,GPU-", r, 8,
                                          warn, sizeof(warn)), 2);
-    CU_ASSERT_EQUAL(idx[0], 3);
-    CU_ASSERT_EQUAL(idx[1], 1);
+    CU_ASSERT_EQUAL(r[0].index, 3);
+    CU_ASSERT_EQUAL(r[1].index, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'x' is not a device index"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'GPU-abc' is not a device index"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'GPU-xyz' is not a device index"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'GPU-' is not a device index"));
     CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'3' is repeated"));
     CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'7z' is not a device index"));
     /* The limit holds; NULL warn is allowed. */
-    CU_ASSERT_EQUAL(mt_gpu_parse_visible("0,1,2,3", idx, 2, NULL, 0), 2);
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible("0,1,2,3", r, 2, NULL, 0), 2);
+}
+
+static void test_visible_uuid_mig(void)
+{
+    struct mt_gpu_ref r[8];
+    char warn[512];
+
+    CU_ASSERT_EQUAL(mt_gpu_parse_visible(
+                        " GPU-8932f937-d72c-4106-c12f-20bd9faed9f6 ,GPU-ab,"
+                        "MIG-GPU-8932f937-d72c-4106-c12f-20bd9faed9f6/1/0,"
+                        "MIG-c6e8b2a0-58b8-5f3c-9c1b-111111111111,0,gpu-ab,"
+                        "GPU-AB",
+                        r, 8, warn, sizeof(warn)), 5);
+    CU_ASSERT_EQUAL(r[0].kind, MT_GPU_REF_UUID);
+    CU_ASSERT_STRING_EQUAL(r[0].text,
+                           "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6");
+    CU_ASSERT_EQUAL(r[1].kind, MT_GPU_REF_UUID);
+    CU_ASSERT_STRING_EQUAL(r[1].text, "GPU-ab");
+    CU_ASSERT_EQUAL(r[2].kind, MT_GPU_REF_MIG);
+    CU_ASSERT_EQUAL(r[3].kind, MT_GPU_REF_MIG);
+    CU_ASSERT_EQUAL(r[4].kind, MT_GPU_REF_INDEX);
+    CU_ASSERT_EQUAL(r[4].index, 0);
+    /* "gpu-ab" is not CUDA's spelling; "GPU-AB" repeats "GPU-ab". */
+    CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'gpu-ab' is not a device index"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(warn, "'GPU-AB' is repeated"));
+}
+
+/* Four GPUs with index i, name gpu<i> and the given UUIDs. */
+static void four_gpus(struct mt_gpu_list *l)
+{
+    static const char *uuid[] = {
+        "GPU-aaaa1111-0000-0000-0000-000000000000",
+        "GPU-bbbb2222-0000-0000-0000-000000000001",
+        "GPU-bbbb3333-0000-0000-0000-000000000002",
+        "",
+    };
+
+    memset(l, 0, sizeof(*l));
+    for (int i = 0; i < 4; i++) {
+        l->v[i].index = i;
+        snprintf(l->v[i].name, sizeof(l->v[i].name), "gpu%d", i);
+        snprintf(l->v[i].uuid, sizeof(l->v[i].uuid), "%s", uuid[i]);
+        snprintf(l->v[i].id, sizeof(l->v[i].id), "%d", i);
+    }
+    l->n = 4;
+    l->source = "nvml";
+}
+
+static void test_match_uuid(void)
+{
+    struct mt_gpu_list l;
+
+    four_gpus(&l);
+    CU_ASSERT_EQUAL(mt_gpu_match_uuid(&l, "GPU-aaaa1111-0000-0000-0000-"
+                                          "000000000000"), 0);
+    CU_ASSERT_EQUAL(mt_gpu_match_uuid(&l, "GPU-a"), 0);
+    CU_ASSERT_EQUAL(mt_gpu_match_uuid(&l, "GPU-BBBB3"), 2);
+    CU_ASSERT_EQUAL(mt_gpu_match_uuid(&l, "GPU-bbbb"), -MT_EEXIST);
+    CU_ASSERT_EQUAL(mt_gpu_match_uuid(&l, "GPU-"), -MT_EEXIST);
+    CU_ASSERT_EQUAL(mt_gpu_match_uuid(&l, "GPU-c"), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_gpu_match_uuid(&l, "GPU-aaaa1111-0000-0000-0000-"
+                                          "0000000000001"), -MT_ENOENT);
+    CU_ASSERT_EQUAL(mt_gpu_match_uuid(&l, ""), -MT_ENOENT);
+}
+
+static void test_filter_uuid_mig(void)
+{
+    struct mt_gpu_list l;
+    struct mt_gpu_ref r[8];
+    int n;
+
+    four_gpus(&l);
+    /* Prefix, index, the same GPU again by UUID, ambiguous, unknown. */
+    n = mt_gpu_parse_visible("GPU-bbbb3,0,GPU-aaaa,GPU-bbbb,GPU-c,1", r, 8,
+                             NULL, 0);
+    CU_ASSERT_EQUAL_FATAL(n, 6);
+    mt_gpu_filter_visible(&l, r, n);
+    CU_ASSERT_EQUAL_FATAL(l.n, 3);
+    CU_ASSERT_EQUAL(l.v[0].index, 2);
+    CU_ASSERT_STRING_EQUAL(l.v[0].id, "GPU-bbbb3");
+    CU_ASSERT_STRING_EQUAL(l.v[0].name, "gpu2");
+    CU_ASSERT_EQUAL(l.v[1].index, 0);
+    CU_ASSERT_STRING_EQUAL(l.v[1].id, "0");
+    CU_ASSERT_EQUAL(l.v[2].index, 1);
+    CU_ASSERT_STRING_EQUAL(l.v[2].id, "1");
+    /* MIG entries are GPUs of their own, named as given. */
+    four_gpus(&l);
+    n = mt_gpu_parse_visible("MIG-GPU-bbbb2222-0000-0000-0000-000000000001/"
+                             "2/0,MIG-1234,3", r, 8, NULL, 0);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    mt_gpu_filter_visible(&l, r, n);
+    CU_ASSERT_EQUAL_FATAL(l.n, 3);
+    CU_ASSERT_EQUAL(l.v[0].index, -1);
+    CU_ASSERT_STRING_EQUAL(l.v[0].id, "MIG-GPU-bbbb2222-0000-0000-0000-"
+                                      "000000000001/2/0");
+    CU_ASSERT_STRING_EQUAL(l.v[0].uuid, l.v[0].id);
+    CU_ASSERT_STRING_EQUAL(l.v[0].name, "gpu1");
+    CU_ASSERT_EQUAL(l.v[0].mem_total, 0);
+    CU_ASSERT_STRING_EQUAL(l.v[1].id, "MIG-1234");
+    CU_ASSERT_STRING_EQUAL(l.v[1].name, "gpu0");
+    CU_ASSERT_EQUAL(l.v[2].index, 3);
+    /* No GPU on the node: MIG entries are not offered. */
+    memset(&l, 0, sizeof(l));
+    mt_gpu_filter_visible(&l, r, n);
+    CU_ASSERT_EQUAL(l.n, 0);
 }
 
 static void test_accel_type(void)
@@ -74,19 +183,17 @@ static void test_accel_type(void)
 static void test_filter(void)
 {
     struct mt_gpu_list l = {0};
-    int vis[] = {3, 9, 1};
+    struct mt_gpu_ref r[3];
 
-    for (int i = 0; i < 4; i++) {
-        l.v[i].index = i;
-        snprintf(l.v[i].name, sizeof(l.v[i].name), "gpu%d", i);
-    }
-    l.n = 4;
-    mt_gpu_filter_visible(&l, vis, 3);
+    four_gpus(&l);
+    CU_ASSERT_EQUAL_FATAL(mt_gpu_parse_visible("3,9,1", r, 3, NULL, 0), 3);
+    mt_gpu_filter_visible(&l, r, 3);
     CU_ASSERT_EQUAL_FATAL(l.n, 2);
     CU_ASSERT_EQUAL(l.v[0].index, 3);
     CU_ASSERT_STRING_EQUAL(l.v[0].name, "gpu3");
+    CU_ASSERT_STRING_EQUAL(l.v[0].id, "3");
     CU_ASSERT_EQUAL(l.v[1].index, 1);
-    mt_gpu_filter_visible(&l, vis, 0);
+    mt_gpu_filter_visible(&l, r, 0);
     CU_ASSERT_EQUAL(l.n, 0);
 }
 
@@ -127,13 +234,17 @@ static void test_procfs(void)
     /* Written out of order: index follows the bus id order. */
     write_info(root, "0000:81:00.0", "Model: \t\t NVIDIA H100 80GB HBM3  \n"
                                      "IRQ: \t\t 99\n");
-    write_info(root, "0000:17:00.0", "IRQ: 12\nModel:\tNVIDIA L4\n");
+    write_info(root, "0000:17:00.0", "IRQ: 12\nModel:\tNVIDIA L4\n"
+                                     "GPU UUID: \t GPU-0123abcd-1\n");
     write_info(root, "0000:18:00.0", "no model line here\n");
     CU_ASSERT_EQUAL(mt_gpu_detect_procfs(root, &l), 0);
     CU_ASSERT_EQUAL_FATAL(l.n, 2);
     CU_ASSERT_STRING_EQUAL(l.source, "procfs");
     CU_ASSERT_EQUAL(l.v[0].index, 0);
     CU_ASSERT_STRING_EQUAL(l.v[0].name, "NVIDIA L4");
+    CU_ASSERT_STRING_EQUAL(l.v[0].uuid, "GPU-0123abcd-1");
+    CU_ASSERT_STRING_EQUAL(l.v[0].id, "0");
+    CU_ASSERT_STRING_EQUAL(l.v[1].uuid, "");
     CU_ASSERT_EQUAL(l.v[1].index, 1);
     CU_ASSERT_STRING_EQUAL(l.v[1].name, "NVIDIA H100 80GB HBM3");
     CU_ASSERT_EQUAL(l.v[1].mem_total, 0);
@@ -188,8 +299,8 @@ static void test_map_env(void)
     struct mt_kv_list env = {0};
 
     l.n = 2;
-    l.v[0].index = 1;
-    l.v[1].index = 3;
+    snprintf(l.v[0].id, sizeof(l.v[0].id), "1");
+    snprintf(l.v[1].id, sizeof(l.v[1].id), "3");
     mt_gpu_set_device_map(&l);
     mt_kv_list_set(&env, "CUDA_VISIBLE_DEVICES", "0,1");
     mt_gpu_map_env(&env);
@@ -204,6 +315,14 @@ static void test_map_env(void)
     mt_gpu_map_env(&env);
     CU_ASSERT_STRING_EQUAL(mt_kv_list_get(&env, "CUDA_VISIBLE_DEVICES"),
                            "GPU-abc");
+    /* UUID and MIG entries reach tasks as the worker was given them. */
+    snprintf(l.v[0].id, sizeof(l.v[0].id), "GPU-bbbb2");
+    snprintf(l.v[1].id, sizeof(l.v[1].id), "MIG-GPU-aa/1/0");
+    mt_gpu_set_device_map(&l);
+    mt_kv_list_set(&env, "CUDA_VISIBLE_DEVICES", "1,0");
+    mt_gpu_map_env(&env);
+    CU_ASSERT_STRING_EQUAL(mt_kv_list_get(&env, "CUDA_VISIBLE_DEVICES"),
+                           "MIG-GPU-aa/1/0,GPU-bbbb2");
     mt_gpu_set_device_map(&none); /* no map: ids unchanged */
     mt_kv_list_set(&env, "CUDA_VISIBLE_DEVICES", "0");
     mt_gpu_map_env(&env);
@@ -214,6 +333,9 @@ static void test_map_env(void)
 CU_TestInfo mt_test_detect_gpu[] = {
     {"map_env", test_map_env},
     {"visible_parse", test_visible_parse},
+    {"visible_uuid_mig", test_visible_uuid_mig},
+    {"match_uuid", test_match_uuid},
+    {"filter_uuid_mig", test_filter_uuid_mig},
     {"accel_type", test_accel_type},
     {"filter", test_filter},
     {"procfs", test_procfs},

@@ -185,7 +185,7 @@ static void stop_members(struct mt_head *h, struct mt_gang *g,
 
 /* ---- starting an attempt ----------------------------------------------- */
 
-/* The environment of every member, rank order. RET 0 or -MT_E* (why). */
+/* The environment of every member of one attempt, in rank order. */
 struct attempt_env {
     struct mt_env *env;          /* n entries */
     uint32_t n;

@@ -365,6 +365,11 @@ static void json_task(struct mt_strbuf *sb, const Manta__TaskInfo *ti)
                    s->priority, s->max_retries,
                    s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD
                        ? "SPREAD" : "DEFAULT");
+    if (*ti->gang_id) {
+        mt_strbuf_adds(sb, ", \"gang_id\": ");
+        mt_strbuf_add_json_str(sb, ti->gang_id);
+        mt_strbuf_addf(sb, ", \"gang_rank\": %u", ti->gang_rank);
+    }
     mt_strbuf_addf(sb, ", \"submit_time_ms\": %lld, \"start_time_ms\": %lld, "
                        "\"end_time_ms\": %lld}",
                    (long long)ti->submit_time_ms, (long long)ti->start_time_ms,

@@ -32,6 +32,11 @@
 
 /* ---- table ------------------------------------------------------------- */
 
+void mt__gang_id_of(uint64_t num, char out[17])
+{
+    snprintf(out, 17, "g%015" PRIx64, num & (uint64_t)0xfffffffffffffff);
+}
+
 struct mt_gang *mt__gang_find(struct mt_head *h, const char *id)
 {
     struct mt_gang_table *gt = &h->tq->gangs;
@@ -629,7 +634,7 @@ static struct mt_gang *gang_new(struct mt_head *h,
         return NULL;
     }
     g->num = ++gt->next;
-    snprintf(g->id, sizeof(g->id), "g%015" PRIx64, g->num);
+    mt__gang_id_of(g->num, g->id);
     g->state = MANTA__GANG_STATE__GANG_STATE_PENDING;
     g->hosts = shape->hosts;
     g->slices = req->tpu_slices ? req->tpu_slices : 1;

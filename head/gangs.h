@@ -84,6 +84,9 @@ struct mt_gang *mt__gang_submit(struct mt_head *h,
                                 const struct Manta__SubmitGangRequest *req,
                                 const char **why, int *err);
 
+/* Write gang number num's id ("g" + 15 hex digits) into out. */
+void mt__gang_id_of(uint64_t num, char out[17]);
+
 /* The gang with this id, or NULL. */
 struct mt_gang *mt__gang_find(struct mt_head *h, const char *id);
 

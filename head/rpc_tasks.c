@@ -1001,6 +1001,7 @@ struct list_ctx {
     Manta__TaskInfo *infos;
     Manta__TaskInfo **ptrs;
     Manta__TaskSpec **specs;
+    char (*gangs)[17];           /* gang ids of the members listed */
     size_t n, max;
 };
 
@@ -1023,6 +1024,11 @@ static bool list_one(void *arg, struct mt_task *t)
     ti->result_in_store = t->result_in_store;
     ti->result_size = t->result_size;
     ti->actor_died = t->actor_died;
+    if (t->gang) {
+        mt__gang_id_of(t->gang, c->gangs[c->n]);
+        ti->gang_id = c->gangs[c->n];
+        ti->gang_rank = t->gang_rank;
+    }
     c->ptrs[c->n] = ti;
     return ++c->n < c->max;
 }
@@ -1043,6 +1049,7 @@ void mt__h_list_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     c.infos = mt_xcalloc(c.max + 1, sizeof(*c.infos));
     c.ptrs = mt_xcalloc(c.max + 1, sizeof(*c.ptrs));
     c.specs = mt_xcalloc(c.max + 1, sizeof(*c.specs));
+    c.gangs = mt_xcalloc(c.max + 1, sizeof(*c.gangs));
     if (c.max)
         mt_task_table_visit_newest(&h->tq->table, list_one, &c);
     reply.n_tasks = c.n;
@@ -1055,6 +1062,7 @@ void mt__h_list_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     free(c.infos);
     free(c.ptrs);
     free(c.specs);
+    free(c.gangs);
 }
 
 static void apply_update(struct mt_head *h, const char *node_id,

@@ -242,6 +242,12 @@ def test_slice_placement():
               "concurrent gangs on %r" % names)
         p = c.cli("list", "gangs", "--format", "json", check=True)
         check(json.loads(p.stdout)["total"] == 4, "list gangs %s" % p.stdout)
+        tasks = json.loads(c.cli("list", "tasks", "--format", "json",
+                                 check=True).stdout)["tasks"]
+        mine = sorted(t["gang_rank"] for t in tasks
+                      if t.get("gang_id") == gids[0])
+        check(mine == [0, 1], "members of %s in list tasks: %r" % (gids[0],
+                                                                 mine))
 
 
 def test_restart_multislice_and_errors():

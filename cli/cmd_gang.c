@@ -198,7 +198,7 @@ static void watch_member(struct follow *f, const Manta__GangMember *m)
         mw->done = true;
 }
 
-/* ---- the gang ------------------------------------------------------------- */
+/* ---- the gang ---------------------------------------------------------- */
 
 static void say_change(struct follow *f, const Manta__GangInfo *g)
 {

@@ -108,7 +108,7 @@ void mt__gangs_release(struct mt_head *h)
     for (size_t i = 0; i < gt->n; i++)
         gang_free(gt->v[i]);
     free(gt->v);
-    free(gt->port_used);
+    mt_port_range_release(&gt->ports);
     memset(gt, 0, sizeof(*gt));
 }
 
@@ -120,31 +120,24 @@ static void set_error(struct mt_gang *g, char *owned)
 
 /* ---- ports ------------------------------------------------------------- */
 
-/* Take n ports of the range, none held by another gang. RET 0, -MT_ENOSPC. */
+/* Take the n ports a gang needs. RET 0, -MT_ENOSPC (none taken). */
 static int ports_take(struct mt_gang_table *gt, struct mt_gang *g, size_t n)
 {
-    uint32_t span = (uint32_t)(gt->port_hi - gt->port_lo) + 1, got = 0;
-    uint32_t start = gt->port_cursor;
+    uint16_t *p = mt_xcalloc(n + 1, sizeof(*p));
+    int rc = mt_port_range_take(&gt->ports, n, p);
 
-    if (!gt->port_used)
-        gt->port_used = mt_xcalloc(span, 1);
-    g->ports = mt_xcalloc(n + 1, sizeof(*g->ports));
-    for (uint32_t k = 0; k < span && got < n; k++) {
-        uint32_t i = (start + k) % span;
-        if (!gt->port_used[i]) {
-            gt->port_used[i] = 1;
-            g->ports[got++] = (uint16_t)(gt->port_lo + i);
-            gt->port_cursor = (i + 1) % span;
-        }
+    if (rc < 0) {
+        free(p);
+        return rc;
     }
-    g->nports = got;
-    return got == n ? 0 : -MT_ENOSPC;
+    g->ports = p;
+    g->nports = n;
+    return 0;
 }
 
 static void ports_give(struct mt_gang_table *gt, struct mt_gang *g)
 {
-    for (size_t i = 0; i < g->nports && gt->port_used; i++)
-        gt->port_used[g->ports[i] - gt->port_lo] = 0;
+    mt_port_range_give(&gt->ports, g->ports, g->nports);
     free(g->ports);
     g->ports = NULL;
     g->nports = 0;
@@ -685,7 +678,6 @@ struct mt_gang *mt__gang_submit(struct mt_head *h,
     if (ports_take(gt, g, 2 + (req->launch ==
                                MANTA__GANG_LAUNCH__GANG_LAUNCH_DEVICE
                                ? g->n : 0)) < 0) {
-        ports_give(gt, g);
         gang_free(g);
         *err = -MT_ENOSPC;
         *why = "not enough free ports in the head's gang port range "

@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "head/gang_ports.h"
+
 struct mt_head;
 struct mt_task;
 struct Manta__SubmitGangRequest;
@@ -68,9 +70,7 @@ struct mt_gang_table {
     struct mt_gang **v;
     size_t n, cap;
     uint64_t next;
-    uint16_t port_lo, port_hi;   /* inclusive */
-    uint8_t *port_used;          /* one byte per port of the range */
-    uint32_t port_cursor;
+    struct mt_port_range ports;
 };
 
 /*

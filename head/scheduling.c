@@ -41,10 +41,11 @@ int mt__tasks_start(struct mt_head *h)
     mt_task_table_init(&q->table, base ? base : 1);
     mt_obj_table_init(&q->objs);
     q->next_pg = (base ? base : 1) + 1;
-    q->gangs.port_lo = (uint16_t)(h->cfg.gang_port_lo ? h->cfg.gang_port_lo
-                                                      : 8470);
-    q->gangs.port_hi = (uint16_t)(h->cfg.gang_port_hi ? h->cfg.gang_port_hi
-                                                      : 8999);
+    mt_port_range_init(&q->gangs.ports,
+                       (uint16_t)(h->cfg.gang_port_lo ? h->cfg.gang_port_lo
+                                                      : 8470),
+                       (uint16_t)(h->cfg.gang_port_hi ? h->cfg.gang_port_hi
+                                                      : 8999));
     uv_timer_init(h->loop, &q->kick);
     q->kick.data = h;
     h->tq = q;

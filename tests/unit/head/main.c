@@ -7,6 +7,7 @@ extern CU_TestInfo mt_test_storage[];
 extern CU_TestInfo mt_test_tasks[];
 extern CU_TestInfo mt_test_objects[];
 extern CU_TestInfo mt_test_actors[];
+extern CU_TestInfo mt_test_gang_ports[];
 
 static const struct mt_suite suites[] = {
     {"node_table", mt_test_node_table, NULL, NULL},
@@ -14,6 +15,7 @@ static const struct mt_suite suites[] = {
     {"tasks", mt_test_tasks, NULL, NULL},
     {"objects", mt_test_objects, NULL, NULL},
     {"actors", mt_test_actors, NULL, NULL},
+    {"gang_ports", mt_test_gang_ports, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

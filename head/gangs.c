@@ -555,6 +555,9 @@ static const char *check_req(const Manta__SubmitGangRequest *req,
 {
     const Manta__TaskSpec *m = req->member;
     uint32_t k = req->tpu_slices ? req->tpu_slices : 1;
+    Manta__TaskSpec as_member;
+    const char *why;
+    int err;
 
     if (!m || m->n_argv == 0 || !*m->argv[0])
         return "a gang needs a program to run";
@@ -574,6 +577,10 @@ static const char *check_req(const Manta__SubmitGangRequest *req,
     for (size_t i = 0; i < m->n_resources; i++)
         if (strcmp(m->resources[i]->name, "TPU") == 0)
             return "gang members get their slice's chips: do not ask for TPU";
+    as_member = *m; /* checked now as every member will be submitted */
+    as_member.kind = MANTA__TASK_KIND__TASK_KIND_COMMAND;
+    if ((why = mt__task_spec_check(&as_member, &err)))
+        return why;
     if (!*req->tpu_pod_type ||
         mt_tpu_slice_parse(req->tpu_pod_type,
                            *req->tpu_topology ? req->tpu_topology : NULL, 0,

@@ -599,6 +599,11 @@ static void grant_env(struct mt_head *h, const struct mt_task *t,
     mt_env_set(env, "TPU_VISIBLE_CHIPS", chips);
 }
 
+const char *mt__task_spec_check(const void *spec, int *err)
+{
+    return check_spec(spec, err);
+}
+
 static struct mt_node *node_by_handle(struct mt_head *h, uint32_t handle)
 {
     for (size_t i = 0; i < h->nodes.n; i++)

@@ -104,6 +104,9 @@ char *mt__sched_demands(struct mt_head *h);
 struct mt_task *mt__task_submit(struct mt_head *h, const void *spec,
                                 const char **why, int *err);
 
+/* Why spec (a Manta__TaskSpec) is refused, or NULL (err set when not). */
+const char *mt__task_spec_check(const void *spec, int *err);
+
 /* Fill ev (a Manta__TaskEvent) with t's state; pointers borrowed from t. */
 void mt__task_fill_event(const struct mt_task *t, void *ev);
 

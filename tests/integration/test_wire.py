@@ -196,7 +196,9 @@ def test_gangs_from_python():
                argv=["true"], resources=[c.ResourceEntry(name="TPU",
                                                          quantity=40000)])),
            pb.SubmitGangRequest(tpu_pod_type="v4-16", tpu_slices=65,
-                                member=c.TaskSpec(argv=["true"]))]
+                                member=c.TaskSpec(argv=["true"])),
+           pb.SubmitGangRequest(tpu_pod_type="v4-16", member=c.TaskSpec(
+               argv=["true"], env=[c.Label(key="A=B", value="x")]))]
     with grpc.insecure_channel(addr) as ch:
         stub = pbg.HeadServiceStub(ch)
         for req in bad:

@@ -192,19 +192,33 @@ int mt_sys_mkdir_p(const char *path)
     return rc;
 }
 
+/* Write all n bytes of p to fd. RET 0 or -errno. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? -errno : -EIO;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
 int mt_sys_write_file_atomic(const char *path, const char *contents)
 {
-    char *tmp = mt_xasprintf("%s.tmp.%d", path, (int)getpid());
-    size_t len = strlen(contents);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int rc = 0;
+    char *tmp;
+    int fd, rc;
 
-    if (fd < 0) {
+    if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
+        return -ENOMEM; /* no abort: libmanta calls this too */
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
         rc = -errno;
         goto out;
     }
-    if (write(fd, contents, len) != (ssize_t)len)
-        rc = errno ? -errno : -EIO;
+    rc = write_all(fd, contents, strlen(contents));
     if (close(fd) < 0 && rc == 0)
         rc = -errno;
     if (rc == 0 && rename(tmp, path) < 0)

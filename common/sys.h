@@ -60,8 +60,9 @@ int mt_sys_mkdir_p(const char *path);
 
 /*
  * mt_sys_write_file_atomic - write contents to path via a temporary file and
- * rename(), so readers never see half a file.
- * RET 0 or -errno
+ * rename(), so readers never see half a file. Never aborts (no mt_x*
+ * allocation), so the SDK may call it.
+ * RET 0 or -errno (-ENOMEM included)
  */
 int mt_sys_write_file_atomic(const char *path, const char *contents);
 

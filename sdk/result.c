@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "objstore/client.h"
 #include "objstore/tensor.h"
 #include "sdk/sdk_int.h"
@@ -30,41 +31,13 @@ int mt_task_result_id(const char *task_id, mt_object_id *out)
     return mt_object_id_for_task(task_id, out);
 }
 
-/* Write "object <hex>\n" to path through path.tmp. RET 0 or -errno. */
+/* Write "object <hex>\n" to path, atomically. RET 0 or -errno. */
 static int write_file(const char *path, const mt_object_id *id)
 {
-    char hex[MT_OBJECT_ID_HEX_LEN + 1], line[64], *tmp;
-    size_t n, off = 0;
-    int fd, rc = 0;
+    char hex[MT_OBJECT_ID_HEX_LEN + 1], line[64];
 
-    n = (size_t)snprintf(line, sizeof(line), "object %s\n",
-                         mt_object_id_hex(id, hex));
-    if (asprintf(&tmp, "%s.tmp", path) < 0)
-        return -ENOMEM;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = -errno;
-        goto out_free;
-    }
-    while (off < n) {
-        ssize_t k = write(fd, line + off, n - off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            rc = k < 0 ? -errno : -EIO;
-            break;
-        }
-        off += (size_t)k;
-    }
-    if (close(fd) < 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, path) < 0)
-        rc = -errno;
-    if (rc < 0)
-        unlink(tmp);
-out_free:
-    free(tmp);
-    return rc;
+    snprintf(line, sizeof(line), "object %s\n", mt_object_id_hex(id, hex));
+    return mt_sys_write_file_atomic(path, line);
 }
 
 /* The task's result id and file, from the environment the worker set. */

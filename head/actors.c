@@ -4,8 +4,8 @@
  *
  * DESIGN: an array in creation order, searched linearly: clusters run
  * hundreds of actors, not millions, and every lookup is one call's worth
- * of work next to an rpc. TODO(head): index by number and name if that
- * stops being true. Each actor's call queue is a ring of task numbers.
+ * of work next to an rpc. Should that stop being true, index the table by
+ * number and name. Each actor's call queue is a ring of task numbers.
  */
 #include "head/actors.h"
 

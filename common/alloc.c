@@ -10,7 +10,7 @@
 
 #include "log.h"
 
-static void oom(size_t n)
+void mt_xoom(size_t n)
 {
     fprintf(stderr, "out of memory allocating %zu bytes\n", n);
     abort();
@@ -20,7 +20,7 @@ void *mt_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        oom(n);
+        mt_xoom(n);
     return p;
 }
 
@@ -28,7 +28,7 @@ void *mt_xcalloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
-        oom(count * size);
+        mt_xoom(count * size);
     return p;
 }
 
@@ -36,7 +36,7 @@ void *mt_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
     if (!q)
-        oom(n);
+        mt_xoom(n);
     return q;
 }
 
@@ -63,7 +63,7 @@ char *mt_xasprintf(const char *fmt, ...)
     n = vasprintf(&s, fmt, ap);
     va_end(ap);
     if (n < 0)
-        oom(0);
+        mt_xoom(0);
     return s;
 }
 

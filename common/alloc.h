@@ -19,6 +19,9 @@ void *mt_xrealloc(void *p, size_t n);
 char *mt_xstrdup(const char *s);
 char *mt_xstrndup(const char *s, size_t n);
 
+/* mt_xoom - report a failed allocation of n bytes and abort. */
+void mt_xoom(size_t n) __attribute__((noreturn));
+
 /* mt_xasprintf - printf into a new string. RET owned, free with free(). */
 char *mt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -17,6 +17,7 @@
 
 #include "common/alloc.h"
 #include "common/error.h"
+#include "common/selector.h"
 
 #define QTY_MAX (INT64_MAX / 4)
 
@@ -133,17 +134,48 @@ bool mt_qty_valid_name(const char *s)
 
 /* ---- lists ------------------------------------------------------------------ */
 
-void mt_qty_list_set(struct mt_qty_list *l, const char *name, int64_t qty)
+int mt_qty_list_put(struct mt_qty_list *l, const char *name, int64_t qty)
 {
+    struct mt_qty_entry *v;
+    char *copy;
+
     for (size_t i = 0; i < l->n; i++) {
         if (strcmp(l->v[i].name, name) == 0) {
             l->v[i].qty = qty;
-            return;
+            return 0;
         }
     }
-    mt_xgrow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
-    l->v[l->n].name = mt_xstrdup(name);
+    if (!(copy = strdup(name)))
+        return -MT_ENOMEM;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4;
+
+        if (!(v = realloc(l->v, cap * sizeof(*v)))) {
+            free(copy);
+            return -MT_ENOMEM;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].name = copy;
     l->v[l->n++].qty = qty;
+    return 0;
+}
+
+void mt_qty_list_set(struct mt_qty_list *l, const char *name, int64_t qty)
+{
+    if (mt_qty_list_put(l, name, qty) < 0)
+        mt_xoom(strlen(name));
+}
+
+int mt_qty_list_copy(struct mt_qty_list *dst, const struct mt_qty_list *src)
+{
+    for (size_t i = 0; i < src->n; i++)
+        if (mt_qty_list_put(dst, src->v[i].name, src->v[i].qty) < 0) {
+            mt_qty_list_release(dst);
+            return -MT_ENOMEM;
+        }
+    return 0;
 }
 
 int64_t mt_qty_list_get(const struct mt_qty_list *l, const char *name)
@@ -163,18 +195,54 @@ void mt_qty_list_release(struct mt_qty_list *l)
     l->n = l->cap = 0;
 }
 
-void mt_kv_list_set(struct mt_kv_list *l, const char *key, const char *value)
+int mt_kv_list_put(struct mt_kv_list *l, const char *key, const char *value)
 {
+    char *k = NULL, *v = strdup(value);
+    struct mt_kv *nv;
+
+    if (!v)
+        return -MT_ENOMEM;
     for (size_t i = 0; i < l->n; i++) {
         if (strcmp(l->v[i].key, key) == 0) {
             free(l->v[i].value);
-            l->v[i].value = mt_xstrdup(value);
-            return;
+            l->v[i].value = v;
+            return 0;
         }
     }
-    mt_xgrow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
-    l->v[l->n].key = mt_xstrdup(key);
-    l->v[l->n++].value = mt_xstrdup(value);
+    if (!(k = strdup(key)))
+        goto out_nomem;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4;
+
+        if (!(nv = realloc(l->v, cap * sizeof(*nv))))
+            goto out_nomem;
+        l->v = nv;
+        l->cap = cap;
+    }
+    l->v[l->n].key = k;
+    l->v[l->n++].value = v;
+    return 0;
+
+out_nomem:
+    free(k);
+    free(v);
+    return -MT_ENOMEM;
+}
+
+void mt_kv_list_set(struct mt_kv_list *l, const char *key, const char *value)
+{
+    if (mt_kv_list_put(l, key, value) < 0)
+        mt_xoom(strlen(key) + strlen(value));
+}
+
+int mt_kv_list_copy(struct mt_kv_list *dst, const struct mt_kv_list *src)
+{
+    for (size_t i = 0; i < src->n; i++)
+        if (mt_kv_list_put(dst, src->v[i].key, src->v[i].value) < 0) {
+            mt_kv_list_release(dst);
+            return -MT_ENOMEM;
+        }
+    return 0;
 }
 
 const char *mt_kv_list_get(const struct mt_kv_list *l, const char *key)
@@ -294,16 +362,6 @@ int mt_qty_parse_json(const char *text, struct mt_qty_list *l, char *err,
     }
 }
 
-static int valid_key(const char *k, size_t n)
-{
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)k[i]) && !strchr("._/-", k[i]))
-            return 0;
-    return 1;
-}
-
 int mt_kv_parse(const char *text, struct mt_kv_list *l, char *err,
                 size_t errlen)
 {
@@ -318,7 +376,7 @@ int mt_kv_parse(const char *text, struct mt_kv_list *l, char *err,
         int ok;
 
         eq = strchr(item, '=');
-        ok = eq && valid_key(item, (size_t)(eq - item));
+        ok = eq && mt_label_key_valid(item, (size_t)(eq - item));
         if (!ok) {
             fail(err, errlen, "bad label \"%s\": expected key=value", item);
             free(item);

@@ -67,11 +67,20 @@ int mt_bytes_parse(const char *s, uint64_t *out);
  */
 bool mt_qty_valid_name(const char *s);
 
-/* List helpers; set adds or replaces; get returns -1 when absent. */
+/*
+ * List helpers. _put adds or replaces and returns 0 or -MT_ENOMEM (for
+ * the SDK); _set does the same and aborts on out-of-memory (daemons);
+ * _copy appends src's entries to dst (RET 0, or -MT_ENOMEM with dst
+ * released); get returns -1 (NULL) when absent. Keys are copied.
+ */
+int mt_qty_list_put(struct mt_qty_list *l, const char *name, int64_t qty);
 void mt_qty_list_set(struct mt_qty_list *l, const char *name, int64_t qty);
+int mt_qty_list_copy(struct mt_qty_list *dst, const struct mt_qty_list *src);
 int64_t mt_qty_list_get(const struct mt_qty_list *l, const char *name);
 void mt_qty_list_release(struct mt_qty_list *l);
+int mt_kv_list_put(struct mt_kv_list *l, const char *key, const char *value);
 void mt_kv_list_set(struct mt_kv_list *l, const char *key, const char *value);
+int mt_kv_list_copy(struct mt_kv_list *dst, const struct mt_kv_list *src);
 const char *mt_kv_list_get(const struct mt_kv_list *l, const char *key);
 void mt_kv_list_release(struct mt_kv_list *l);
 
@@ -86,8 +95,8 @@ int mt_qty_parse_json(const char *text, struct mt_qty_list *l, char *err,
                       size_t errlen);
 
 /*
- * mt_kv_parse - parse "k=v,k2=v2" into l. Keys must be non-empty and made of
- * [A-Za-z0-9._/-]; values may be empty and may not contain ','.
+ * mt_kv_parse - parse "k=v,k2=v2" into l. Keys follow mt_label_key_valid
+ * (common/selector.h); values may be empty and may not contain ','.
  * RET 0 or -MT_EINVAL (err says why)
  */
 int mt_kv_parse(const char *text, struct mt_kv_list *l, char *err,

@@ -22,8 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MT_SEL_MAX_EXPRS 8     /* expressions in one selector */
-#define MT_SEL_MAX_VALUES 8    /* values in one IN / NOT_IN list */
+#include "common/selector.h" /* enum mt_label_op, MT_SEL_MAX_* */
 
 /* Well-known label keys. */
 #define MT_LABEL_NODE_ID "manta.io/node-id"
@@ -36,16 +35,6 @@
 struct mt_label {
     const char *key;
     const char *value;
-};
-
-enum mt_label_op {
-    MT_LABEL_EQ,
-    MT_LABEL_NE,
-    MT_LABEL_IN,
-    MT_LABEL_NOT_IN,
-    MT_LABEL_EXISTS,
-    MT_LABEL_NOT_EXISTS,
-    MT_LABEL_OP_COUNT
 };
 
 struct mt_label_expr {

@@ -62,15 +62,22 @@ typedef enum mt_task_state {
     MT_TASK_STATE_CANCELLED = 7,
 } mt_task_state;
 
-/* Label selector operators (Kubernetes style). */
-typedef enum mt_label_op {
+/*
+ * Label selector operators (Kubernetes style). Inside the Manta tree the
+ * SDK's sources include common/selector.h first, which defines the same
+ * enum; the SDK's unit tests check that both agree.
+ */
+#ifndef MT_SELECTOR_H
+enum mt_label_op {
     MT_LABEL_EQ = 0,         /* key equals values[0] */
     MT_LABEL_NE = 1,         /* key differs from values[0], or is absent */
     MT_LABEL_IN = 2,         /* key equals one of values */
     MT_LABEL_NOT_IN = 3,     /* key equals none of values */
     MT_LABEL_EXISTS = 4,     /* key is present (no values) */
     MT_LABEL_NOT_EXISTS = 5, /* key is absent (no values) */
-} mt_label_op;
+};
+#endif
+typedef enum mt_label_op mt_label_op;
 
 /* Scheduling strategies. */
 typedef enum mt_strategy {

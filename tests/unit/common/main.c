@@ -8,6 +8,8 @@ extern CU_TestInfo mt_test_qty[];
 extern CU_TestInfo mt_test_strbuf[];
 extern CU_TestInfo mt_test_sys[];
 extern CU_TestInfo mt_test_cli_util[];
+extern CU_TestInfo mt_test_selector[];
+extern CU_TestInfo mt_test_defs[];
 extern CU_TestInfo mt_test_qty_regressions[];
 extern CU_TestInfo mt_test_sys_regressions[];
 int mt_test_rpc_setup(void);
@@ -20,6 +22,8 @@ static const struct mt_suite suites[] = {
     {"strbuf", mt_test_strbuf, NULL, NULL},
     {"sys", mt_test_sys, NULL, NULL},
     {"cli_util", mt_test_cli_util, NULL, NULL},
+    {"selector", mt_test_selector, NULL, NULL},
+    {"defs", mt_test_defs, NULL, NULL},
     /* Known bugs, reported and awaiting fixes: these fail until then. They
      * run last because the sys one aborts the run under ASan. */
     {"qty_regressions", mt_test_qty_regressions, NULL, NULL},

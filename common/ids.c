@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "hash.h"
 
 bool mt_object_id_eq(const mt_object_id *a, const mt_object_id *b)
 {
@@ -15,13 +16,7 @@ bool mt_object_id_eq(const mt_object_id *a, const mt_object_id *b)
 
 uint64_t mt_object_id_hash(const mt_object_id *id)
 {
-    uint64_t h = 1469598103934665603ULL;
-
-    for (size_t i = 0; i < MT_OBJECT_ID_LEN; i++) {
-        h ^= id->b[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return mt_hash_bytes(id->b, MT_OBJECT_ID_LEN);
 }
 
 char *mt_object_id_hex(const mt_object_id *id, char *buf)

@@ -3,13 +3,14 @@
  * labels.c -- string interning, node label sets and selector matching.
  *
  * DESIGN: every key and value string becomes a uint32 id (open-addressing
- * hash table, FNV-1a, power-of-two size, load <= 1/2). Node label sets are
+ * hash table, FNV-1a (common/hash.h), power-of-two size, load <= 1/2). Node label sets are
  * sorted by key id; a selector expression looks its key up by a linear scan,
  * which beats a binary search for the handful of labels a node has.
  */
 #include "sched/labels.h"
 
 #include "common/error.h"
+#include "common/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +22,6 @@ struct mt_strtab {
     uint32_t n;             /* ids in use, including the unused 0 */
     uint32_t cap;
 };
-
-static uint32_t fnv1a(const char *s)
-{
-    uint32_t h = 2166136261u;
-
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
 
 int mt_strtab_create(struct mt_strtab **out)
 {
@@ -64,7 +56,7 @@ void mt_strtab_destroy(struct mt_strtab *t)
 static uint32_t *find_slot(const struct mt_strtab *t, const char *s)
 {
     uint32_t mask = t->nslots - 1;
-    uint32_t i = fnv1a(s) & mask;
+    uint32_t i = (uint32_t)mt_hash_str(s) & mask;
 
     while (t->slots[i] && strcmp(t->strs[t->slots[i]], s) != 0)
         i = (i + 1) & mask;

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "common/cli_util.h"
+#include "common/parse.h"
 
 #define LOCAL_CPUS "4"
 #define MAX_ARGS 16

@@ -17,7 +17,7 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "common/alloc.h"
-#include "common/cli_util.h"
+#include "common/parse.h"
 #include "common/qty.h"
 #include "common/sys.h"
 

@@ -15,7 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/session.h"
-#include "common/cli_util.h"
+#include "common/parse.h"
 #include "common/sys.h"
 
 static void usage(FILE *f)

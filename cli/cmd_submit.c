@@ -30,7 +30,7 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "common/alloc.h"
-#include "common/cli_util.h"
+#include "common/parse.h"
 #include "common/error.h"
 #include "common/ids.h"
 #include "common/qty.h"

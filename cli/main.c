@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/cli_util.h"
+#include "common/parse.h"
 #include "common/log.h"
 
 #define MT_CLI_VERSION "0.1.0"

@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "common/alloc.h"
-#include "common/cli_util.h"
+#include "common/parse.h"
 #include "common/error.h"
 #include "common/qty.h"
 #include "head_service.pb-c.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cli_util.c -- option value parsers (see cli_util.h).
+ * parse.c -- option value parsers (see parse.h).
  */
-#include "common/cli_util.h"
+#include "common/parse.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

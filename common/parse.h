@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cli_util.h -- small helpers shared by the programs' option parsers.
+ * parse.h -- parsing the values people and files give the programs:
+ * bounded integers, "host:port" and IPv4 addresses (flags, head.addr),
+ * and the exit code every program uses for bad usage. Used by the
+ * daemons, the CLI and the SDK alike.
  */
-#ifndef MT_CLI_UTIL_H
-#define MT_CLI_UTIL_H
+#ifndef MT_PARSE_H
+#define MT_PARSE_H
 
 #include <stdbool.h>
 
@@ -25,4 +28,4 @@ bool mt_parse_host_port(const char *s);
 /* mt_valid_ipv4 - true for a dotted-quad IPv4 address. */
 bool mt_valid_ipv4(const char *s);
 
-#endif /* MT_CLI_UTIL_H */
+#endif /* MT_PARSE_H */

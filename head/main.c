@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
-#include "common/cli_util.h"
+#include "common/parse.h"
 #include "common/daemon.h"
 #include "common/error.h"
 #include "common/log.h"

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cli_util.h"
+#include "common/parse.h"
 #include "common/rpc.h"
 #include "objstore/client.h"
 #include "common/sys.h"

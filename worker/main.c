@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/cli_util.h"
+#include "common/parse.h"
 #include "common/daemon.h"
 #include "common/error.h"
 #include "common/log.h"

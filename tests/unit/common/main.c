@@ -7,7 +7,7 @@ extern CU_TestInfo mt_test_rpc[];
 extern CU_TestInfo mt_test_qty[];
 extern CU_TestInfo mt_test_strbuf[];
 extern CU_TestInfo mt_test_sys[];
-extern CU_TestInfo mt_test_cli_util[];
+extern CU_TestInfo mt_test_parse[];
 extern CU_TestInfo mt_test_selector[];
 extern CU_TestInfo mt_test_defs[];
 extern CU_TestInfo mt_test_qty_regressions[];
@@ -21,7 +21,7 @@ static const struct mt_suite suites[] = {
     {"qty", mt_test_qty, NULL, NULL},
     {"strbuf", mt_test_strbuf, NULL, NULL},
     {"sys", mt_test_sys, NULL, NULL},
-    {"cli_util", mt_test_cli_util, NULL, NULL},
+    {"parse", mt_test_parse, NULL, NULL},
     {"selector", mt_test_selector, NULL, NULL},
     {"defs", mt_test_defs, NULL, NULL},
     /* Known bugs, reported and awaiting fixes: these fail until then. They

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_cli_util.c -- the option value parsers of common/cli_util.h: bounded
+ * test_parse.c -- the option value parsers of common/parse.h: bounded
  * integers, "host:port" and dotted-quad IPv4 addresses.
  */
 #include <limits.h>
 #include <stdio.h>
 
-#include "common/cli_util.h"
+#include "common/parse.h"
 #include "tests/unit/unit.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -130,7 +130,7 @@ static void test_valid_ipv4(void)
     CU_ASSERT_FALSE(mt_valid_ipv4(NULL));
 }
 
-CU_TestInfo mt_test_cli_util[] = {
+CU_TestInfo mt_test_parse[] = {
     {"parse_int", test_parse_int},
     {"host_port", test_host_port},
     {"valid_ipv4", test_valid_ipv4},

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/cli_util.h"
+#include "common/parse.h"
 #include "common/sys.h"
 #include "tests/unit/unit.h"
 

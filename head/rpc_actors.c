@@ -369,14 +369,20 @@ void mt__h_list_actors(struct mt_rpc_call *call, const ProtobufCMessage *m,
         max = tb->n;
     infos = mt_xcalloc(max + 1, sizeof(*infos));
     ptrs = mt_xcalloc(max + 1, sizeof(*ptrs));
-    for (size_t i = tb->n; i-- > 0 && n < max;) {
-        fill_info(h, tb->v[i], &infos[n]);
+    for (size_t i = tb->n; i-- > 0;) {
+        const struct mt_actor *a = tb->v[i];
+
+        if ((req->state && (int)req->state != (int)a->state) ||
+            (*req->name && (!a->name || strcmp(a->name, req->name))))
+            continue;
+        if (reply.total++ >= max)
+            continue;
+        fill_info(h, a, &infos[n]);
         ptrs[n] = &infos[n];
         n++;
     }
     reply.n_actors = n;
     reply.actors = ptrs;
-    reply.total = tb->n;
     mt_rpc_reply(call, &reply.base);
     free(infos);
     free(ptrs);

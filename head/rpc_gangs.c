@@ -152,13 +152,17 @@ void mt__h_list_gangs(struct mt_rpc_call *call, const ProtobufCMessage *m,
         max = gt->n;
     infos = mt_xcalloc(max + 1, sizeof(*infos));
     ptrs = mt_xcalloc(max + 1, sizeof(*ptrs));
-    for (size_t i = gt->n; i-- > 0 && n < max; n++) {
+    for (size_t i = gt->n; i-- > 0;) {
+        if (req->state && (int)req->state != gt->v[i]->state)
+            continue;
+        if (reply.total++ >= max)
+            continue;
         info_fill(h, gt->v[i], &infos[n]);
         ptrs[n] = &infos[n].info;
+        n++;
     }
     reply.n_gangs = n;
     reply.gangs = ptrs;
-    reply.total = gt->n;
     mt_rpc_reply(call, &reply.base);
     for (size_t i = 0; i < n; i++)
         info_release(&infos[i]);

@@ -649,8 +649,14 @@ void mt__h_list_objects(struct mt_rpc_call *call, const ProtobufCMessage *m,
     struct mt_idmap_node *nd;
 
     for (nd = mt_idmap_first(&tab(h)->map); nd;
-         nd = mt_idmap_next(&tab(h)->map, nd))
-        all[n++] = MT_CONTAINER_OF(nd, struct mt_obj, node);
+         nd = mt_idmap_next(&tab(h)->map, nd)) {
+        struct mt_obj *o = MT_CONTAINER_OF(nd, struct mt_obj, node);
+
+        if ((!req->state || (int)req->state == (int)o->state) &&
+            (!*req->node_id || mt_obj_has_node(o, req->node_id)))
+            all[n++] = o;
+    }
+    total = n;
     qsort(all, n, sizeof(*all), by_seq_desc);
     max = req->limit ? (req->limit > LIST_MAX ? LIST_MAX : req->limit)
                      : LIST_DEFAULT;

@@ -567,13 +567,18 @@ void mt__h_list_pgs(struct mt_rpc_call *call, const ProtobufCMessage *m,
         max = q->n_pgs;
     infos = mt_xcalloc(max + 1, sizeof(*infos));
     ptrs = mt_xcalloc(max + 1, sizeof(*ptrs));
-    for (size_t i = q->n_pgs; i-- > 0 && n < max; n++) {
+    for (size_t i = q->n_pgs; i-- > 0;) {
+        pg_refresh(h, q->pgs[i]);
+        if (req->state && (int)req->state != q->pgs[i]->state)
+            continue;
+        if (reply.total++ >= max)
+            continue;
         info_fill(h, q->pgs[i], &infos[n]);
         ptrs[n] = &infos[n].info;
+        n++;
     }
     reply.n_groups = n;
     reply.groups = ptrs;
-    reply.total = q->n_pgs;
     mt_rpc_reply(call, &reply.base);
     for (size_t i = 0; i < n; i++)
         info_release(&infos[i]);

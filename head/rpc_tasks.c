@@ -1003,18 +1003,33 @@ void mt__h_cancel_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
 }
 
 struct list_ctx {
+    const Manta__ListTasksRequest *req;
     Manta__TaskInfo *infos;
     Manta__TaskInfo **ptrs;
     Manta__TaskSpec **specs;
     char (*gangs)[17];           /* gang ids of the members listed */
     size_t n, max;
+    uint64_t matched;
 };
+
+static bool list_match(const Manta__ListTasksRequest *req,
+                       const struct mt_task *t)
+{
+    return (!req->state || (int)req->state == (int)t->state) &&
+           (!*req->node_id ||
+            (t->node_id && strcmp(t->node_id, req->node_id) == 0)) &&
+           (!*req->name || strcmp(t->name, req->name) == 0);
+}
 
 static bool list_one(void *arg, struct mt_task *t)
 {
     struct list_ctx *c = arg;
     Manta__TaskInfo *ti = &c->infos[c->n];
 
+    if (!list_match(c->req, t))
+        return true;
+    if (c->matched++ >= c->max)
+        return true; /* counted, not listed */
     manta__task_info__init(ti);
     c->specs[c->n] = spec_of(t);
     ti->spec = c->specs[c->n];
@@ -1034,8 +1049,8 @@ static bool list_one(void *arg, struct mt_task *t)
         ti->gang_id = c->gangs[c->n];
         ti->gang_rank = t->gang_rank;
     }
-    c->ptrs[c->n] = ti;
-    return ++c->n < c->max;
+    c->ptrs[c->n++] = ti;
+    return true;
 }
 
 void mt__h_list_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
@@ -1051,15 +1066,16 @@ void mt__h_list_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     if (c.max > h->tq->table.n)
         c.max = h->tq->table.n;
     c.n = 0;
+    c.matched = 0;
+    c.req = req;
     c.infos = mt_xcalloc(c.max + 1, sizeof(*c.infos));
     c.ptrs = mt_xcalloc(c.max + 1, sizeof(*c.ptrs));
     c.specs = mt_xcalloc(c.max + 1, sizeof(*c.specs));
     c.gangs = mt_xcalloc(c.max + 1, sizeof(*c.gangs));
-    if (c.max)
-        mt_task_table_visit_newest(&h->tq->table, list_one, &c);
+    mt_task_table_visit_newest(&h->tq->table, list_one, &c);
     reply.n_tasks = c.n;
     reply.tasks = c.ptrs;
-    reply.total = h->tq->table.n;
+    reply.total = c.matched;
     mt_rpc_reply(call, &reply.base);
     for (size_t i = 0; i < c.n; i++)
         if (c.specs[i])

@@ -10,7 +10,7 @@ import os
 import socket
 
 from harness import (FAST, check, free_port, main, new_dir, pid_alive,
-                     proto_stubs, read_pid, run, status)
+                     proto_stubs, read_pid, run, status, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)
 
@@ -233,6 +233,62 @@ def test_gangs_from_python():
     check(pid_alive(read_pid(d, "head")), "head died")
 
 
+def test_list_filters():
+    """List* filters: state, node, name; total counts the matches."""
+    pb, pbg = stubs()
+    import common_pb2 as c
+    addr, d = start()
+    with grpc.insecure_channel(addr) as ch:
+        stub = pbg.HeadServiceStub(ch)
+        node = stub.GetClusterStatus(pb.GetClusterStatusRequest(),
+                                     timeout=5).nodes[0].node_id
+        ids = []
+        for name in ("a", "b", "a"):
+            ids.append(stub.SubmitTask(pb.SubmitTaskRequest(spec=c.TaskSpec(
+                kind=c.TASK_KIND_COMMAND, argv=["true"], name=name)),
+                timeout=5).task_id)
+        # A task no node can run stays PENDING.
+        stuck = stub.SubmitTask(pb.SubmitTaskRequest(spec=c.TaskSpec(
+            kind=c.TASK_KIND_COMMAND, argv=["true"], name="stuck",
+            resources=[c.ResourceEntry(name="CPU", quantity=990000)])),
+            timeout=5).task_id
+
+        def finished():
+            r = stub.ListTasks(pb.ListTasksRequest(
+                state=c.TASK_STATE_FINISHED), timeout=5)
+            return r.total == 3
+        wait_until(finished, 20, "three tasks finished")
+        r = stub.ListTasks(pb.ListTasksRequest(name="a"), timeout=5)
+        check(r.total == 2 and sorted(t.spec.task_id for t in r.tasks) ==
+              sorted([ids[0], ids[2]]), "by name %r" % r)
+        r = stub.ListTasks(pb.ListTasksRequest(name="a", limit=1), timeout=5)
+        check(r.total == 2 and len(r.tasks) == 1 and
+              r.tasks[0].spec.task_id == ids[2], "newest first, limited")
+        r = stub.ListTasks(pb.ListTasksRequest(state=c.TASK_STATE_PENDING),
+                           timeout=5)
+        check(r.total == 1 and r.tasks[0].spec.task_id == stuck,
+              "pending %r" % r)
+        r = stub.ListTasks(pb.ListTasksRequest(node_id=node), timeout=5)
+        check(r.total == 3, "on the node: %d" % r.total)
+        r = stub.ListTasks(pb.ListTasksRequest(node_id="nowhere"), timeout=5)
+        check(r.total == 0 and not r.tasks, "unknown node")
+        r = stub.ListTasks(pb.ListTasksRequest(), timeout=5)
+        check(r.total == 4, "unfiltered %d" % r.total)
+        r = stub.ListGangs(pb.ListGangsRequest(
+            state=pb.GANG_STATE_RUNNING), timeout=5)
+        check(r.total == 0, "no gangs")
+        r = stub.ListActors(pb.ListActorsRequest(name="nobody"), timeout=5)
+        check(r.total == 0, "no actors")
+        r = stub.ListPlacementGroups(pb.ListPlacementGroupsRequest(
+            state=c.PG_STATE_CREATED), timeout=5)
+        check(r.total == 0, "no groups")
+        r = stub.ListObjects(pb.ListObjectsRequest(
+            state=pb.OBJECT_STATE_READY, node_id=node), timeout=5)
+        check(r.total == 0, "no objects")
+    check(pid_alive(read_pid(d, "head")), "head died")
+
+
 if __name__ == "__main__":
     main([test_python_client_status_and_watch, test_hostile_input,
-          test_batched_submit_from_python, test_gangs_from_python])
+          test_batched_submit_from_python, test_gangs_from_python,
+          test_list_filters])

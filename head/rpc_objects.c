@@ -25,7 +25,7 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "head/objects.h"
+#include "head/obj_table.h"
 #include "head/taskq.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"

@@ -12,11 +12,11 @@
 #include <uv.h>
 
 #include "common/rpc.h"
-#include "head/actors.h"
+#include "head/actor_table.h"
 #include "head/gangs.h"
 #include "head/head.h"
-#include "head/objects.h"
-#include "head/tasks.h"
+#include "head/obj_table.h"
+#include "head/task_table.h"
 #include "sched/sched.h"
 
 /* A channel to one worker, opened on first dispatch. */

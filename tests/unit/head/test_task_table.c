@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "head/tasks.h"
+#include "head/task_table.h"
 #include "tests/unit/unit.h"
 
 static void test_new_and_find(void)

@@ -7,7 +7,7 @@
  *
  * THREAD: the head's loop thread only.
  */
-#include "head/objects.h"
+#include "head/obj_table.h"
 
 #include <stdlib.h>
 #include <string.h>

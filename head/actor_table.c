@@ -7,7 +7,7 @@
  * of work next to an rpc. Should that stop being true, index the table by
  * number and name. Each actor's call queue is a ring of task numbers.
  */
-#include "head/actors.h"
+#include "head/actor_table.h"
 
 #include <inttypes.h>
 #include <stdio.h>

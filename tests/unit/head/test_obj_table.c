@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "head/objects.h"
+#include "head/obj_table.h"
 #include "tests/unit/unit.h"
 
 static void test_new_find_free(void)

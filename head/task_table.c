@@ -7,7 +7,7 @@
  * a snapshot, which is fine for the tens of thousands of tasks one listing
  * covers. Output is a singly linked list of chunks trimmed from the front.
  */
-#include "head/tasks.h"
+#include "head/task_table.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "head/actors.h"
+#include "head/actor_table.h"
 #include "tests/unit/unit.h"
 
 static void test_new_and_find(void)

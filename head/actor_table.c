@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * actors.c -- the head's actor table (see actors.h).
+ * actor_table.c -- the head's actor table (see actor_table.h).
  *
  * DESIGN: an array in creation order, searched linearly: clusters run
  * hundreds of actors, not millions, and every lookup is one call's worth
@@ -16,7 +16,7 @@
 
 #include "common/alloc.h"
 
-static void actor_free(struct mt_actor *a)
+static void actor_free(struct mt_head_actor *a)
 {
     free(a->name);
     free(a->function);
@@ -36,14 +36,14 @@ void mt_actor_table_release(struct mt_actor_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-struct mt_actor *mt_actor_new(struct mt_actor_table *t, uint64_t num,
+struct mt_head_actor *mt_actor_table_add(struct mt_actor_table *t, uint64_t num,
                               const char *name, const char *function,
                               const char *owner, bool detached,
                               int max_restarts, int64_t now_wall)
 {
-    struct mt_actor *a = mt_xcalloc(1, sizeof(*a));
+    struct mt_head_actor *a = mt_xcalloc(1, sizeof(*a));
 
-    a->magic = MT_ACTOR_MAGIC;
+    a->magic = MT_HEAD_ACTOR_MAGIC;
     a->num = num;
     snprintf(a->id, sizeof(a->id), "%016" PRIx64, num);
     a->name = name && *name ? mt_xstrdup(name) : NULL;
@@ -58,7 +58,7 @@ struct mt_actor *mt_actor_new(struct mt_actor_table *t, uint64_t num,
     return a;
 }
 
-struct mt_actor *mt_actor_find(const struct mt_actor_table *t, uint64_t num)
+struct mt_head_actor *mt_actor_table_find(const struct mt_actor_table *t, uint64_t num)
 {
     for (size_t i = t->n; i-- > 0;)
         if (t->v[i]->num == num)
@@ -66,7 +66,7 @@ struct mt_actor *mt_actor_find(const struct mt_actor_table *t, uint64_t num)
     return NULL;
 }
 
-struct mt_actor *mt_actor_find_id(const struct mt_actor_table *t,
+struct mt_head_actor *mt_actor_table_find_id(const struct mt_actor_table *t,
                                   const char *id)
 {
     char *end;
@@ -75,10 +75,10 @@ struct mt_actor *mt_actor_find_id(const struct mt_actor_table *t,
     if (!id || strlen(id) != 16)
         return NULL;
     num = strtoull(id, &end, 16);
-    return *end ? NULL : mt_actor_find(t, num);
+    return *end ? NULL : mt_actor_table_find(t, num);
 }
 
-struct mt_actor *mt_actor_find_name(const struct mt_actor_table *t,
+struct mt_head_actor *mt_actor_table_find_name(const struct mt_actor_table *t,
                                     const char *name)
 {
     if (!name || !*name)
@@ -90,19 +90,27 @@ struct mt_actor *mt_actor_find_name(const struct mt_actor_table *t,
     return NULL;
 }
 
-void mt_actor_set_str(char **field, const char *value)
+static void set_str(char **field, const char *value)
 {
+    char *copy = value ? mt_xstrdup(value) : NULL;
+
     free(*field);
-    *field = value ? mt_xstrdup(value) : NULL;
+    *field = copy;
+}
+
+void mt_head_actor_set_node(struct mt_head_actor *a, const char *node_id)
+{
+    set_str(&a->node_id, node_id);
 }
 
 /* Forget the oldest dead actor other than keep. */
-static void forget_oldest(struct mt_actor_table *t, const struct mt_actor *keep)
+static void forget_oldest(struct mt_actor_table *t,
+                          const struct mt_head_actor *keep)
 {
     size_t at = t->n;
 
     for (size_t i = 0; i < t->n; i++) {
-        struct mt_actor *a = t->v[i];
+        struct mt_head_actor *a = t->v[i];
         if (a != keep && a->state == MT_ACTOR_DEAD &&
             (at == t->n || a->death_order < t->v[at]->death_order))
             at = i;
@@ -115,14 +123,14 @@ static void forget_oldest(struct mt_actor_table *t, const struct mt_actor *keep)
     t->n_dead--;
 }
 
-void mt_actor_set_dead(struct mt_actor_table *t, struct mt_actor *a,
+void mt_actor_table_set_dead(struct mt_actor_table *t, struct mt_head_actor *a,
                        const char *reason, int64_t now_wall)
 {
     if (a->state == MT_ACTOR_DEAD)
         return;
     a->state = MT_ACTOR_DEAD;
     a->pid = 0;
-    mt_actor_set_str(&a->death_reason, reason ? reason : "dead");
+    set_str(&a->death_reason, reason ? reason : "dead");
     a->end_ms = now_wall;
     a->death_order = ++t->deaths;
     t->n_dead++;
@@ -130,7 +138,7 @@ void mt_actor_set_dead(struct mt_actor_table *t, struct mt_actor *a,
         forget_oldest(t, a);
 }
 
-void mt_actor_queue_push(struct mt_actor *a, uint64_t task_num)
+void mt_head_actor_queue_push(struct mt_head_actor *a, uint64_t task_num)
 {
     if (a->q_len == a->q_cap) {
         size_t cap = a->q_cap ? a->q_cap * 2 : 16;
@@ -147,7 +155,7 @@ void mt_actor_queue_push(struct mt_actor *a, uint64_t task_num)
     a->q_len++;
 }
 
-bool mt_actor_queue_pop(struct mt_actor *a, uint64_t *task_num)
+bool mt_head_actor_queue_pop(struct mt_head_actor *a, uint64_t *task_num)
 {
     if (a->q_len == 0)
         return false;
@@ -157,7 +165,7 @@ bool mt_actor_queue_pop(struct mt_actor *a, uint64_t *task_num)
     return true;
 }
 
-const char *mt_actor_state_name(enum mt_actor_state s)
+const char *mt_head_actor_state_name(enum mt_head_actor_state s)
 {
     switch (s) {
     case MT_ACTOR_PENDING_CREATION: return "PENDING_CREATION";

@@ -40,7 +40,7 @@
 #include "common/strbuf.h"
 #include "common/sys.h"
 #include "head/head.h"
-#include "head/taskq.h"
+#include "head/rpc_services.h"
 
 #define LISTEN_BACKLOG 128
 #define MAX_METHOD 16
@@ -784,34 +784,38 @@ static void node_metrics(struct mt_strbuf *sb, const struct mt_node_table *t)
 /* Task counters since the head started, and tasks by live state. */
 static void task_metrics(struct mt_strbuf *sb, struct mt_head *h)
 {
-    const struct mt_head_tasks *q = h->tq;
+    struct mt_head_task_counts q;
+    struct mt_task_table *tt;
 
-    if (!q)
+    if (!h->tasks)
         return;
+    q = mt_head_tasks_counts(h->tasks);
+    tt = mt_head_tasks_table(h->tasks);
     typed(sb, "manta_tasks_dispatched_total",
           "Task attempts handed to workers.", "counter");
     mt_strbuf_addf(sb, "manta_tasks_dispatched_total %llu\n",
-                   (unsigned long long)q->dispatched);
+                   (unsigned long long)q.dispatched);
     typed(sb, "manta_tasks_ended_total",
           "Tasks that reached FINISHED, FAILED or CANCELLED.", "counter");
     mt_strbuf_addf(sb, "manta_tasks_ended_total %llu\n",
-                   (unsigned long long)q->finished);
+                   (unsigned long long)q.finished);
     typed(sb, "manta_tasks_retried_total",
           "Task attempts run again after a worker or executor died.",
           "counter");
     mt_strbuf_addf(sb, "manta_tasks_retried_total %llu\n",
-                   (unsigned long long)q->retried);
+                   (unsigned long long)q.retried);
     family(sb, "manta_tasks", "Tasks the head holds, by live state.");
     mt_strbuf_addf(sb, "manta_tasks{state=\"PENDING\"} %zu\n",
-                   mt_task_table_count(&q->table, MT_TASK_PENDING));
+                   mt_task_table_count(tt, MT_TASK_PENDING));
     mt_strbuf_addf(sb, "manta_tasks{state=\"SCHEDULED\"} %zu\n",
-                   mt_task_table_count(&q->table, MT_TASK_SCHEDULED));
+                   mt_task_table_count(tt, MT_TASK_SCHEDULED));
     mt_strbuf_addf(sb, "manta_tasks{state=\"RUNNING\"} %zu\n",
-                   mt_task_table_count(&q->table, MT_TASK_RUNNING));
+                   mt_task_table_count(tt, MT_TASK_RUNNING));
 }
 
 void mt_dashboard_metrics(struct mt_head *h, struct mt_strbuf *sb)
 {
+    struct mt_node_table *nodes = mt_head_nodes_table(h->nodes);
     struct mt_qty_list total = {0}, avail = {0};
     double up = (double)(mt_now_wall_ms() - h->start_time_ms) / 1000.0;
 
@@ -824,10 +828,10 @@ void mt_dashboard_metrics(struct mt_head *h, struct mt_strbuf *sb)
     mt_strbuf_addf(sb, "manta_head_uptime_seconds %.3f\n", up < 0 ? 0.0 : up);
     family(sb, "manta_cluster_nodes", "Nodes known to the head, by state.");
     mt_strbuf_addf(sb, "manta_cluster_nodes{state=\"ALIVE\"} %zu\n",
-                   mt_node_table_count(&h->nodes, MT_NODE_ALIVE));
+                   mt_node_table_count(nodes, MT_NODE_ALIVE));
     mt_strbuf_addf(sb, "manta_cluster_nodes{state=\"DEAD\"} %zu\n",
-                   mt_node_table_count(&h->nodes, MT_NODE_DEAD));
-    mt_node_table_totals(&h->nodes, &total, &avail);
+                   mt_node_table_count(nodes, MT_NODE_DEAD));
+    mt_node_table_totals(nodes, &total, &avail);
     family(sb, "manta_cluster_resources",
            "Logical resources summed over alive nodes (kind: total, "
            "available).");
@@ -836,5 +840,5 @@ void mt_dashboard_metrics(struct mt_head *h, struct mt_strbuf *sb)
     mt_qty_list_release(&total);
     mt_qty_list_release(&avail);
     task_metrics(sb, h);
-    node_metrics(sb, &h->nodes);
+    node_metrics(sb, nodes);
 }

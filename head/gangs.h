@@ -3,7 +3,7 @@
  * gangs.h -- gangs: one program run as a set of processes over every host
  * of one or more whole TPU slices, started, failed and restarted together.
  *
- * A gang owns a slice placement group (rpc_pgs.c, mt_sched_slice_reserve:
+ * A gang owns a slice placement group (pgs.h, mt_sched_slice_reserve:
  * all-or-nothing, two groups never share a slice) and, once the group is
  * created, one command task per member, each pinned to its host's bundle.
  * The head computes every member's environment once per attempt with
@@ -15,8 +15,10 @@
  * else it FAILS with that member's exit code. The group is removed when
  * the gang ends.
  *
- * Split: gangs.c holds the table and the life cycle; rpc_gangs.c the
- * HeadService handlers and GangInfo. THREAD: the head's loop thread only.
+ * Gangs follow their member tasks as a task listener and their groups as
+ * a placement group listener. Split: gangs.c holds the table and the life
+ * cycle (plain C); rpc_gangs.c the HeadService handlers and GangInfo.
+ * THREAD: the head's loop thread only.
  */
 #ifndef MT_HEAD_GANGS_H
 #define MT_HEAD_GANGS_H
@@ -25,11 +27,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/defs.h"
 #include "head/gang_ports.h"
+#include "head/node_table.h"
+#include "head/pgs.h"
+#include "head/scheduling.h"
+#include "head/tasks.h"
 
-struct mt_head;
-struct mt_task;
-struct Manta__SubmitGangRequest;
+/* Values match proto GangState. */
+enum mt_head_gang_state {
+    MT_HEAD_GANG_PENDING = 1,    /* waiting for whole free slices */
+    MT_HEAD_GANG_RUNNING = 2,    /* members placed or running */
+    MT_HEAD_GANG_STOPPING = 3,   /* a member ended badly: stopping the rest */
+    MT_HEAD_GANG_FINISHED = 4,   /* every member exited 0 */
+    MT_HEAD_GANG_FAILED = 5,     /* a member failed, no restarts left */
+    MT_HEAD_GANG_CANCELLED = 6,
+};
 
 /* One process of a gang in the current attempt. */
 struct mt_gang_member {
@@ -37,7 +50,7 @@ struct mt_gang_member {
     uint64_t task;               /* task number; 0 before it is submitted */
     char task_id[17];
     char *node_id;               /* owned; NULL until known */
-    int state;                   /* proto TaskState of its task */
+    enum mt_head_task_state state; /* of its task; 0 before it exists */
     int exit_code;
     char *error;                 /* owned; NULL when none */
 };
@@ -46,8 +59,8 @@ struct mt_gang_member {
 struct mt_gang {
     uint64_t num;
     char id[17];
-    struct Manta__SubmitGangRequest *req; /* as sent (owned, unpacked) */
-    int state;                   /* proto GangState */
+    struct mt_gang_def def;      /* as submitted (owned) */
+    enum mt_head_gang_state state;
     uint64_t pg;                 /* its slice group's number */
     uint32_t hosts, slices, procs;        /* per slice; procs per host */
     struct mt_gang_member *m;    /* n members, rank order */
@@ -65,45 +78,47 @@ struct mt_gang {
     int64_t submit_ms, end_ms;   /* wall clock */
 };
 
-/* The head's gangs, oldest first, and the port range they draw from. */
-struct mt_gang_table {
-    struct mt_gang **v;
-    size_t n, cap;
-    uint64_t next;
-    struct mt_port_range ports;
-};
+struct mt_head_gangs;
 
 /*
- * mt__gang_submit - check req, create the gang and its slice group; start
- * its members at once when whole slices are free.
+ * mt_head_gangs_create - gangs over tasks and groups (listeners are
+ * registered), drawing ports from [port_lo, port_hi]. Every pointer is
+ * borrowed and must outlive it.
+ */
+struct mt_head_gangs *mt_head_gangs_create(struct mt_head_tasks *tasks,
+                                           struct mt_head_pgs *pgs,
+                                           struct mt_head_sched *hs,
+                                           struct mt_node_table *nodes,
+                                           uint16_t port_lo, uint16_t port_hi);
+
+/* Free every gang (shutdown). NULL ok. */
+void mt_head_gangs_destroy(struct mt_head_gangs *gs);
+
+/*
+ * mt_head_gang_submit - check def, create the gang and its slice group;
+ * start its members at once when whole slices are free.
+ * IN  def   taken (moved into the gang or released)
  * OUT why  when refused: the reason (static)
  * RET the gang, or NULL (err set: -MT_EINVAL, -MT_ENOSPC no ports, ...)
- * OWNERSHIP borrows req (copied)
  */
-struct mt_gang *mt__gang_submit(struct mt_head *h,
-                                const struct Manta__SubmitGangRequest *req,
-                                const char **why, int *err);
+struct mt_gang *mt_head_gang_submit(struct mt_head_gangs *gs,
+                                    struct mt_gang_def *def, const char **why,
+                                    int *err);
 
 /* Write gang number num's id ("g" + 15 hex digits) into out. */
-void mt__gang_id_of(uint64_t num, char out[17]);
+void mt_head_gang_id_of(uint64_t num, char out[17]);
 
 /* The gang with this id, or NULL. */
-struct mt_gang *mt__gang_find(struct mt_head *h, const char *id);
+struct mt_gang *mt_head_gang_find(struct mt_head_gangs *gs, const char *id);
+
+/* mt_head_gangs_count / _at - every gang, oldest first. */
+size_t mt_head_gangs_count(const struct mt_head_gangs *gs);
+struct mt_gang *mt_head_gangs_at(const struct mt_head_gangs *gs, size_t i);
 
 /* Stop every member and end the gang CANCELLED (once they have ended). */
-void mt__gang_cancel(struct mt_head *h, struct mt_gang *g);
+void mt_head_gang_cancel(struct mt_head_gangs *gs, struct mt_gang *g);
 
-/* Group num was created (or re-created after a node died): start a gang
- * that waits for it. */
-void mt__gang_pg_created(struct mt_head *h, uint64_t pg);
-
-/* Is group pg a gang's? (Users must not remove it under the gang.) */
-bool mt__gang_owns_pg(struct mt_head *h, uint64_t pg);
-
-/* Member task t changed state; its end drives the gang. */
-void mt__gang_task_changed(struct mt_head *h, struct mt_task *t);
-
-/* Free every gang (shutdown). */
-void mt__gangs_release(struct mt_head *h);
+/* Is group pg a live gang's? (Users must not remove it under the gang.) */
+bool mt_head_gangs_own_pg(struct mt_head_gangs *gs, uint64_t pg);
 
 #endif /* MT_HEAD_GANGS_H */

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * head.c -- life cycle of the head daemon: start (storage, saved state,
- * rpc server, liveness timer), the liveness check, and graceful stop.
+ * head.c -- life cycle of the head daemon: create the services in layer
+ * order and wire their listeners, load saved state, serve; and stop
+ * gracefully (see head.h for the services and who calls whom).
  *
- * Liveness: workers report every report_period_ms; a timer running four
- * times per timeout marks nodes silent for longer than node_timeout_ms DEAD,
- * so detection takes at most timeout * 1.25 (3.75 s by default).
+ * Wiring: the order of the task listeners is the order in which a task's
+ * followers hear of a change: the object directory first (so dependents
+ * fail before the task's own end is streamed, as their cause), then the
+ * watch streams, gangs and actors. Node deaths go to the adapter (storage,
+ * WatchNodes) and then to the services that held work there.
  *
  * The dashboard (dashboard.c) is bound before the rpc server starts, so a
  * dashboard port that is taken fails the start with nothing left running.
@@ -21,27 +24,110 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/dashboard.h"
-#include "head/taskq.h"
-#include "head_service.pb-c.h"
+#include "head/rpc_services.h"
 
-static void on_node_died(void *arg, struct mt_node *n)
+/* ---- wiring ------------------------------------------------------------------ */
+
+/* Nodes coming and going, for the services that hold work on them. */
+static void on_node_event(void *arg, struct mt_node *n, enum mt_node_event ev)
 {
     struct mt_head *h = arg;
 
-    MT_WARN("node dead node=%s addr=%s reason=\"%s\"", n->id, n->address,
-            n->death_reason);
-    mt_head_save_node(h, n);
-    mt_head_notify(h, n, MANTA__NODE_EVENT__KIND__KIND_DEAD);
-    mt__sched_node_down(h, n);
+    if (ev != MT_NODE_EV_DEAD) {
+        mt_head_sched_node_up(h->sched, n);
+        return;
+    }
+    mt_head_sched_node_down(h->sched, n);
+    mt_head_workers_drop(h->workers, n->id);
+    mt_head_tasks_node_lost(h->tasks, n->id);
+    mt_head_objects_node_down(h->objects, n->id);
 }
 
-static void on_check(uv_timer_t *t)
+static const struct mt_node_listener node_listener = {
+    .event = on_node_event,
+};
+
+/* The handler tables of every adapter, as one array. */
+static struct mt_rpc_handler *all_handlers(size_t *n)
 {
-    struct mt_head *h = t->data;
+    const struct mt_rpc_handler *tables[] = {
+        mt_head_rpc_nodes, mt_head_rpc_tasks, mt_head_rpc_watch,
+        mt_head_rpc_pgs, mt_head_rpc_objects, mt_head_rpc_actors,
+        mt_head_rpc_gangs,
+    };
+    size_t ntab = sizeof(tables) / sizeof(tables[0]), k = 0;
+    struct mt_rpc_handler *v;
 
-    mt_node_table_expire(&h->nodes, mt_now_mono_ms(), mt_now_wall_ms(),
-                         h->cfg.node_timeout_ms, on_node_died, h);
+    for (size_t i = 0; i < ntab; i++)
+        for (const struct mt_rpc_handler *e = tables[i]; e->method; e++)
+            k++;
+    v = mt_xcalloc(k + 1, sizeof(*v));
+    *n = 0;
+    for (size_t i = 0; i < ntab; i++)
+        for (const struct mt_rpc_handler *e = tables[i]; e->method; e++)
+            v[(*n)++] = *e;
+    return v;
 }
+
+/* Numbers start at a random base so ids differ across restarts. */
+static uint64_t random_base(void)
+{
+    char hex[17];
+    uint64_t base;
+
+    mt_random_hex(hex, 4);
+    base = strtoull(hex, NULL, 16) << 24;
+    return base ? base : 1;
+}
+
+static void create_services(struct mt_head *h)
+{
+    uint64_t base = random_base();
+    uint16_t lo = (uint16_t)(h->cfg.gang_port_lo ? h->cfg.gang_port_lo
+                                                 : 8470);
+    uint16_t hi = (uint16_t)(h->cfg.gang_port_hi ? h->cfg.gang_port_hi
+                                                 : 8999);
+    struct mt_node_table *nodes = mt_head_nodes_table(h->nodes);
+
+    h->workers = mt_head_workers_create(h->eng, nodes);
+    h->pgs = mt_head_pgs_create(h->sched, base + 1);
+    mt_task_table_init(&h->task_table, base);
+    h->objects = mt_head_objects_create(nodes, h->workers, &h->task_table);
+    h->tasks = mt_head_tasks_create(&h->task_table, nodes, h->sched,
+                                    h->workers, h->pgs, h->objects);
+    mt_head_tasks_listen(h->tasks, &mt_head_objects_task_listener,
+                         h->objects);
+    mt_head_rpc_watch_start(h);
+    h->gangs = mt_head_gangs_create(h->tasks, h->pgs, h->sched, nodes, lo,
+                                    hi);
+    h->actors = mt_head_actors_create(h->tasks, h->workers);
+    mt_head_rpc_nodes_start(h);
+    mt_head_nodes_listen(h->nodes, &node_listener, h);
+    mt_head_rpc_pgs_start(h);
+    mt_head_rpc_objects_start(h);
+}
+
+static void destroy_services(struct mt_head *h)
+{
+    mt_head_gangs_destroy(h->gangs);
+    mt_head_actors_destroy(h->actors);
+    mt_head_tasks_destroy(h->tasks);
+    if (h->tasks)
+        mt_task_table_release(&h->task_table);
+    mt_head_objects_destroy(h->objects);
+    mt_head_pgs_destroy(h->pgs);
+    mt_head_sched_destroy(h->sched);
+    mt_head_nodes_destroy(h->nodes);
+    h->gangs = NULL;
+    h->actors = NULL;
+    h->tasks = NULL;
+    h->objects = NULL;
+    h->pgs = NULL;
+    h->sched = NULL;
+    h->nodes = NULL;
+}
+
+/* ---- dashboard --------------------------------------------------------------- */
 
 /* Bind the dashboard on the rpc bind address's host; RET 0 or -MT_E*. */
 static int open_dashboard(struct mt_head *h)
@@ -75,54 +161,60 @@ static void start_dashboard(struct mt_head *h)
             h->dashboard_url);
 }
 
+/* ---- start ------------------------------------------------------------------- */
+
+static int serve(struct mt_head *h)
+{
+    struct mt_rpc_server_opts so;
+    size_t n;
+    int rc;
+
+    h->handlers = all_handlers(&n);
+    memset(&so, 0, sizeof(so));
+    so.addr = h->cfg.bind_addr;
+    so.handlers = h->handlers;
+    so.n_handlers = n;
+    so.arg = h;
+    rc = mt_rpc_server_start(h->eng, &so, &h->srv, &h->port);
+    if (rc < 0)
+        MT_ERROR("cannot listen on %s: %s", h->cfg.bind_addr,
+                 rc == -MT_EIO ? "address in use or not on this host"
+                               : mt_strerror(rc));
+    return rc;
+}
+
+static void stop_services(struct mt_head *h);
+
 int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
                   struct mt_head **out)
 {
     struct mt_head *h = mt_xcalloc(1, sizeof(*h));
-    struct mt_rpc_server_opts so;
-    int rc, check_ms;
+    int rc;
 
     h->loop = loop;
     h->cfg = *cfg;
     h->start_time_ms = mt_now_wall_ms();
     mt_random_hex(h->cluster_id, 16);
-    mt_node_table_init(&h->nodes);
     rc = mt_storage_open(loop, cfg->storage, &h->store);
     if (rc < 0) {
         MT_ERROR("cannot open storage \"%s\": %s", cfg->storage,
                  mt_strerror(rc));
-        goto out_free;
+        free(h);
+        return rc;
     }
-    rc = mt__tasks_start(h);
-    if (rc < 0)
+    if ((rc = mt_rpc_engine_create(loop, &h->eng)) < 0)
         goto out_storage;
-    mt_head_load_nodes(h);
-    rc = mt_rpc_engine_create(loop, &h->eng);
-    if (rc < 0)
-        goto out_tasks;
-    if (cfg->dashboard_port >= 0) {
-        rc = open_dashboard(h);
-        if (rc < 0)
-            goto out_engine;
-    }
-    memset(&so, 0, sizeof(so));
-    so.addr = cfg->bind_addr;
-    so.handlers = mt_head_handlers;
-    so.n_handlers = mt_head_n_handlers;
-    so.arg = h;
-    rc = mt_rpc_server_start(h->eng, &so, &h->srv, &h->port);
-    if (rc < 0) {
-        MT_ERROR("cannot listen on %s: %s", cfg->bind_addr,
-                 rc == -MT_EIO ? "address in use or not on this host"
-                               : mt_strerror(rc));
-        goto out_dashboard;
-    }
+    h->nodes = mt_head_nodes_create(loop, cfg->node_timeout_ms);
+    if ((rc = mt_head_sched_create(loop, mt_head_nodes_table(h->nodes),
+                                   &h->sched)) < 0)
+        goto out_stop;
+    create_services(h);
+    mt_head_rpc_nodes_load(h);
+    if (cfg->dashboard_port >= 0 && (rc = open_dashboard(h)) < 0)
+        goto out_stop;
+    if ((rc = serve(h)) < 0)
+        goto out_stop;
     snprintf(h->address, sizeof(h->address), "%s:%d", cfg->node_ip, h->port);
-    uv_timer_init(loop, &h->check_timer);
-    h->check_timer.data = h;
-    check_ms = cfg->node_timeout_ms / 4 > 0 ? cfg->node_timeout_ms / 4 : 1;
-    uv_timer_start(&h->check_timer, on_check, (uint64_t)check_ms,
-                   (uint64_t)check_ms);
     MT_INFO("head listening on port %d (advertised %s) cluster=%s storage=%s",
             h->port, h->address, h->cluster_id, h->store->ops->name);
     if (h->dash)
@@ -130,32 +222,57 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
     *out = h;
     return 0;
 
-out_dashboard:
+out_stop:
     mt_dashboard_close(h->dash);
-out_engine:
-    mt_rpc_engine_destroy(h->eng);
-out_tasks:
-    mt__tasks_stop(h, NULL);
+    h->dash = NULL;
+    h->stop_pending = 1; /* freed here, not by the last close */
+    stop_services(h);
     uv_run(loop, UV_RUN_NOWAIT);
-    mt__tasks_release(h);
+    destroy_services(h);
+    mt_rpc_engine_destroy(h->eng);
+    mt_head_workers_destroy(h->workers);
 out_storage:
     mt_storage_close(h->store);
-out_free:
-    mt_node_table_release(&h->nodes);
+    free(h->handlers);
     free(h);
     return rc;
 }
 
-static void on_timer_closed(uv_handle_t *handle)
-{
-    struct mt_head *h = handle->data;
+/* ---- stop -------------------------------------------------------------------- */
 
+/* One of the closes a stop waits for is done; the last frees the head. */
+static void stop_step(void *arg)
+{
+    struct mt_head *h = arg;
+
+    if (--h->stop_pending > 0)
+        return;
     mt_storage_close(h->store);
     h->store = NULL;
-    mt__tasks_release(h);
-    mt_node_table_release(&h->nodes);
+    destroy_services(h);
     if (h->stopped)
         h->stopped(h->stopped_arg);
+}
+
+/* End what the adapters hold and close the timers (two closes to come). */
+static void stop_services(struct mt_head *h)
+{
+    h->stop_pending += 2;
+    if (h->tasks) {
+        mt_head_tasks_close(h->tasks);
+        mt_head_rpc_watch_stop(h);
+        mt_head_rpc_objects_stop(h);
+        mt_head_rpc_actors_stop(h);
+        mt_head_rpc_pgs_stop(h);
+    }
+    mt_head_rpc_nodes_stop(h);
+    if (h->workers)
+        mt_head_workers_close(h->workers);
+    mt_head_nodes_stop(h->nodes, stop_step, h);
+    if (h->sched)
+        mt_head_sched_stop(h->sched, stop_step, h);
+    else
+        h->stop_pending--;
 }
 
 static void on_server_stopped(void *arg)
@@ -163,7 +280,7 @@ static void on_server_stopped(void *arg)
     struct mt_head *h = arg;
 
     h->srv = NULL;
-    uv_close((uv_handle_t *)&h->check_timer, on_timer_closed);
+    stop_step(h);
 }
 
 void mt_head_stop(struct mt_head *h, void (*done)(void *arg), void *arg)
@@ -175,9 +292,8 @@ void mt_head_stop(struct mt_head *h, void (*done)(void *arg), void *arg)
     h->stopped_arg = arg;
     mt_dashboard_close(h->dash);
     h->dash = NULL;
-    uv_timer_stop(&h->check_timer);
-    mt_head_close_watchers(h);
-    mt__tasks_stop(h, NULL);
+    h->stop_pending = 1; /* the server */
+    stop_services(h);
     if (h->srv)
         mt_rpc_server_stop(h->srv, (uint32_t)h->cfg.grace_ms,
                            on_server_stopped, h);
@@ -190,5 +306,7 @@ void mt_head_destroy(struct mt_head *h)
     if (!h)
         return;
     mt_rpc_engine_destroy(h->eng);
+    mt_head_workers_destroy(h->workers);
+    free(h->handlers);
     free(h);
 }

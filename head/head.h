@@ -1,9 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * head.h -- the manta-head daemon: its configuration, its state, and the
- * entry points main.c drives. The rpc handlers (rpc_head.c) translate
- * between protobuf and the plain tables kept here; the dashboard
- * (dashboard.c) serves the same status over HTTP.
+ * head.h -- the manta-head daemon: its configuration, its services and the
+ * entry points main.c drives.
+ *
+ * The head is a set of services, each with its own header and contract,
+ * layered so that calls go one way (lowest first):
+ *   nodes (nodes.h)        membership and liveness over the node table
+ *   sched (scheduling.h)   the scheduler library: nodes in, decisions out
+ *   workers (workers.h)    the head as a client of its workers
+ *   pgs (pgs.h)            placement groups
+ *   objects (objects.h)    the object directory's rules
+ *   tasks (tasks.h)        each task's life
+ *   actors, gangs          built on tasks (actors.h, gangs.h)
+ * A lower service learns about a higher one's business only through the
+ * listeners and callbacks it offers. The rpc adapters (rpc_*.c, handler
+ * tables in rpc_services.h) convert protobuf at the edge and call the
+ * services; the dashboard (dashboard.c) reads them. head.c creates the
+ * services, wires the listeners and runs the life cycle.
  *
  * THREAD: everything runs on the head's loop thread.
  */
@@ -15,8 +28,15 @@
 #include <uv.h>
 
 #include "common/rpc.h"
-#include "head/node_table.h"
+#include "head/actors.h"
+#include "head/gangs.h"
+#include "head/nodes.h"
+#include "head/objects.h"
+#include "head/pgs.h"
+#include "head/scheduling.h"
 #include "head/storage.h"
+#include "head/tasks.h"
+#include "head/workers.h"
 
 #define MT_VERSION "0.1.0"
 #define MT_HEAD_DEFAULT_PORT 6380
@@ -34,10 +54,12 @@ struct mt_head_config {
     int gang_port_hi;           /* (inclusive; 0, 0: 8470-8999) */
 };
 
-struct mt_head_watcher;
-struct mt_head_tasks;
 struct mt_dashboard;
 struct mt_strbuf;
+struct mt_rpc_handler;
+struct mt_node_watcher;   /* rpc_nodes.c */
+struct mt_rpc_watch;      /* rpc_watch.c */
+struct mt_actor_lease;    /* rpc_actors.c */
 
 /* The daemon. Guarded by: loop thread. */
 struct mt_head {
@@ -45,19 +67,30 @@ struct mt_head {
     struct mt_head_config cfg;
     struct mt_rpc_engine *eng;
     struct mt_rpc_server *srv;
+    struct mt_rpc_handler *handlers; /* every adapter's, concatenated */
     struct mt_storage *store;
-    struct mt_node_table nodes;
     char cluster_id[33];
     char address[128];          /* advertised host:port */
     int port;
     int64_t start_time_ms;
-    uv_timer_t check_timer;
-    struct mt_head_watcher *watchers;
     struct mt_dashboard *dash;  /* NULL when cfg.dashboard_port < 0 */
     char dashboard_url[160];    /* "http://ip:port", "" when off */
-    struct mt_head_tasks *tq;   /* the task service (taskq.h) */
-    void (*tq_stopped)(struct mt_head *h);
+    /* The services, lowest layer first (see the top of this file). */
+    struct mt_head_nodes *nodes;
+    struct mt_head_sched *sched;
+    struct mt_head_workers *workers;
+    struct mt_head_pgs *pgs;
+    struct mt_head_objects *objects;
+    struct mt_task_table task_table; /* the tasks' (tasks.h) */
+    struct mt_head_tasks *tasks;
+    struct mt_head_actors *actors;
+    struct mt_head_gangs *gangs;
+    /* The rpc adapters' own state: streams and parked calls. */
+    struct mt_node_watcher *node_watchers;
+    struct mt_rpc_watch *watch;
+    struct mt_actor_lease *leases;
     bool stopping;
+    int stop_pending;           /* closes still to come before freeing */
     void (*stopped)(void *arg);
     void *stopped_arg;
 };
@@ -80,30 +113,5 @@ void mt_head_stop(struct mt_head *h, void (*done)(void *arg), void *arg);
 
 /* Destroy the rpc engine after the head has stopped and the loop is idle. */
 void mt_head_destroy(struct mt_head *h);
-
-/* ---- implemented in rpc_head.c ---- */
-
-/* The handler table served by the head. */
-extern const struct mt_rpc_handler mt_head_handlers[];
-extern const size_t mt_head_n_handlers;
-
-/* Persist / forget a node in storage (serialized as NodeInfo). */
-void mt_head_save_node(struct mt_head *h, const struct mt_node *n);
-
-/* Load saved nodes from storage; they count as alive until they time out. */
-void mt_head_load_nodes(struct mt_head *h);
-
-/* Tell WatchNodes streams about a change (kind: proto NodeEvent.Kind). */
-void mt_head_notify(struct mt_head *h, const struct mt_node *n, int kind);
-
-/* End every WatchNodes stream (shutdown). */
-void mt_head_close_watchers(struct mt_head *h);
-
-/*
- * mt_head_status_json - append the cluster status as the JSON object that
- * `manta status --format json` prints (proto/status_json.h), built by the
- * same code as the GetClusterStatus reply. Used by the dashboard.
- */
-void mt_head_status_json(struct mt_head *h, struct mt_strbuf *out);
 
 #endif /* MT_HEAD_H */

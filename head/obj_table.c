@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * objects.c -- the head's object directory as a plain table (objects.h):
- * an id map of records, each with its copies, inline value, references
- * and waiting tasks. The rules (when an object becomes ready, lost or is
- * freed) live in rpc_objects.c, which owns the calls to workers.
+ * obj_table.c -- the head's object directory as a plain table
+ * (obj_table.h): an id map of records, each with its copies, inline value,
+ * references and waiting tasks. The rules (when an object becomes ready,
+ * lost or is freed) live in objects.c.
  *
  * THREAD: the head's loop thread only.
  */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * objects.h -- the head's object directory: for every object the cluster
+ * obj_table.h -- the head's object directory as a table: for every object
+ * the cluster
  * knows, its size, the nodes whose stores hold a copy, a small value kept
  * inline, its owner, its reference count and the tasks waiting for it.
+ * The rules below are applied by objects.c; this file is the table.
  *
  *   put (RegisterObjects) ---------------------------> READY (refs 1)
  *   function task submitted --> PENDING --result--> READY (inline or copies)
@@ -12,14 +14,14 @@
  * References: one per driver handle (a put, a task's result while the
  * submitter holds it) and one per argument of a task that has not ended.
  * An object whose count is 0 is freed as soon as it is not PENDING (a
- * PENDING one waits for its task to end); the rpc side then asks every
- * holder to delete its copy (rpc_objects.c).
+ * PENDING one waits for its task to end); objects.c then asks every
+ * holder to delete its copy.
  *
  * Plain C: no protobuf here (rpc_objects.c adapts).
  * THREAD: the head's loop thread only.
  */
-#ifndef MT_HEAD_OBJECTS_H
-#define MT_HEAD_OBJECTS_H
+#ifndef MT_HEAD_OBJ_TABLE_H
+#define MT_HEAD_OBJ_TABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -108,4 +110,4 @@ bool mt_obj_freeable(const struct mt_obj *o);
 /* mt_obj_state_name - "PENDING", "READY", ... */
 const char *mt_obj_state_name(enum mt_obj_state s);
 
-#endif /* MT_HEAD_OBJECTS_H */
+#endif /* MT_HEAD_OBJ_TABLE_H */

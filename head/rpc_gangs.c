@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rpc_gangs.c -- HeadService SubmitGang, GetGang, CancelGang and ListGangs
- * over the gang table of gangs.c, and the GangInfo that shows a gang.
+ * rpc_gangs.c -- the gang service's rpc adapter: SubmitGang, GetGang,
+ * CancelGang and ListGangs over gangs.h, and the GangInfo that shows a
+ * gang.
  *
  * THREAD: the head's loop thread only.
  */
@@ -12,9 +13,10 @@
 
 #include "common/alloc.h"
 #include "common/error.h"
-#include "head/gangs.h"
-#include "head/taskq.h"
+#include "head/rpc_services.h"
 #include "head_service.pb-c.h"
+#include "proto/convert.h"
+#include "proto/services.h"
 
 #define LIST_DEFAULT 100
 
@@ -30,7 +32,7 @@ static void info_fill(struct mt_head *h, const struct mt_gang *g,
                       struct gang_info *p)
 {
     Manta__GangInfo *i = &p->info;
-    struct mt_pg *pg;
+    struct mt_head_pg *pg;
 
     manta__gang_info__init(i);
     p->m = mt_xcalloc(g->n + 1, sizeof(*p->m));
@@ -53,12 +55,12 @@ static void info_fill(struct mt_head *h, const struct mt_gang *g,
     }
     snprintf(p->pg_id, sizeof(p->pg_id), "%016" PRIx64, g->pg);
     i->gang_id = (char *)g->id;
-    i->name = g->req->name;
+    i->name = g->def.name ? g->def.name : (char *)"";
     i->state = (Manta__GangState)g->state;
-    i->tpu_pod_type = g->req->tpu_pod_type;
+    i->tpu_pod_type = g->def.pod_type;
     i->tpu_slices = g->slices;
-    i->launch = g->req->launch ? g->req->launch
-                               : MANTA__GANG_LAUNCH__GANG_LAUNCH_HOST;
+    i->launch = g->def.device_launch ? MANTA__GANG_LAUNCH__GANG_LAUNCH_DEVICE
+                                     : MANTA__GANG_LAUNCH__GANG_LAUNCH_HOST;
     i->pg_id = p->pg_id;
     i->n_slice_names = g->slices;
     for (uint32_t j = 0; j < g->slices; j++)
@@ -66,18 +68,18 @@ static void info_fill(struct mt_head *h, const struct mt_gang *g,
             i->n_slice_names = 0; /* never placed yet */
     i->slice_names = g->slice_names;
     i->attempt = g->attempt;
-    i->max_restarts = g->req->max_restarts;
+    i->max_restarts = g->def.max_restarts;
     i->n_members = g->n;
     i->members = p->mp;
     i->exit_code = g->exit_code;
     i->error = g->error ? g->error : (char *)"";
-    if (!g->error && g->state == MANTA__GANG_STATE__GANG_STATE_PENDING &&
-        (pg = mt__head_pg_find(h, p->pg_id)) && pg->error)
+    if (!g->error && g->state == MT_HEAD_GANG_PENDING &&
+        (pg = mt_head_pg_find_num(h->pgs, g->pg)) && pg->error)
         i->error = pg->error; /* e.g. infeasible */
     i->submit_time_ms = g->submit_ms;
     i->end_time_ms = g->end_ms;
-    i->n_argv = g->req->member->n_argv;
-    i->argv = g->req->member->argv;
+    i->n_argv = g->def.member.argc;
+    i->argv = g->def.member.argv;
 }
 
 static void info_release(struct gang_info *p)
@@ -86,17 +88,22 @@ static void info_release(struct gang_info *p)
     free(p->mp);
 }
 
-void mt__h_submit_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                       void *arg)
+static void h_submit_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                          void *arg)
 {
     const Manta__SubmitGangRequest *req = (const Manta__SubmitGangRequest *)m;
     Manta__SubmitGangReply reply = MANTA__SUBMIT_GANG_REPLY__INIT;
     struct mt_head *h = arg;
     const char *why = NULL;
-    struct mt_gang *g;
-    int err = 0;
+    struct mt_gang_def def;
+    struct mt_gang *g = NULL;
+    int err;
 
-    if (!(g = mt__gang_submit(h, req, &why, &err))) {
+    memset(&def, 0, sizeof(def));
+    mt_task_def_init(&def.member);
+    if ((err = mt_gang_def_from_pb(req, &def, &why)) == 0)
+        g = mt_head_gang_submit(h->gangs, &def, &why, &err);
+    if (!g) {
         mt_rpc_fail(call, err ? err : -MT_EINVAL, why ? why : "refused");
         return;
     }
@@ -104,60 +111,63 @@ void mt__h_submit_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt_rpc_reply(call, &reply.base);
 }
 
-void mt__h_get_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                    void *arg)
+static void h_get_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg)
 {
     const Manta__GetGangRequest *req = (const Manta__GetGangRequest *)m;
     Manta__GetGangReply reply = MANTA__GET_GANG_REPLY__INIT;
-    struct mt_gang *g = mt__gang_find(arg, req->gang_id);
+    struct mt_head *h = arg;
+    struct mt_gang *g = mt_head_gang_find(h->gangs, req->gang_id);
     struct gang_info p;
 
     if (!g) {
         mt_rpc_fail(call, -MT_ENOENT, "no such gang");
         return;
     }
-    info_fill(arg, g, &p);
+    info_fill(h, g, &p);
     reply.gang = &p.info;
     mt_rpc_reply(call, &reply.base);
     info_release(&p);
 }
 
-void mt__h_cancel_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                       void *arg)
+static void h_cancel_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                          void *arg)
 {
     const Manta__CancelGangRequest *req = (const Manta__CancelGangRequest *)m;
     Manta__CancelGangReply reply = MANTA__CANCEL_GANG_REPLY__INIT;
-    struct mt_gang *g = mt__gang_find(arg, req->gang_id);
+    struct mt_head *h = arg;
+    struct mt_gang *g = mt_head_gang_find(h->gangs, req->gang_id);
 
     if (!g) {
         mt_rpc_fail(call, -MT_ENOENT, "no such gang");
         return;
     }
-    mt__gang_cancel(arg, g);
+    mt_head_gang_cancel(h->gangs, g);
     mt_rpc_reply(call, &reply.base);
 }
 
-void mt__h_list_gangs(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                      void *arg)
+static void h_list_gangs(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                         void *arg)
 {
     const Manta__ListGangsRequest *req = (const Manta__ListGangsRequest *)m;
     Manta__ListGangsReply reply = MANTA__LIST_GANGS_REPLY__INIT;
     struct mt_head *h = arg;
-    struct mt_gang_table *gt = &h->tq->gangs;
-    size_t max = req->limit ? req->limit : LIST_DEFAULT, n = 0;
+    size_t total = mt_head_gangs_count(h->gangs), n = 0;
+    size_t max = req->limit ? req->limit : LIST_DEFAULT;
     struct gang_info *infos;
     Manta__GangInfo **ptrs;
 
-    if (max > gt->n)
-        max = gt->n;
+    if (max > total)
+        max = total;
     infos = mt_xcalloc(max + 1, sizeof(*infos));
     ptrs = mt_xcalloc(max + 1, sizeof(*ptrs));
-    for (size_t i = gt->n; i-- > 0;) {
-        if (req->state && (int)req->state != gt->v[i]->state)
+    for (size_t i = total; i-- > 0;) {
+        struct mt_gang *g = mt_head_gangs_at(h->gangs, i);
+
+        if ((req->state && (int)req->state != (int)g->state) ||
+            reply.total++ >= max)
             continue;
-        if (reply.total++ >= max)
-            continue;
-        info_fill(h, gt->v[i], &infos[n]);
+        info_fill(h, g, &infos[n]);
         ptrs[n] = &infos[n].info;
         n++;
     }
@@ -169,3 +179,11 @@ void mt__h_list_gangs(struct mt_rpc_call *call, const ProtobufCMessage *m,
     free(infos);
     free(ptrs);
 }
+
+const struct mt_rpc_handler mt_head_rpc_gangs[] = {
+    {&mt_head_submit_gang, h_submit_gang},
+    {&mt_head_get_gang, h_get_gang},
+    {&mt_head_cancel_gang, h_cancel_gang},
+    {&mt_head_list_gangs, h_list_gangs},
+    {NULL, NULL},
+};

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rpc_watch.c -- client watches: one WatchTasks stream per SDK client that
- * carries the events of every task the client submitted with SubmitTasks,
- * instead of one WatchTask stream per task.
+ * rpc_watch.c -- following tasks: WatchTask (one stream per task, with
+ * its current state and buffered output first) and client watches: one
+ * WatchTasks stream per SDK client that carries the events of every task
+ * the client submitted with SubmitTasks, instead of one stream per task.
+ * Both are fed by a task listener (tasks.h).
  *
  * A client opens WatchTasks with an id of its choosing and waits for the
  * first (empty) message, which says the stream is registered; then it
@@ -27,16 +29,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "head/taskq.h"
+#include "head/rpc_services.h"
 #include "head_service.pb-c.h"
+#include "proto/convert.h"
+#include "proto/services.h"
 
 #define MAX_ID 64
 #define MAX_SPECS 4096
 #define MAX_PENDING (64u << 20)   /* encoded events waiting for the wire */
 #define PENDING_KEEP (1u << 20)   /* bigger buffers are freed when sent */
+#define WATCH_MAX_BACKLOG 4096    /* WatchTask messages queued at most */
+
+/* A WatchTask stream following one task. */
+struct mt_task_watcher {
+    struct mt_head *h;
+    struct mt_rpc_call *call;
+    uint64_t num;
+    bool output;
+    struct mt_task_watcher *next;
+};
+
+/* The client watches of a head. */
+struct mt_rpc_watch {
+    struct mt_client_watch **cws;
+    size_t n_cws, cap_cws;
+    uint32_t next_cw;
+};
 
 struct mt_client_watch {
     uint32_t num;
@@ -51,24 +74,24 @@ struct mt_client_watch {
 
 static struct mt_client_watch *cw_by_num(struct mt_head *h, uint32_t num)
 {
-    for (size_t i = 0; i < h->tq->n_cws; i++)
-        if (h->tq->cws[i]->num == num)
-            return h->tq->cws[i];
+    for (size_t i = 0; i < h->watch->n_cws; i++)
+        if (h->watch->cws[i]->num == num)
+            return h->watch->cws[i];
     return NULL;
 }
 
 static struct mt_client_watch *cw_by_id(struct mt_head *h, const char *id)
 {
-    for (size_t i = 0; i < h->tq->n_cws; i++)
-        if (strcmp(h->tq->cws[i]->id, id) == 0)
-            return h->tq->cws[i];
+    for (size_t i = 0; i < h->watch->n_cws; i++)
+        if (strcmp(h->watch->cws[i]->id, id) == 0)
+            return h->watch->cws[i];
     return NULL;
 }
 
 /* End cw's call with err, forget cw and free it. */
 static void cw_fail(struct mt_client_watch *cw, int err, const char *why)
 {
-    struct mt_head_tasks *q = cw->h->tq;
+    struct mt_rpc_watch *q = cw->h->watch;
 
     for (size_t i = 0; i < q->n_cws; i++)
         if (q->cws[i] == cw) {
@@ -146,7 +169,36 @@ static void cw_push(struct mt_client_watch *cw, const Manta__TaskEvent *ev)
     cw_flush(cw);
 }
 
-static void push_event(struct mt_head *h, struct mt_task *t,
+/* Fill ev with t's state; pointers borrowed from t. */
+static void fill_event(const struct mt_head_task *t, Manta__TaskEvent *ev)
+{
+    manta__task_event__init(ev);
+    ev->state = (Manta__TaskState)t->state;
+    ev->exit_code = t->exit_code;
+    ev->error = t->error ? t->error : (char *)"";
+    ev->node_id = t->node_id ? t->node_id : (char *)"";
+    ev->attempt = t->attempt;
+    ev->actor_died = t->actor_died;
+    if (t->state == MT_TASK_FINISHED && t->result) {
+        ev->result.data = t->result;
+        ev->result.len = t->result_len;
+    }
+    ev->result_in_store = t->result_in_store;
+    ev->result_size = t->result_size;
+}
+
+/* An output event of t: its state without the result, and the bytes. */
+static void fill_output(const struct mt_head_task *t, uint32_t fd,
+                        const uint8_t *data, size_t len, Manta__TaskEvent *ev)
+{
+    fill_event(t, ev);
+    ev->result.len = 0;
+    ev->output.data = (uint8_t *)data;
+    ev->output.len = len;
+    ev->fd = fd;
+}
+
+static void push_event(struct mt_head *h, struct mt_head_task *t,
                        Manta__TaskEvent *ev)
 {
     struct mt_client_watch *cw = cw_by_num(h, t->cw);
@@ -160,36 +212,185 @@ static void push_event(struct mt_head *h, struct mt_task *t,
     cw_push(cw, ev);
 }
 
-void mt__cw_task_event(struct mt_head *h, struct mt_task *t)
+static void cw_task_event(struct mt_head *h, struct mt_head_task *t)
 {
     Manta__TaskEvent ev;
 
-    mt__task_fill_event(t, &ev);
+    fill_event(t, &ev);
     push_event(h, t, &ev);
-    if (mt_task_terminal(t))
+    if (mt_head_task_terminal(t))
         t->cw = 0;
 }
 
-void mt__cw_task_output(struct mt_head *h, struct mt_task *t, uint32_t fd,
-                        const uint8_t *data, size_t len)
+/* ---- WatchTask streams ------------------------------------------------------ */
+
+static void watcher_unlink(struct mt_head_task *t, struct mt_task_watcher *w)
 {
+    struct mt_task_watcher **pp = &t->watchers;
+
+    while (*pp && *pp != w)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = w->next;
+    free(w);
+}
+
+static void on_watcher_cancel(void *arg)
+{
+    struct mt_task_watcher *w = arg;
+    struct mt_head_task *t = mt_task_table_find(
+        mt_head_tasks_table(w->h->tasks), w->num);
+
+    mt_rpc_fail(w->call, -MT_ECANCELED, "watcher went away");
+    if (t)
+        watcher_unlink(t, w);
+    else
+        free(w);
+}
+
+/* Send ev; drop a watcher that cannot keep up. RET false if dropped. */
+static bool watcher_send(struct mt_head_task *t, struct mt_task_watcher *w,
+                         const Manta__TaskEvent *ev)
+{
+    if (mt_rpc_stream_backlog(w->call) > WATCH_MAX_BACKLOG ||
+        mt_rpc_stream_send(w->call, &ev->base) < 0) {
+        mt_rpc_fail(w->call, -MT_ENOSPC, "watcher too slow; output lost");
+        watcher_unlink(t, w);
+        return false;
+    }
+    return true;
+}
+
+/* t changed: tell its watchers (ending their streams when it ended) and
+ * its client watch. */
+static void task_changed(void *arg, struct mt_head_task *t)
+{
+    struct mt_head *h = arg;
+    struct mt_task_watcher *w, *next;
     Manta__TaskEvent ev;
 
-    mt__task_fill_event(t, &ev);
-    ev.result.len = 0;
-    ev.output.data = (uint8_t *)data;
-    ev.output.len = len;
-    ev.fd = fd;
-    push_event(h, t, &ev);
+    fill_event(t, &ev);
+    for (w = t->watchers; w; w = next) {
+        next = w->next;
+        if (!watcher_send(t, w, &ev))
+            continue;
+        if (mt_head_task_terminal(t)) {
+            mt_rpc_stream_finish(w->call);
+            watcher_unlink(t, w);
+        }
+    }
+    if (t->cw)
+        cw_task_event(h, t);
 }
 
-void mt__cw_close_all(struct mt_head *h)
+static void task_output(void *arg, struct mt_head_task *t, uint32_t fd,
+                        const uint8_t *data, size_t len)
 {
-    while (h->tq->n_cws)
-        cw_fail(h->tq->cws[0], -MT_EUNAVAIL, "head is shutting down");
+    struct mt_head *h = arg;
+    struct mt_task_watcher *w, *next;
+    Manta__TaskEvent ev;
+
+    fill_output(t, fd, data, len, &ev);
+    for (w = t->watchers; w; w = next) {
+        next = w->next;
+        if (w->output)
+            watcher_send(t, w, &ev);
+    }
+    if (t->cw && t->cw_output) {
+        fill_output(t, fd, data, len, &ev);
+        push_event(h, t, &ev);
+    }
 }
 
-/* ---- handlers ------------------------------------------------------------------ */
+static const struct mt_task_listener listener = {
+    .changed = task_changed,
+    .output = task_output,
+};
+
+/* The current state, then the buffered output; a finished task's final
+ * state comes last so its output always precedes it. */
+static void send_backlog(struct mt_rpc_call *call, const struct mt_head_task *t,
+                         bool output)
+{
+    Manta__TaskEvent ev;
+    char note[96];
+
+    fill_event(t, &ev);
+    if (!mt_head_task_terminal(t))
+        mt_rpc_stream_send(call, &ev.base);
+    if (!output)
+        return;
+    if (t->out_dropped) {
+        snprintf(note, sizeof(note),
+                 "[manta: %llu earlier bytes of output dropped]\n",
+                 (unsigned long long)t->out_dropped);
+        fill_output(t, 2, (const uint8_t *)note, strlen(note), &ev);
+        mt_rpc_stream_send(call, &ev.base);
+    }
+    for (struct mt_task_output *o = t->out_head; o; o = o->next) {
+        fill_output(t, o->fd, o->data, o->len, &ev);
+        mt_rpc_stream_send(call, &ev.base);
+    }
+}
+
+static void h_watch_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                         void *arg)
+{
+    const Manta__WatchTaskRequest *req = (const Manta__WatchTaskRequest *)m;
+    struct mt_head *h = arg;
+    struct mt_head_task *t = mt_task_table_find_id(
+        mt_head_tasks_table(h->tasks), req->task_id);
+    struct mt_task_watcher *w;
+
+    if (!t) {
+        mt_rpc_fail(call, -MT_ENOENT, "no such task");
+        return;
+    }
+    w = mt_xcalloc(1, sizeof(*w));
+    w->h = h;
+    w->call = call;
+    w->num = t->num;
+    w->output = req->output;
+    w->next = t->watchers;
+    t->watchers = w;
+    send_backlog(call, t, req->output);
+    mt_rpc_call_on_cancel(call, on_watcher_cancel, w);
+    if (mt_head_task_terminal(t))
+        task_changed(h, t); /* sends the final state and ends it */
+}
+
+/* ---- start and stop ------------------------------------------------------------ */
+
+void mt_head_rpc_watch_start(struct mt_head *h)
+{
+    h->watch = mt_xcalloc(1, sizeof(*h->watch));
+    mt_head_tasks_listen(h->tasks, &listener, h);
+}
+
+static bool end_watchers(void *arg, struct mt_head_task *t)
+{
+    while (t->watchers) {
+        struct mt_task_watcher *w = t->watchers;
+        mt_rpc_fail(w->call, -MT_EUNAVAIL, "head is shutting down");
+        watcher_unlink(t, w);
+    }
+    return true;
+}
+
+void mt_head_rpc_watch_stop(struct mt_head *h)
+{
+    if (!h->watch)
+        return;
+    mt_task_table_visit_newest(mt_head_tasks_table(h->tasks), end_watchers,
+                               NULL);
+    while (h->watch->n_cws)
+        cw_fail(h->watch->cws[0], -MT_EUNAVAIL, "head is shutting down");
+    free(h->watch->cws);
+    free(h->watch);
+    h->watch = NULL;
+}
+
+/* ---- WatchTasks, SubmitTasks --------------------------------------------------- */
 
 static bool valid_id(const char *id)
 {
@@ -203,14 +404,19 @@ static bool valid_id(const char *id)
     return true;
 }
 
-void mt__h_watch_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                       void *arg)
+static void h_watch_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                          void *arg)
 {
     const Manta__WatchTasksRequest *req = (const Manta__WatchTasksRequest *)m;
     Manta__TaskEvents hello = MANTA__TASK_EVENTS__INIT;
     struct mt_head *h = arg;
+    struct mt_rpc_watch *q = h->watch;
     struct mt_client_watch *cw, *old;
 
+    if (!q) {
+        mt_rpc_fail(call, -MT_EUNAVAIL, "head is shutting down");
+        return;
+    }
     if (!valid_id(req->watcher_id)) {
         mt_rpc_fail(call, -MT_EINVAL, "watcher_id: 1 to 64 printable "
                     "characters");
@@ -219,13 +425,12 @@ void mt__h_watch_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     if ((old = cw_by_id(h, req->watcher_id)))
         cw_fail(old, -MT_EEXIST, "replaced by a newer watch with this id");
     cw = mt_xcalloc(1, sizeof(*cw));
-    cw->num = ++h->tq->next_cw ? h->tq->next_cw : ++h->tq->next_cw;
+    cw->num = ++q->next_cw ? q->next_cw : ++q->next_cw;
     memcpy(cw->id, req->watcher_id, strlen(req->watcher_id) + 1);
     cw->h = h;
     cw->call = call;
-    mt_xgrow((void **)&h->tq->cws, &h->tq->cap_cws, h->tq->n_cws + 1,
-             sizeof(*h->tq->cws));
-    h->tq->cws[h->tq->n_cws++] = cw;
+    mt_xgrow((void **)&q->cws, &q->cap_cws, q->n_cws + 1, sizeof(*q->cws));
+    q->cws[q->n_cws++] = cw;
     mt_rpc_call_on_cancel(call, on_cw_cancel, cw);
     mt_rpc_call_on_drain(call, on_cw_drain, cw);
     if (mt_rpc_stream_send(call, &hello.base) < 0)
@@ -242,13 +447,32 @@ static const char *check_batch(const Manta__SubmitTasksRequest *req)
     return NULL;
 }
 
-void mt__h_submit_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                        void *arg)
+/* Submit one spec of a batch. RET the task, or NULL with why set. */
+static struct mt_head_task *submit_one(struct mt_head *h,
+                                       const Manta__TaskSpec *s,
+                                       const char **why)
+{
+    struct mt_task_def d;
+    int err;
+
+    mt_task_def_init(&d);
+    if (!s) {
+        *why = "missing spec";
+        return NULL;
+    }
+    if (mt_task_def_from_pb(s, &d, why) < 0)
+        return NULL;
+    return mt_head_tasks_submit(h->tasks, &d, why, &err);
+}
+
+static void h_submit_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                           void *arg)
 {
     const Manta__SubmitTasksRequest *req = (const Manta__SubmitTasksRequest *)m;
     Manta__SubmitTasksReply reply = MANTA__SUBMIT_TASKS_REPLY__INIT;
     struct mt_head *h = arg;
-    struct mt_client_watch *cw = cw_by_id(h, req->watcher_id);
+    struct mt_client_watch *cw = h->watch ? cw_by_id(h, req->watcher_id)
+                                          : NULL;
     const char *why = check_batch(req);
     char **ids, **errors;
     uint32_t num;
@@ -262,17 +486,16 @@ void mt__h_submit_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     ids = mt_xcalloc(req->n_specs, sizeof(*ids));
     errors = mt_xcalloc(req->n_specs, sizeof(*errors));
     for (size_t i = 0; i < req->n_specs; i++) {
-        int err;
-        struct mt_task *t = mt__task_submit(h, req->specs[i], &why, &err);
+        struct mt_head_task *t = submit_one(h, req->specs[i], &why);
 
         ids[i] = mt_xstrdup(t ? t->id : "");
-        errors[i] = mt_xstrdup(t ? "" : why);
+        errors[i] = mt_xstrdup(t ? "" : why ? why : "out of memory");
         if (!t)
             continue;
         t->cw = num;
         t->cw_tag = req->tags[i];
         t->cw_output = req->output[i];
-        mt__cw_task_event(h, t);
+        cw_task_event(h, t);
     }
     reply.task_ids = ids;
     reply.n_task_ids = req->n_specs;
@@ -286,3 +509,10 @@ void mt__h_submit_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     free(ids);
     free(errors);
 }
+
+const struct mt_rpc_handler mt_head_rpc_watch[] = {
+    {&mt_head_watch_task, h_watch_task},
+    {&mt_head_watch_tasks, h_watch_tasks},
+    {&mt_head_submit_tasks, h_submit_tasks},
+    {NULL, NULL},
+};

@@ -1,135 +1,140 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * scheduling.c -- the head's glue to the scheduler library (sched/): nodes
- * go in as they register and die, tasks come out as placements.
+ * scheduling.c -- the head's glue to the scheduler library (see
+ * scheduling.h): nodes in, requests converted, decisions out to the sinks.
  *
- * Decisions are batched: every change that may free or add room (a submit,
- * a task ending, a node joining) arms a zero-delay timer, and one decide
- * pass then places everything that fits. The scheduler is the head's
- * source of truth for what is free on each node; worker reports only
- * refresh host usage.
+ * DESIGN: one zero-delay timer coalesces kicks into one decide pass; a
+ * pass takes decisions in batches of DECIDE_BATCH until the scheduler has
+ * nothing more, hands each to the sinks, tells them the pass is over, and
+ * refreshes every node's available resources from the scheduler.
  */
+#include "head/scheduling.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "common/strbuf.h"
 #include "common/sys.h"
-#include "head/taskq.h"
 
 #define DECIDE_BATCH 256
+#define MAX_SINKS 4
+
+struct sink {
+    const struct mt_head_sched_sink *s;
+    void *arg;
+};
+
+struct mt_head_sched {
+    struct mt_sched *s;
+    struct mt_node_table *nodes;
+    uv_timer_t kick;             /* runs decide soon after a change */
+    bool kick_armed;
+    bool stopping;
+    struct sink sinks[MAX_SINKS];
+    size_t n_sinks;
+    void (*stopped)(void *arg);
+    void *stopped_arg;
+};
 
 static void on_kick(uv_timer_t *timer);
 
-int mt__tasks_start(struct mt_head *h)
+int mt_head_sched_create(uv_loop_t *loop, struct mt_node_table *nodes,
+                         struct mt_head_sched **out)
 {
-    struct mt_head_tasks *q = mt_xcalloc(1, sizeof(*q));
-    uint64_t base;
-    char hex[17];
-    int rc;
+    struct mt_head_sched *hs = mt_xcalloc(1, sizeof(*hs));
+    int rc = mt_sched_create(NULL, &hs->s);
 
-    rc = mt_sched_create(NULL, &q->sched);
     if (rc < 0) {
-        free(q);
+        free(hs);
         return rc;
     }
-    /* Task numbers start at a random base so ids differ across restarts. */
-    mt_random_hex(hex, 4);
-    base = strtoull(hex, NULL, 16) << 24;
-    mt_task_table_init(&q->table, base ? base : 1);
-    mt_obj_table_init(&q->objs);
-    q->next_pg = (base ? base : 1) + 1;
-    mt_port_range_init(&q->gangs.ports,
-                       (uint16_t)(h->cfg.gang_port_lo ? h->cfg.gang_port_lo
-                                                      : 8470),
-                       (uint16_t)(h->cfg.gang_port_hi ? h->cfg.gang_port_hi
-                                                      : 8999));
-    uv_timer_init(h->loop, &q->kick);
-    q->kick.data = h;
-    h->tq = q;
+    hs->nodes = nodes;
+    uv_timer_init(loop, &hs->kick);
+    hs->kick.data = hs;
+    *out = hs;
     return 0;
 }
 
 static void on_kick_closed(uv_handle_t *handle)
 {
-    struct mt_head *h = handle->data;
-    void (*done)(struct mt_head *) = h->tq_stopped;
+    struct mt_head_sched *hs = handle->data;
 
-    if (done)
-        done(h);
+    if (hs->stopped)
+        hs->stopped(hs->stopped_arg);
 }
 
-void mt__tasks_stop(struct mt_head *h, void (*done)(struct mt_head *h))
+void mt_head_sched_stop(struct mt_head_sched *hs, void (*done)(void *arg),
+                        void *arg)
 {
-    h->tq->closing = true;
-    mt__tasks_close_rpc(h);
-    mt__objects_close(h);
-    mt__actors_close_rpc(h);
-    mt__head_pgs_release(h);
-    h->tq_stopped = done;
-    uv_timer_stop(&h->tq->kick);
-    uv_close((uv_handle_t *)&h->tq->kick, on_kick_closed);
+    hs->stopping = true;
+    hs->stopped = done;
+    hs->stopped_arg = arg;
+    uv_timer_stop(&hs->kick);
+    uv_close((uv_handle_t *)&hs->kick, on_kick_closed);
 }
 
-void mt__tasks_release(struct mt_head *h)
+void mt_head_sched_destroy(struct mt_head_sched *hs)
 {
-    struct mt_head_tasks *q = h->tq;
-
-    if (!q)
+    if (!hs)
         return;
-    mt__actors_release(h);
-    mt__gangs_release(h);
-    mt_task_table_release(&q->table);
-    mt_obj_table_release(&q->objs);
-    mt_sched_destroy(q->sched);
-    free(q->links);
-    free(q->runs);
-    free(q->cws);
-    free(q);
-    h->tq = NULL;
+    mt_sched_destroy(hs->s);
+    free(hs);
 }
 
-void mt__sched_kick(struct mt_head *h)
+void mt_head_sched_add_sink(struct mt_head_sched *hs,
+                            const struct mt_head_sched_sink *sink, void *arg)
 {
-    if (h->tq->kick_armed || h->tq->closing)
+    MT_ASSERT(hs->n_sinks < MAX_SINKS);
+    hs->sinks[hs->n_sinks].s = sink;
+    hs->sinks[hs->n_sinks++].arg = arg;
+}
+
+struct mt_sched *mt_head_sched_lib(struct mt_head_sched *hs)
+{
+    return hs->s;
+}
+
+void mt_head_sched_kick(struct mt_head_sched *hs)
+{
+    if (hs->kick_armed || hs->stopping)
         return;
-    h->tq->kick_armed = true;
-    uv_timer_start(&h->tq->kick, on_kick, 0, 0);
+    hs->kick_armed = true;
+    uv_timer_start(&hs->kick, on_kick, 0, 0);
 }
 
 /* ---- nodes --------------------------------------------------------------- */
 
-void mt__sched_sync_avail(struct mt_head *h, struct mt_node *n)
+void mt_head_sched_sync_avail(struct mt_head_sched *hs, struct mt_node *n)
 {
-    struct mt_sched *s = h->tq->sched;
-
-    if (n->sched_node == UINT32_MAX || !mt_sched_node_alive(s, n->sched_node))
+    if (n->sched_node == UINT32_MAX || !mt_sched_node_alive(hs->s,
+                                                            n->sched_node))
         return;
     for (size_t i = 0; i < n->total.n; i++) {
-        int id = mt_sched_resource_id(s, n->total.v[i].name);
+        int id = mt_sched_resource_id(hs->s, n->total.v[i].name);
         int64_t tot, avail;
 
-        if (id < 0 || mt_sched_node_res(s, n->sched_node, id, &tot, &avail))
+        if (id < 0 ||
+            mt_sched_node_res(hs->s, n->sched_node, id, &tot, &avail))
             continue;
         mt_qty_list_set(&n->avail, n->total.v[i].name, avail);
     }
 }
 
-void mt__sched_node_up(struct mt_head *h, struct mt_node *n)
+void mt_head_sched_node_up(struct mt_head_sched *hs, struct mt_node *n)
 {
-    struct mt_sched *s = h->tq->sched;
     struct mt_res_item res[MT_RES_MAX];
     struct mt_label *labels;
     struct mt_node_spec spec;
     size_t nres = 0;
     int rc;
 
-    if (n->sched_node != UINT32_MAX && mt_sched_node_alive(s, n->sched_node))
+    if (n->sched_node != UINT32_MAX && mt_sched_node_alive(hs->s,
+                                                           n->sched_node))
         return; /* already known: keep its grants */
     for (size_t i = 0; i < n->total.n && nres < MT_RES_MAX; i++) {
-        int id = mt_sched_resource_id(s, n->total.v[i].name);
+        int id = mt_sched_resource_id(hs->s, n->total.v[i].name);
         if (id < 0 || n->total.v[i].qty <= 0)
             continue;
         res[nres].id = (uint16_t)id;
@@ -145,7 +150,7 @@ void mt__sched_node_up(struct mt_head *h, struct mt_node *n)
     spec.nres = nres;
     spec.labels = labels;
     spec.nlabels = n->labels.n;
-    rc = mt_sched_on_node_added(s, &spec, &n->sched_node);
+    rc = mt_sched_on_node_added(hs->s, &spec, &n->sched_node);
     free(labels);
     if (rc < 0) {
         n->sched_node = UINT32_MAX;
@@ -153,85 +158,102 @@ void mt__sched_node_up(struct mt_head *h, struct mt_node *n)
                  n->id, mt_strerror(rc));
         return;
     }
-    mt__sched_sync_avail(h, n);
-    mt__sched_kick(h);
+    mt_head_sched_sync_avail(hs, n);
+    mt_head_sched_kick(hs);
 }
 
-struct lost_ctx {
-    struct mt_head *h;
-    const char *node_id;
-};
-
-static bool collect_lost(void *arg, struct mt_task *t)
+void mt_head_sched_node_down(struct mt_head_sched *hs, struct mt_node *n)
 {
-    struct lost_ctx *c = arg;
-
-    if ((t->state == MT_TASK_SCHEDULED || t->state == MT_TASK_RUNNING) &&
-        t->node_id && strcmp(t->node_id, c->node_id) == 0)
-        mt__task_node_lost(c->h, t);
-    return true;
-}
-
-void mt__sched_node_down(struct mt_head *h, struct mt_node *n)
-{
-    struct lost_ctx c = {h, n->id};
-
     if (n->sched_node != UINT32_MAX)
-        mt_sched_on_node_dead(h->tq->sched, n->sched_node);
+        mt_sched_on_node_dead(hs->s, n->sched_node);
     n->sched_node = UINT32_MAX;
-    mt__link_drop(h, n->id);
-    mt_task_table_visit_newest(&h->tq->table, collect_lost, &c);
-    mt__objects_node_down(h, n->id);
-    mt__sched_kick(h);
+    mt_head_sched_kick(hs);
 }
 
-/* ---- decisions --------------------------------------------------------------- */
-
-static void apply(struct mt_head *h, const struct mt_placement *p)
+struct mt_node *mt_head_sched_node(struct mt_head_sched *hs, uint32_t handle)
 {
-    struct mt_task *t;
+    for (size_t i = 0; i < hs->nodes->n; i++)
+        if (hs->nodes->v[i]->sched_node == handle &&
+            hs->nodes->v[i]->state == MT_NODE_ALIVE)
+            return hs->nodes->v[i];
+    return NULL;
+}
 
-    if (p->kind == MT_DECISION_PG) {
-        mt__head_pg_decided(h, p->id, p->status);
-        return;
+char *mt_head_sched_demands(struct mt_head_sched *hs)
+{
+    char buf[4096];
+
+    mt_sched_demand_format(hs->s, buf, sizeof(buf));
+    return mt_xstrdup(buf);
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+int mt_head_sched_res(struct mt_head_sched *hs, const struct mt_qty_list *l,
+                      bool default_cpu, struct mt_res_set *out,
+                      const char **why)
+{
+    mt_res_set_init(out);
+    for (size_t i = 0; i < l->n; i++) {
+        int id = mt_sched_resource_id(hs->s, l->v[i].name);
+
+        if (id < 0 || mt_res_set_add(out, id, l->v[i].qty) < 0) {
+            *why = "too many distinct resource names in the cluster";
+            return -MT_EINVAL;
+        }
     }
-    t = mt_task_find(&h->tq->table, p->id);
-    if (!t || t->state != MT_TASK_PENDING) {
-        /* Cancelled meanwhile: give the room back. */
-        if (p->status == 0)
-            mt_sched_on_task_finished(h->tq->sched, p->grant.handle);
-        return;
+    if (l->n == 0 && default_cpu)
+        mt_res_set_add(out, mt_sched_resource_id(hs->s, "CPU"),
+                       MT_QTY_SCALE);
+    return 0;
+}
+
+const struct mt_label_selector *
+mt_head_sched_selector(const struct mt_selector *s, struct mt_head_sel *out)
+{
+    if (!s->n)
+        return NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        out->e[i].key = s->v[i].key;
+        out->e[i].op = s->v[i].op;
+        out->e[i].values = (const char *const *)s->v[i].values;
+        out->e[i].nvalues = s->v[i].n;
     }
-    if (p->status == 0)
-        mt__task_dispatch(h, t, &p->grant);
-    else if (p->status == -MT_EINFEASIBLE)
-        mt__task_infeasible(h, t);
-    else
-        mt__task_unplaceable(h, t, p->status);
+    out->sel.exprs = out->e;
+    out->sel.n = s->n;
+    return &out->sel;
+}
+
+/* ---- decisions ----------------------------------------------------------- */
+
+static void deliver(struct mt_head_sched *hs, const struct mt_placement *p)
+{
+    for (size_t i = 0; i < hs->n_sinks; i++) {
+        const struct mt_head_sched_sink *s = hs->sinks[i].s;
+
+        if (p->kind == MT_DECISION_PG && s->pg)
+            s->pg(hs->sinks[i].arg, p->id, p->status);
+        else if (p->kind != MT_DECISION_PG && s->task)
+            s->task(hs->sinks[i].arg, p->id, p->status, &p->grant);
+    }
 }
 
 static void on_kick(uv_timer_t *timer)
 {
-    struct mt_head *h = timer->data;
+    struct mt_head_sched *hs = timer->data;
     struct mt_placement out[DECIDE_BATCH];
     int n;
 
-    h->tq->kick_armed = false;
+    hs->kick_armed = false;
     do {
-        n = mt_sched_decide(h->tq->sched, (uint64_t)mt_now_mono_ms(), out,
+        n = mt_sched_decide(hs->s, (uint64_t)mt_now_mono_ms(), out,
                             DECIDE_BATCH);
         for (int i = 0; i < n; i++)
-            apply(h, &out[i]);
+            deliver(hs, &out[i]);
     } while (n == DECIDE_BATCH);
-    mt__task_dispatch_flush(h);
-    for (size_t i = 0; i < h->nodes.n; i++)
-        mt__sched_sync_avail(h, h->nodes.v[i]);
-}
-
-char *mt__sched_demands(struct mt_head *h)
-{
-    char buf[4096];
-
-    mt_sched_demand_format(h->tq->sched, buf, sizeof(buf));
-    return mt_xstrdup(buf);
+    for (size_t i = 0; i < hs->n_sinks; i++)
+        if (hs->sinks[i].s->pass_done)
+            hs->sinks[i].s->pass_done(hs->sinks[i].arg);
+    for (size_t i = 0; i < hs->nodes->n; i++)
+        mt_head_sched_sync_avail(hs, hs->nodes->v[i]);
 }

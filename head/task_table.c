@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tasks.c -- the head's task table (see tasks.h).
+ * task_table.c -- the head's task table (see task_table.h).
  *
  * DESIGN: an open-addressing hash from the task number to the task, linear
  * probing with backward-shift deletion, kept under half full. Listing sorts
@@ -24,7 +24,7 @@ static size_t slot_of(const struct mt_task_table *t, uint64_t num)
     return (size_t)(h >> 20) & (t->cap - 1);
 }
 
-static void insert_slot(struct mt_task_table *t, struct mt_task *task)
+static void insert_slot(struct mt_task_table *t, struct mt_head_task *task)
 {
     size_t i = slot_of(t, task->num);
 
@@ -35,7 +35,7 @@ static void insert_slot(struct mt_task_table *t, struct mt_task *task)
 
 static void grow(struct mt_task_table *t)
 {
-    struct mt_task **old = t->slots;
+    struct mt_head_task **old = t->slots;
     size_t old_cap = t->cap;
 
     t->cap = old_cap ? old_cap * 2 : 1024;
@@ -53,7 +53,7 @@ void mt_task_table_init(struct mt_task_table *t, uint64_t first_num)
     grow(t);
 }
 
-static void free_output(struct mt_task *task)
+static void free_output(struct mt_head_task *task)
 {
     struct mt_task_output *o;
 
@@ -65,12 +65,10 @@ static void free_output(struct mt_task *task)
     task->out_bytes = 0;
 }
 
-static void task_free(struct mt_task *task)
+static void task_free(struct mt_head_task *task)
 {
     free_output(task);
-    free(task->name);
-    free(task->summary);
-    free(task->spec);
+    mt_task_def_release(&task->def);
     free(task->node_id);
     free(task->error);
     free(task->result);
@@ -87,7 +85,8 @@ void mt_task_table_release(struct mt_task_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-struct mt_task *mt_task_find(const struct mt_task_table *t, uint64_t num)
+struct mt_head_task *mt_task_table_find(const struct mt_task_table *t,
+                                        uint64_t num)
 {
     size_t i = slot_of(t, num);
 
@@ -99,7 +98,8 @@ struct mt_task *mt_task_find(const struct mt_task_table *t, uint64_t num)
     return NULL;
 }
 
-struct mt_task *mt_task_find_id(const struct mt_task_table *t, const char *id)
+struct mt_head_task *mt_task_table_find_id(const struct mt_task_table *t,
+                                           const char *id)
 {
     char *end;
     uint64_t num;
@@ -109,7 +109,7 @@ struct mt_task *mt_task_find_id(const struct mt_task_table *t, const char *id)
     num = strtoull(id, &end, 16);
     if (*end)
         return NULL;
-    return mt_task_find(t, num);
+    return mt_task_table_find(t, num);
 }
 
 /* Remove with backward shift so probe chains stay intact. */
@@ -124,25 +124,25 @@ static void remove_slot(struct mt_task_table *t, uint64_t num)
     t->slots[i] = NULL;
     t->n--;
     for (j = (i + 1) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1)) {
-        struct mt_task *moved = t->slots[j];
+        struct mt_head_task *moved = t->slots[j];
         t->slots[j] = NULL;
         insert_slot(t, moved);
     }
 }
 
-struct mt_task *mt_task_new(struct mt_task_table *t, const char *name,
-                            const char *summary, int max_retries,
-                            int64_t now_wall)
+struct mt_head_task *mt_task_table_add(struct mt_task_table *t,
+                                       struct mt_task_def *def,
+                                       int max_retries, int64_t now_wall)
 {
-    struct mt_task *task = mt_xcalloc(1, sizeof(*task));
+    struct mt_head_task *task = mt_xcalloc(1, sizeof(*task));
 
     if ((t->n + 1) * 2 > t->cap)
         grow(t);
-    task->magic = MT_TASK_MAGIC;
+    task->magic = MT_HEAD_TASK_MAGIC;
     task->num = t->next_num++;
     snprintf(task->id, sizeof(task->id), "%016" PRIx64, task->num);
-    task->name = mt_xstrdup(name ? name : "");
-    task->summary = mt_xstrdup(summary ? summary : "");
+    task->def = *def;
+    mt_task_def_init(def);
     task->state = MT_TASK_PENDING;
     task->max_retries = max_retries < 0 ? MT_TASK_DEFAULT_RETRIES : max_retries;
     task->submit_ms = now_wall;
@@ -151,28 +151,30 @@ struct mt_task *mt_task_new(struct mt_task_table *t, const char *name,
     return task;
 }
 
-void mt_task_set_spec(struct mt_task *task, const void *spec, size_t len)
-{
-    free(task->spec);
-    task->spec = mt_xmalloc(len ? len : 1);
-    if (len)
-        memcpy(task->spec, spec, len);
-    task->spec_len = len;
-}
-
-bool mt_task_terminal(const struct mt_task *task)
+bool mt_head_task_terminal(const struct mt_head_task *task)
 {
     return task->state == MT_TASK_FINISHED || task->state == MT_TASK_FAILED ||
            task->state == MT_TASK_CANCELLED;
 }
 
-void mt_task_set_error(struct mt_task *task, const char *error)
+void mt_head_task_set_error(struct mt_head_task *task, const char *error)
 {
+    char *copy = error ? mt_xstrdup(error) : NULL;
+
     free(task->error);
-    task->error = error ? mt_xstrdup(error) : NULL;
+    task->error = copy;
 }
 
-void mt_task_set_result(struct mt_task *task, const void *data, size_t len)
+void mt_head_task_set_node(struct mt_head_task *task, const char *node_id)
+{
+    char *copy = node_id ? mt_xstrdup(node_id) : NULL;
+
+    free(task->node_id);
+    task->node_id = copy;
+}
+
+void mt_head_task_set_result(struct mt_head_task *task, const void *data,
+                             size_t len)
 {
     free(task->result);
     task->result = mt_xmalloc(len ? len : 1);
@@ -182,14 +184,14 @@ void mt_task_set_result(struct mt_task *task, const void *data, size_t len)
 }
 
 /* Forget the oldest finished tasks beyond the limit, except keep. */
-static void forget_old(struct mt_task_table *t, const struct mt_task *keep)
+static void forget_old(struct mt_task_table *t, const struct mt_head_task *keep)
 {
     while (t->n_done_kept > MT_TASK_KEEP_DONE) {
-        struct mt_task *oldest = NULL;
+        struct mt_head_task *oldest = NULL;
 
         for (size_t i = 0; i < t->cap; i++) {
-            struct mt_task *x = t->slots[i];
-            if (x && x != keep && mt_task_terminal(x) && !x->watchers &&
+            struct mt_head_task *x = t->slots[i];
+            if (x && x != keep && mt_head_task_terminal(x) && !x->watchers &&
                 (!oldest || x->done_order < oldest->done_order))
                 oldest = x;
         }
@@ -201,17 +203,17 @@ static void forget_old(struct mt_task_table *t, const struct mt_task *keep)
     }
 }
 
-void mt_task_finish(struct mt_task_table *t, struct mt_task *task,
-                    enum mt_task_state state, int exit_code, const char *error,
-                    int64_t now_wall)
+void mt_task_table_finish(struct mt_task_table *t, struct mt_head_task *task,
+                          enum mt_head_task_state state, int exit_code,
+                          const char *error, int64_t now_wall)
 {
-    MT_ASSERT(task->magic == MT_TASK_MAGIC);
-    if (mt_task_terminal(task))
+    MT_ASSERT(task->magic == MT_HEAD_TASK_MAGIC);
+    if (mt_head_task_terminal(task))
         return;
     task->state = state;
     task->exit_code = exit_code;
     if (error)
-        mt_task_set_error(task, error);
+        mt_head_task_set_error(task, error);
     task->end_ms = now_wall;
     task->has_grant = false;
     task->done_order = ++t->done;
@@ -221,8 +223,8 @@ void mt_task_finish(struct mt_task_table *t, struct mt_task *task,
         forget_old(t, task);
 }
 
-void mt_task_add_output(struct mt_task *task, uint32_t fd, const void *data,
-                        size_t len)
+void mt_head_task_add_output(struct mt_head_task *task, uint32_t fd,
+                             const void *data, size_t len)
 {
     struct mt_task_output *o;
 
@@ -255,8 +257,8 @@ void mt_task_add_output(struct mt_task *task, uint32_t fd, const void *data,
 
 static int newest_first(const void *a, const void *b)
 {
-    uint64_t x = (*(struct mt_task *const *)a)->num;
-    uint64_t y = (*(struct mt_task *const *)b)->num;
+    uint64_t x = (*(struct mt_head_task *const *)a)->num;
+    uint64_t y = (*(struct mt_head_task *const *)b)->num;
 
     return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -264,7 +266,7 @@ static int newest_first(const void *a, const void *b)
 void mt_task_table_visit_newest(const struct mt_task_table *t,
                                 mt_task_visit_fn fn, void *arg)
 {
-    struct mt_task **all = mt_xmalloc((t->n + 1) * sizeof(*all));
+    struct mt_head_task **all = mt_xmalloc((t->n + 1) * sizeof(*all));
     size_t n = 0;
 
     for (size_t i = 0; i < t->cap; i++)
@@ -278,7 +280,7 @@ void mt_task_table_visit_newest(const struct mt_task_table *t,
 }
 
 size_t mt_task_table_count(const struct mt_task_table *t,
-                           enum mt_task_state s)
+                           enum mt_head_task_state s)
 {
     size_t n = 0;
 
@@ -287,7 +289,7 @@ size_t mt_task_table_count(const struct mt_task_table *t,
     return n;
 }
 
-const char *mt_task_state_name(enum mt_task_state s)
+const char *mt_head_task_state_name(enum mt_head_task_state s)
 {
     static const char *names[] = {"UNSPECIFIED", "WAITING_FOR_ARGS",
                                   "PENDING",     "SCHEDULED",

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tasks.h -- the head's task table and each task's life cycle.
+ * task_table.h -- the head's task table: every task the head owns, found by
+ * number or id, with what was submitted (a plain C struct mt_task_def),
+ * where it is in its life, the tail of its output and who follows it.
  *
  *   submit -> PENDING --placed--> SCHEDULED --worker acks--> RUNNING
  *        RUNNING --exit--> FINISHED (exit_code) | FAILED (could not run)
@@ -8,30 +10,30 @@
  *        SCHEDULED/RUNNING --node died--> PENDING (attempt+1, while retries
  *                                         remain) | FAILED (worker died)
  *
- * A task keeps its spec as an opaque serialized blob (the rpc adapter owns
- * the format), the fields the head decides on, the tail of its output (at
- * most MT_TASK_OUTPUT_MAX bytes; older output is dropped with a marker) and
- * the list of watchers following it. Finished tasks stay listed until
- * MT_TASK_KEEP_DONE newer ones have finished.
+ * The life cycle itself is driven by tasks.c; this file is the table:
+ * storage, lookups, output kept (at most MT_TASK_OUTPUT_MAX bytes; older
+ * output is dropped with a count) and forgetting old finished tasks (once
+ * MT_TASK_KEEP_DONE newer ones have finished). Services that follow tasks
+ * (objects, watches, gangs, actors) implement struct mt_task_listener.
  *
  * THREAD: the head's loop thread only. Plain C: no protobuf here.
  */
-#ifndef MT_HEAD_TASKS_H
-#define MT_HEAD_TASKS_H
+#ifndef MT_HEAD_TASK_TABLE_H
+#define MT_HEAD_TASK_TABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/defs.h"
 #include "common/ids.h"
 
-#define MT_TASK_MAGIC 0x7461736bu /* "task" */
+#define MT_HEAD_TASK_MAGIC 0x7461736bu /* "task" */
 #define MT_TASK_OUTPUT_MAX (1u << 20)
 #define MT_TASK_KEEP_DONE 10000
-#define MT_TASK_DEFAULT_RETRIES 3
 
 /* Values match proto TaskState. */
-enum mt_task_state {
+enum mt_head_task_state {
     MT_TASK_WAITING_FOR_ARGS = 1,
     MT_TASK_PENDING = 2,
     MT_TASK_SCHEDULED = 3,
@@ -49,9 +51,9 @@ struct mt_task_output {
     uint8_t data[];
 };
 
-struct mt_task_watcher;
+struct mt_task_watcher; /* a WatchTask stream (rpc_watch.c) */
 
-/* A task's object arguments (rpc_objects.c): refs held until it ends. */
+/* A task's object arguments (objects.c): refs held until it ends. */
 struct mt_task_deps {
     uint32_t n;                  /* ids below; one ref each */
     uint32_t missing;            /* not READY yet (WAITING_FOR_ARGS) */
@@ -59,16 +61,13 @@ struct mt_task_deps {
 };
 
 /* A task. Guarded by: loop thread. */
-struct mt_task {
-    uint32_t magic;              /* MT_TASK_MAGIC */
+struct mt_head_task {
+    uint32_t magic;              /* MT_HEAD_TASK_MAGIC */
     uint64_t num;                /* numeric id: the scheduler's task id */
     char id[17];                 /* num as 16 hex digits */
-    char *name;
-    char *summary;               /* the command line, for listings */
-    uint8_t *spec;               /* serialized spec (opaque here) */
-    size_t spec_len;
-    enum mt_task_state state;
-    int max_retries;
+    struct mt_task_def def;      /* as submitted (owned) */
+    enum mt_head_task_state state;
+    int max_retries;             /* retries allowed (default applied) */
     uint32_t attempt;
     char *node_id;               /* where it runs or ran; NULL if never */
     uint32_t node_handle;        /* scheduler node handle while placed */
@@ -77,6 +76,7 @@ struct mt_task {
     uint64_t pg;                 /* placement group number, 0 when none */
     bool cancel_requested;
     bool infeasible;             /* reported infeasible while pending */
+    bool actor_died;             /* FAILED actor method: its actor died */
     int exit_code;
     char *error;
     uint8_t *result;             /* FINISHED function task's result */
@@ -88,19 +88,30 @@ struct mt_task {
     struct mt_task_output *out_head, *out_tail;
     size_t out_bytes;
     uint64_t out_dropped;
+    uint64_t done_order;         /* for forgetting old finished tasks */
+    uint64_t gang;               /* gang number (gangs.h), 0 when none */
+    uint32_t gang_rank;          /* ... and its rank in the gang */
+    /* Followers (rpc_watch.c); a task with watchers is never forgotten. */
     struct mt_task_watcher *watchers;
     uint32_t cw;                 /* client watch following it, 0 = none */
     bool cw_output;              /* ... with its output */
     uint64_t cw_tag;             /* the client's tag for it */
-    uint64_t done_order;         /* for forgetting old finished tasks */
-    int kind;                    /* proto TaskKind; 0 = not recorded */
-    bool actor_died;             /* FAILED actor method: its actor died */
-    uint64_t gang;               /* gang number (gangs.h), 0 when none */
-    uint32_t gang_rank;          /* ... and its rank in the gang */
+};
+
+/*
+ * What a service that follows tasks implements (tasks.h registers them).
+ * changed: t moved (state, attempt, node, error); a terminal state is the
+ * last call for t. output: t printed len bytes on fd (1 or 2). Either may
+ * be NULL. Both run on the loop thread, in registration order.
+ */
+struct mt_task_listener {
+    void (*changed)(void *arg, struct mt_head_task *t);
+    void (*output)(void *arg, struct mt_head_task *t, uint32_t fd,
+                   const uint8_t *data, size_t len);
 };
 
 struct mt_task_table {
-    struct mt_task **slots;      /* open addressing by num */
+    struct mt_head_task **slots; /* open addressing by num */
     size_t cap;
     size_t n;
     uint64_t next_num;
@@ -108,64 +119,71 @@ struct mt_task_table {
     size_t n_done_kept;
 };
 
-/* mt_task_table_init - empty table; ids start at a random base. */
+/* mt_task_table_init - empty table; numbers start at first_num. */
 void mt_task_table_init(struct mt_task_table *t, uint64_t first_num);
 void mt_task_table_release(struct mt_task_table *t);
 
 /*
- * mt_task_new - add a PENDING task.
+ * mt_task_table_add - add a PENDING task.
  *
- * IN  name, summary   borrowed, copied (may be NULL)
- * IN  max_retries     < 0 for MT_TASK_DEFAULT_RETRIES
+ * IN  def          taken: its contents move into the task, *def is left
+ *                  initialized and empty
+ * IN  max_retries  < 0 for MT_TASK_DEFAULT_RETRIES
  * RET the task (borrowed; owned by the table)
  */
-struct mt_task *mt_task_new(struct mt_task_table *t, const char *name,
-                            const char *summary, int max_retries,
-                            int64_t now_wall);
+struct mt_head_task *mt_task_table_add(struct mt_task_table *t,
+                                       struct mt_task_def *def,
+                                       int max_retries, int64_t now_wall);
 
-/* mt_task_set_spec - keep a copy of the serialized spec. */
-void mt_task_set_spec(struct mt_task *task, const void *spec, size_t len);
-
-/* mt_task_find / mt_task_find_id - by number or by its hex id. */
-struct mt_task *mt_task_find(const struct mt_task_table *t, uint64_t num);
-struct mt_task *mt_task_find_id(const struct mt_task_table *t, const char *id);
-
-/* mt_task_terminal - FINISHED, FAILED or CANCELLED. */
-bool mt_task_terminal(const struct mt_task *task);
+/* mt_task_table_find / _find_id - by number or by its hex id. */
+struct mt_head_task *mt_task_table_find(const struct mt_task_table *t,
+                                        uint64_t num);
+struct mt_head_task *mt_task_table_find_id(const struct mt_task_table *t,
+                                           const char *id);
 
 /*
- * mt_task_finish - move to a terminal state, record why, and count it
- * towards forgetting; may drop the oldest finished tasks (never this one).
+ * mt_task_table_finish - move task to a terminal state, record why, and
+ * count it towards forgetting; may drop the oldest finished tasks without
+ * watchers (never this one).
  *
  * IN  error  borrowed (NULL for none)
  */
-void mt_task_finish(struct mt_task_table *t, struct mt_task *task,
-                    enum mt_task_state state, int exit_code, const char *error,
-                    int64_t now_wall);
-
-/* mt_task_set_error - replace the error text (borrowed, copied; NULL ok). */
-void mt_task_set_error(struct mt_task *task, const char *error);
-
-/* mt_task_set_result - keep a copy of a function task's result. */
-void mt_task_set_result(struct mt_task *task, const void *data, size_t len);
-
-/*
- * mt_task_add_output - append output, dropping the oldest beyond
- * MT_TASK_OUTPUT_MAX.
- */
-void mt_task_add_output(struct mt_task *task, uint32_t fd, const void *data,
-                        size_t len);
+void mt_task_table_finish(struct mt_task_table *t, struct mt_head_task *task,
+                          enum mt_head_task_state state, int exit_code,
+                          const char *error, int64_t now_wall);
 
 /* Visit tasks newest first (by number); stop when fn returns false. */
-typedef bool (*mt_task_visit_fn)(void *arg, struct mt_task *task);
+typedef bool (*mt_task_visit_fn)(void *arg, struct mt_head_task *task);
 void mt_task_table_visit_newest(const struct mt_task_table *t,
                                 mt_task_visit_fn fn, void *arg);
 
 /* mt_task_table_count - tasks in state s (O(table size)). */
 size_t mt_task_table_count(const struct mt_task_table *t,
-                           enum mt_task_state s);
+                           enum mt_head_task_state s);
 
-/* mt_task_state_name - "PENDING", "RUNNING", ... */
-const char *mt_task_state_name(enum mt_task_state s);
+/* ---- one task ------------------------------------------------------------ */
 
-#endif /* MT_HEAD_TASKS_H */
+/* mt_head_task_terminal - FINISHED, FAILED or CANCELLED. */
+bool mt_head_task_terminal(const struct mt_head_task *task);
+
+/* mt_head_task_set_error - replace the error text (copied; NULL ok). */
+void mt_head_task_set_error(struct mt_head_task *task, const char *error);
+
+/* mt_head_task_set_node - replace the node id (copied; NULL ok). */
+void mt_head_task_set_node(struct mt_head_task *task, const char *node_id);
+
+/* mt_head_task_set_result - keep a copy of a function task's result. */
+void mt_head_task_set_result(struct mt_head_task *task, const void *data,
+                             size_t len);
+
+/*
+ * mt_head_task_add_output - append output, dropping the oldest beyond
+ * MT_TASK_OUTPUT_MAX.
+ */
+void mt_head_task_add_output(struct mt_head_task *task, uint32_t fd,
+                             const void *data, size_t len);
+
+/* mt_head_task_state_name - "PENDING", "RUNNING", ... */
+const char *mt_head_task_state_name(enum mt_head_task_state s);
+
+#endif /* MT_HEAD_TASK_TABLE_H */

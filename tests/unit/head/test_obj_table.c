@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_objects.c -- the head's object directory table (head/objects.h)
+/* test_obj_table.c -- the head's object directory table (head/obj_table.h)
  * and the task result id (common/ids.h). */
 #include <string.h>
 
@@ -103,7 +103,7 @@ static void test_result_id(void)
     CU_ASSERT_EQUAL(mt_object_id_for_task(NULL, &b), -MT_EINVAL);
 }
 
-CU_TestInfo mt_test_objects[] = {
+CU_TestInfo mt_test_obj_table[] = {
     {"new_find_free", test_new_find_free},
     {"nodes_inline_error", test_nodes_inline_error},
     {"many", test_many},

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * objects.c -- the rules of the head's object directory (see objects.h).
+ *
+ * Reference counting: an object is freed when its count is 0, it is not
+ * PENDING and no GetObject is parked on it; every holder is then told to
+ * delete its copy. Waking dependents holds one extra reference so the
+ * object outlives the tasks its settling ends.
+ *
+ * THREAD: the head's loop thread only.
+ */
+#include "head/objects.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/log.h"
+
+struct mt_head_objects {
+    struct mt_obj_table table;
+    struct mt_node_table *nodes;
+    struct mt_head_workers *workers;
+    struct mt_task_table *tasks;
+    mt_head_args_fn args_fn;
+    void *args_arg;
+    mt_head_settled_fn settled_fn;
+    void *settled_arg;
+};
+
+struct mt_head_objects *mt_head_objects_create(struct mt_node_table *nodes,
+                                               struct mt_head_workers *workers,
+                                               struct mt_task_table *tasks)
+{
+    struct mt_head_objects *objs = mt_xcalloc(1, sizeof(*objs));
+
+    mt_obj_table_init(&objs->table);
+    objs->nodes = nodes;
+    objs->workers = workers;
+    objs->tasks = tasks;
+    return objs;
+}
+
+void mt_head_objects_destroy(struct mt_head_objects *objs)
+{
+    if (!objs)
+        return;
+    mt_obj_table_release(&objs->table);
+    free(objs);
+}
+
+struct mt_obj_table *mt_head_objects_table(struct mt_head_objects *objs)
+{
+    return &objs->table;
+}
+
+void mt_head_objects_on_args(struct mt_head_objects *objs,
+                             mt_head_args_fn fn, void *arg)
+{
+    objs->args_fn = fn;
+    objs->args_arg = arg;
+}
+
+void mt_head_objects_on_settled(struct mt_head_objects *objs,
+                                mt_head_settled_fn fn, void *arg)
+{
+    objs->settled_fn = fn;
+    objs->settled_arg = arg;
+}
+
+static struct mt_node *alive_node(struct mt_head_objects *objs,
+                                  const char *id)
+{
+    struct mt_node *n = mt_node_table_find(objs->nodes, id);
+
+    return n && n->state == MT_NODE_ALIVE ? n : NULL;
+}
+
+/* ---- freeing ----------------------------------------------------------------- */
+
+void mt_head_objects_maybe_free(struct mt_head_objects *objs,
+                                struct mt_obj *o)
+{
+    char hex[MT_OBJECT_ID_HEX_LEN + 1];
+
+    if (!mt_obj_freeable(o) || o->gets)
+        return;
+    MT_DEBUG("object %s freed (%zu copies)", mt_object_id_hex(&o->node.id, hex),
+             o->n_nodes);
+    for (size_t i = 0; i < o->n_nodes; i++)
+        mt_head_workers_delete_object(objs->workers, o->nodes[i],
+                                      &o->node.id);
+    mt_obj_free(&objs->table, o);
+}
+
+static void obj_unref(struct mt_head_objects *objs, struct mt_obj *o)
+{
+    if (o->refs)
+        o->refs--;
+    mt_head_objects_maybe_free(objs, o);
+}
+
+bool mt_head_objects_release(struct mt_head_objects *objs,
+                             const mt_object_id *id)
+{
+    struct mt_obj *o = mt_obj_find(&objs->table, id);
+
+    if (!o || o->refs == 0)
+        return false;
+    obj_unref(objs, o);
+    return true;
+}
+
+void mt_head_objects_put(struct mt_head_objects *objs, const char *node_id,
+                         const mt_object_id *id, uint64_t size)
+{
+    struct mt_obj *o = mt_obj_find(&objs->table, id);
+    char owner[128];
+
+    if (!o) {
+        snprintf(owner, sizeof(owner), "put %s", node_id);
+        o = mt_obj_new(&objs->table, id, MT_OBJ_READY, owner, 1);
+        o->size = size;
+    } else {
+        o->refs++; /* another driver handle on a known object */
+    }
+    mt_obj_add_node(o, node_id);
+}
+
+/* ---- settling ---------------------------------------------------------------- */
+
+/* Tasks waiting for o: each loses one missing argument; at zero it is
+ * ready. With why set instead, each fails with that text. */
+static void wake_waiters(struct mt_head_objects *objs, struct mt_obj *o,
+                         const char *why)
+{
+    uint64_t *w = o->waiters;
+    size_t n = o->n_waiters;
+
+    o->waiters = NULL;
+    o->n_waiters = o->cap_waiters = 0;
+    o->refs++; /* keep o while dependents end */
+    for (size_t i = 0; i < n; i++) {
+        struct mt_head_task *t = mt_task_table_find(objs->tasks, w[i]);
+
+        if (!t || t->state != MT_TASK_WAITING_FOR_ARGS || !t->deps ||
+            !objs->args_fn)
+            continue;
+        if (why)
+            objs->args_fn(objs->args_arg, t, why);
+        else if (t->deps->missing && --t->deps->missing == 0)
+            objs->args_fn(objs->args_arg, t, NULL);
+    }
+    free(w);
+    o->refs--; /* the caller frees o if nothing else holds it */
+}
+
+/* o left PENDING: answer parked gets, wake dependents, maybe free it. */
+static void settle(struct mt_head_objects *objs, struct mt_obj *o,
+                   const char *dependents_why)
+{
+    if (objs->settled_fn)
+        objs->settled_fn(objs->settled_arg, o);
+    wake_waiters(objs, o, dependents_why);
+    mt_head_objects_maybe_free(objs, o);
+}
+
+/* t finished on its node: its result is inline (t->result) or in that
+ * node's store. Wakes the tasks waiting for it. */
+static void on_result(struct mt_head_objects *objs, struct mt_head_task *t)
+{
+    struct mt_obj *o;
+    mt_object_id id;
+    char owner[32];
+
+    if (mt_object_id_for_task(t->id, &id) < 0)
+        return;
+    o = mt_obj_find(&objs->table, &id);
+    if (!o && t->result_in_store &&
+        t->def.kind == MT_TASK_KIND_COMMAND) {
+        /* A command task's result (worker/task_result.h): registered now,
+         * with one reference kept for whoever reads it, until released. */
+        snprintf(owner, sizeof(owner), "task %s", t->id);
+        o = mt_obj_new(&objs->table, &id, MT_OBJ_PENDING, owner, 1);
+    }
+    if (!o) { /* nobody holds it (released early): drop the copy */
+        if (t->result_in_store)
+            mt_head_workers_delete_object(objs->workers, t->node_id, &id);
+        return;
+    }
+    if (t->result_in_store) {
+        o->size = t->result_size;
+        mt_obj_add_node(o, t->node_id);
+    } else if (o->state == MT_OBJ_PENDING) {
+        mt_obj_set_inline(o, t->result, t->result_len);
+    }
+    if (o->state != MT_OBJ_PENDING)
+        return;
+    o->state = MT_OBJ_READY;
+    settle(objs, o, NULL);
+}
+
+/* t ended: drop its argument references; a result never produced fails
+ * (and with it every task waiting for it). */
+static void on_task_end(struct mt_head_objects *objs, struct mt_head_task *t)
+{
+    struct mt_task_deps *d = t->deps;
+    struct mt_obj *o;
+    mt_object_id id;
+    char *why;
+
+    t->deps = NULL;
+    for (uint32_t i = 0; d && i < d->n; i++)
+        if ((o = mt_obj_find(&objs->table, &d->ids[i])))
+            obj_unref(objs, o);
+    free(d);
+    if (mt_object_id_for_task(t->id, &id) < 0 ||
+        !(o = mt_obj_find(&objs->table, &id)) || o->state != MT_OBJ_PENDING)
+        return;
+    if (t->state == MT_TASK_FINISHED) { /* finished without a result */
+        mt_obj_set_inline(o, NULL, 0);
+        o->state = MT_OBJ_READY;
+        settle(objs, o, NULL);
+        return;
+    }
+    /* The root cause, however long the chain: "task T failed: boom". */
+    if (t->error && strncmp(t->error, MT_OBJ_DEP_FAILED,
+                            strlen(MT_OBJ_DEP_FAILED)) == 0)
+        why = mt_xstrdup(t->error + strlen(MT_OBJ_DEP_FAILED));
+    else
+        why = mt_xasprintf("task %s %s: %s", t->id,
+                           t->state == MT_TASK_CANCELLED ? "was cancelled"
+                                                         : "failed",
+                           t->error ? t->error : "no reason given");
+    mt_obj_set_error(o, MT_OBJ_FAILED, why);
+    free(why);
+    why = mt_xasprintf(MT_OBJ_DEP_FAILED "%s", o->error);
+    settle(objs, o, why);
+    free(why);
+}
+
+static void task_changed(void *arg, struct mt_head_task *t)
+{
+    struct mt_head_objects *objs = arg;
+
+    if (!mt_head_task_terminal(t))
+        return;
+    if (t->state == MT_TASK_FINISHED)
+        on_result(objs, t);
+    on_task_end(objs, t);
+}
+
+const struct mt_task_listener mt_head_objects_task_listener = {
+    .changed = task_changed,
+};
+
+/* ---- admission ----------------------------------------------------------------- */
+
+/* RET NULL or why the task's references cannot be accepted. */
+static const char *check_refs(struct mt_head_objects *objs,
+                              const struct mt_task_def *d, size_t *nrefs,
+                              char *buf, size_t len)
+{
+    char hex[MT_OBJECT_ID_HEX_LEN + 1];
+
+    *nrefs = 0;
+    for (size_t i = 0; i < d->nargs; i++) {
+        if (!d->args[i].is_ref)
+            continue;
+        if (d->kind != MT_TASK_KIND_FUNCTION)
+            return "object arguments need a function task";
+        if (!mt_obj_find(&objs->table, &d->args[i].ref)) {
+            snprintf(buf, len, "argument %zu: object %s is unknown to the "
+                     "head (never put, or already released)", i,
+                     mt_object_id_hex(&d->args[i].ref, hex));
+            return buf;
+        }
+        (*nrefs)++;
+    }
+    return NULL;
+}
+
+/* Take a reference on argument i of t; RET 1 if it is missing, 2 (why
+ * set) if it failed or was lost, else 0. */
+static int take_arg(struct mt_head_objects *objs, struct mt_head_task *t,
+                    size_t i, char *why, size_t len)
+{
+    struct mt_obj *o = mt_obj_find(&objs->table, &t->def.args[i].ref);
+
+    o->refs++;
+    if (o->state == MT_OBJ_PENDING) {
+        mt_obj_add_waiter(o, t->num);
+        return 1;
+    }
+    if (o->state == MT_OBJ_READY)
+        return 0;
+    if (o->state == MT_OBJ_LOST)
+        snprintf(why, len, "argument %zu: %s", i,
+                 o->error ? o->error : "object lost");
+    else
+        snprintf(why, len, MT_OBJ_DEP_FAILED "%s", o->error ? o->error : "?");
+    return 2;
+}
+
+int mt_head_objects_admit(struct mt_head_objects *objs,
+                          struct mt_head_task *t, char *why, size_t len)
+{
+    const struct mt_task_def *d = &t->def;
+    struct mt_task_deps *deps;
+    const char *bad;
+    mt_object_id id;
+    size_t nrefs;
+    int rc = 0;
+
+    if ((bad = check_refs(objs, d, &nrefs, why, len))) {
+        if (bad != why)
+            snprintf(why, len, "%s", bad);
+        return bad == why ? -MT_ENOENT : -MT_EINVAL;
+    }
+    if (d->kind == MT_TASK_KIND_FUNCTION &&
+        mt_object_id_for_task(t->id, &id) == 0 &&
+        !mt_obj_find(&objs->table, &id)) {
+        char owner[32];
+        snprintf(owner, sizeof(owner), "task %s", t->id);
+        mt_obj_new(&objs->table, &id, MT_OBJ_PENDING, owner,
+                   d->hold_result ? 1 : 0);
+    }
+    if (nrefs == 0)
+        return 0;
+    deps = mt_xcalloc(1, sizeof(*deps) + nrefs * sizeof(deps->ids[0]));
+    for (size_t i = 0; i < d->nargs; i++) {
+        int got;
+
+        if (!d->args[i].is_ref)
+            continue;
+        deps->ids[deps->n++] = d->args[i].ref;
+        got = take_arg(objs, t, i, rc == 2 ? NULL : why, rc == 2 ? 0 : len);
+        deps->missing += got == 1;
+        if (got == 2 && rc == 0)
+            rc = 2;
+    }
+    t->deps = deps;
+    return rc == 0 && deps->missing ? 1 : rc;
+}
+
+/* ---- running ----------------------------------------------------------------- */
+
+struct mt_obj_loc *mt_head_objects_locate(struct mt_head_objects *objs,
+                                          const struct mt_head_task *t,
+                                          const struct mt_node *dest,
+                                          size_t *n)
+{
+    const struct mt_task_def *d = &t->def;
+    struct mt_obj_loc *v = NULL;
+
+    *n = 0;
+    for (size_t i = 0; i < d->nargs; i++) {
+        struct mt_obj *o;
+        struct mt_obj_loc *l;
+
+        if (!d->args[i].is_ref ||
+            !(o = mt_obj_find(&objs->table, &d->args[i].ref)))
+            continue;
+        if (!v)
+            v = mt_xcalloc(d->nargs, sizeof(*v));
+        l = &v[(*n)++];
+        l->index = (uint32_t)i;
+        l->id = d->args[i].ref;
+        l->size = o->size;
+        l->is_inline = o->is_inline;
+        l->data = o->data;
+        for (size_t j = 0; j < o->n_nodes &&
+                           l->n_holders < MT_OBJ_LOC_HOLDERS; j++) {
+            struct mt_node *nd = alive_node(objs, o->nodes[j]);
+            if (nd && nd != dest)
+                l->holders[l->n_holders++] = nd->address;
+        }
+        if (!o->is_inline && dest && o->state == MT_OBJ_READY)
+            mt_obj_add_node(o, dest->id); /* the worker pulls a copy */
+    }
+    return v;
+}
+
+const struct mt_node *mt_head_objects_biggest_holder(
+    struct mt_head_objects *objs, const struct mt_head_task *t)
+{
+    const struct mt_node *best_node = NULL;
+    uint64_t best = 0;
+
+    for (size_t i = 0; i < t->def.nargs; i++) {
+        struct mt_obj *o;
+
+        if (!t->def.args[i].is_ref ||
+            !(o = mt_obj_find(&objs->table, &t->def.args[i].ref)) ||
+            o->is_inline || o->state != MT_OBJ_READY || o->size <= best)
+            continue;
+        for (size_t j = 0; j < o->n_nodes; j++) {
+            struct mt_node *nd = alive_node(objs, o->nodes[j]);
+            if (nd && nd->sched_node != UINT32_MAX) {
+                best_node = nd;
+                best = o->size;
+                break;
+            }
+        }
+    }
+    return best_node;
+}
+
+void mt_head_objects_node_down(struct mt_head_objects *objs,
+                               const char *node_id)
+{
+    struct mt_idmap_node *n, *nx;
+
+    for (n = mt_idmap_first(&objs->table.map); n; n = nx) {
+        struct mt_obj *o = MT_CONTAINER_OF(n, struct mt_obj, node);
+        char *why;
+
+        nx = mt_idmap_next(&objs->table.map, n);
+        if (!mt_obj_drop_node(o, node_id) || o->n_nodes || o->is_inline ||
+            o->state != MT_OBJ_READY)
+            continue;
+        why = mt_xasprintf("object lost: its only copy was on node %s, which "
+                           "died", node_id);
+        mt_obj_set_error(o, MT_OBJ_LOST, why);
+        free(why);
+        mt_head_objects_maybe_free(objs, o);
+    }
+}

@@ -39,7 +39,7 @@
 #include "common/qty.h"
 #include "common/strbuf.h"
 #include "common/sys.h"
-#include "head/head.h"
+#include "head/head_int.h"
 #include "head/rpc_services.h"
 
 #define LISTEN_BACKLOG 128

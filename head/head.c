@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/dashboard.h"
+#include "head/head_int.h"
 #include "head/rpc_services.h"
 
 /* ---- wiring ------------------------------------------------------------------ */
@@ -47,24 +48,28 @@ static const struct mt_node_listener node_listener = {
     .event = on_node_event,
 };
 
-/* The handler tables of every adapter, as one array. */
+static const struct mt_head_adapter *const adapters[] = {
+    &mt_head_rpc_nodes, &mt_head_rpc_tasks,   &mt_head_rpc_watch,
+    &mt_head_rpc_pgs,   &mt_head_rpc_objects, &mt_head_rpc_actors,
+    &mt_head_rpc_gangs,
+};
+
+#define N_ADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
+
+/* The handlers of every adapter, as one array. */
 static struct mt_rpc_handler *all_handlers(size_t *n)
 {
-    const struct mt_rpc_handler *tables[] = {
-        mt_head_rpc_nodes, mt_head_rpc_tasks, mt_head_rpc_watch,
-        mt_head_rpc_pgs, mt_head_rpc_objects, mt_head_rpc_actors,
-        mt_head_rpc_gangs,
-    };
-    size_t ntab = sizeof(tables) / sizeof(tables[0]), k = 0;
+    const struct mt_rpc_handler *e;
     struct mt_rpc_handler *v;
+    size_t k = 0;
 
-    for (size_t i = 0; i < ntab; i++)
-        for (const struct mt_rpc_handler *e = tables[i]; e->method; e++)
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        for (e = adapters[i]->handlers; e->method; e++)
             k++;
     v = mt_xcalloc(k + 1, sizeof(*v));
     *n = 0;
-    for (size_t i = 0; i < ntab; i++)
-        for (const struct mt_rpc_handler *e = tables[i]; e->method; e++)
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        for (e = adapters[i]->handlers; e->method; e++)
             v[(*n)++] = *e;
     return v;
 }
@@ -80,6 +85,8 @@ static uint64_t random_base(void)
     return base ? base : 1;
 }
 
+/* The services in layer order, the adapters started once everything
+ * their listeners follow exists, then what is built on tasks. */
 static void create_services(struct mt_head *h)
 {
     uint64_t base = random_base();
@@ -97,14 +104,13 @@ static void create_services(struct mt_head *h)
                                     h->workers, h->pgs, h->objects);
     mt_head_tasks_listen(h->tasks, &mt_head_objects_task_listener,
                          h->objects);
-    mt_head_rpc_watch_start(h);
+    mt_head_nodes_listen(h->nodes, &node_listener, h);
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        if (adapters[i]->start)
+            adapters[i]->start(h);
     h->gangs = mt_head_gangs_create(h->tasks, h->pgs, h->sched, nodes, lo,
                                     hi);
     h->actors = mt_head_actors_create(h->tasks, h->workers);
-    mt_head_rpc_nodes_start(h);
-    mt_head_nodes_listen(h->nodes, &node_listener, h);
-    mt_head_rpc_pgs_start(h);
-    mt_head_rpc_objects_start(h);
 }
 
 static void destroy_services(struct mt_head *h)
@@ -209,7 +215,6 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
                                    &h->sched)) < 0)
         goto out_stop;
     create_services(h);
-    mt_head_rpc_nodes_load(h);
     if (cfg->dashboard_port >= 0 && (rc = open_dashboard(h)) < 0)
         goto out_stop;
     if ((rc = serve(h)) < 0)
@@ -258,14 +263,12 @@ static void stop_step(void *arg)
 static void stop_services(struct mt_head *h)
 {
     h->stop_pending += 2;
-    if (h->tasks) {
+    if (h->actors) /* every service exists */
+        for (size_t i = 0; i < N_ADAPTERS; i++)
+            if (adapters[i]->stop)
+                adapters[i]->stop(h);
+    if (h->tasks)
         mt_head_tasks_close(h->tasks);
-        mt_head_rpc_watch_stop(h);
-        mt_head_rpc_objects_stop(h);
-        mt_head_rpc_actors_stop(h);
-        mt_head_rpc_pgs_stop(h);
-    }
-    mt_head_rpc_nodes_stop(h);
     if (h->workers)
         mt_head_workers_close(h->workers);
     mt_head_nodes_stop(h->nodes, stop_step, h);
@@ -299,6 +302,16 @@ void mt_head_stop(struct mt_head *h, void (*done)(void *arg), void *arg)
                            on_server_stopped, h);
     else
         on_server_stopped(h);
+}
+
+const char *mt_head_address(const struct mt_head *h)
+{
+    return h->address;
+}
+
+const char *mt_head_dashboard_url(const struct mt_head *h)
+{
+    return h->dashboard_url;
 }
 
 void mt_head_destroy(struct mt_head *h)

@@ -1,99 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * head.h -- the manta-head daemon: its configuration, its services and the
- * entry points main.c drives.
- *
- * The head is a set of services, each with its own header and contract,
- * layered so that calls go one way (lowest first):
- *   nodes (nodes.h)        membership and liveness over the node table
- *   sched (scheduling.h)   the scheduler library: nodes in, decisions out
- *   workers (workers.h)    the head as a client of its workers
- *   pgs (pgs.h)            placement groups
- *   objects (objects.h)    the object directory's rules
- *   tasks (tasks.h)        each task's life
- *   actors, gangs          built on tasks (actors.h, gangs.h)
- * A lower service learns about a higher one's business only through the
- * listeners and callbacks it offers. The rpc adapters (rpc_*.c, handler
- * tables in rpc_services.h) convert protobuf at the edge and call the
- * services; the dashboard (dashboard.c) reads them. head.c creates the
- * services, wires the listeners and runs the life cycle.
+ * head.h -- the manta-head daemon as main.c sees it: its configuration
+ * and its life cycle. What it is made of (its services and how they are
+ * layered) is head_int.h.
  *
  * THREAD: everything runs on the head's loop thread.
  */
 #ifndef MT_HEAD_H
 #define MT_HEAD_H
 
-#include <stdbool.h>
-#include <stdint.h>
 #include <uv.h>
 
-#include "common/rpc.h"
-#include "head/actors.h"
-#include "head/gangs.h"
-#include "head/nodes.h"
-#include "head/objects.h"
-#include "head/pgs.h"
-#include "head/scheduling.h"
-#include "head/storage.h"
-#include "head/tasks.h"
-#include "head/workers.h"
+#include "head/head_config.h"
 
-#define MT_VERSION "0.1.0"
-#define MT_HEAD_DEFAULT_PORT 6380
-
-struct mt_head_config {
-    const char *bind_addr;      /* "0.0.0.0:6380" */
-    const char *node_ip;        /* advertised address host */
-    const char *temp_dir;       /* session dir; NULL: write nothing */
-    const char *storage;        /* "memory" */
-    int report_period_ms;       /* what workers are told; default 1000 */
-    int node_timeout_ms;        /* silence before DEAD; default 3000 */
-    int grace_ms;               /* graceful shutdown budget; default 2000 */
-    int dashboard_port;         /* HTTP dashboard; 0 picks one, -1 = off */
-    int gang_port_lo;           /* ports gangs hand their members */
-    int gang_port_hi;           /* (inclusive; 0, 0: 8470-8999) */
-};
-
-struct mt_dashboard;
-struct mt_strbuf;
-struct mt_rpc_handler;
-struct mt_node_watcher;   /* rpc_nodes.c */
-struct mt_rpc_watch;      /* rpc_watch.c */
-struct mt_actor_lease;    /* rpc_actors.c */
-
-/* The daemon. Guarded by: loop thread. */
-struct mt_head {
-    uv_loop_t *loop;
-    struct mt_head_config cfg;
-    struct mt_rpc_engine *eng;
-    struct mt_rpc_server *srv;
-    struct mt_rpc_handler *handlers; /* every adapter's, concatenated */
-    struct mt_storage *store;
-    char cluster_id[33];
-    char address[128];          /* advertised host:port */
-    int port;
-    int64_t start_time_ms;
-    struct mt_dashboard *dash;  /* NULL when cfg.dashboard_port < 0 */
-    char dashboard_url[160];    /* "http://ip:port", "" when off */
-    /* The services, lowest layer first (see the top of this file). */
-    struct mt_head_nodes *nodes;
-    struct mt_head_sched *sched;
-    struct mt_head_workers *workers;
-    struct mt_head_pgs *pgs;
-    struct mt_head_objects *objects;
-    struct mt_task_table task_table; /* the tasks' (tasks.h) */
-    struct mt_head_tasks *tasks;
-    struct mt_head_actors *actors;
-    struct mt_head_gangs *gangs;
-    /* The rpc adapters' own state: streams and parked calls. */
-    struct mt_node_watcher *node_watchers;
-    struct mt_rpc_watch *watch;
-    struct mt_actor_lease *leases;
-    bool stopping;
-    int stop_pending;           /* closes still to come before freeing */
-    void (*stopped)(void *arg);
-    void *stopped_arg;
-};
+struct mt_head;
 
 /*
  * mt_head_start - open storage, load saved state, bind and start serving.
@@ -110,6 +30,12 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
  * cfg.grace_ms, then free everything and run done(arg).
  */
 void mt_head_stop(struct mt_head *h, void (*done)(void *arg), void *arg);
+
+/* mt_head_address - "ip:port" as advertised (borrowed). */
+const char *mt_head_address(const struct mt_head *h);
+
+/* mt_head_dashboard_url - "http://ip:port", "" when off (borrowed). */
+const char *mt_head_dashboard_url(const struct mt_head *h);
 
 /* Destroy the rpc engine after the head has stopped and the loop is idle. */
 void mt_head_destroy(struct mt_head *h);

@@ -225,10 +225,10 @@ int main(int argc, char **argv)
     if (cfg.temp_dir) {
         rc = mt_sys_mkdir_p(cfg.temp_dir);
         if (rc == 0)
-            rc = write_dashboard_addr(cfg.temp_dir, head->dashboard_url);
+            rc = write_dashboard_addr(cfg.temp_dir, mt_head_dashboard_url(head));
         addr_path = mt_xasprintf("%s/head.addr", cfg.temp_dir);
         if (rc == 0)
-            rc = mt_sys_write_file_atomic(addr_path, head->address);
+            rc = mt_sys_write_file_atomic(addr_path, mt_head_address(head));
         free(addr_path);
         if (rc < 0) {
             MT_ERROR("cannot write session files under %s: %s", cfg.temp_dir,

@@ -195,7 +195,7 @@ static void h_lease_actor_owner(struct mt_rpc_call *call,
     mt_rpc_call_on_cancel(call, on_lease_gone, l);
 }
 
-void mt_head_rpc_actors_stop(struct mt_head *h)
+static void stop(struct mt_head *h)
 {
     while (h->leases) {
         mt_rpc_call_on_cancel(h->leases->call, NULL, NULL);
@@ -204,10 +204,15 @@ void mt_head_rpc_actors_stop(struct mt_head *h)
     }
 }
 
-const struct mt_rpc_handler mt_head_rpc_actors[] = {
+static const struct mt_rpc_handler handlers[] = {
     {&mt_head_get_actor, h_get_actor},
     {&mt_head_list_actors, h_list_actors},
     {&mt_head_kill_actor, h_kill_actor},
     {&mt_head_lease_actor_owner, h_lease_actor_owner},
     {NULL, NULL},
+};
+
+const struct mt_head_adapter mt_head_rpc_actors = {
+    .handlers = handlers,
+    .stop = stop,
 };

@@ -180,10 +180,14 @@ static void h_list_gangs(struct mt_rpc_call *call, const ProtobufCMessage *m,
     free(ptrs);
 }
 
-const struct mt_rpc_handler mt_head_rpc_gangs[] = {
+static const struct mt_rpc_handler handlers[] = {
     {&mt_head_submit_gang, h_submit_gang},
     {&mt_head_get_gang, h_get_gang},
     {&mt_head_cancel_gang, h_cancel_gang},
     {&mt_head_list_gangs, h_list_gangs},
     {NULL, NULL},
+};
+
+const struct mt_head_adapter mt_head_rpc_gangs = {
+    .handlers = handlers,
 };

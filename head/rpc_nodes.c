@@ -270,14 +270,6 @@ static void on_saved_row(void *arg, const char *key, const void *val,
         manta__node_info__free_unpacked(ni, NULL);
 }
 
-void mt_head_rpc_nodes_load(struct mt_head *h)
-{
-    struct mt_node_table *t = mt_head_nodes_table(h->nodes);
-
-    mt_storage_scan(h->store, "nodes", on_saved_row, NULL, h);
-    if (t->n)
-        MT_INFO("loaded %zu nodes from storage", t->n);
-}
 
 /* ---- watchers ------------------------------------------------------------------ */
 
@@ -338,12 +330,19 @@ static const struct mt_node_listener node_listener = {
     .event = on_node_event,
 };
 
-void mt_head_rpc_nodes_start(struct mt_head *h)
+/* Save nodes and feed WatchNodes as they change; then load the saved
+ * ones (they count as alive until they time out). */
+static void start(struct mt_head *h)
 {
+    struct mt_node_table *t = mt_head_nodes_table(h->nodes);
+
     mt_head_nodes_listen(h->nodes, &node_listener, h);
+    mt_storage_scan(h->store, "nodes", on_saved_row, NULL, h);
+    if (t->n)
+        MT_INFO("loaded %zu nodes from storage", t->n);
 }
 
-void mt_head_rpc_nodes_stop(struct mt_head *h)
+static void stop(struct mt_head *h)
 {
     while (h->node_watchers) {
         struct mt_node_watcher *w = h->node_watchers;
@@ -566,11 +565,17 @@ static void h_watch(struct mt_rpc_call *call, const ProtobufCMessage *m,
             send_event(w, t->v[i], MANTA__NODE_EVENT__KIND__KIND_ADDED);
 }
 
-const struct mt_rpc_handler mt_head_rpc_nodes[] = {
+static const struct mt_rpc_handler handlers[] = {
     {&mt_head_register_node, h_register},
     {&mt_head_report_node, h_report},
     {&mt_head_unregister_node, h_unregister},
     {&mt_head_get_cluster_status, h_status},
     {&mt_head_watch_nodes, h_watch},
     {NULL, NULL},
+};
+
+const struct mt_head_adapter mt_head_rpc_nodes = {
+    .handlers = handlers,
+    .start = start,
+    .stop = stop,
 };

@@ -142,12 +142,12 @@ static void on_get_cancel(void *arg)
         mt_head_objects_maybe_free(h->objects, o);
 }
 
-void mt_head_rpc_objects_start(struct mt_head *h)
+static void start(struct mt_head *h)
 {
     mt_head_objects_on_settled(h->objects, on_settled, h);
 }
 
-void mt_head_rpc_objects_stop(struct mt_head *h)
+static void stop(struct mt_head *h)
 {
     struct mt_idmap_node *n;
 
@@ -296,10 +296,16 @@ static void h_list_objects(struct mt_rpc_call *call, const ProtobufCMessage *m,
     free(all);
 }
 
-const struct mt_rpc_handler mt_head_rpc_objects[] = {
+static const struct mt_rpc_handler handlers[] = {
     {&mt_head_register_objects, h_register_objects},
     {&mt_head_release_objects, h_release_objects},
     {&mt_head_get_object, h_get_object},
     {&mt_head_list_objects, h_list_objects},
     {NULL, NULL},
+};
+
+const struct mt_head_adapter mt_head_rpc_objects = {
+    .handlers = handlers,
+    .start = start,
+    .stop = stop,
 };

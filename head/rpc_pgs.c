@@ -185,12 +185,12 @@ static const struct mt_head_pg_listener listener = {
     .changed = pg_changed,
 };
 
-void mt_head_rpc_pgs_start(struct mt_head *h)
+static void start(struct mt_head *h)
 {
     mt_head_pgs_listen(h->pgs, &listener, h);
 }
 
-void mt_head_rpc_pgs_stop(struct mt_head *h)
+static void stop(struct mt_head *h)
 {
     for (size_t i = 0; i < mt_head_pgs_count(h->pgs); i++)
         answer_all(mt_head_pgs_at(h->pgs, i));
@@ -317,10 +317,16 @@ static void h_list_pgs(struct mt_rpc_call *call, const ProtobufCMessage *m,
     free(ptrs);
 }
 
-const struct mt_rpc_handler mt_head_rpc_pgs[] = {
+static const struct mt_rpc_handler handlers[] = {
     {&mt_head_create_pg, h_create_pg},
     {&mt_head_wait_pg, h_wait_pg},
     {&mt_head_remove_pg, h_remove_pg},
     {&mt_head_list_pgs, h_list_pgs},
     {NULL, NULL},
+};
+
+const struct mt_head_adapter mt_head_rpc_pgs = {
+    .handlers = handlers,
+    .start = start,
+    .stop = stop,
 };

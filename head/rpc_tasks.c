@@ -244,10 +244,14 @@ static void h_report_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt_rpc_reply(call, &reply.base);
 }
 
-const struct mt_rpc_handler mt_head_rpc_tasks[] = {
+static const struct mt_rpc_handler handlers[] = {
     {&mt_head_submit_task, h_submit_task},
     {&mt_head_cancel_task, h_cancel_task},
     {&mt_head_list_tasks, h_list_tasks},
     {&mt_head_report_tasks, h_report_tasks},
     {NULL, NULL},
+};
+
+const struct mt_head_adapter mt_head_rpc_tasks = {
+    .handlers = handlers,
 };

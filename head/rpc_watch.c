@@ -361,7 +361,7 @@ static void h_watch_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
 /* ---- start and stop ------------------------------------------------------------ */
 
-void mt_head_rpc_watch_start(struct mt_head *h)
+static void start(struct mt_head *h)
 {
     h->watch = mt_xcalloc(1, sizeof(*h->watch));
     mt_head_tasks_listen(h->tasks, &listener, h);
@@ -377,7 +377,7 @@ static bool end_watchers(void *arg, struct mt_head_task *t)
     return true;
 }
 
-void mt_head_rpc_watch_stop(struct mt_head *h)
+static void stop(struct mt_head *h)
 {
     if (!h->watch)
         return;
@@ -510,9 +510,15 @@ static void h_submit_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     free(errors);
 }
 
-const struct mt_rpc_handler mt_head_rpc_watch[] = {
+static const struct mt_rpc_handler handlers[] = {
     {&mt_head_watch_task, h_watch_task},
     {&mt_head_watch_tasks, h_watch_tasks},
     {&mt_head_submit_tasks, h_submit_tasks},
     {NULL, NULL},
+};
+
+const struct mt_head_adapter mt_head_rpc_watch = {
+    .handlers = handlers,
+    .start = start,
+    .stop = stop,
 };

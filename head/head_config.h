@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * head_config.h -- what the head is started with (main.c fills it from
+ * flags): addresses, the session dir, storage, timing and port ranges.
+ */
+#ifndef MT_HEAD_CONFIG_H
+#define MT_HEAD_CONFIG_H
+
+#define MT_VERSION "0.1.0"
+#define MT_HEAD_DEFAULT_PORT 6380
+
+struct mt_head_config {
+    const char *bind_addr;      /* "0.0.0.0:6380" */
+    const char *node_ip;        /* advertised address host */
+    const char *temp_dir;       /* session dir; NULL: write nothing */
+    const char *storage;        /* "memory" */
+    int report_period_ms;       /* what workers are told; default 1000 */
+    int node_timeout_ms;        /* silence before DEAD; default 3000 */
+    int grace_ms;               /* graceful shutdown budget; default 2000 */
+    int dashboard_port;         /* HTTP dashboard; 0 picks one, -1 = off */
+    int gang_port_lo;           /* ports gangs hand their members */
+    int gang_port_hi;           /* (inclusive; 0, 0: 8470-8999) */
+};
+
+#endif /* MT_HEAD_CONFIG_H */

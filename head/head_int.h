@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * head_int.h -- the head's state, shared by its files: the services, each
+ * with its own header and contract, layered so that calls go one way
+ * (lowest first):
+ *   nodes (nodes.h)        membership and liveness over the node table
+ *   sched (scheduling.h)   the scheduler library: nodes in, decisions out
+ *   workers (workers.h)    the head as a client of its workers
+ *   pgs (pgs.h)            placement groups
+ *   objects (objects.h)    the object directory's rules
+ *   tasks (tasks.h)        each task's life
+ *   actors, gangs          built on tasks (actors.h, gangs.h)
+ * A lower service learns about a higher one's business only through the
+ * listeners and callbacks it offers. The rpc adapters (rpc_*.c, listed in
+ * rpc_services.h) convert protobuf at the edge and call the services;
+ * the dashboard (dashboard.c) reads them. head.c creates the services,
+ * wires the listeners and runs the life cycle (head.h).
+ *
+ * THREAD: everything runs on the head's loop thread.
+ */
+#ifndef MT_HEAD_INT_H
+#define MT_HEAD_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "common/rpc.h"
+#include "head/actors.h"
+#include "head/gangs.h"
+#include "head/head_config.h"
+#include "head/nodes.h"
+#include "head/objects.h"
+#include "head/pgs.h"
+#include "head/scheduling.h"
+#include "head/storage.h"
+#include "head/tasks.h"
+#include "head/workers.h"
+
+struct mt_dashboard;
+struct mt_node_watcher;   /* rpc_nodes.c */
+struct mt_rpc_watch;      /* rpc_watch.c */
+struct mt_actor_lease;    /* rpc_actors.c */
+
+/* The daemon. Guarded by: loop thread. */
+struct mt_head {
+    uv_loop_t *loop;
+    struct mt_head_config cfg;
+    struct mt_rpc_engine *eng;
+    struct mt_rpc_server *srv;
+    struct mt_rpc_handler *handlers; /* every adapter's, concatenated */
+    struct mt_storage *store;
+    char cluster_id[33];
+    char address[128];          /* advertised host:port */
+    int port;
+    int64_t start_time_ms;
+    struct mt_dashboard *dash;  /* NULL when cfg.dashboard_port < 0 */
+    char dashboard_url[160];    /* "http://ip:port", "" when off */
+    /* The services, lowest layer first (see the top of this file). */
+    struct mt_head_nodes *nodes;
+    struct mt_head_sched *sched;
+    struct mt_head_workers *workers;
+    struct mt_head_pgs *pgs;
+    struct mt_head_objects *objects;
+    struct mt_task_table task_table; /* the tasks' (tasks.h) */
+    struct mt_head_tasks *tasks;
+    struct mt_head_actors *actors;
+    struct mt_head_gangs *gangs;
+    /* The rpc adapters' own state: streams and parked calls. */
+    struct mt_node_watcher *node_watchers;
+    struct mt_rpc_watch *watch;
+    struct mt_actor_lease *leases;
+    bool stopping;
+    int stop_pending;           /* closes still to come before freeing */
+    void (*stopped)(void *arg);
+    void *stopped_arg;
+};
+
+/*
+ * An rpc adapter (rpc_*.c): its HeadService handlers (ended by an entry
+ * with a NULL method), and what it holds beyond single calls (streams,
+ * parked calls): start wires its listeners once the services below the
+ * actors exist, stop ends what it holds (shutdown). Either may be NULL.
+ */
+struct mt_head_adapter {
+    const struct mt_rpc_handler *handlers;
+    void (*start)(struct mt_head *h);
+    void (*stop)(struct mt_head *h);
+};
+
+#endif /* MT_HEAD_INT_H */

@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * dashboard.c -- the head's HTTP dashboard: /, /api/cluster_status and
- * /metrics (see dashboard.h for the routes and limits).
+ * dashboard.c -- the head's HTTP dashboard: the page (/, with /app.js and
+ * /style.css), /api/cluster_status and /metrics (see dashboard.h for the
+ * routes and limits).
+ *
+ * The page lives in head/www/ (index.html, app.js, style.css). At build
+ * time cmake/embed.cmake turns each file into a const array in the
+ * generated dashboard_www.c (head/CMakeLists.txt), so the head serves it
+ * from memory: no file is read at run time and nothing is installed.
  *
  * DESIGN: one request per connection. A connection reads into a fixed
  * MT_DASHBOARD_MAX_HEADER buffer until the blank line that ends the headers,
@@ -41,6 +47,8 @@
 #include "common/sys.h"
 #include "head/head_int.h"
 #include "head/rpc_services.h"
+
+#include "dashboard_www.h" /* generated from head/www/ */
 
 #define LISTEN_BACKLOG 128
 #define MAX_METHOD 16
@@ -321,92 +329,36 @@ static int parse(struct conn *c, char **method, char **path)
 /* ---- the page ------------------------------------------------------------ */
 
 /*
- * Self-contained: no external scripts, styles or fonts, so it works on an
- * air-gapped cluster. It polls /api/cluster_status every 2 s.
+ * The page and what it loads, from head/www/ (compiled in: see the file
+ * top). Everything it needs comes from here, with no external scripts,
+ * styles or fonts, so it works on an air-gapped cluster. It polls
+ * /api/cluster_status every 2 s.
  */
-static const char page_html[] =
-    "<!DOCTYPE html>\n"
-    "<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-    "<title>Manta dashboard</title>\n"
-    "<style>\n"
-    "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\n"
-    "h1{font-size:1.3em;margin:0 0 .2em}\n"
-    "h2{font-size:1.05em;margin:1.2em 0 .4em}\n"
-    "#meta,#err{color:#666}#err{color:#b00}\n"
-    "table{border-collapse:collapse}td,th{padding:.25em .7em;text-align:left;"
-    "border-bottom:1px solid #ddd;vertical-align:top}\n"
-    "th{background:#f4f4f4}.ALIVE{color:#070}.DEAD{color:#b00}\n"
-    "code{font-size:.95em}.bar{display:inline-block;width:60px;height:8px;"
-    "background:#eee;margin-right:.4em}.bar i{display:block;height:8px;"
-    "background:#48c}\n"
-    "</style></head><body>\n"
-    "<h1>Manta cluster</h1><div id=\"meta\">loading&hellip;</div>"
-    "<div id=\"err\"></div>\n"
-    "<h2>Resources</h2><table id=\"totals\"></table>\n"
-    "<h2>Nodes</h2><table id=\"nodes\"></table>\n"
-    "<script>\n"
-    "'use strict';\n"
-    "const BYTES={memory:1,object_store_memory:1};\n"
-    "function esc(s){return String(s).replace(/[&<>\"']/g,c=>({'&':'&amp;',"
-    "'<':'&lt;','>':'&gt;','\"':'&quot;',\"'\":'&#39;'})[c]);}\n"
-    "function bytes(b){const u=['B','KiB','MiB','GiB','TiB','PiB'];let i=0;"
-    "while(b>=1024&&i<u.length-1){b/=1024;i++;}"
-    "return (i?b.toFixed(1):b)+u[i];}\n"
-    "function amt(n,v){return BYTES[n]?bytes(v):(+v.toFixed(4)).toString();}\n"
-    "function bar(f){f=Math.max(0,Math.min(1,f||0));"
-    "return '<span class=\"bar\"><i style=\"width:'+(f*100).toFixed(0)+"
-    "'%\"></i></span>';}\n"
-    "function usage(tot,av,alive){return Object.keys(tot).sort().map(n=>{"
-    "const t=tot[n],u=alive?t-(av[n]||0):0;"
-    "return bar(t?u/t:0)+esc(amt(n,u)+'/'+amt(n,t)+' '+n);}).join('<br>');}\n"
-    "function render(s){\n"
-    " const alive=s.nodes.filter(n=>n.state==='ALIVE').length;\n"
-    " const up=Math.max(0,"
-    "Math.round((Date.now()-s.head_start_time_ms)/1000));\n"
-    " document.getElementById('meta').innerHTML='head <code>'+"
-    "esc(s.head_address)+'</code> &middot; cluster <code>'+esc(s.cluster_id)+"
-    "'</code> &middot; version '+esc(s.head_version)+' &middot; up '+up+"
-    "'s &middot; '+alive+' alive, '+(s.nodes.length-alive)+' dead';\n"
-    " let t='<tr><th>resource</th><th>used / total</th></tr>';\n"
-    " const names=Object.keys(s.resources_total).sort();\n"
-    " for(const n of names){const tot=s.resources_total[n],"
-    "u=tot-(s.resources_available[n]||0);\n"
-    "  t+='<tr><td>'+esc(n)+'</td><td>'+bar(tot?u/tot:0)+"
-    "esc(amt(n,u)+' / '+amt(n,tot))+'</td></tr>';}\n"
-    " if(!names.length)t+='<tr><td colspan=\"2\">(no resources)</td></tr>';\n"
-    " document.getElementById('totals').innerHTML=t;\n"
-    " let h='<tr><th>node</th><th>state</th><th>address</th><th>host</th>"
-    "<th>resources used / total</th><th>cpu</th><th>memory</th>"
-    "<th>gpus</th></tr>';\n"
-    " for(const n of s.nodes){const a=n.state==='ALIVE',g=n.usage||{};\n"
-    "  h+='<tr><td><code title=\"'+esc(n.node_id)+'\">'+"
-    "esc(n.node_id.slice(0,12))+'</code></td><td class=\"'+esc(n.state)+"
-    "'\">'+esc(n.state)+(a?'':'<br><small>'+esc(n.death_reason)+'</small>')+"
-    "'</td><td>'+esc(n.address)+'</td><td>'+esc(n.hostname)+'</td><td>'+"
-    "usage(n.resources_total,n.resources_available,a)+'</td><td>'+"
-    "(a&&g.cpu_percent!==undefined?bar(g.cpu_percent/100)+"
-    "g.cpu_percent.toFixed(1)+'%':'')+'</td><td>'+"
-    "(a&&g.mem_total_bytes?bar(g.mem_used_bytes/g.mem_total_bytes)+"
-    "esc(bytes(g.mem_used_bytes)+' / '+bytes(g.mem_total_bytes)):'')+"
-    "'</td><td>'+(a?(n.gpus||[]).map(d=>esc(d.id+': '+"
-    "(d.memory_used_bytes===null?'?':bytes(d.memory_used_bytes))+' / '+"
-    "(d.memory_total_bytes===null?'?':bytes(d.memory_total_bytes))+', '+"
-    "(d.utilization_percent===null?'?':d.utilization_percent+'%'))"
-    ").join('<br>'):'')+'</td></tr>';}\n"
-    " if(!s.nodes.length)h+='<tr><td colspan=\"8\">(no nodes)</td></tr>';\n"
-    " document.getElementById('nodes').innerHTML=h;\n"
-    "}\n"
-    "async function tick(){\n"
-    " try{const r=await fetch('/api/cluster_status',{cache:'no-store'});\n"
-    "  if(!r.ok)throw new Error('HTTP '+r.status);\n"
-    "  render(await r.json());document.getElementById('err').textContent='';}\n"
-    " catch(e){document.getElementById('err').textContent="
-    "'cannot reach the head: '+e.message;}\n"
-    " setTimeout(tick,2000);\n"
-    "}\n"
-    "tick();\n"
-    "</script></body></html>\n";
+struct asset {
+    const char *path;             /* request path, without the query */
+    const char *type;             /* Content-Type */
+    const unsigned char *data;    /* the file's bytes (dashboard_www.h) */
+    const size_t *len;            /* by address: not a C constant */
+};
+
+static const struct asset assets[] = {
+    {"/", "text/html; charset=utf-8", mt_www_index_html,
+     &mt_www_index_html_len},
+    {"/index.html", "text/html; charset=utf-8", mt_www_index_html,
+     &mt_www_index_html_len},
+    {"/app.js", "text/javascript; charset=utf-8", mt_www_app_js,
+     &mt_www_app_js_len},
+    {"/style.css", "text/css; charset=utf-8", mt_www_style_css,
+     &mt_www_style_css_len},
+};
+
+static const struct asset *find_asset(const char *path)
+{
+    for (size_t i = 0; i < sizeof(assets) / sizeof(assets[0]); i++)
+        if (strcmp(path, assets[i].path) == 0)
+            return &assets[i];
+    return NULL;
+}
 
 /* ---- routes -------------------------------------------------------------- */
 
@@ -414,15 +366,16 @@ static void serve(struct conn *c, const char *method, const char *path)
 {
     bool head_only = strcmp(method, "HEAD") == 0;
     struct mt_head *h = c->d->h;
+    const struct asset *a;
 
     if (!head_only && strcmp(method, "GET") != 0) {
         respond_error(c, 405, false);
         return;
     }
     MT_DEBUG("dashboard: %s %s", method, path);
-    if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0) {
-        mt_strbuf_adds(&c->body, page_html);
-        respond(c, 200, "text/html; charset=utf-8", head_only);
+    if ((a = find_asset(path))) {
+        mt_strbuf_add(&c->body, (const char *)a->data, *a->len);
+        respond(c, 200, a->type, head_only);
     } else if (strcmp(path, "/api/cluster_status") == 0) {
         mt_head_status_json(h, &c->body);
         respond(c, 200, "application/json", head_only);

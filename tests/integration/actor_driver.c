@@ -10,7 +10,9 @@
  *                           with DETACHED 0 the actor dies as we exit
  *   actor_driver ADDR LIBDIR call WHO METHOD N [ARG]
  *                           WHO = a name or "id:ID"; N calls without
- *                           waiting, then one line each in call order:
+ *                           waiting ("sent N" on stderr once they are
+ *                           made, so a test knows they are in flight),
+ *                           then one line each in call order:
  *                           "ok VALUE" or "err MT_E... MESSAGE"
  *   actor_driver ADDR LIBDIR kill WHO NO_RESTART
  *
@@ -104,6 +106,7 @@ static int call(mt_client_t *c, char **av, int n)
     for (int i = 0; i < k; i++)
         if ((rc = mt_actor_call(c, a, av[1], args, sizes, n > 3, &ts[i])) < 0)
             return die(c, rc);
+    fprintf(stderr, "sent %d\n", k);
     for (int i = 0; i < k; i++) {
         mt_task_result r;
         int64_t v = 0;

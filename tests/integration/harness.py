@@ -5,10 +5,16 @@ ephemeral ports and their own temp dirs.
 Every Cluster registers its temp dirs; cleanup() (also run at exit and on
 SIGTERM) stops them with `manta stop --force` and then kills any pid still
 recorded, so a failing test never leaves processes behind.
+
+Tests never sleep for a fixed time: they wait for what they need with
+wait_until (or wait_output, for a child's output), and show that
+something does NOT happen with stays_true, a bounded observation window
+polled throughout.
 """
 import atexit
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -73,16 +79,60 @@ def status(d=None, address=None, timeout=10):
     return json.loads(run(args, timeout=timeout).stdout)
 
 
-def wait_until(pred, timeout, what, interval=0.1):
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
+def _poll(pred, seconds, done, interval):
+    """Call pred every interval s until done(its value) or seconds have
+    passed (pred is called at least once, and once more at the end).
+    RET (last value, seconds taken). The only sleep the tests wait with."""
+    t0 = time.monotonic()
+    while True:
         last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError("timed out after %.1fs waiting for %s (last: %r)" %
-                         (timeout, what, last))
+        took = time.monotonic() - t0
+        if done(last) or took >= seconds:
+            return last, took
+        time.sleep(min(interval, max(0.0, seconds - took)))
+
+
+def wait_until(pred, timeout, what, interval=0.1):
+    """Wait for something to happen: poll pred until it returns a true
+    value, and RET that value. Fails after timeout s naming what it waited
+    for. Tests wait with this (or wait_output), never with a fixed sleep."""
+    last, _ = _poll(pred, timeout, bool, interval)
+    if not last:
+        raise AssertionError("timed out after %.1fs waiting for %s "
+                             "(last: %r)" % (timeout, what, last))
+    return last
+
+
+def stays_true(pred, seconds, what, interval=0.1):
+    """Show that something does NOT happen: pred must hold for the whole
+    observation window of seconds s, polled every interval s; fails at the
+    first false value, naming what stopped holding. A bounded window is
+    the only way to see an absence (a task that stays PENDING), so its
+    length is the test's stated assumption. RET pred's last value."""
+    last, took = _poll(pred, seconds, lambda v: not v, interval)
+    if not last:
+        raise AssertionError("%s stopped holding after %.1fs of %.1fs "
+                             "(last: %r)" % (what, took, seconds, last))
+    return last
+
+
+def wait_output(pipe, text, timeout, what):
+    """Wait until a child's pipe (a Popen stdout or stderr, not read
+    through its file object before) has carried text. Reads the pipe's fd
+    directly, so what is read here is not returned by communicate()
+    later. RET everything read, decoded."""
+    fd, got = pipe.fileno(), [b""]
+
+    def seen():
+        if select.select([fd], [], [], 0.1)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise AssertionError("%s: the pipe closed after %r" %
+                                     (what, got[0]))
+            got[0] += chunk
+        return text.encode() in got[0]
+    wait_until(seen, timeout, what, interval=0)
+    return got[0].decode(errors="replace")
 
 
 def cleanup():

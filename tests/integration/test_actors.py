@@ -27,7 +27,7 @@ import subprocess
 import time
 
 from harness import (BIN, FAST, check, free_port, main, new_dir, proto_stubs,
-                     run, status, wait_until)
+                     run, status, wait_output, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)
 
@@ -186,13 +186,23 @@ def test_kill_in_flight():
             if n["resources_available"].get("CPU") !=
             n["resources_total"].get("CPU")]
     check(len(used) == 1, "one node holds the actor's CPU")
-    # One call on each road in flight when the actor is killed.
+    # One call on each road in flight when the actor is killed: each
+    # driver says "sent 1" once its call is made (straight to the worker,
+    # it is then on its way; through the head, the head has it, and it is
+    # in flight once the head has handed it to the actor's worker). A
+    # 20 s call cannot end before the kill.
     ps = [subprocess.Popen([DRIVER, addr, LIB_DIR, "call", "sleeper",
                             "sleep_ms", "1", "20000"], stdout=subprocess.PIPE,
-                           text=True, env=dict(os.environ,
-                                               MANTA_ACTOR_DIRECT=direct))
+                           stderr=subprocess.PIPE, text=True,
+                           env=dict(os.environ, MANTA_ACTOR_DIRECT=direct))
           for direct in ("1", "0")]
-    time.sleep(1.5)
+    for p, road in zip(ps, ("direct", "head")):
+        wait_output(p.stderr, "sent 1\n", 20, "the call on the %s road "
+                    "made" % road)
+    wait_until(lambda: [t for t in stub.ListTasks(PB.ListTasksRequest(
+        limit=1000)).tasks if t.spec.kind == C.TASK_KIND_ACTOR_METHOD and
+        t.spec.actor_id == aid and t.state == C.TASK_STATE_RUNNING], 20,
+        "the head road's call RUNNING on the actor's worker")
     run(["actor", "kill", "--name", "sleeper", "--address", addr])
     for p in ps:
         out, _ = p.communicate(timeout=30)

@@ -8,10 +8,12 @@ head (Python gRPC) the TaskSpec submit sends and its exit codes are checked.
 """
 import os
 import subprocess
+import threading
 import time
 
 from harness import (BIN, FAST, MANTA, check, free_port, main, new_dir,
-                     pid_alive, read_pid, run)
+                     pid_alive, read_pid, run, stays_true, wait_output,
+                     wait_until)
 
 
 def sh(args, timeout=30):
@@ -156,6 +158,7 @@ def fake_head():
     import head_service_pb2 as pb
     import head_service_pb2_grpc as pbg
     specs, cancels = [], []
+    changed = threading.Condition()  # a cancel came, or a watch ended
 
     class Head(pbg.HeadServiceServicer):
         def SubmitTask(self, req, ctx):
@@ -173,17 +176,29 @@ def fake_head():
             yield pb.TaskEvent(output=b"out\n", fd=1)
             yield pb.TaskEvent(output=b"err\n", fd=2)
             if prog in ("sleep", "stubborn"):
-                for _ in range(200):
-                    if not ctx.is_active():
-                        return
-                    if req.task_id in cancels and prog == "sleep":
-                        yield pb.TaskEvent(state=7, error="cancelled")
-                        return
-                    time.sleep(0.05)
+                # Runs for up to 10 s: until cancelled ("stubborn" ignores
+                # cancels) or until the client goes away.
+                def over():
+                    return not ctx.is_active() or (
+                        prog == "sleep" and req.task_id in cancels)
+
+                def wake():
+                    with changed:
+                        changed.notify_all()
+                ctx.add_callback(wake)
+                with changed:
+                    changed.wait_for(over, 10)
+                if not ctx.is_active():
+                    return
+                if req.task_id in cancels and prog == "sleep":
+                    yield pb.TaskEvent(state=7, error="cancelled")
+                    return
             yield pb.TaskEvent(state=5, exit_code=int(spec.argv[1]))
 
         def CancelTask(self, req, ctx):
-            cancels.append(req.task_id)
+            with changed:
+                cancels.append(req.task_id)
+                changed.notify_all()
             return pb.CancelTaskReply(state=7)
 
     srv = grpc.server(futures.ThreadPoolExecutor(8))
@@ -230,10 +245,12 @@ def test_submit_against_fake_head():
         check(p.returncode == 1 and
               "task failed: infeasible: 64 CPU" in p.stderr, p.stderr)
 
+        # Ctrl-C once the task's output is relayed: submit is watching it
+        # (its SIGINT handler is in place before it submits).
         proc = subprocess.Popen([MANTA, "submit", "--address", addr, "--",
                                  "sleep", "0"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-        time.sleep(1)
+        wait_output(proc.stdout, "out\n", 10, "the sleep task's output")
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=10)
         check(proc.returncode == 130, "ctrl-c exit %d: %s" % (
@@ -244,10 +261,14 @@ def test_submit_against_fake_head():
         proc = subprocess.Popen([MANTA, "submit", "--address", addr, "--",
                                  "stubborn", "0"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-        time.sleep(1)
+        wait_output(proc.stdout, "out\n", 10, "the stubborn task's output")
         proc.send_signal(signal.SIGINT)
-        time.sleep(0.5)
-        check(proc.poll() is None, "left after one Ctrl-C")
+        wait_until(lambda: len(cancels) == 2, 10, "the cancel of the "
+                   "stubborn task")
+        # An absence: submit must not leave, which only a bounded window
+        # can show (polled throughout, failing as soon as it exits).
+        stays_true(lambda: proc.poll() is None, 0.5,
+                   "manta submit still running after one Ctrl-C")
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=10)

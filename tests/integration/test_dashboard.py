@@ -1,9 +1,12 @@
 """test_dashboard.py -- the head's HTTP dashboard (`--dashboard-port`):
-the page, /api/cluster_status (the same JSON as `manta status --format
-json`) and Prometheus /metrics; 404/405 answers; garbage, oversize, slow
-and too many clients get a 4xx or a close while the head keeps serving rpc;
-a taken dashboard port fails the start with nothing left running; the head
-stops cleanly with dashboard connections open.
+the page with its script and style (head/www/, compiled into the head:
+what is served is what the files hold, with the right content types, and
+the page loads nothing else), /api/cluster_status (the same JSON as
+`manta status --format json`) and Prometheus /metrics; 404/405 answers;
+garbage, oversize, slow and too many clients get a 4xx or a close while
+the head keeps serving rpc; a taken dashboard port fails the start with
+nothing left running; the head stops cleanly with dashboard connections
+open.
 """
 import http.client
 import json
@@ -17,6 +20,8 @@ from harness import (BIN, FAST, check, free_port, main, new_dir, pid_alive,
                      read_pid, run, status, wait_until)
 
 GIB = 1 << 30
+WWW = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                   "head", "www")
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
 
@@ -116,6 +121,43 @@ def sample(ms, name, **labels):
     return ms.get((name, frozenset(labels.items())))
 
 
+def www(name):
+    """The bytes of head/www/NAME, which the head must serve as they are."""
+    with open(os.path.join(WWW, name), "rb") as f:
+        return f.read()
+
+
+def check_page(dport):
+    """/ and /index.html serve head/www/index.html; what the page loads is
+    the head's own /app.js and /style.css, each served as its file with
+    its content type (GET and HEAD)."""
+    code, hdr, page = get(dport, "/")
+    check(code == 200 and hdr["content-type"] == "text/html; charset=utf-8",
+          "/ %d %r" % (code, hdr))
+    check(b"<table" in page and page == www("index.html"),
+          "/ is not head/www/index.html")
+    check(get(dport, "/index.html")[1:] == (hdr, page), "/index.html")
+    check(hdr.get("connection") == "close", "Connection: close")
+    # Nothing from elsewhere (air-gapped clusters): only the head's assets.
+    refs = re.findall(rb'<(?:script|link|img)[^>]+(?:src|href)="([^"]*)"',
+                      page)
+    check(sorted(refs) == [b"/app.js", b"/style.css"],
+          "the page loads %r" % refs)
+    for path, ctype in (("/app.js", "text/javascript; charset=utf-8"),
+                        ("/style.css", "text/css; charset=utf-8")):
+        body = www(path[1:])
+        code, hdr, got = get(dport, path)
+        check(code == 200 and hdr["content-type"] == ctype,
+              "%s %d %r" % (path, code, hdr))
+        check(got == body, "%s is not head/www%s" % (path, path))
+        code, hdr, got = get(dport, path, method="HEAD")
+        check(code == 200 and got == b"" and
+              int(hdr["content-length"]) == len(body), "HEAD %s" % path)
+        check(get(dport, path + "/x")[0] == 404, "%s/x" % path)
+    check(b"fetch('/api/cluster_status'" in www("app.js"),
+          "the script does not poll /api/cluster_status")
+
+
 def head_ok(d, addr):
     check(pid_alive(read_pid(d, "head")), "head died")
     st = status(address=addr)
@@ -134,13 +176,7 @@ def test_routes():
     d, addr, dport = start_head("dash")
     st = status(address=addr)
 
-    code, hdr, page = get(dport, "/")
-    check(code == 200 and hdr["content-type"].startswith("text/html"),
-          "/ %d %r" % (code, hdr))
-    check(b"<table" in page and b"/api/cluster_status" in page, "page")
-    check(not re.search(rb'<(script|link|img)[^>]+(src|href)=', page),
-          "page must not load external assets")
-    check(hdr.get("connection") == "close", "Connection: close")
+    check_page(dport)
 
     code, hdr, body = get(dport, "/api/cluster_status")
     check(code == 200 and hdr["content-type"] == "application/json",

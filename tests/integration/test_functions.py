@@ -111,6 +111,11 @@ def i64(v):
     return struct.pack("=q", v)
 
 
+def worker_log(d):
+    with open(os.path.join(d, "logs", "worker.log")) as f:
+        return f.read()
+
+
 def executor_pids(d):
     """Pids of manta-executor processes whose parent is this worker."""
     wpid = read_pid(d, "worker")
@@ -328,13 +333,18 @@ def test_cancel_queued_function():
         wait_running(stub, tid)
     queued = submit(stub, LIB + ":sleep_ms", [b"1"], cpus=0.01)
 
-    # The head counts it RUNNING once the worker accepted it; the worker
-    # holds it until an executor is free.
+    # The head counts it RUNNING once the worker accepted it, and the
+    # worker queues it for an executor before it answers (and before it
+    # can handle a StopTask), so RUNNING is the condition to wait for: the
+    # worker holds it until an executor is free. Its log then says the
+    # cancel took it out of that queue.
     wait_running(stub, queued)
-    time.sleep(0.2)
     stub.CancelTask(PB.CancelTaskRequest(task_id=queued), timeout=10)
     ev = watch(stub, queued, timeout=10)[0]
     check(ev.state == S.TASK_STATE_CANCELLED, "queued cancel: %r" % ev)
+    wait_until(lambda: "task=%s attempt=0 stop requested: it leaves the "
+               "executor queue" % queued in worker_log(d), 10,
+               "the worker log saying the task left the executor queue")
     check(executor_pids(d) == pids, "an executor was killed for it")
     for tid in running:
         stub.CancelTask(PB.CancelTaskRequest(task_id=tid), timeout=10)

@@ -34,7 +34,8 @@ import sys
 import time
 
 from accel_cluster import AccelCluster, IPS
-from harness import BIN, check, main, new_dir, pid_alive, wait_until
+from harness import (BIN, check, main, new_dir, pid_alive, stays_true,
+                     wait_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEMBER = [sys.executable, os.path.join(HERE, "gang_member.py")]
@@ -214,7 +215,10 @@ def test_slice_placement():
         p = c.cli("submit", "--no-wait", "--tpu", "v4-16", "--", *MEMBER, d,
                   "exit0", check=True)
         gid = p.stdout.strip()
-        time.sleep(1.5)
+        # An absence (the gang does not start): a bounded window, polled
+        # throughout, failing as soon as the gang leaves PENDING.
+        stays_true(lambda: gang_info(c, gid)["state"] == "PENDING", 1.5,
+                   "the gang PENDING with no free slice", 0.2)
         g = gang_info(c, gid)
         check(g["state"] == "PENDING", "gang %s with no free slice" %
               g["state"])
@@ -340,7 +344,10 @@ def test_sdk_and_slice_groups():
         d = new_dir("gang-held")
         gid = c.cli("submit", "--no-wait", "--tpu", "v4-16", "--", *MEMBER,
                     d, "exit0", check=True).stdout.strip()
-        time.sleep(1)
+        # An absence again: a bounded window, polled throughout.
+        stays_true(lambda: gang_info(c, gid)["state"] == "PENDING", 1,
+                   "the gang PENDING while the group holds every slice",
+                   0.2)
         check(gang_info(c, gid)["state"] == "PENDING", "gang ran on held "
               "slices")
         c.cli("placement-group", "remove", pg, check=True)

@@ -10,10 +10,9 @@ import os
 import signal
 import subprocess
 import threading
-import time
 
 from harness import (BIN, FAST, check, free_port, main, new_dir, read_pid,
-                     run, status)
+                     run, status, wait_until)
 
 TOOL = os.path.join(BIN, "mt_objtool")
 
@@ -24,6 +23,11 @@ def tool(*args, check_rc=True, timeout=180):
     if check_rc and p.returncode != 0:
         raise AssertionError("mt_objtool %s: %s" % (" ".join(args), p.stderr))
     return p
+
+
+def store_used(sock):
+    """Bytes in use in the store at sock (objects being written count)."""
+    return int(tool("stats", sock).stdout.split()[1])
 
 
 def addr_of(d):
@@ -92,7 +96,11 @@ def test_failed_pulls_leave_nothing():
                            check_rc=False)
     t = threading.Thread(target=fetch)
     t.start()
-    time.sleep(0.15)
+    # Kill the holder once the pull is under way: b's store holds the
+    # object it is writing into (empty before). A pull that already ended
+    # is still accepted below.
+    wait_until(lambda: store_used(sock_b) > 0 or not t.is_alive(), 30,
+               "the pull under way (its object created on b)", 0.01)
     os.kill(holder, signal.SIGKILL)
     t.join(60)
     p = result["p"]

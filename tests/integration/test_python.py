@@ -163,12 +163,23 @@ def test_bytes_and_errors():
         check(e.name == "MT_ENOENT", "%s %s" % (e.name, e))
 
 
+def in_store(ref):
+    """Whether the node's store still hands ref out to a new get."""
+    sock = os.path.join(CLUSTER["dir"], "objstore.sock")
+    p = subprocess.run([os.path.join(BIN, "mt_objtool"), "get", sock,
+                        str(ref), "0"], capture_output=True, text=True,
+                       timeout=30)
+    return p.returncode == 0
+
+
 def churn(ref, like):
-    """Release ref (the head deletes it from the store), let the SDK's
-    deferred releases pass, and fill the store with same-sized objects of
-    other bytes: memory freed too early would be overwritten."""
+    """Release ref, wait until the head's delete has reached the store
+    (which no longer hands it out), and fill the store with same-sized
+    objects of other bytes: memory freed too early would be
+    overwritten."""
     manta.release(ref)
-    time.sleep(0.3)
+    wait_until(lambda: not in_store(ref), 10,
+               "the store deleting the released object")
     fill = bytes([0xA5]) * like.nbytes
     refs = [manta.put(fill) for _ in range(32)]
     manta.release(*refs)

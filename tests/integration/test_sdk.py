@@ -141,7 +141,8 @@ def test_disconnect_with_tasks_in_flight():
 
 
 class Proxy:
-    """A TCP proxy to the head whose connections the test can cut."""
+    """A TCP proxy to the head whose connections the test can cut, and
+    which keeps what the head sent, for seen()."""
 
     def __init__(self, target_port):
         self.target = target_port
@@ -151,8 +152,18 @@ class Proxy:
         self.lsock.listen(16)
         self.port = self.lsock.getsockname()[1]
         self.conns = []
+        self.from_head = b""
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
+
+    def seen(self, data):
+        """Whether the head has sent data (as raw bytes) to the client."""
+        with self.lock:
+            return data in self.from_head
+
+    def _keep(self, data):
+        with self.lock:
+            self.from_head += data
 
     def _accept(self):
         while True:
@@ -163,17 +174,19 @@ class Proxy:
             b = socket.create_connection(("127.0.0.1", self.target))
             with self.lock:
                 self.conns += [a, b]
-            for x, y in ((a, b), (b, a)):
-                threading.Thread(target=self._pipe, args=(x, y),
+            for x, y, keep in ((a, b, None), (b, a, self._keep)):
+                threading.Thread(target=self._pipe, args=(x, y, keep),
                                  daemon=True).start()
 
     @staticmethod
-    def _pipe(src, dst):
+    def _pipe(src, dst, keep):
         try:
             while True:
                 data = src.recv(65536)
                 if not data:
                     break
+                if keep:
+                    keep(data)
                 dst.sendall(data)
         except OSError:
             pass
@@ -208,7 +221,10 @@ def test_watch_survives_a_broken_connection():
     try:
         line = p.stdout.readline()
         check(line.strip() == "submitted", "sdk_smoke said %r" % line)
-        time.sleep(0.5)  # the task is running and being watched
+        # Cut once the task runs and is watched: its first output line
+        # has come down the watch stream (gRPC does not compress it).
+        wait_until(lambda: proxy.seen(b"start\n"), 20,
+                   "the task's output on the watch stream")
         proxy.cut()
         out, err = p.communicate("go\n", timeout=40)
     finally:

@@ -3,8 +3,9 @@
  * dashboard.h -- the head's dashboard: a small HTTP/1.1 server on the head's
  * libuv loop that serves
  *
- *   GET /                    a self-contained HTML page of nodes and totals
- *                            that refreshes itself every 2 s
+ *   GET / (/index.html)      the HTML page of nodes and totals, which
+ *                            refreshes itself every 2 s
+ *   GET /app.js, /style.css  its script and style (head/www/, compiled in)
  *   GET /api/cluster_status  the JSON of `manta status --format json`
  *   GET /metrics             Prometheus text format 0.0.4 (manta_* names)
  *

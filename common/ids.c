@@ -4,6 +4,8 @@
  */
 #include "ids.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "error.h"
@@ -69,27 +71,43 @@ mt_object_id mt_object_id_from_u64(uint64_t a, uint64_t b)
     return id;
 }
 
+char *mt_num_id(uint64_t num, char out[MT_NUM_ID_LEN + 1])
+{
+    snprintf(out, MT_NUM_ID_LEN + 1, "%016" PRIx64, num);
+    return out;
+}
+
+int mt_num_id_parse(const char *id, uint64_t *num)
+{
+    uint64_t v = 0;
+
+    if (!id || strlen(id) != MT_NUM_ID_LEN)
+        return -MT_EINVAL;
+    for (int i = 0; i < MT_NUM_ID_LEN; i++) {
+        int c = id[i], d;
+
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            d = c - 'A' + 10;
+        else
+            return -MT_EINVAL;
+        v = v << 4 | (uint64_t)d;
+    }
+    *num = v;
+    return 0;
+}
+
 int mt_object_id_for_task(const char *task_id, mt_object_id *out)
 {
     static const char tag[12] = {'m', 'a', 'n', 't', 'a', '-',
                                  'r', 'e', 's', 'u', 'l', 't'};
-    uint64_t num = 0;
+    uint64_t num;
 
-    if (!task_id || strlen(task_id) != 16)
+    if (mt_num_id_parse(task_id, &num) < 0)
         return -MT_EINVAL;
-    for (int i = 0; i < 16; i++) {
-        int c = task_id[i], v;
-
-        if (c >= '0' && c <= '9')
-            v = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            v = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            v = c - 'A' + 10;
-        else
-            return -MT_EINVAL;
-        num = num << 4 | (uint64_t)v;
-    }
     memcpy(out->b, tag, sizeof(tag));
     for (int i = 0; i < 8; i++)
         out->b[12 + i] = (uint8_t)(num >> (8 * (7 - i)));

@@ -64,4 +64,16 @@ mt_object_id mt_object_id_from_u64(uint64_t a, uint64_t b);
  */
 int mt_object_id_for_task(const char *task_id, mt_object_id *out);
 
+/* ---- numbered ids: tasks, actors, placement groups ---- */
+
+#define MT_NUM_ID_LEN 16 /* a number as 16 lowercase hex digits */
+
+/* mt_num_id - write num as MT_NUM_ID_LEN hex digits plus NUL. RET out.
+ * THREAD any. */
+char *mt_num_id(uint64_t num, char out[MT_NUM_ID_LEN + 1]);
+
+/* mt_num_id_parse - exactly MT_NUM_ID_LEN hex digits to a number.
+ * RET 0, -MT_EINVAL (NULL, wrong length or a non-hex digit). THREAD any. */
+int mt_num_id_parse(const char *id, uint64_t *num);
+
 #endif /* MT_IDS_H */

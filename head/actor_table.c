@@ -9,12 +9,12 @@
  */
 #include "head/actor_table.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/ids.h"
 
 static void actor_free(struct mt_head_actor *a)
 {
@@ -45,7 +45,7 @@ struct mt_head_actor *mt_actor_table_add(struct mt_actor_table *t, uint64_t num,
 
     a->magic = MT_HEAD_ACTOR_MAGIC;
     a->num = num;
-    snprintf(a->id, sizeof(a->id), "%016" PRIx64, num);
+    mt_num_id(num, a->id);
     a->name = name && *name ? mt_xstrdup(name) : NULL;
     a->function = mt_xstrdup(function ? function : "");
     a->owner = mt_xstrdup(owner ? owner : "");
@@ -69,13 +69,9 @@ struct mt_head_actor *mt_actor_table_find(const struct mt_actor_table *t, uint64
 struct mt_head_actor *mt_actor_table_find_id(const struct mt_actor_table *t,
                                   const char *id)
 {
-    char *end;
     uint64_t num;
 
-    if (!id || strlen(id) != 16)
-        return NULL;
-    num = strtoull(id, &end, 16);
-    return *end ? NULL : mt_actor_table_find(t, num);
+    return mt_num_id_parse(id, &num) < 0 ? NULL : mt_actor_table_find(t, num);
 }
 
 struct mt_head_actor *mt_actor_table_find_name(const struct mt_actor_table *t,

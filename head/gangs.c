@@ -362,7 +362,7 @@ static struct mt_head_task *submit_member(struct mt_head_gangs *gs,
     add_contract(&d, e);
     snprintf(name, sizeof(name), "%s/rank%u",
              g->def.name ? g->def.name : g->id, r);
-    snprintf(pg_id, sizeof(pg_id), "%016" PRIx64, g->pg);
+    mt_num_id(g->pg, pg_id);
     if (mt_def_set_str(&d.name, name) < 0 ||
         mt_def_set_str(&d.pg_id, pg_id) < 0)
         mt_xoom(sizeof(name));

@@ -8,7 +8,6 @@
  */
 #include "head/pgs.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +115,7 @@ static struct mt_head_pg *pg_new(struct mt_head_pgs *pgs,
     struct mt_head_pg *pg = mt_xcalloc(1, sizeof(*pg));
 
     pg->num = pgs->next++;
-    snprintf(pg->id, sizeof(pg->id), "%016" PRIx64, pg->num);
+    mt_num_id(pg->num, pg->id);
     pg->def = *def;
     memset(def, 0, sizeof(*def));
     pg->nbundles = nbundles;

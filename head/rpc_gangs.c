@@ -6,7 +6,6 @@
  *
  * THREAD: the head's loop thread only.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +52,7 @@ static void info_fill(struct mt_head *h, const struct mt_gang *g,
         d->error = s->error ? s->error : (char *)"";
         p->mp[r] = d;
     }
-    snprintf(p->pg_id, sizeof(p->pg_id), "%016" PRIx64, g->pg);
+    mt_num_id(g->pg, p->pg_id);
     i->gang_id = (char *)g->id;
     i->name = g->def.name ? g->def.name : (char *)"";
     i->state = (Manta__GangState)g->state;

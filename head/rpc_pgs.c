@@ -8,7 +8,6 @@
  *
  * THREAD: the head's loop thread only.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

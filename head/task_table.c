@@ -9,7 +9,6 @@
  */
 #include "head/task_table.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,15 +100,9 @@ struct mt_head_task *mt_task_table_find(const struct mt_task_table *t,
 struct mt_head_task *mt_task_table_find_id(const struct mt_task_table *t,
                                            const char *id)
 {
-    char *end;
     uint64_t num;
 
-    if (!id || strlen(id) != 16)
-        return NULL;
-    num = strtoull(id, &end, 16);
-    if (*end)
-        return NULL;
-    return mt_task_table_find(t, num);
+    return mt_num_id_parse(id, &num) < 0 ? NULL : mt_task_table_find(t, num);
 }
 
 /* Remove with backward shift so probe chains stay intact. */
@@ -140,7 +133,7 @@ struct mt_head_task *mt_task_table_add(struct mt_task_table *t,
         grow(t);
     task->magic = MT_HEAD_TASK_MAGIC;
     task->num = t->next_num++;
-    snprintf(task->id, sizeof(task->id), "%016" PRIx64, task->num);
+    mt_num_id(task->num, task->id);
     task->def = *def;
     mt_task_def_init(def);
     task->state = MT_TASK_PENDING;

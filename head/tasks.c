@@ -14,7 +14,6 @@
  */
 #include "head/tasks.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

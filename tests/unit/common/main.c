@@ -10,6 +10,7 @@ extern CU_TestInfo mt_test_sys[];
 extern CU_TestInfo mt_test_parse[];
 extern CU_TestInfo mt_test_selector[];
 extern CU_TestInfo mt_test_defs[];
+extern CU_TestInfo mt_test_ids[];
 extern CU_TestInfo mt_test_qty_regressions[];
 extern CU_TestInfo mt_test_sys_regressions[];
 int mt_test_rpc_setup(void);
@@ -24,6 +25,7 @@ static const struct mt_suite suites[] = {
     {"parse", mt_test_parse, NULL, NULL},
     {"selector", mt_test_selector, NULL, NULL},
     {"defs", mt_test_defs, NULL, NULL},
+    {"ids", mt_test_ids, NULL, NULL},
     /* Known bugs, reported and awaiting fixes: these fail until then. They
      * run last because the sys one aborts the run under ASan. */
     {"qty_regressions", mt_test_qty_regressions, NULL, NULL},

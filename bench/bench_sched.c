@@ -168,7 +168,7 @@ static void bench_pg(uint32_t nodes, uint32_t pgs)
 {
     struct mt_sched *s = cluster(nodes);
     struct mt_bundle_spec b[4];
-    struct mt_pg_spec spec = {0, MT_PG_PACK, b, 4};
+    struct mt_pg_spec spec = {0, MT_SCHED_PG_PACK, b, 4};
     uint32_t keep = nodes * 8, ok = 0, batch = 1000; /* half the CPUs */
     uint64_t next = 1, oldest = 1;
     double t0, tc = 0, tr = 0;

@@ -55,6 +55,7 @@ enum mt_task_place {
     MT_PLACE_SPREAD = 1,
     MT_PLACE_NODE_AFFINITY = 2,     /* affinity_node (soft or hard) */
     MT_PLACE_PG = 3,                /* pg_id, bundle */
+    MT_PLACE_COUNT
 };
 
 /* A function argument: bytes by value, or an object by reference. */

@@ -277,7 +277,7 @@ static int slice_env(struct mt_head_gangs *gs, struct mt_gang *g, uint32_t j,
                      const char **why)
 {
     struct mt_slice_info si;
-    const char *hosts[MT_PG_MAX_BUNDLES];
+    const char *hosts[MT_SCHED_PG_MAX_BUNDLES];
     uint32_t per = g->hosts * g->procs;
     struct mt_tpu_gang tg;
     int rc;
@@ -478,7 +478,7 @@ static char *member_why(const struct mt_gang_member *m)
 static void attempt_over(struct mt_head_gangs *gs, struct mt_gang *g)
 {
     int32_t max = g->def.max_restarts;
-    enum mt_pg_state st;
+    enum mt_sched_pg_state st;
 
     if (g->cancel) {
         gang_end(gs, g, MT_HEAD_GANG_CANCELLED);
@@ -499,7 +499,7 @@ static void attempt_over(struct mt_head_gangs *gs, struct mt_gang *g)
     MT_INFO("gang %s restarting (attempt %u): %s", g->id, g->attempt + 1,
             g->error ? g->error : "");
     if (mt_sched_pg_state(mt_head_sched_lib(gs->hs), g->pg, &st) == 0 &&
-        st == MT_PG_CREATED)
+        st == MT_SCHED_PG_CREATED)
         start_attempt(gs, g);
 }
 

@@ -158,7 +158,7 @@ static const char *build_pg_req(struct mt_head_pgs *pgs,
     const char *why = NULL;
 
     memset(r, 0, sizeof(*r));
-    if (nb == 0 || nb > MT_PG_MAX_BUNDLES)
+    if (nb == 0 || nb > MT_SCHED_PG_MAX_BUNDLES)
         return "a placement group needs 1 to 1024 bundles";
     r->bundles = mt_xcalloc(nb, sizeof(*r->bundles));
     r->sels = mt_xcalloc(nb, sizeof(*r->sels));
@@ -174,7 +174,7 @@ static const char *build_pg_req(struct mt_head_pgs *pgs,
                                                         &r->sels[b]);
     }
     r->spec.id = num;
-    r->spec.strategy = (enum mt_pg_strategy)def->strategy;
+    r->spec.strategy = (enum mt_sched_pg_strategy)def->strategy;
     r->spec.bundles = r->bundles;
     r->spec.nbundles = nb;
     return NULL;
@@ -199,7 +199,7 @@ static int reserve_slices(struct mt_head_pgs *pgs, const struct mt_pg_def *d,
                "v5p-8; topology 2x2x2)";
         return -MT_EINVAL;
     }
-    if (k > 64 || (uint64_t)shape.hosts * k > MT_PG_MAX_BUNDLES) {
+    if (k > 64 || (uint64_t)shape.hosts * k > MT_SCHED_PG_MAX_BUNDLES) {
         *why = "too many slices";
         return -MT_EINVAL;
     }
@@ -246,7 +246,7 @@ struct mt_head_pg *mt_head_pg_create(struct mt_head_pgs *pgs,
     uint32_t nb = (uint32_t)def->nbundles;
     int rc;
 
-    if ((unsigned)def->strategy > MT_PG_STRICT_SPREAD) {
+    if ((unsigned)def->strategy > MT_SCHED_PG_STRICT_SPREAD) {
         *why = "unknown placement strategy";
         rc = -MT_EINVAL;
     } else if (def->tpu_pod_type) {
@@ -272,13 +272,13 @@ struct mt_head_pg *mt_head_pg_create(struct mt_head_pgs *pgs,
 
 void mt_head_pg_refresh(struct mt_head_pgs *pgs, struct mt_head_pg *pg)
 {
-    enum mt_pg_state st;
+    enum mt_sched_pg_state st;
 
     if (pg->state == MT_HEAD_PG_REMOVED ||
         mt_sched_pg_state(mt_head_sched_lib(pgs->hs), pg->num, &st) < 0)
         return;
-    pg->state = st == MT_PG_CREATED        ? MT_HEAD_PG_CREATED
-                : st == MT_PG_RESCHEDULING ? MT_HEAD_PG_RESCHEDULING
+    pg->state = st == MT_SCHED_PG_CREATED        ? MT_HEAD_PG_CREATED
+                : st == MT_SCHED_PG_RESCHEDULING ? MT_HEAD_PG_RESCHEDULING
                                            : MT_HEAD_PG_PENDING;
     if (pg->state == MT_HEAD_PG_CREATED)
         pg_set_error(pg, NULL);

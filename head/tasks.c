@@ -200,13 +200,13 @@ static int place(struct mt_head_tasks *ts, struct mt_head_task *t,
         /* Prefer the node holding the biggest object argument. */
         if (!r->spec.selector &&
             (n = mt_head_objects_biggest_holder(ts->objs, t))) {
-            r->spec.strategy = MT_STRATEGY_NODE_AFFINITY;
+            r->spec.strategy = MT_PLACE_NODE_AFFINITY;
             r->spec.affinity_node = n->sched_node;
             r->spec.affinity_soft = true;
         }
         return 0;
     case MT_PLACE_SPREAD:
-        r->spec.strategy = MT_STRATEGY_SPREAD;
+        r->spec.strategy = MT_PLACE_SPREAD;
         return 0;
     case MT_PLACE_NODE_AFFINITY:
         n = d->affinity_node ? mt_node_table_find(ts->nodes, d->affinity_node)
@@ -215,7 +215,7 @@ static int place(struct mt_head_tasks *ts, struct mt_head_task *t,
             *why = "affinity node is not a live node of this cluster";
             return -MT_EINVAL;
         }
-        r->spec.strategy = MT_STRATEGY_NODE_AFFINITY;
+        r->spec.strategy = MT_PLACE_NODE_AFFINITY;
         r->spec.affinity_node = n->sched_node;
         r->spec.affinity_soft = d->affinity_soft;
         return 0;
@@ -229,7 +229,7 @@ static int place(struct mt_head_tasks *ts, struct mt_head_task *t,
             *why = "bundle index out of range (-1 means any bundle)";
             return -MT_EINVAL;
         }
-        r->spec.strategy = MT_STRATEGY_PG;
+        r->spec.strategy = MT_PLACE_PG;
         r->spec.pg = pg->num;
         r->spec.bundle = d->bundle;
         t->pg = pg->num;

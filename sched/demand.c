@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const pg_strategy_names[MT_PG_STRATEGY_COUNT] = {
+static const char *const pg_strategy_names[MT_SCHED_PG_STRATEGY_COUNT] = {
     "PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD",
 };
 
@@ -73,7 +73,7 @@ static size_t collect(const struct mt_sched *s, struct mt_demand *rows,
         row.shape = pg->b[0].res;
         row.count = 1;
         row.nbundles = pg->nb;
-        row.strategy = (enum mt_pg_strategy)pg->strategy;
+        row.strategy = (enum mt_sched_pg_strategy)pg->strategy;
         row.infeasible = pg->reported;
         add_row(rows, &n, cap, &row);
     }
@@ -165,7 +165,7 @@ static size_t pending_wants(const struct mt_sched *s, struct want *w,
         struct want x = {{&c->key.res, c->kinds,
                           c->key.sel.n ? &c->key.sel : NULL}, 0};
 
-        if (c->key.strategy == MT_STRATEGY_PG || !(c->kinds & (gpu | tpu)))
+        if (c->key.strategy == MT_PLACE_PG || !(c->kinds & (gpu | tpu)))
             continue;
         f->pending_gpu += c->kinds & gpu ? c->n : 0;
         f->pending_tpu += c->kinds & tpu ? c->n : 0;

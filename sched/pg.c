@@ -221,12 +221,12 @@ static int try_strict_pack(struct mt_sched *s, struct mt__pg *pg,
     while (rc < 0 && ctx.nexclude < STRICT_PACK_TRIES) {
         uint32_t node;
 
-        if (used_nodes(pg, used) && pg->strategy == MT_PG_STRICT_PACK)
+        if (used_nodes(pg, used) && pg->strategy == MT_SCHED_PG_STRICT_PACK)
             node = ctx.nexclude == 0 && mt__node_fits(&s->nodes[used[0]], &r)
                        ? used[0]
                        : MT__NONE;
         else
-            node = mt__pick(s, &r, MT_STRATEGY_DEFAULT, &ctx);
+            node = mt__pick(s, &r, MT_PLACE_DEFAULT, &ctx);
         if (node == MT__NONE)
             break;
         *np = 0;
@@ -253,17 +253,17 @@ static uint32_t pick_preferring(struct mt_sched *s, const struct mt__req *r,
     for (uint32_t i = 0; i < nused; i++)
         if (mt__node_fits(&s->nodes[used[i]], r))
             return used[i];
-    return mt__pick(s, r, MT_STRATEGY_DEFAULT, NULL);
+    return mt__pick(s, r, MT_PLACE_DEFAULT, NULL);
 }
 
 static uint32_t pick_avoiding(struct mt_sched *s, const struct mt__req *r,
                               const uint32_t *used, uint32_t nused, bool strict)
 {
     struct mt__pick_ctx ctx = {used, nused, NULL, 0};
-    uint32_t node = mt__pick(s, r, MT_STRATEGY_DEFAULT, &ctx);
+    uint32_t node = mt__pick(s, r, MT_PLACE_DEFAULT, &ctx);
 
     if (node == MT__NONE && !strict)
-        node = mt__pick(s, r, MT_STRATEGY_DEFAULT, NULL);
+        node = mt__pick(s, r, MT_PLACE_DEFAULT, NULL);
     return node;
 }
 
@@ -335,11 +335,11 @@ static int try_greedy(struct mt_sched *s, struct mt__pg *pg, uint32_t *used,
         struct mt__req r = bundle_req(b);
         uint32_t node;
 
-        if (pg->strategy == MT_PG_PACK)
+        if (pg->strategy == MT_SCHED_PG_PACK)
             node = pick_preferring(s, &r, used, nused);
         else
             node = pick_avoiding(s, &r, used, nused,
-                                 pg->strategy == MT_PG_STRICT_SPREAD);
+                                 pg->strategy == MT_SCHED_PG_STRICT_SPREAD);
         if (node == MT__NONE)
             return -MT_EAGAIN;
         bundle_place(s, b, node);
@@ -357,9 +357,9 @@ static int place_unplaced(struct mt_sched *s, struct mt__pg *pg)
 
     if (!placed)
         return -MT_ENOMEM;
-    if (pg->strategy == MT_PG_STRICT_PACK || pg->strategy == MT_PG_PACK)
+    if (pg->strategy == MT_SCHED_PG_STRICT_PACK || pg->strategy == MT_SCHED_PG_PACK)
         rc = try_strict_pack(s, pg, placed + pg->nb, placed, &np);
-    if (rc == -MT_EAGAIN && pg->strategy != MT_PG_STRICT_PACK) {
+    if (rc == -MT_EAGAIN && pg->strategy != MT_SCHED_PG_STRICT_PACK) {
         for (uint32_t i = 0; i < np; i++)
             bundle_unplace(s, &pg->b[placed[i]]);
         np = 0;
@@ -398,8 +398,8 @@ int mt__pg_feasible(const struct mt_sched *s, const struct mt__pg *pg)
 {
     if (pg->is_slice)
         return mt__slice_feasible(s, pg);
-    if (pg->strategy == MT_PG_STRICT_PACK) {
-        const struct mt_sel *sels[MT_PG_MAX_BUNDLES];
+    if (pg->strategy == MT_SCHED_PG_STRICT_PACK) {
+        const struct mt_sel *sels[MT_SCHED_PG_MAX_BUNDLES];
         struct mt_res_set sum;
         uint32_t ns;
         struct mt__req r = {&sum, 0, NULL};
@@ -409,7 +409,7 @@ int mt__pg_feasible(const struct mt_sched *s, const struct mt__pg *pg)
         r.kinds = mt_res_set_mask(&sum);
         return any_feasible(s, &r, sels, ns) ? 0 : -MT_EINFEASIBLE;
     }
-    if (pg->strategy == MT_PG_STRICT_SPREAD && pg->nb > s->nalive)
+    if (pg->strategy == MT_SCHED_PG_STRICT_SPREAD && pg->nb > s->nalive)
         return -MT_EINFEASIBLE;
     for (uint32_t i = 0; i < pg->nb; i++) {
         struct mt__req r = bundle_req(&pg->b[i]);
@@ -429,7 +429,7 @@ int mt__pg_try_place(struct mt_sched *s, uint32_t slot)
         return 0;
     rc = pg->is_slice ? mt__slice_try_place(s, slot) : place_unplaced(s, pg);
     if (rc == 0) {
-        pg->state = MT_PG_CREATED;
+        pg->state = MT_SCHED_PG_CREATED;
         pg->reported = false;
         return 0;
     }
@@ -537,7 +537,7 @@ int mt__pg_start(struct mt_sched *s, uint32_t slot, uint64_t now_ms)
     int rc;
 
     s->pgs[slot].submit_ms = now_ms;
-    s->pgs[slot].state = MT_PG_PENDING;
+    s->pgs[slot].state = MT_SCHED_PG_PENDING;
     rc = mt__pg_try_place(s, slot);
     if (rc == -MT_ENOMEM) {
         pg_free_slot(s, slot);
@@ -557,8 +557,8 @@ int mt_sched_pg_create(struct mt_sched *s, const struct mt_pg_spec *spec,
     int rc;
 
     if (!spec || spec->id == 0 ||
-        (unsigned)spec->strategy >= MT_PG_STRATEGY_COUNT ||
-        spec->nbundles == 0 || spec->nbundles > MT_PG_MAX_BUNDLES ||
+        (unsigned)spec->strategy >= MT_SCHED_PG_STRATEGY_COUNT ||
+        spec->nbundles == 0 || spec->nbundles > MT_SCHED_PG_MAX_BUNDLES ||
         !spec->bundles)
         return -MT_EINVAL;
     if ((rc = mt__pg_alloc(s, spec->id, &slot)) < 0)
@@ -610,19 +610,19 @@ void mt__pg_on_node_dead(struct mt_sched *s, uint32_t node)
             mt__pg_release_all(s, pg);
             mt__slice_release(s, slot);
         }
-        pg->state = MT_PG_RESCHEDULING;
+        pg->state = MT_SCHED_PG_RESCHEDULING;
         pgq_push_front(s, slot);
     }
 }
 
 int mt_sched_pg_state(const struct mt_sched *s, uint64_t id,
-                      enum mt_pg_state *state)
+                      enum mt_sched_pg_state *state)
 {
     const struct mt__pg *pg = mt__pg_find(s, id);
 
     if (!pg)
         return -MT_ENOENT;
-    *state = (enum mt_pg_state)pg->state;
+    *state = (enum mt_sched_pg_state)pg->state;
     return 0;
 }
 

@@ -224,7 +224,7 @@ static uint32_t pick_tier(struct mt_sched *s, const uint32_t *pools,
 
     if (np == 0)
         return MT__NONE;
-    if (strategy == MT_STRATEGY_SPREAD)
+    if (strategy == MT_PLACE_SPREAD)
         return pick_spread(s, pools, np, r, c);
     if (s->o.accel_best_fit && (r->kinds & mt__kinds_accel()))
         return pick_fullest(s, pools, np, r, c);
@@ -275,7 +275,7 @@ static uint32_t pick_posting(struct mt_sched *s, const struct mt__post *p,
 {
     bool cpu_only = !(r->kinds & mt__kinds_accel()) && s->o.avoid_accel_nodes;
     bool fullest = s->o.accel_best_fit && (r->kinds & mt__kinds_accel()) &&
-                   strategy != MT_STRATEGY_SPREAD;
+                   strategy != MT_PLACE_SPREAD;
 
     for (int pass = cpu_only ? 0 : 1; pass < 2; pass++) {
         uint32_t best = MT__NONE;
@@ -287,7 +287,7 @@ static uint32_t pick_posting(struct mt_sched *s, const struct mt__post *p,
             if (!n->alive || (pass == 0 && (n->kinds & mt__kinds_accel())) ||
                 !cand_ok(s, node, r, c))
                 continue;
-            if (!fullest && strategy != MT_STRATEGY_SPREAD &&
+            if (!fullest && strategy != MT_PLACE_SPREAD &&
                 n->util < s->o.spread_threshold)
                 return node;
             if (best == MT__NONE ||

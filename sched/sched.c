@@ -131,7 +131,7 @@ void mt_task_spec_init(struct mt_task_spec *t, uint64_t id)
 {
     memset(t, 0, sizeof(*t));
     t->id = id;
-    t->strategy = MT_STRATEGY_DEFAULT;
+    t->strategy = MT_PLACE_DEFAULT;
     t->affinity_node = MT_NODE_NONE;
     t->bundle = -1;
 }
@@ -231,7 +231,7 @@ static int key_build(struct mt_sched *s, const struct mt_task_spec *t,
     int rc;
 
     memset(k, 0, sizeof(*k));
-    if ((unsigned)t->strategy >= MT_STRATEGY_COUNT || t->res.n > MT_RES_SET_MAX)
+    if ((unsigned)t->strategy >= MT_PLACE_COUNT || t->res.n > MT_RES_SET_MAX)
         return -MT_EINVAL;
     if ((rc = mt_res_set_validate(&t->res, mt_res_names_count(s->names))) < 0)
         return rc;
@@ -243,12 +243,12 @@ static int key_build(struct mt_sched *s, const struct mt_task_spec *t,
     k->affinity = MT__NONE;
     k->pg = MT__NONE;
     k->bundle = -1;
-    if (t->strategy == MT_STRATEGY_NODE_AFFINITY) {
+    if (t->strategy == MT_PLACE_NODE_AFFINITY) {
         if (t->affinity_node >= s->nnodes)
             return -MT_EINVAL;
         k->affinity = t->affinity_node;
         k->soft = t->affinity_soft;
-    } else if (t->strategy == MT_STRATEGY_PG) {
+    } else if (t->strategy == MT_PLACE_PG) {
         struct mt__pg *pg = mt__pg_find(s, t->pg);
 
         if (!pg)
@@ -453,14 +453,14 @@ static int place(struct mt_sched *s, const struct mt__ckey *k, uint64_t kinds,
     struct mt__req r = {&k->res, kinds, k->sel.n ? &k->sel : NULL};
     uint32_t node;
 
-    if (k->strategy == MT_STRATEGY_PG) {
+    if (k->strategy == MT_PLACE_PG) {
         struct mt__pg *pg = &s->pgs[k->pg];
 
         if (!pg->used || pg->gen != k->pg_gen)
             return -MT_ENOENT;
         return place_pg(s, k, &r, out);
     }
-    if (k->strategy == MT_STRATEGY_NODE_AFFINITY) {
+    if (k->strategy == MT_PLACE_NODE_AFFINITY) {
         node = k->affinity;
         if (s->nodes[node].alive && !mt__reserved(s, node) &&
             mt__node_fits(&s->nodes[node], &r))
@@ -483,9 +483,9 @@ static int class_feasible(struct mt_sched *s, struct mt__class *c)
     if (c->feas_epoch == s->epoch)
         return c->feas;
     c->feas_epoch = s->epoch;
-    if (k->strategy == MT_STRATEGY_PG)
+    if (k->strategy == MT_PLACE_PG)
         c->feas = 0;  /* decided per attempt by the bundle */
-    else if (k->strategy == MT_STRATEGY_NODE_AFFINITY && !k->soft)
+    else if (k->strategy == MT_PLACE_NODE_AFFINITY && !k->soft)
         c->feas = mt__node_feasible(&s->nodes[k->affinity], &r)
                       ? 0
                       : -MT_EINFEASIBLE;
@@ -505,11 +505,11 @@ int mt_sched_allocate(struct mt_sched *s, const struct mt_task_spec *t,
     if ((rc = key_build(s, t, &k)) < 0)
         return rc;
     rc = place(s, &k, mt_res_set_mask(&k.res), g);
-    if (rc == -MT_EAGAIN && k.strategy != MT_STRATEGY_PG) {
+    if (rc == -MT_EAGAIN && k.strategy != MT_PLACE_PG) {
         struct mt__req r = {&k.res, mt_res_set_mask(&k.res),
                             k.sel.n ? &k.sel : NULL};
 
-        if (k.strategy != MT_STRATEGY_NODE_AFFINITY || k.soft)
+        if (k.strategy != MT_PLACE_NODE_AFFINITY || k.soft)
             rc = mt__feasible(s, &r) < 0 ? -MT_EINFEASIBLE : rc;
     }
     return rc;
@@ -629,9 +629,9 @@ static uint32_t resv_node(const struct mt_sched *s, const struct mt__class *c)
     uint32_t best = MT__NONE;
     double best_sh = 1e300;
 
-    if (k->strategy == MT_STRATEGY_PG)
+    if (k->strategy == MT_PLACE_PG)
         return MT__NONE;
-    if (k->strategy == MT_STRATEGY_NODE_AFFINITY && !k->soft)
+    if (k->strategy == MT_PLACE_NODE_AFFINITY && !k->soft)
         return s->nodes[k->affinity].alive ? k->affinity : MT__NONE;
     for (uint32_t p = 0; p < s->npools; p++) {
         const struct mt__pool *pl = &s->pools[p];

@@ -29,6 +29,7 @@
 #ifndef MT_SCHED_SCHED_H
 #define MT_SCHED_SCHED_H
 
+#include "common/defs.h" /* enum mt_task_place */
 #include "sched/labels.h"
 #include "sched/resources.h"
 #include "sched/tpu.h"
@@ -38,7 +39,7 @@
 #include <stdint.h>
 
 #define MT_NODE_NONE UINT32_MAX
-#define MT_PG_MAX_BUNDLES 1024
+#define MT_SCHED_PG_MAX_BUNDLES 1024
 
 struct mt_sched;
 
@@ -164,19 +165,13 @@ uint32_t mt_sched_node_free_tpu_chips(const struct mt_sched *s, uint32_t node);
 
 /* ---- Tasks ---- */
 
-enum mt_strategy {
-    MT_STRATEGY_DEFAULT,        /* hybrid: pack below threshold, then top-k */
-    MT_STRATEGY_SPREAD,         /* round-robin over nodes with room */
-    MT_STRATEGY_NODE_AFFINITY,  /* affinity_node, hard or soft */
-    MT_STRATEGY_PG,             /* into placement group pg, bundle index */
-    MT_STRATEGY_COUNT
-};
-
 struct mt_task_spec {
     uint64_t id;                           /* caller's task id */
     struct mt_res_set res;                 /* may be empty (0-resource task) */
     int32_t priority;                      /* higher first; default 0 */
-    enum mt_strategy strategy;
+    enum mt_task_place strategy;           /* DEFAULT: hybrid pack then
+                                              top-k; SPREAD: round robin;
+                                              NODE_AFFINITY; PG */
     uint32_t affinity_node;                /* NODE_AFFINITY: node handle */
     bool affinity_soft;                    /* NODE_AFFINITY: fall back */
     const struct mt_label_selector *selector;  /* NULL: any node; borrowed */
@@ -275,19 +270,19 @@ size_t mt_sched_pending(const struct mt_sched *s);
 
 /* ---- Placement groups ---- */
 
-enum mt_pg_strategy {
-    MT_PG_PACK,             /* as few nodes as possible (soft) */
-    MT_PG_SPREAD,           /* as many nodes as possible (soft) */
-    MT_PG_STRICT_PACK,      /* one node */
-    MT_PG_STRICT_SPREAD,    /* one node per bundle */
-    MT_PG_STRATEGY_COUNT
+enum mt_sched_pg_strategy {
+    MT_SCHED_PG_PACK,             /* as few nodes as possible (soft) */
+    MT_SCHED_PG_SPREAD,           /* as many nodes as possible (soft) */
+    MT_SCHED_PG_STRICT_PACK,      /* one node */
+    MT_SCHED_PG_STRICT_SPREAD,    /* one node per bundle */
+    MT_SCHED_PG_STRATEGY_COUNT
 };
 
-enum mt_pg_state {
-    MT_PG_PENDING,          /* no bundle placed yet */
-    MT_PG_CREATED,          /* every bundle reserved */
-    MT_PG_RESCHEDULING,     /* some bundles lost with their node */
-    MT_PG_REMOVED
+enum mt_sched_pg_state {
+    MT_SCHED_PG_PENDING,          /* no bundle placed yet */
+    MT_SCHED_PG_CREATED,          /* every bundle reserved */
+    MT_SCHED_PG_RESCHEDULING,     /* some bundles lost with their node */
+    MT_SCHED_PG_REMOVED
 };
 
 struct mt_bundle_spec {
@@ -297,9 +292,9 @@ struct mt_bundle_spec {
 
 struct mt_pg_spec {
     uint64_t id;                       /* caller's group id, != 0 */
-    enum mt_pg_strategy strategy;
+    enum mt_sched_pg_strategy strategy;
     const struct mt_bundle_spec *bundles;
-    size_t nbundles;                   /* 1..MT_PG_MAX_BUNDLES */
+    size_t nbundles;                   /* 1..MT_SCHED_PG_MAX_BUNDLES */
 };
 
 /*
@@ -327,7 +322,7 @@ int mt_sched_pg_remove(struct mt_sched *s, uint64_t pg);
 
 /* mt_sched_pg_state - RET 0 or -MT_ENOENT (removed groups are forgotten). */
 int mt_sched_pg_state(const struct mt_sched *s, uint64_t pg,
-                      enum mt_pg_state *state);
+                      enum mt_sched_pg_state *state);
 
 struct mt_bundle_info {
     uint32_t node;          /* MT_NODE_NONE while not placed */
@@ -422,7 +417,7 @@ struct mt_demand {
     struct mt_res_set shape;      /* tasks: the shape; groups: bundle 0 */
     uint32_t count;               /* tasks or groups of this shape */
     uint32_t nbundles;            /* groups only */
-    enum mt_pg_strategy strategy; /* groups only */
+    enum mt_sched_pg_strategy strategy; /* groups only */
     bool infeasible;
 };
 

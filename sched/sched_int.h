@@ -161,8 +161,8 @@ struct mt__pg {
     bool used;
     bool queued;                     /* in s->pgq */
     bool reported;                   /* infeasible already reported */
-    uint8_t state;                   /* enum mt_pg_state */
-    uint8_t strategy;                /* enum mt_pg_strategy */
+    uint8_t state;                   /* enum mt_sched_pg_state */
+    uint8_t strategy;                /* enum mt_sched_pg_strategy */
     bool is_slice;
     uint32_t nb;
     struct mt__bundle *b;

@@ -323,7 +323,7 @@ static void submit_group(struct sim *m, int kind, uint64_t now)
         mt_res_set_add(&sp.per_host, MT_RES_CPU, MT_RES_SCALE);
         rc = mt_sched_slice_reserve(m->s, &sp, now);
     } else {
-        struct mt_pg_spec spec = {id, (enum mt_pg_strategy)(urand(m) * 4), b,
+        struct mt_pg_spec spec = {id, (enum mt_sched_pg_strategy)(urand(m) * 4), b,
                                   4};
 
         memset(b, 0, sizeof(b));

@@ -301,19 +301,19 @@ int mt_sched_slice_reserve(struct mt_sched *s, const struct mt_slice_spec *spec,
     int rc;
 
     if (!spec || !spec->pod_type || spec->id == 0 || spec->nslices == 0 ||
-        spec->nslices > MT_PG_MAX_BUNDLES)
+        spec->nslices > MT_SCHED_PG_MAX_BUNDLES)
         return -MT_EINVAL;
     if (mt_tpu_slice_parse(spec->pod_type, spec->topology, 0, &shape) < 0 ||
         mt_tpu_slice_pod_type(&shape, buf, sizeof(buf)) < 0 ||
         !mt_tpu_chip_count_valid(shape.chips_per_host) ||
-        (uint64_t)shape.hosts * spec->nslices > MT_PG_MAX_BUNDLES)
+        (uint64_t)shape.hosts * spec->nslices > MT_SCHED_PG_MAX_BUNDLES)
         return -MT_EINVAL;
     if ((pod = mt_strtab_intern(s->strs, buf)) < 0)
         return (int)pod;
     if ((rc = mt__pg_alloc(s, spec->id, &slot)) < 0)
         return rc;
     s->pgs[slot].is_slice = true;
-    s->pgs[slot].strategy = MT_PG_STRICT_SPREAD;
+    s->pgs[slot].strategy = MT_SCHED_PG_STRICT_SPREAD;
     s->pgs[slot].pod_type = (uint32_t)pod;
     s->pgs[slot].hosts = shape.hosts;
     s->pgs[slot].chips_per_host = shape.chips_per_host;
@@ -345,7 +345,7 @@ int mt_sched_pg_slice(const struct mt_sched *s, uint64_t pg_id, uint32_t j,
     const struct mt__slice *sl;
 
     if (!pg || !pg->is_slice || j >= pg->nslices ||
-        pg->state != MT_PG_CREATED || pg->b[j * pg->hosts].slice == MT__NONE)
+        pg->state != MT_SCHED_PG_CREATED || pg->b[j * pg->hosts].slice == MT__NONE)
         return -MT_ENOENT;
     sl = &s->slices[pg->b[j * pg->hosts].slice];
     out->name = mt_strtab_str(s->strs, sl->name);

@@ -116,16 +116,16 @@ static void random_task(struct world *w, struct mt_task_spec *t)
     random_res(w, &t->res, true);
     switch (rnd(w, 5)) {
     case 0:
-        t->strategy = MT_STRATEGY_SPREAD;
+        t->strategy = MT_PLACE_SPREAD;
         break;
     case 1:
-        t->strategy = MT_STRATEGY_NODE_AFFINITY;
+        t->strategy = MT_PLACE_NODE_AFFINITY;
         t->affinity_node = rnd(w, w->nnodes);
         t->affinity_soft = rnd(w, 2);
         break;
     case 2:
         if (w->npg) {
-            t->strategy = MT_STRATEGY_PG;
+            t->strategy = MT_PLACE_PG;
             t->pg = w->pgs[rnd(w, w->npg)];
             t->bundle = (int32_t)rnd(w, 3) - 1;
         }
@@ -212,7 +212,7 @@ static void op_pg_create(struct world *w)
         return;
     memset(b, 0, sizeof(b));
     spec.id = w->next_id++;
-    spec.strategy = (enum mt_pg_strategy)rnd(w, MT_PG_STRATEGY_COUNT);
+    spec.strategy = (enum mt_sched_pg_strategy)rnd(w, MT_SCHED_PG_STRATEGY_COUNT);
     spec.bundles = b;
     spec.nbundles = 1 + rnd(w, 4);
     for (size_t i = 0; i < spec.nbundles; i++)

@@ -19,7 +19,7 @@ static void test_demand_by_shape(void)
 {
     struct mt_sched *s = mt_t_sched();
     struct mt_bundle_spec b[2];
-    struct mt_pg_spec spec = {1, MT_PG_STRICT_PACK, b, 2};
+    struct mt_pg_spec spec = {1, MT_SCHED_PG_STRICT_PACK, b, 2};
     struct mt_demand rows[8];
     struct mt_placement out[8];
     struct mt_task_spec t;
@@ -69,7 +69,7 @@ static void test_fragmentation(void)
     /* 1 GPU busy on each node: 7 + 7 free, an 8-GPU task cannot run. */
     for (uint32_t n = 0; n < 2; n++) {
         mt_t_task(&t, n, 0, 1, 0);
-        t.strategy = MT_STRATEGY_NODE_AFFINITY;
+        t.strategy = MT_PLACE_NODE_AFFINITY;
         t.affinity_node = n;
         CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
     }
@@ -97,7 +97,7 @@ static void test_usage(void)
 {
     struct mt_sched *s = mt_t_sched();
     struct mt_bundle_spec b[1];
-    struct mt_pg_spec spec = {4, MT_PG_PACK, b, 1};
+    struct mt_pg_spec spec = {4, MT_SCHED_PG_PACK, b, 1};
     struct mt_task_spec t;
     struct mt_grant g;
     struct mt_usage u;
@@ -108,7 +108,7 @@ static void test_usage(void)
     mt_res_set_add(&b[0].res, MT_RES_CPU, 10000);
     CU_ASSERT_EQUAL(mt_sched_pg_create(s, &spec, 0), 0);
     mt_t_task(&t, 1, 1, 0, 0);
-    t.strategy = MT_STRATEGY_PG;
+    t.strategy = MT_PLACE_PG;
     t.pg = 4;
     CU_ASSERT_EQUAL(mt_sched_allocate(s, &t, &g), 0);
     mt_t_task(&t, 2, 1, 0, 0);

@@ -42,27 +42,27 @@ static uint32_t distinct_nodes(struct mt_sched *s, uint64_t pg, uint32_t nb)
 static void test_strategies_table(void)
 {
     static const struct {
-        enum mt_pg_strategy st;
+        enum mt_sched_pg_strategy st;
         int nb;
         double cpu;
         int rc;
         uint32_t nodes; /* distinct nodes used when created */
     } rows[] = {
-        {MT_PG_PACK, 4, 1, 0, 1},
-        {MT_PG_STRICT_PACK, 4, 1, 0, 1},
-        {MT_PG_SPREAD, 3, 1, 0, 3},
-        {MT_PG_STRICT_SPREAD, 3, 1, 0, 3},
-        {MT_PG_SPREAD, 5, 1, 0, 3},             /* soft: reuses nodes */
-        {MT_PG_STRICT_SPREAD, 4, 1, -MT_EINFEASIBLE, 0},
-        {MT_PG_STRICT_PACK, 2, 6, -MT_EINFEASIBLE, 0}, /* 12 > 8 per node */
-        {MT_PG_PACK, 2, 6, 0, 2},               /* soft: splits */
+        {MT_SCHED_PG_PACK, 4, 1, 0, 1},
+        {MT_SCHED_PG_STRICT_PACK, 4, 1, 0, 1},
+        {MT_SCHED_PG_SPREAD, 3, 1, 0, 3},
+        {MT_SCHED_PG_STRICT_SPREAD, 3, 1, 0, 3},
+        {MT_SCHED_PG_SPREAD, 5, 1, 0, 3},             /* soft: reuses nodes */
+        {MT_SCHED_PG_STRICT_SPREAD, 4, 1, -MT_EINFEASIBLE, 0},
+        {MT_SCHED_PG_STRICT_PACK, 2, 6, -MT_EINFEASIBLE, 0}, /* 12 > 8 per node */
+        {MT_SCHED_PG_PACK, 2, 6, 0, 2},               /* soft: splits */
     };
 
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         struct mt_sched *s = mt_t_sched();
         struct mt_bundle_spec b[8];
         struct mt_pg_spec spec = {42, rows[i].st, b, (size_t)rows[i].nb};
-        enum mt_pg_state st;
+        enum mt_sched_pg_state st;
 
         mt_t_node(s, "n0", 8, 0, 0, NULL, 0);
         mt_t_node(s, "n1", 8, 0, 0, NULL, 0);
@@ -71,11 +71,11 @@ static void test_strategies_table(void)
         CU_ASSERT_EQUAL(mt_sched_pg_create(s, &spec, 0), rows[i].rc);
         CU_ASSERT_EQUAL(mt_sched_pg_state(s, 42, &st), 0);
         if (rows[i].rc == 0) {
-            CU_ASSERT_EQUAL(st, MT_PG_CREATED);
+            CU_ASSERT_EQUAL(st, MT_SCHED_PG_CREATED);
             CU_ASSERT_EQUAL(distinct_nodes(s, 42, (uint32_t)rows[i].nb),
                             rows[i].nodes);
         } else {
-            CU_ASSERT_EQUAL(st, MT_PG_PENDING);
+            CU_ASSERT_EQUAL(st, MT_SCHED_PG_PENDING);
         }
         mt_t_check(s);
         mt_sched_destroy(s);
@@ -86,7 +86,7 @@ static void test_atomic_all_or_nothing(void)
 {
     struct mt_sched *s = mt_t_sched();
     struct mt_bundle_spec b[3];
-    struct mt_pg_spec spec = {7, MT_PG_STRICT_SPREAD, b, 3};
+    struct mt_pg_spec spec = {7, MT_SCHED_PG_STRICT_SPREAD, b, 3};
     struct mt_placement out[4];
     struct mt_task_spec t;
     struct mt_grant g;
@@ -97,7 +97,7 @@ static void test_atomic_all_or_nothing(void)
     mt_t_node(s, "n2", 4, 0, 0, NULL, 0);
     /* Fill n0 so only two nodes have room: nothing may be reserved. */
     mt_t_task(&t, 1, 4, 0, 0);
-    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.strategy = MT_PLACE_NODE_AFFINITY;
     t.affinity_node = n0;
     CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
     cpu_bundles(b, 3, 2);
@@ -129,7 +129,7 @@ static void test_bundle_label_selectors(void)
     const struct mt_label_selector sel = {&e, 1};
     struct mt_sched *s = mt_t_sched();
     struct mt_bundle_spec b[2];
-    struct mt_pg_spec spec = {9, MT_PG_PACK, b, 2};
+    struct mt_pg_spec spec = {9, MT_SCHED_PG_PACK, b, 2};
     struct mt_bundle_info bi;
     uint32_t nb;
 
@@ -142,7 +142,7 @@ static void test_bundle_label_selectors(void)
     CU_ASSERT_EQUAL(bi.node, nb);
     /* STRICT_PACK honours every bundle's selector on the one node. */
     spec.id = 10;
-    spec.strategy = MT_PG_STRICT_PACK;
+    spec.strategy = MT_SCHED_PG_STRICT_PACK;
     CU_ASSERT_EQUAL(mt_sched_pg_create(s, &spec, 0), 0);
     CU_ASSERT_EQUAL(mt_sched_pg_bundle(s, 10, 0, &bi), 0);
     CU_ASSERT_EQUAL(bi.node, nb);
@@ -154,7 +154,7 @@ static void test_remove_returns_everything(void)
 {
     struct mt_sched *s = mt_t_sched();
     struct mt_bundle_spec b[2];
-    struct mt_pg_spec spec = {5, MT_PG_SPREAD, b, 2};
+    struct mt_pg_spec spec = {5, MT_SCHED_PG_SPREAD, b, 2};
     struct mt_task_spec t;
     struct mt_grant g;
     int64_t avail;
@@ -166,7 +166,7 @@ static void test_remove_returns_everything(void)
     mt_res_set_add(&b[1].res, MT_RES_GPU, 5000);
     CU_ASSERT_EQUAL(mt_sched_pg_create(s, &spec, 0), 0);
     mt_t_task(&t, 1, 1, 0.5, 0);
-    t.strategy = MT_STRATEGY_PG;
+    t.strategy = MT_PLACE_PG;
     t.pg = 5;
     t.bundle = 0;
     CU_ASSERT_EQUAL(mt_sched_allocate(s, &t, &g), 0);
@@ -208,7 +208,7 @@ static void test_tasks_into_bundles(void)
     };
     struct mt_sched *s = mt_t_sched();
     struct mt_bundle_spec b[2];
-    struct mt_pg_spec spec = {3, MT_PG_PACK, b, 2};
+    struct mt_pg_spec spec = {3, MT_SCHED_PG_PACK, b, 2};
     struct mt_bundle_info bi;
 
     mt_t_node(s, "n0", 16, 2, 0, NULL, 0);
@@ -223,7 +223,7 @@ static void test_tasks_into_bundles(void)
         struct mt_grant g;
 
         mt_t_task(&t, i, rows[i].cpu, rows[i].gpu, 0);
-        t.strategy = MT_STRATEGY_PG;
+        t.strategy = MT_PLACE_PG;
         t.pg = 3;
         t.bundle = rows[i].bundle;
         CU_ASSERT_EQUAL(mt_sched_allocate(s, &t, &g), rows[i].rc);
@@ -238,10 +238,10 @@ static void test_node_death_reschedules_lost_bundles(void)
 {
     struct mt_sched *s = mt_t_sched();
     struct mt_bundle_spec b[3];
-    struct mt_pg_spec spec = {11, MT_PG_STRICT_SPREAD, b, 3};
+    struct mt_pg_spec spec = {11, MT_SCHED_PG_STRICT_SPREAD, b, 3};
     struct mt_bundle_info before[3], after;
     struct mt_placement out[4];
-    enum mt_pg_state st;
+    enum mt_sched_pg_state st;
     uint32_t dead;
 
     for (int i = 0; i < 3; i++) {
@@ -256,7 +256,7 @@ static void test_node_death_reschedules_lost_bundles(void)
     dead = before[1].node;
     CU_ASSERT_EQUAL(mt_sched_on_node_dead(s, dead), 0);
     CU_ASSERT_EQUAL(mt_sched_pg_state(s, 11, &st), 0);
-    CU_ASSERT_EQUAL(st, MT_PG_RESCHEDULING);
+    CU_ASSERT_EQUAL(st, MT_SCHED_PG_RESCHEDULING);
     mt_t_check(s);
     /* Only two nodes left: STRICT_SPREAD cannot place the third. */
     CU_ASSERT_EQUAL(mt_sched_decide(s, 1, out, 4), 1);
@@ -266,7 +266,7 @@ static void test_node_death_reschedules_lost_bundles(void)
     CU_ASSERT_EQUAL(out[0].kind, MT_DECISION_PG);
     CU_ASSERT_EQUAL(out[0].status, 0);
     CU_ASSERT_EQUAL(mt_sched_pg_state(s, 11, &st), 0);
-    CU_ASSERT_EQUAL(st, MT_PG_CREATED);
+    CU_ASSERT_EQUAL(st, MT_SCHED_PG_CREATED);
     for (uint32_t i = 0; i < 3; i++) {
         mt_sched_pg_bundle(s, 11, i, &after);
         if (i != 1) {
@@ -283,7 +283,7 @@ static void test_pending_task_for_removed_group(void)
 {
     struct mt_sched *s = mt_t_sched();
     struct mt_bundle_spec b[1];
-    struct mt_pg_spec spec = {12, MT_PG_PACK, b, 1};
+    struct mt_pg_spec spec = {12, MT_SCHED_PG_PACK, b, 1};
     struct mt_placement out[4];
     struct mt_task_spec t;
 
@@ -291,7 +291,7 @@ static void test_pending_task_for_removed_group(void)
     cpu_bundles(b, 1, 1);
     CU_ASSERT_EQUAL(mt_sched_pg_create(s, &spec, 0), 0);
     mt_t_task(&t, 1, 1, 0, 0);
-    t.strategy = MT_STRATEGY_PG;
+    t.strategy = MT_PLACE_PG;
     t.pg = 12;
     CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 0), 0);
     t.id = 2;
@@ -310,12 +310,12 @@ static void test_bad_groups(void)
 {
     struct mt_sched *s = mt_t_sched();
     struct mt_bundle_spec b[2];
-    struct mt_pg_spec spec = {1, (enum mt_pg_strategy)9, b, 2};
+    struct mt_pg_spec spec = {1, (enum mt_sched_pg_strategy)9, b, 2};
 
     mt_t_node(s, "n0", 4, 0, 0, NULL, 0);
     cpu_bundles(b, 2, 1);
     CU_ASSERT_EQUAL(mt_sched_pg_create(s, &spec, 0), -MT_EINVAL);
-    spec.strategy = MT_PG_PACK;
+    spec.strategy = MT_SCHED_PG_PACK;
     spec.nbundles = 0;
     CU_ASSERT_EQUAL(mt_sched_pg_create(s, &spec, 0), -MT_EINVAL);
     spec.nbundles = 2;
@@ -339,7 +339,7 @@ static void test_biggest_bundle_first(void)
 {
     struct mt_sched *s = mt_t_sched();
     struct mt_bundle_spec b[2];
-    struct mt_pg_spec spec = {21, MT_PG_STRICT_SPREAD, b, 2};
+    struct mt_pg_spec spec = {21, MT_SCHED_PG_STRICT_SPREAD, b, 2};
     struct mt_bundle_info bi;
     uint32_t big = mt_t_node(s, "big", 8, 0, 0, NULL, 0);
 
@@ -361,13 +361,13 @@ static void test_strict_pack_tries_another_node(void)
     uint32_t x = mt_t_node(s, "x", 8, 2, 0, NULL, 0);
     uint32_t y = mt_t_node(s, "y", 8, 2, 0, NULL, 0);
     struct mt_bundle_spec b[2];
-    struct mt_pg_spec spec = {22, MT_PG_STRICT_PACK, b, 2};
+    struct mt_pg_spec spec = {22, MT_SCHED_PG_STRICT_PACK, b, 2};
     struct mt_bundle_info bi;
     struct mt_task_spec t;
     struct mt_grant g;
 
     mt_t_task(&t, 1, 0, 0.5, 0);
-    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.strategy = MT_PLACE_NODE_AFFINITY;
     t.affinity_node = x;
     CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
     memset(b, 0, sizeof(b));

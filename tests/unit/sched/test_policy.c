@@ -71,7 +71,7 @@ static void test_spread_round_robin(void)
     }
     for (int i = 0; i < 4; i++) {
         mt_t_task(&t, (uint64_t)i, 1, 0, 0);
-        t.strategy = MT_STRATEGY_SPREAD;
+        t.strategy = MT_PLACE_SPREAD;
         CU_ASSERT_EQUAL_FATAL(place(s, &t, &got), 0);
         seen |= 1u << got;
     }
@@ -105,7 +105,7 @@ static void test_node_affinity(void)
     CU_ASSERT_EQUAL(mt_sched_on_node_dead(s, n[2]), 0);
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         mt_t_task(&t, i, rows[i].cpu, 0, 0);
-        t.strategy = MT_STRATEGY_NODE_AFFINITY;
+        t.strategy = MT_PLACE_NODE_AFFINITY;
         t.affinity_node = n[rows[i].target];
         t.affinity_soft = rows[i].soft;
         CU_ASSERT_EQUAL(place(s, &t, &got), rows[i].rc);
@@ -113,7 +113,7 @@ static void test_node_affinity(void)
             CU_ASSERT_EQUAL(got, n[rows[i].want]);
     }
     mt_t_task(&t, 50, 1, 0, 0);
-    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.strategy = MT_PLACE_NODE_AFFINITY;
     t.affinity_node = 1000;
     CU_ASSERT_EQUAL(place(s, &t, &got), -MT_EINVAL);
     mt_sched_destroy(s);
@@ -195,7 +195,7 @@ static void test_bad_requests(void)
 
     mt_t_node(s, "n", 8, 8, 8, NULL, 0);
     mt_t_task(&t, 1, 1, 0, 0);
-    t.strategy = (enum mt_strategy)17;
+    t.strategy = (enum mt_task_place)17;
     CU_ASSERT_EQUAL(place(s, &t, &got), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 0), -MT_EINVAL);
     mt_t_task(&t, 2, 0, 1.5, 0);
@@ -212,7 +212,7 @@ static void test_bad_requests(void)
     t.res.it[0].qty = 10000;
     CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 0), -MT_EINVAL);
     mt_t_task(&t, 4, 1, 0, 0);
-    t.strategy = MT_STRATEGY_PG;
+    t.strategy = MT_PLACE_PG;
     t.pg = 999;
     CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 0), -MT_ENOENT);
     CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, NULL, 0), -MT_EINVAL);

@@ -212,7 +212,7 @@ static void test_node_death_makes_grants_stale(void)
     submit(s, 1, 1, 0, 0);
     CU_ASSERT_EQUAL(mt_sched_decide(s, 0, out, 4), 1);
     mt_t_task(&t, 2, 1, 0, 0);
-    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.strategy = MT_PLACE_NODE_AFFINITY;
     t.affinity_node = a;
     CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 0), 0);
     CU_ASSERT_EQUAL(mt_sched_on_node_dead(s, a), 0);

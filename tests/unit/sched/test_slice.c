@@ -75,13 +75,13 @@ static void test_reserve_whole_slice(void)
 {
     struct mt_sched *s = mt_t_sched();
     struct mt_slice_spec sp;
-    enum mt_pg_state st;
+    enum mt_sched_pg_state st;
 
     add_slice(s, "A", "v4-16", 2, 4);
     slice_spec(&sp, 1, "v4-16", 1);
     CU_ASSERT_EQUAL(mt_sched_slice_reserve(s, &sp, 0), 0);
     CU_ASSERT_EQUAL(mt_sched_pg_state(s, 1, &st), 0);
-    CU_ASSERT_EQUAL(st, MT_PG_CREATED);
+    CU_ASSERT_EQUAL(st, MT_SCHED_PG_CREATED);
     check_bundle_workers(s, 1, 2, 2);
     CU_ASSERT_STRING_EQUAL(mt_sched_pg_slice_name(s, 1, 0), "A");
     CU_ASSERT_PTR_NULL(mt_sched_pg_slice_name(s, 1, 2));
@@ -128,7 +128,7 @@ static void test_busy_host_blocks_whole_slice(void)
     add_slice(s, "B", "v4-16", 2, 4);
     /* One chip busy on A's worker 0: the reservation must use B. */
     mt_t_task(&t, 1, 0, 0, 1);
-    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.strategy = MT_PLACE_NODE_AFFINITY;
     t.affinity_node = a0;
     CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
     slice_spec(&sp, 1, "v4-16", 1);
@@ -172,7 +172,7 @@ static void test_lost_host_rereserves_gang(void)
     struct mt_slice_spec sp;
     struct mt_placement out[4];
     struct mt_bundle_info bi;
-    enum mt_pg_state st;
+    enum mt_sched_pg_state st;
     int64_t avail;
 
     add_slice(s, "A", "v4-16", 2, 4);
@@ -181,7 +181,7 @@ static void test_lost_host_rereserves_gang(void)
     mt_sched_pg_bundle(s, 1, 1, &bi);
     CU_ASSERT_EQUAL(mt_sched_on_node_dead(s, bi.node), 0);
     CU_ASSERT_EQUAL(mt_sched_pg_state(s, 1, &st), 0);
-    CU_ASSERT_EQUAL(st, MT_PG_RESCHEDULING);
+    CU_ASSERT_EQUAL(st, MT_SCHED_PG_RESCHEDULING);
     /* The surviving host was released with the gang. */
     mt_sched_pg_bundle(s, 1, 0, &bi);
     CU_ASSERT_EQUAL(bi.node, MT_NODE_NONE);
@@ -244,7 +244,7 @@ static void test_partial_tpu_work_spares_idle_slices(void)
     mt_sched_node_find(s, "B-w1", &b1);
     /* Slice B is in use; more partial work must not break slice A. */
     mt_t_task(&t, 1, 0, 0, 1);
-    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.strategy = MT_PLACE_NODE_AFFINITY;
     t.affinity_node = b1;
     CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
     for (int i = 0; i < 7; i++) {
@@ -274,7 +274,7 @@ static void test_starving_slice_reserves_hosts(void)
     CU_ASSERT_FATAL(mt_sched_create(&o, &s) == 0);
     a0 = add_slice(s, "A", "v4-16", 2, 4);
     mt_t_task(&t, 1, 0, 0, 1);
-    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.strategy = MT_PLACE_NODE_AFFINITY;
     t.affinity_node = a0;
     CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
     slice_spec(&sp, 7, "v4-16", 1);
@@ -340,7 +340,7 @@ static void test_grant_env(void)
     CU_ASSERT_STRING_EQUAL(mt_env_get(&env, "CUDA_VISIBLE_DEVICES"), "0,1");
     mt_env_release(&env);
     mt_t_task(&t, 2, 0, 0, 2);
-    t.strategy = MT_STRATEGY_NODE_AFFINITY;
+    t.strategy = MT_PLACE_NODE_AFFINITY;
     CU_ASSERT_EQUAL(mt_sched_node_find(s, "A-w2", &t.affinity_node), 0);
     CU_ASSERT_EQUAL_FATAL(mt_sched_allocate(s, &t, &g), 0);
     mt_env_init(&env);

@@ -353,6 +353,8 @@ static int lists_from_pb(const Manta__TaskSpec *s, struct mt_task_def *d,
         s->n_code_path > MT_TASK_MAX_CODE_PATH)
         return refuse(why, "too many arguments, variables or code path "
                            "entries");
+    if (s->n_resources > MT_TASK_MAX_RES)
+        return refuse(why, "too many resource kinds in one task (at most 8)");
     if (mt_def_set_strv(&d->argv, &d->argc, (const char *const *)s->argv,
                         s->n_argv) < 0 ||
         mt_def_set_strv(&d->env_unset, &d->n_env_unset,

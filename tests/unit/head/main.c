@@ -8,6 +8,7 @@ extern CU_TestInfo mt_test_task_table[];
 extern CU_TestInfo mt_test_obj_table[];
 extern CU_TestInfo mt_test_actor_table[];
 extern CU_TestInfo mt_test_gang_ports[];
+extern CU_TestInfo mt_test_tasks[];
 
 static const struct mt_suite suites[] = {
     {"node_table", mt_test_node_table, NULL, NULL},
@@ -16,6 +17,7 @@ static const struct mt_suite suites[] = {
     {"obj_table", mt_test_obj_table, NULL, NULL},
     {"actor_table", mt_test_actor_table, NULL, NULL},
     {"gang_ports", mt_test_gang_ports, NULL, NULL},
+    {"tasks", mt_test_tasks, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

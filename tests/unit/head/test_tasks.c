@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_tasks.c -- the head's task service with the services below it
+ * (scheduling, placement groups, the object directory) and no node: what
+ * is refused at submission, cancels, infeasible tasks, arguments passed by
+ * reference, and the order in which followers hear of changes. Nothing is
+ * placed, so no worker is ever called; the loop only runs decide passes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "head/nodes.h"
+#include "head/tasks.h"
+#include "tests/unit/unit.h"
+
+#define MAX_EVENTS 64
+
+struct event {
+    uint64_t num;
+    enum mt_head_task_state state;
+};
+
+static struct fixture {
+    uv_loop_t loop;
+    struct mt_head_nodes *nodes;
+    struct mt_head_sched *hs;
+    struct mt_head_workers *workers;
+    struct mt_head_pgs *pgs;
+    struct mt_task_table table;
+    struct mt_head_objects *objs;
+    struct mt_head_tasks *ts;
+    struct event ev[MAX_EVENTS];
+    size_t n_ev;
+} f;
+
+static void record(void *arg, struct mt_head_task *t)
+{
+    if (f.n_ev < MAX_EVENTS) {
+        f.ev[f.n_ev].num = t->num;
+        f.ev[f.n_ev++].state = t->state;
+    }
+}
+
+static const struct mt_task_listener recorder = {.changed = record};
+
+static void setup(void)
+{
+    struct mt_node_table *nodes;
+
+    memset(&f, 0, sizeof(f));
+    uv_loop_init(&f.loop);
+    f.nodes = mt_head_nodes_create(&f.loop, 3000);
+    nodes = mt_head_nodes_table(f.nodes);
+    CU_ASSERT_EQUAL_FATAL(mt_head_sched_create(&f.loop, nodes, &f.hs), 0);
+    f.workers = mt_head_workers_create(NULL, nodes);
+    f.pgs = mt_head_pgs_create(f.hs, 0x100);
+    mt_task_table_init(&f.table, 0x1000);
+    f.objs = mt_head_objects_create(nodes, f.workers, &f.table);
+    f.ts = mt_head_tasks_create(&f.table, nodes, f.hs, f.workers, f.pgs,
+                                f.objs);
+    mt_head_tasks_listen(f.ts, &mt_head_objects_task_listener, f.objs);
+    mt_head_tasks_listen(f.ts, &recorder, NULL);
+}
+
+static void teardown(void)
+{
+    mt_head_tasks_destroy(f.ts);
+    mt_task_table_release(&f.table);
+    mt_head_objects_destroy(f.objs);
+    mt_head_pgs_destroy(f.pgs);
+    mt_head_workers_destroy(f.workers);
+    mt_head_sched_stop(f.hs, NULL, NULL);
+    mt_head_nodes_stop(f.nodes, NULL, NULL);
+    uv_run(&f.loop, UV_RUN_NOWAIT);
+    mt_head_sched_destroy(f.hs);
+    mt_head_nodes_destroy(f.nodes);
+    CU_ASSERT_EQUAL(uv_loop_close(&f.loop), 0);
+}
+
+/* A def running argv[0] (command) or fn (function) with args. */
+static void def_of(struct mt_task_def *d, enum mt_task_kind kind,
+                   const char *what)
+{
+    mt_task_def_init(d);
+    d->kind = kind;
+    if (kind == MT_TASK_KIND_COMMAND)
+        mt_def_set_strv(&d->argv, &d->argc, &what, 1);
+    else
+        mt_def_set_str(&d->function, what);
+}
+
+static struct mt_head_task *submit(struct mt_task_def *d, const char **why,
+                                   int *err)
+{
+    *why = NULL;
+    *err = 0;
+    return mt_head_tasks_submit(f.ts, d, why, err);
+}
+
+static void test_refused(void)
+{
+    struct mt_task_def d;
+    const char *why;
+    int err;
+
+    setup();
+    def_of(&d, MT_TASK_KIND_COMMAND, "");
+    CU_ASSERT_PTR_NULL(submit(&d, &why, &err));
+    CU_ASSERT_STRING_EQUAL(why, "argv must name a program");
+    CU_ASSERT_EQUAL(err, -MT_EINVAL);
+    def_of(&d, MT_TASK_KIND_ACTOR_CREATE, "lib.so:new");
+    CU_ASSERT_PTR_NULL(submit(&d, &why, &err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "actors are created"));
+    def_of(&d, MT_TASK_KIND_COMMAND, "true");
+    d.place = MT_PLACE_PG;
+    mt_def_set_str(&d.pg_id, "00000000000000ff");
+    CU_ASSERT_PTR_NULL(submit(&d, &why, &err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "no such placement group"));
+    CU_ASSERT_EQUAL(err, -MT_EINVAL); /* refused at queueing: a bad request */
+    def_of(&d, MT_TASK_KIND_COMMAND, "true");
+    d.place = MT_PLACE_NODE_AFFINITY;
+    mt_def_set_str(&d.affinity_node, "nowhere");
+    CU_ASSERT_PTR_NULL(submit(&d, &why, &err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "affinity node"));
+    teardown();
+}
+
+static void test_cancel_pending(void)
+{
+    struct mt_head_task *t;
+    struct mt_task_def d;
+    const char *why;
+    int err;
+
+    setup();
+    def_of(&d, MT_TASK_KIND_COMMAND, "true");
+    t = submit(&d, &why, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->state, MT_TASK_PENDING);
+    CU_ASSERT_EQUAL(t->max_retries, MT_TASK_DEFAULT_RETRIES);
+    CU_ASSERT_STRING_EQUAL(t->def.argv[0], "true");
+    mt_head_tasks_cancel(f.ts, t, false);
+    CU_ASSERT_EQUAL(t->state, MT_TASK_CANCELLED);
+    CU_ASSERT_STRING_EQUAL(t->error, "cancelled before it ran");
+    CU_ASSERT_EQUAL(f.n_ev, 1);
+    CU_ASSERT_EQUAL(f.ev[0].state, MT_TASK_CANCELLED);
+    mt_head_tasks_cancel(f.ts, t, true); /* ended: left alone */
+    CU_ASSERT_EQUAL(f.n_ev, 1);
+    CU_ASSERT_EQUAL(mt_head_tasks_counts(f.ts).finished, 1);
+    teardown();
+}
+
+/* With no node at all, a decide pass finds the task infeasible. */
+static void test_infeasible(void)
+{
+    struct mt_head_task *t;
+    struct mt_task_def d;
+    const char *why;
+    int err;
+
+    setup();
+    def_of(&d, MT_TASK_KIND_COMMAND, "true");
+    mt_qty_list_put(&d.res, "GPU", 20000);
+    t = submit(&d, &why, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    uv_run(&f.loop, UV_RUN_NOWAIT);
+    CU_ASSERT_EQUAL(t->state, MT_TASK_PENDING);
+    CU_ASSERT_TRUE(t->infeasible);
+    CU_ASSERT_PTR_NOT_NULL(t->error && strstr(t->error, "GPU: 2"));
+    CU_ASSERT_EQUAL(f.n_ev, 1);
+    teardown();
+}
+
+/* A function task waiting for another's result fails when that one is
+ * cancelled; the dependent's end is heard first (objects listen first). */
+static void test_dependency_failed(void)
+{
+    struct mt_head_task *producer, *consumer;
+    struct mt_task_arg arg;
+    struct mt_task_def d;
+    const char *why;
+    int err;
+
+    setup();
+    def_of(&d, MT_TASK_KIND_FUNCTION, "lib.so:make");
+    d.hold_result = true;
+    producer = submit(&d, &why, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(producer);
+    memset(&arg, 0, sizeof(arg));
+    arg.is_ref = true;
+    CU_ASSERT_EQUAL(mt_object_id_for_task(producer->id, &arg.ref), 0);
+    def_of(&d, MT_TASK_KIND_FUNCTION, "lib.so:use");
+    mt_task_def_set_args(&d, &arg, 1);
+    consumer = submit(&d, &why, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(consumer);
+    CU_ASSERT_EQUAL(consumer->state, MT_TASK_WAITING_FOR_ARGS);
+    mt_head_tasks_cancel(f.ts, producer, false);
+    CU_ASSERT_EQUAL(consumer->state, MT_TASK_FAILED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(consumer->error, "dependency failed: task"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(consumer->error, "was cancelled"));
+    CU_ASSERT_EQUAL_FATAL(f.n_ev, 2);
+    CU_ASSERT_EQUAL(f.ev[0].num, consumer->num);
+    CU_ASSERT_EQUAL(f.ev[1].num, producer->num);
+    teardown();
+}
+
+/* A reference to an object nobody put is refused outright. */
+static void test_unknown_object(void)
+{
+    struct mt_task_arg arg;
+    struct mt_task_def d;
+    const char *why;
+    int err;
+
+    setup();
+    memset(&arg, 0, sizeof(arg));
+    arg.is_ref = true;
+    arg.ref = mt_object_id_from_u64(1, 2);
+    def_of(&d, MT_TASK_KIND_FUNCTION, "lib.so:use");
+    mt_task_def_set_args(&d, &arg, 1);
+    CU_ASSERT_PTR_NULL(submit(&d, &why, &err));
+    CU_ASSERT_EQUAL(err, -MT_ENOENT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "unknown to the head"));
+    teardown();
+}
+
+CU_TestInfo mt_test_tasks[] = {
+    {"refused", test_refused},
+    {"cancel_pending", test_cancel_pending},
+    {"infeasible", test_infeasible},
+    {"dependency_failed", test_dependency_failed},
+    {"unknown_object", test_unknown_object},
+    CU_TEST_INFO_NULL,
+};

@@ -36,37 +36,45 @@ struct mt_node_watcher {
 
 /* ---- protobuf <-> plain structs ------------------------------------------- */
 
-/* A NodeInfo message pointing into an mt_node, plus the arrays it needs. */
+/* A NodeInfo message pointing into an mt_node. */
 struct pb_node {
     Manta__NodeInfo info;
     Manta__HostUsage usage;
-    Manta__GpuStats *gpu;
-    Manta__GpuStats **gpu_p;
 };
 
-/* The node's GPU figures into p->usage.gpus (pointing into n). */
-static void pb_node_gpus(struct pb_node *p, const struct mt_node *n)
+static void *arena_alloc(struct mt_pb_arena *a, size_t n)
 {
-    p->gpu = mt_xcalloc(n->n_gpus + 1, sizeof(*p->gpu));
-    p->gpu_p = mt_xcalloc(n->n_gpus + 1, sizeof(*p->gpu_p));
+    void *p = mt_pb_alloc(a, n);
+
+    if (!p)
+        mt_xoom(n);
+    return p;
+}
+
+/* The node's GPU figures into p->usage.gpus (pointing into n). */
+static void pb_node_gpus(struct mt_pb_arena *a, struct pb_node *p,
+                         const struct mt_node *n)
+{
+    Manta__GpuStats *v = arena_alloc(a, (n->n_gpus + 1) * sizeof(*v));
+
+    p->usage.gpus = arena_alloc(a, (n->n_gpus + 1) * sizeof(*p->usage.gpus));
     for (size_t i = 0; i < n->n_gpus; i++) {
         const struct mt_node_gpu *g = &n->gpus[i];
 
-        manta__gpu_stats__init(&p->gpu[i]);
-        p->gpu[i].index = g->index;
-        p->gpu[i].id = (char *)g->id;
-        p->gpu[i].name = (char *)g->name;
-        p->gpu[i].uuid = (char *)g->uuid;
-        p->gpu[i].memory_total_bytes = g->mem_total;
-        p->gpu[i].memory_used_bytes = g->mem_used;
-        p->gpu[i].utilization_percent = g->util_percent;
-        p->gpu_p[i] = &p->gpu[i];
+        manta__gpu_stats__init(&v[i]);
+        v[i].index = g->index;
+        v[i].id = (char *)g->id;
+        v[i].name = (char *)g->name;
+        v[i].uuid = (char *)g->uuid;
+        v[i].memory_total_bytes = g->mem_total;
+        v[i].memory_used_bytes = g->mem_used;
+        v[i].utilization_percent = g->util_percent;
+        p->usage.gpus[i] = &v[i];
     }
     p->usage.n_gpus = n->n_gpus;
-    p->usage.gpus = p->gpu_p;
 }
 
-/* Views into arena a; RET 0 or -MT_ENOMEM. */
+/* n as a NodeInfo view: strings borrowed from n, arrays from a. */
 static void pb_node_fill(struct mt_pb_arena *a, struct pb_node *p,
                          const struct mt_node *n)
 {
@@ -93,18 +101,12 @@ static void pb_node_fill(struct mt_pb_arena *a, struct pb_node *p,
     p->usage.mem_used_bytes = n->usage.mem_used_bytes;
     p->usage.mem_total_bytes = n->usage.mem_total_bytes;
     p->usage.num_cpus_online = n->usage.num_cpus_online;
-    pb_node_gpus(p, n);
+    pb_node_gpus(a, p, n);
     i->usage = &p->usage;
     i->start_time_ms = n->start_time_ms;
     i->last_report_ms = n->last_report_ms;
     i->death_time_ms = n->death_time_ms;
     i->pid = n->pid;
-}
-
-static void pb_node_release(struct pb_node *p)
-{
-    free(p->gpu);
-    free(p->gpu_p);
 }
 
 static bool valid_id(const char *s)
@@ -250,7 +252,6 @@ static void save_node(struct mt_head *h, const struct mt_node *n)
     manta__node_info__pack(&p.info, buf);
     mt_storage_put(h->store, "nodes", n->id, buf, len, NULL, NULL);
     free(buf);
-    pb_node_release(&p);
     mt_pb_arena_release(&a);
 }
 
@@ -308,7 +309,6 @@ static void send_event(struct mt_node_watcher *w, const struct mt_node *n,
     ev.kind = (Manta__NodeEvent__Kind)kind;
     ev.node = &p.info;
     mt_rpc_stream_send(w->call, &ev.base);
-    pb_node_release(&p);
     mt_pb_arena_release(&a);
 }
 
@@ -443,7 +443,6 @@ struct status_scratch {
     char **demands;
     struct pb_node *pn;
     Manta__NodeInfo **nodes;
-    size_t n;
     struct mt_qty_list total, avail;
 };
 
@@ -485,7 +484,6 @@ static void status_build(struct mt_head *h, Manta__GetClusterStatusReply *reply,
     memset(sc, 0, sizeof(*sc));
     for (size_t i = 0; i < n; i++)
         mt_head_sched_sync_avail(h->sched, t->v[i]);
-    sc->n = n;
     sc->pn = mt_xcalloc(n + 1, sizeof(*sc->pn));
     sc->nodes = mt_xcalloc(n + 1, sizeof(*sc->nodes));
     for (size_t i = 0; i < n; i++) {
@@ -512,8 +510,6 @@ static void status_release(struct status_scratch *sc)
 {
     free(sc->demand_text);
     free(sc->demands);
-    for (size_t i = 0; i < sc->n; i++)
-        pb_node_release(&sc->pn[i]);
     free(sc->pn);
     free(sc->nodes);
     mt_qty_list_release(&sc->total);

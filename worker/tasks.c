@@ -68,7 +68,7 @@ extern char **environ;
 #define RETRY_MAX_MS 1000
 #define KILL_AFTER_MS 5000
 #define EOF_GRACE_MS 1000
-#define TASK_MAGIC 0x7a5c0de1u
+#define RUN_MAGIC 0x7a5c0de1u
 
 /* ==== pure helpers: specs ============================================== */
 
@@ -476,11 +476,11 @@ size_t mt_outbuf_marker(uint64_t n, char *buf, size_t len)
 
 /* ==== task state ========================================================== */
 
-/* One task on this worker. Guarded by: loop thread. */
-struct mt_task {
-    uint32_t magic;             /* TASK_MAGIC */
-    struct mt_tasks *ts;
-    struct mt_task *prev, *next; /* ts->head list; reporter order */
+/* One run: an attempt of a task on this worker. Guarded by: loop thread. */
+struct mt_run {
+    uint32_t magic;             /* RUN_MAGIC */
+    struct mt_runs *rs;
+    struct mt_run *prev, *next; /* rs->head list; reporter order */
     struct mt_run_spec spec;
     uv_process_t proc;
     uv_pipe_t pipes[2];         /* the child's stdout, stderr */
@@ -516,10 +516,10 @@ struct mt_task {
     uint32_t actor_pid;         /* its executor */
 };
 
-/* Every task of a worker and the reporter. Guarded by: loop thread. */
-struct mt_tasks {
+/* Every run of a worker and the reporter. Guarded by: loop thread. */
+struct mt_runs {
     struct mt_worker *w;
-    struct mt_task *head, *tail;
+    struct mt_run *head, *tail;
     size_t n;
     size_t buffered;            /* output bytes in the tasks' buffers */
     size_t n_state;             /* RUNNING/final updates waiting */
@@ -540,56 +540,56 @@ struct mt_tasks {
     char readbuf[READ_BUF];
 };
 
-static void kick(struct mt_tasks *ts);
+static void kick(struct mt_runs *rs);
 
-static void list_append(struct mt_tasks *ts, struct mt_task *t)
+static void list_append(struct mt_runs *rs, struct mt_run *t)
 {
     t->next = NULL;
-    t->prev = ts->tail;
-    if (ts->tail)
-        ts->tail->next = t;
+    t->prev = rs->tail;
+    if (rs->tail)
+        rs->tail->next = t;
     else
-        ts->head = t;
-    ts->tail = t;
+        rs->head = t;
+    rs->tail = t;
 }
 
-static void list_remove(struct mt_tasks *ts, struct mt_task *t)
+static void list_remove(struct mt_runs *rs, struct mt_run *t)
 {
     if (t->prev)
         t->prev->next = t->next;
     else
-        ts->head = t->next;
+        rs->head = t->next;
     if (t->next)
         t->next->prev = t->prev;
     else
-        ts->tail = t->prev;
+        rs->tail = t->prev;
     t->prev = t->next = NULL;
 }
 
-static struct mt_task *find(struct mt_tasks *ts, const char *id,
+static struct mt_run *find(struct mt_runs *rs, const char *id,
                             uint32_t attempt)
 {
     /* TODO(worker): index by id if nodes come to run thousands of tasks. */
-    for (struct mt_task *t = ts->head; t; t = t->next)
+    for (struct mt_run *t = rs->head; t; t = t->next)
         if (t->spec.attempt == attempt && strcmp(t->spec.task_id, id) == 0)
             return t;
     return NULL;
 }
 
-static void mt_args_cancel_safe(struct mt_task *t)
+static void mt_args_cancel_safe(struct mt_run *t)
 {
     mt__worker_args_cancel(t->args_job);
     t->args_job = NULL;
 }
 
-static void task_free(struct mt_task *t)
+static void task_free(struct mt_run *t)
 {
-    struct mt_tasks *ts = t->ts;
+    struct mt_runs *rs = t->rs;
 
-    MT_ASSERT(t->magic == TASK_MAGIC && t->open == 0);
-    list_remove(ts, t);
-    ts->n--;
-    ts->buffered -= t->out.bytes;
+    MT_ASSERT(t->magic == RUN_MAGIC && t->open == 0);
+    list_remove(rs, t);
+    rs->n--;
+    rs->buffered -= t->out.bytes;
     if (t->log_fd >= 0)
         close(t->log_fd);
     mt_outbuf_release(&t->out);
@@ -607,20 +607,20 @@ static void task_free(struct mt_task *t)
 
 void mt__worker_tasks_create(struct mt_worker *w)
 {
-    struct mt_tasks *ts = mt_xcalloc(1, sizeof(*ts));
+    struct mt_runs *rs = mt_xcalloc(1, sizeof(*rs));
 
-    ts->w = w;
+    rs->w = w;
     if (w->cfg->temp_dir)
-        ts->log_dir = mt_xasprintf("%s/logs/tasks", w->cfg->temp_dir);
-    uv_timer_init(w->loop, &ts->timer);
-    ts->timer.data = ts;
-    ts->timer_open = true;
-    w->tasks = ts;
+        rs->log_dir = mt_xasprintf("%s/logs/tasks", w->cfg->temp_dir);
+    uv_timer_init(w->loop, &rs->timer);
+    rs->timer.data = rs;
+    rs->timer_open = true;
+    w->runs = rs;
 }
 
 size_t mt__worker_tasks_count(const struct mt_worker *w)
 {
-    return w->tasks ? w->tasks->n : 0;
+    return w->runs ? w->runs->n : 0;
 }
 
 int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
@@ -630,7 +630,7 @@ int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
 
     if (rc < 0)
         return rc;
-    if (w->tasks->shutting_down) {
+    if (w->runs->shutting_down) {
         snprintf(err, len, "worker is stopping");
         return -MT_ECLOSED;
     }
@@ -638,7 +638,7 @@ int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
         snprintf(err, len, "this worker runs no executors");
         return -MT_EINVAL;
     }
-    if (find(w->tasks, s->task_id, s->attempt)) {
+    if (find(w->runs, s->task_id, s->attempt)) {
         snprintf(err, len, "task %s attempt %u is already here", s->task_id,
                  s->attempt);
         return -MT_EEXIST;
@@ -648,26 +648,26 @@ int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
 
 /* ==== output ============================================================= */
 
-static void log_open(struct mt_task *t)
+static void log_open(struct mt_run *t)
 {
-    struct mt_tasks *ts = t->ts;
+    struct mt_runs *rs = t->rs;
     char *path;
     int rc;
 
     t->log_tried = true;
-    if (!ts->log_dir)
+    if (!rs->log_dir)
         return;
-    if (!ts->log_dir_made) {
-        rc = mt_sys_mkdir_p(ts->log_dir);
+    if (!rs->log_dir_made) {
+        rc = mt_sys_mkdir_p(rs->log_dir);
         if (rc < 0) {
             MT_WARN("cannot create %s: %s; task output is not logged",
-                    ts->log_dir, mt_strerror(rc));
-            MT_FREE(ts->log_dir);
+                    rs->log_dir, mt_strerror(rc));
+            MT_FREE(rs->log_dir);
             return;
         }
-        ts->log_dir_made = true;
+        rs->log_dir_made = true;
     }
-    path = mt_xasprintf("%s/%s.%u.log", ts->log_dir, t->spec.task_id,
+    path = mt_xasprintf("%s/%s.%u.log", rs->log_dir, t->spec.task_id,
                         t->spec.attempt);
     t->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (t->log_fd < 0)
@@ -677,7 +677,7 @@ static void log_open(struct mt_task *t)
 
 /* Append to the task's log file. The file is local and written through the
  * page cache, so a synchronous write does not hold the loop for long. */
-static void log_write(struct mt_task *t, const char *p, size_t n)
+static void log_write(struct mt_run *t, const char *p, size_t n)
 {
     ssize_t k;
 
@@ -700,29 +700,29 @@ static void log_write(struct mt_task *t, const char *p, size_t n)
     }
 }
 
-static void add_output(struct mt_task *t, uint32_t fd, const void *p,
+static void add_output(struct mt_run *t, uint32_t fd, const void *p,
                        size_t n)
 {
-    struct mt_tasks *ts = t->ts;
+    struct mt_runs *rs = t->rs;
     size_t before = t->out.bytes;
 
     log_write(t, p, n);
-    if (ts->shutting_down)
+    if (rs->shutting_down)
         return;
     mt_outbuf_append(&t->out, fd, p, n);
-    ts->buffered = ts->buffered - before + t->out.bytes;
-    kick(ts);
+    rs->buffered = rs->buffered - before + t->out.bytes;
+    kick(rs);
 }
 
 /* ==== process life ======================================================= */
 
-static void check_closed(struct mt_tasks *ts);
+static void check_closed(struct mt_runs *rs);
 
 /* A command task ended: its result file says what its result is, if it
  * succeeded (task_result.h). A bad file fails the task. */
-static void take_result(struct mt_task *t)
+static void take_result(struct mt_run *t)
 {
-    struct mt_store *st = t->ts->w->store;
+    struct mt_store *st = t->rs->w->store;
 
     if (t->error || t->exit_code != 0) {
         mt_task_result_discard(st, t->result_path, t->spec.task_id);
@@ -734,17 +734,17 @@ static void take_result(struct mt_task *t)
 }
 
 /* Every handle is closed: queue the final update. */
-static void task_done(struct mt_task *t)
+static void task_done(struct mt_run *t)
 {
-    struct mt_tasks *ts = t->ts;
+    struct mt_runs *rs = t->rs;
 
     if (t->log_fd >= 0) {
         close(t->log_fd);
         t->log_fd = -1;
     }
-    if (ts->shutting_down) {
+    if (rs->shutting_down) {
         mt_task_result_discard(NULL, t->result_path, NULL);
-        check_closed(ts);
+        check_closed(rs);
         return;
     }
     if (!t->fn && t->spec.kind == MT_RUN_KIND_COMMAND)
@@ -761,14 +761,14 @@ static void task_done(struct mt_task *t)
                  t->spec.task_id, t->spec.attempt, t->exit_code,
                  (long long)(mt_now_mono_ms() - t->start_ms));
     t->final_pending = true;
-    ts->n_state++;
-    ts->n_final++;
-    kick(ts);
+    rs->n_state++;
+    rs->n_final++;
+    kick(rs);
 }
 
 static void on_closed(uv_handle_t *h)
 {
-    struct mt_task *t = h->data;
+    struct mt_run *t = h->data;
 
     t->open--;
     /* The timer goes last, once the process and both pipes are gone. */
@@ -780,13 +780,13 @@ static void on_closed(uv_handle_t *h)
         task_done(t);
 }
 
-static void close_handle(struct mt_task *t, uv_handle_t *h)
+static void close_handle(struct mt_run *t, uv_handle_t *h)
 {
     if (!uv_is_closing(h))
         uv_close(h, on_closed);
 }
 
-static void close_pipe(struct mt_task *t, int i)
+static void close_pipe(struct mt_run *t, int i)
 {
     if (!t->pipe_open[i])
         return;
@@ -795,7 +795,7 @@ static void close_pipe(struct mt_task *t, int i)
 }
 
 /* Signal the task's process group while it may still have members. */
-static void signal_group(struct mt_task *t, int sig)
+static void signal_group(struct mt_run *t, int sig)
 {
     if (t->pid <= 0 || (t->exited && !t->pipe_open[0] && !t->pipe_open[1]))
         return;
@@ -806,17 +806,17 @@ static void signal_group(struct mt_task *t, int sig)
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
-    struct mt_task *t = h->data;
+    struct mt_run *t = h->data;
 
     /* One buffer serves every pipe: each read is consumed before the next
      * allocation. */
-    buf->base = t->ts->readbuf;
-    buf->len = sizeof(t->ts->readbuf);
+    buf->base = t->rs->readbuf;
+    buf->len = sizeof(t->rs->readbuf);
 }
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
-    struct mt_task *t = s->data;
+    struct mt_run *t = s->data;
     int i = s == (uv_stream_t *)&t->pipes[0] ? 0 : 1;
 
     if (n > 0) {
@@ -834,7 +834,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 /* The process exited but something in its group still holds a pipe. */
 static void on_eof_grace(uv_timer_t *tm)
 {
-    struct mt_task *t = tm->data;
+    struct mt_run *t = tm->data;
 
     MT_WARN("task=%s exited but its process group kept its output open; "
             "killing the group", t->spec.task_id);
@@ -845,7 +845,7 @@ static void on_eof_grace(uv_timer_t *tm)
 
 static void on_proc_exit(uv_process_t *p, int64_t status, int term_signal)
 {
-    struct mt_task *t = p->data;
+    struct mt_run *t = p->data;
 
     t->exited = true;
     t->exit_code = term_signal ? 128 + term_signal : (int32_t)status;
@@ -857,7 +857,7 @@ static void on_proc_exit(uv_process_t *p, int64_t status, int term_signal)
 
 static void on_kill_timer(uv_timer_t *tm)
 {
-    struct mt_task *t = tm->data;
+    struct mt_run *t = tm->data;
 
     MT_INFO("task=%s still running %d ms after SIGTERM: SIGKILL",
             t->spec.task_id, KILL_AFTER_MS);
@@ -867,7 +867,7 @@ static void on_kill_timer(uv_timer_t *tm)
 /* ==== start and stop ====================================================== */
 
 /* The task could not start: report FAILED with why. */
-static void fail_start(struct mt_task *t, int32_t code, char *error)
+static void fail_start(struct mt_run *t, int32_t code, char *error)
 {
     t->exited = true;
     t->exit_code = code;
@@ -882,7 +882,7 @@ static void fail_start(struct mt_task *t, int32_t code, char *error)
 
 /* The layers of a task's environment over its process's own, in order:
  * the spec's env and unsets, the grant's env and unsets, ours. */
-static void task_lists(const struct mt_task *t, const struct mt_kv_list *own,
+static void task_lists(const struct mt_run *t, const struct mt_kv_list *own,
                        const struct mt_kv_list *lists[5])
 {
     lists[0] = &t->spec.env;
@@ -893,9 +893,9 @@ static void task_lists(const struct mt_task *t, const struct mt_kv_list *own,
 }
 
 /* The environment of a task: the worker's, the spec's, the grant's, ours. */
-static char **task_env(struct mt_task *t)
+static char **task_env(struct mt_run *t)
 {
-    const struct mt_worker *w = t->ts->w;
+    const struct mt_worker *w = t->rs->w;
     struct mt_kv_list own = {0};
     const struct mt_kv_list *lists[5];
     char attempt[16];
@@ -933,9 +933,9 @@ static int check_cwd(const char *cwd)
     return 0;
 }
 
-static void spawn(struct mt_task *t)
+static void spawn(struct mt_run *t)
 {
-    uv_loop_t *loop = t->ts->w->loop;
+    uv_loop_t *loop = t->rs->w->loop;
     uv_process_options_t o;
     uv_stdio_container_t io[3];
     const char *cwd = t->spec.cwd && *t->spec.cwd ? t->spec.cwd : NULL;
@@ -986,31 +986,31 @@ static void spawn(struct mt_task *t)
     MT_DEBUG("task=%s attempt=%u started pid=%d: %s", t->spec.task_id,
              t->spec.attempt, t->pid, t->spec.argv[0]);
     t->running_pending = true;
-    t->ts->n_state++;
-    kick(t->ts);
+    t->rs->n_state++;
+    kick(t->rs);
 }
 
 /* ---- function tasks: run on the executor pool ---- */
 
-static struct mt_task *job_task(struct mt_exec_job *j)
+static struct mt_run *job_task(struct mt_exec_job *j)
 {
-    struct mt_task *t = (struct mt_task *)((char *)j -
-                                           offsetof(struct mt_task, job));
+    struct mt_run *t =
+        (struct mt_run *)((char *)j - offsetof(struct mt_run, job));
 
-    MT_ASSERT(t->magic == TASK_MAGIC);
+    MT_ASSERT(t->magic == RUN_MAGIC);
     return t;
 }
 
 static void on_job_start(struct mt_exec_job *j, int pid)
 {
-    struct mt_task *t = job_task(j);
+    struct mt_run *t = job_task(j);
 
     MT_DEBUG("task=%s attempt=%u started on executor pid=%d: %s",
              t->spec.task_id, t->spec.attempt, pid, t->spec.function);
     t->actor_pid = pid > 0 ? (uint32_t)pid : 0;
     t->running_pending = true;
-    t->ts->n_state++;
-    kick(t->ts);
+    t->rs->n_state++;
+    kick(t->rs);
 }
 
 static void on_job_output(struct mt_exec_job *j, uint32_t fd, const void *p,
@@ -1020,24 +1020,24 @@ static void on_job_output(struct mt_exec_job *j, uint32_t fd, const void *p,
 }
 
 /* An actor's factory returned 0: the task goes on while the actor lives. */
-static void actor_ready(struct mt_task *t)
+static void actor_ready(struct mt_run *t)
 {
-    mt__wactor_created(t->ts->w, t->spec.task_id, t->spec.attempt, true);
+    mt__wactor_created(t->rs->w, t->spec.task_id, t->spec.attempt, true);
     t->actor_ready_pending = true;
-    t->ts->n_state++;
-    kick(t->ts);
+    t->rs->n_state++;
+    kick(t->rs);
 }
 
 static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
 {
-    struct mt_task *t = job_task(j);
+    struct mt_run *t = job_task(j);
 
     if (t->spec.kind == MT_RUN_KIND_ACTOR_CREATE) {
-        if (o->end == MT_EXEC_END_OK && !t->ts->shutting_down) {
+        if (o->end == MT_EXEC_END_OK && !t->rs->shutting_down) {
             actor_ready(t);
             return;
         }
-        mt__wactor_created(t->ts->w, t->spec.task_id, t->spec.attempt,
+        mt__wactor_created(t->rs->w, t->spec.task_id, t->spec.attempt,
                            false);
     }
     t->exited = true;
@@ -1060,7 +1060,7 @@ static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
 /* What a function task sees in its executor's environment on top of the
  * executor's own: the spec's env and unsets, the grant's, the task's ids
  * (unsets as bare "K" entries). */
-static char **fn_env(struct mt_task *t)
+static char **fn_env(struct mt_run *t)
 {
     struct mt_kv_list own = {0};
     const struct mt_kv_list *lists[5];
@@ -1078,9 +1078,9 @@ static char **fn_env(struct mt_task *t)
 
 /* Hand an actor's creation or method call to actors.c; a call that
  * cannot run ends FAILED (system_failure: the head says "actor died"). */
-static void actor_start(struct mt_task *t)
+static void actor_start(struct mt_run *t)
 {
-    struct mt_worker *w = t->ts->w;
+    struct mt_worker *w = t->rs->w;
     const char *why = "cannot start the actor's executor";
     int rc;
 
@@ -1105,7 +1105,7 @@ static void actor_start(struct mt_task *t)
     }
 }
 
-static void fn_start(struct mt_task *t)
+static void fn_start(struct mt_run *t)
 {
     struct mt_exec_request *r = &t->job.req;
 
@@ -1132,8 +1132,8 @@ static void fn_start(struct mt_task *t)
         r->refs[r->n_refs].index = t->spec.refs[i].index;
         memcpy(r->refs[r->n_refs++].id, t->spec.refs[i].id.b, 20);
     }
-    r->store_socket = t->ts->w->store
-                          ? (char *)t->ts->w->cfg->object_store_socket
+    r->store_socket = t->rs->w->store
+                          ? (char *)t->rs->w->cfg->object_store_socket
                           : NULL;
     r->store_results = t->spec.hold_result;
     t->fn = true;
@@ -1141,7 +1141,7 @@ static void fn_start(struct mt_task *t)
     t->job.on_output = on_job_output;
     t->job.on_end = on_job_end;
     if (t->spec.kind == MT_RUN_KIND_FUNCTION)
-        mt_exec_pool_submit(t->ts->w->execs, &t->job);
+        mt_exec_pool_submit(t->rs->w->execs, &t->job);
     else
         actor_start(t);
 }
@@ -1149,7 +1149,7 @@ static void fn_start(struct mt_task *t)
 /* The object arguments are here (err 0) or cannot be had. */
 static void on_args_ready(void *arg, int err, const char *why)
 {
-    struct mt_task *t = arg;
+    struct mt_run *t = arg;
 
     t->args_job = NULL;
     if (err == 0) {
@@ -1161,18 +1161,18 @@ static void on_args_ready(void *arg, int err, const char *why)
 
 void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
 {
-    struct mt_tasks *ts = w->tasks;
-    struct mt_task *t = mt_xcalloc(1, sizeof(*t));
+    struct mt_runs *rs = w->runs;
+    struct mt_run *t = mt_xcalloc(1, sizeof(*t));
 
-    t->magic = TASK_MAGIC;
-    t->ts = ts;
+    t->magic = RUN_MAGIC;
+    t->rs = rs;
     t->spec = *s;
     memset(s, 0, sizeof(*s));
     t->log_fd = -1;
     t->start_ms = mt_now_mono_ms();
     mt_outbuf_init(&t->out, MT_OUTPUT_LIMIT);
-    list_append(ts, t);
-    ts->n++;
+    list_append(rs, t);
+    rs->n++;
     uv_timer_init(w->loop, &t->timer);
     t->timer.data = t;
     t->open = 1;
@@ -1187,9 +1187,9 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
 void mt__worker_task_actor_died(struct mt_worker *w, const char *task_id,
                                 uint32_t attempt, const char *why)
 {
-    struct mt_task *t = find(w->tasks, task_id, attempt);
+    struct mt_run *t = find(w->runs, task_id, attempt);
 
-    if (!t || t->exited || w->tasks->shutting_down)
+    if (!t || t->exited || w->runs->shutting_down)
         return;
     t->exited = true;
     t->error = mt_xstrdup(why);
@@ -1200,7 +1200,7 @@ void mt__worker_task_actor_died(struct mt_worker *w, const char *task_id,
 int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
                          uint32_t attempt, bool force)
 {
-    struct mt_task *t = find(w->tasks, task_id, attempt);
+    struct mt_run *t = find(w->runs, task_id, attempt);
 
     if (t && t->args_job && !t->exited) {
         MT_INFO("task=%s attempt=%u stopped while fetching its arguments",
@@ -1241,12 +1241,12 @@ int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
 
 /* ==== reporting =========================================================== */
 
-static bool report_pending(const struct mt_tasks *ts)
+static bool report_pending(const struct mt_runs *rs)
 {
-    return ts->n_state > 0 || ts->buffered > 0;
+    return rs->n_state > 0 || rs->buffered > 0;
 }
 
-static void batch_add(struct mt_run_batch *b, struct mt_task *t,
+static void batch_add(struct mt_run_batch *b, struct mt_run *t,
                       struct mt_run_report **out)
 {
     struct mt_run_report *r;
@@ -1272,7 +1272,7 @@ static void batch_clear(struct mt_run_batch *b)
 /* Hand t's pending updates to the batch, output up to *budget bytes; its
  * final update only when its result fits in *rbudget (or the call carries
  * no result yet), so a call stays well under the rpc message limit. */
-static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
+static bool take_task(struct mt_runs *rs, struct mt_run *t, size_t *budget,
                       size_t *rbudget)
 {
     struct mt_run_report *r = NULL;
@@ -1281,21 +1281,21 @@ static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
     if (!t->running_pending && !t->final_pending &&
         !t->actor_ready_pending && mt_outbuf_empty(&t->out))
         return false;
-    batch_add(&ts->batch, t, &r);
+    batch_add(&rs->batch, t, &r);
     if (t->running_pending) {
         r->running = true;
         t->running_pending = false;
-        ts->n_state--;
+        rs->n_state--;
     }
     if (t->actor_ready_pending) {
         r->actor_ready = true;
         r->actor_pid = t->actor_pid;
         t->actor_ready_pending = false;
-        ts->n_state--;
+        rs->n_state--;
     }
     moved = mt_outbuf_take(&t->out, *budget, &r->out);
     *budget -= moved;
-    ts->buffered -= moved;
+    rs->buffered -= moved;
     if (t->final_pending && mt_outbuf_empty(&t->out) &&
         (t->result_size <= *rbudget || *rbudget == MAX_CALL_RESULTS)) {
         *rbudget -= t->result_size < *rbudget ? t->result_size : *rbudget;
@@ -1309,69 +1309,69 @@ static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
         r->system_failure = t->system_failure;
         t->final_pending = false;
         t->final_sent = true;
-        ts->n_state--;
-        ts->n_final--;
+        rs->n_state--;
+        rs->n_final--;
     }
     return !mt_outbuf_empty(&r->out);
 }
 
 /* Undo take_task for every task of a failed call. */
-static void put_back(struct mt_tasks *ts)
+static void put_back(struct mt_runs *rs)
 {
-    for (size_t i = 0; i < ts->batch.n; i++) {
-        struct mt_run_report *r = &ts->batch.v[i];
-        struct mt_task *t = r->t;
+    for (size_t i = 0; i < rs->batch.n; i++) {
+        struct mt_run_report *r = &rs->batch.v[i];
+        struct mt_run *t = r->t;
         size_t before = t->out.bytes;
 
         if (r->running) {
             t->running_pending = true;
-            ts->n_state++;
+            rs->n_state++;
         }
         if (r->actor_ready) {
             t->actor_ready_pending = true;
-            ts->n_state++;
+            rs->n_state++;
         }
         mt_outbuf_unshift(&t->out, &r->out);
-        ts->buffered = ts->buffered - before + t->out.bytes;
+        rs->buffered = rs->buffered - before + t->out.bytes;
         if (r->final) {
             t->final_pending = true;
             t->final_sent = false;
-            ts->n_state++;
-            ts->n_final++;
+            rs->n_state++;
+            rs->n_final++;
         }
     }
-    batch_clear(&ts->batch);
+    batch_clear(&rs->batch);
 }
 
 static void on_report_timer(uv_timer_t *tm);
 
-static void retry_later(struct mt_tasks *ts, const char *why)
+static void retry_later(struct mt_runs *rs, const char *why)
 {
-    if (!ts->head_failing)
+    if (!rs->head_failing)
         MT_WARN("cannot report tasks to head %s: %s; keeping updates and "
-                "retrying", ts->w->cfg->head_addr, why);
-    ts->head_failing = true;
-    ts->backoff_ms = ts->backoff_ms ? ts->backoff_ms * 2 : RETRY_MIN_MS;
-    if (ts->backoff_ms > RETRY_MAX_MS)
-        ts->backoff_ms = RETRY_MAX_MS;
-    ts->retrying = true;
-    uv_timer_start(&ts->timer, on_report_timer, (uint64_t)ts->backoff_ms, 0);
+                "retrying", rs->w->cfg->head_addr, why);
+    rs->head_failing = true;
+    rs->backoff_ms = rs->backoff_ms ? rs->backoff_ms * 2 : RETRY_MIN_MS;
+    if (rs->backoff_ms > RETRY_MAX_MS)
+        rs->backoff_ms = RETRY_MAX_MS;
+    rs->retrying = true;
+    uv_timer_start(&rs->timer, on_report_timer, (uint64_t)rs->backoff_ms, 0);
 }
 
 /* Build one call from what is pending and send it. */
-static void flush(struct mt_tasks *ts)
+static void flush(struct mt_runs *rs)
 {
-    struct mt_task *t, *next, *rotate = NULL, *rotate_tail = NULL;
+    struct mt_run *t, *next, *rotate = NULL, *rotate_tail = NULL;
     size_t budget = MAX_CALL_OUTPUT, rbudget = MAX_CALL_RESULTS;
     int rc;
 
-    uv_timer_stop(&ts->timer);
-    for (t = ts->head; t; t = next) {
+    uv_timer_stop(&rs->timer);
+    for (t = rs->head; t; t = next) {
         next = t->next;
-        if (!take_task(ts, t, &budget, &rbudget))
+        if (!take_task(rs, t, &budget, &rbudget))
             continue;
         /* Its output went out: move it behind the others (fairness). */
-        list_remove(ts, t);
+        list_remove(rs, t);
         if (rotate_tail)
             rotate_tail->next = t;
         else
@@ -1381,92 +1381,92 @@ static void flush(struct mt_tasks *ts)
     }
     for (t = rotate; t; t = next) {
         next = t->next;
-        list_append(ts, t);
+        list_append(rs, t);
     }
-    if (ts->batch.n == 0)
+    if (rs->batch.n == 0)
         return;
-    rc = mt__worker_send_task_report(ts->w, &ts->batch);
+    rc = mt__worker_send_task_report(rs->w, &rs->batch);
     if (rc < 0) {
-        put_back(ts);
-        retry_later(ts, mt_strerror(rc));
+        put_back(rs);
+        retry_later(rs, mt_strerror(rc));
         return;
     }
-    ts->in_flight = true;
-    ts->last_send_ms = mt_now_mono_ms();
+    rs->in_flight = true;
+    rs->last_send_ms = mt_now_mono_ms();
 }
 
 static void on_report_timer(uv_timer_t *tm)
 {
-    struct mt_tasks *ts = tm->data;
+    struct mt_runs *rs = tm->data;
 
-    ts->retrying = false;
-    if (!ts->shutting_down && !ts->in_flight && report_pending(ts))
-        flush(ts);
+    rs->retrying = false;
+    if (!rs->shutting_down && !rs->in_flight && report_pending(rs))
+        flush(rs);
 }
 
 /* Something new is pending: send now, or when the window closes. */
-static void kick(struct mt_tasks *ts)
+static void kick(struct mt_runs *rs)
 {
     int64_t wait;
 
-    if (ts->shutting_down || ts->in_flight || ts->retrying ||
-        !report_pending(ts))
+    if (rs->shutting_down || rs->in_flight || rs->retrying ||
+        !report_pending(rs))
         return;
-    if (ts->n_final > 0 || ts->buffered >= FLUSH_BYTES) {
-        flush(ts);
+    if (rs->n_final > 0 || rs->buffered >= FLUSH_BYTES) {
+        flush(rs);
         return;
     }
-    if (uv_is_active((uv_handle_t *)&ts->timer))
+    if (uv_is_active((uv_handle_t *)&rs->timer))
         return;
-    wait = ts->last_send_ms + FLUSH_MS - mt_now_mono_ms();
-    if (ts->n_state > 0 && wait > RUNNING_MS)
+    wait = rs->last_send_ms + FLUSH_MS - mt_now_mono_ms();
+    if (rs->n_state > 0 && wait > RUNNING_MS)
         wait = RUNNING_MS;
     if (wait <= 0) {
-        flush(ts);
+        flush(rs);
         return;
     }
-    uv_timer_start(&ts->timer, on_report_timer, (uint64_t)wait, 0);
+    uv_timer_start(&rs->timer, on_report_timer, (uint64_t)wait, 0);
 }
 
 void mt__worker_tasks_on_reported(struct mt_worker *w, int err,
                                   const char *msg)
 {
-    struct mt_tasks *ts = w->tasks;
+    struct mt_runs *rs = w->runs;
 
-    ts->in_flight = false;
-    if (ts->shutting_down) {
-        batch_clear(&ts->batch);
+    rs->in_flight = false;
+    if (rs->shutting_down) {
+        batch_clear(&rs->batch);
         return;
     }
     if (err) {
-        put_back(ts);
-        retry_later(ts, msg);
+        put_back(rs);
+        retry_later(rs, msg);
         return;
     }
-    if (ts->head_failing)
+    if (rs->head_failing)
         MT_INFO("reporting tasks to head %s again", w->cfg->head_addr);
-    ts->head_failing = false;
-    ts->backoff_ms = 0;
-    for (size_t i = 0; i < ts->batch.n; i++)
-        if (ts->batch.v[i].final)
-            task_free(ts->batch.v[i].t);
-    batch_clear(&ts->batch);
-    kick(ts);
+    rs->head_failing = false;
+    rs->backoff_ms = 0;
+    for (size_t i = 0; i < rs->batch.n; i++)
+        if (rs->batch.v[i].final)
+            task_free(rs->batch.v[i].t);
+    batch_clear(&rs->batch);
+    kick(rs);
 }
 
 /* ==== shutdown ============================================================ */
 
 void mt__worker_tasks_shutdown(struct mt_worker *w)
 {
-    struct mt_tasks *ts = w->tasks;
+    struct mt_runs *rs = w->runs;
 
-    if (!ts || ts->shutting_down)
+    if (!rs || rs->shutting_down)
         return;
-    ts->shutting_down = true;
-    uv_timer_stop(&ts->timer);
+    rs->shutting_down = true;
+    uv_timer_stop(&rs->timer);
     mt_exec_pool_shutdown(w->execs);
     mt__wactors_shutdown(w);
-    for (struct mt_task *t = ts->head; t; t = t->next) {
+    for (struct mt_run *t = rs->head; t; t = t->next) {
         mt_args_cancel_safe(t);
         if (t->pid > 0 && !t->exited)
             MT_INFO("task=%s attempt=%u killed: worker stopping",
@@ -1477,34 +1477,34 @@ void mt__worker_tasks_shutdown(struct mt_worker *w)
 
 static void on_timer_closed(uv_handle_t *h)
 {
-    struct mt_tasks *ts = h->data;
+    struct mt_runs *rs = h->data;
 
-    ts->timer_open = false;
-    check_closed(ts);
+    rs->timer_open = false;
+    check_closed(rs);
 }
 
-static void check_closed(struct mt_tasks *ts)
+static void check_closed(struct mt_runs *rs)
 {
-    void (*done)(void *) = ts->closed;
+    void (*done)(void *) = rs->closed;
 
-    if (!done || ts->timer_open)
+    if (!done || rs->timer_open)
         return;
-    for (struct mt_task *t = ts->head; t; t = t->next)
+    for (struct mt_run *t = rs->head; t; t = t->next)
         if (t->open)
             return;
-    ts->closed = NULL;
-    done(ts->closed_arg);
+    rs->closed = NULL;
+    done(rs->closed_arg);
 }
 
 void mt__worker_tasks_close(struct mt_worker *w, void (*done)(void *),
                             void *arg)
 {
-    struct mt_tasks *ts = w->tasks;
+    struct mt_runs *rs = w->runs;
 
     mt__worker_tasks_shutdown(w);
-    ts->closed = done;
-    ts->closed_arg = arg;
-    for (struct mt_task *t = ts->head; t; t = t->next) {
+    rs->closed = done;
+    rs->closed_arg = arg;
+    for (struct mt_run *t = rs->head; t; t = t->next) {
         if (!t->open)
             continue;
         if (t->proc_init)
@@ -1513,21 +1513,21 @@ void mt__worker_tasks_close(struct mt_worker *w, void (*done)(void *),
         close_pipe(t, 1);
         close_handle(t, (uv_handle_t *)&t->timer);
     }
-    if (!uv_is_closing((uv_handle_t *)&ts->timer))
-        uv_close((uv_handle_t *)&ts->timer, on_timer_closed);
+    if (!uv_is_closing((uv_handle_t *)&rs->timer))
+        uv_close((uv_handle_t *)&rs->timer, on_timer_closed);
 }
 
 void mt__worker_tasks_destroy(struct mt_worker *w)
 {
-    struct mt_tasks *ts = w ? w->tasks : NULL;
+    struct mt_runs *rs = w ? w->runs : NULL;
 
-    if (!ts)
+    if (!rs)
         return;
-    batch_clear(&ts->batch);
-    free(ts->batch.v);
-    while (ts->head)
-        task_free(ts->head);
-    free(ts->log_dir);
-    free(ts);
-    w->tasks = NULL;
+    batch_clear(&rs->batch);
+    free(rs->batch.v);
+    while (rs->head)
+        task_free(rs->head);
+    free(rs->log_dir);
+    free(rs);
+    w->runs = NULL;
 }

@@ -223,7 +223,7 @@ struct mt_run_report {
                                    in the store (result empty) */
     bool actor_ready;           /* RUNNING actor creation: factory done */
     uint32_t actor_pid;         /* with actor_ready: the actor's executor */
-    struct mt_task *t;          /* private to tasks.c */
+    struct mt_run *t;           /* private to tasks.c */
 };
 
 struct mt_run_batch {

@@ -26,7 +26,7 @@
 struct mt_store;
 struct mt_server;
 struct mt_worker_xfer;
-struct mt_tasks;
+struct mt_runs;
 struct mt_exec_pool;
 struct mt_gpu_monitor;
 struct mt_wactor;
@@ -81,7 +81,7 @@ struct mt_worker {
     struct mt_store *store;    /* this node's object store */
     struct mt_server *store_srv; /* its Unix socket server */
     struct mt_worker_xfer *xfers; /* object pulls and fetches in flight */
-    struct mt_tasks *tasks;    /* command tasks and their reporter */
+    struct mt_runs *runs;      /* task runs and their reporter */
     struct mt_exec_pool *execs; /* executors for function tasks; or NULL */
     struct mt_wactor *actors;  /* hosted actors (actors.h) */
     struct mt_wcall *calls;    /* CallActor calls held (rpc_actors.c) */

@@ -28,7 +28,7 @@ void mt__worker_h_delete_objects(struct mt_rpc_call *call,
     struct mt_worker *w = arg;
     mt_object_id id;
 
-    if (!w->store) {
+    if (!w->objects.store) {
         mt_rpc_fail(call, -MT_EUNAVAIL, "this worker has no object store");
         return;
     }
@@ -40,7 +40,7 @@ void mt__worker_h_delete_objects(struct mt_rpc_call *call,
         if (req->object_ids[i].len != MT_OBJECT_ID_LEN)
             continue;
         memcpy(id.b, req->object_ids[i].data, MT_OBJECT_ID_LEN);
-        if (mt_store_delete(w->store, &id) == 0)
+        if (mt_store_delete(w->objects.store, &id) == 0)
             reply.deleted++;
     }
     mt_rpc_reply(call, &reply.base);

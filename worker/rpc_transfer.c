@@ -292,13 +292,13 @@ void mt__worker_h_pull(struct mt_rpc_call *call, const ProtobufCMessage *m,
         mt_rpc_fail(call, -MT_EINVAL, "chunk_size above 16 MiB");
         return;
     }
-    if (!w->store) {
+    if (!w->objects.store) {
         mt_rpc_fail(call, -MT_EUNAVAIL, "this worker has no object store");
         return;
     }
     x = xfer_new(w, XFER_PULL, call);
     x->id = id;
-    rc = mt_xfer_reader_open(w->store, &id, &x->info, &x->reader);
+    rc = mt_xfer_reader_open(w->objects.store, &id, &x->info, &x->reader);
     if (rc < 0) {
         pull_end(x, rc, rc == -MT_ENOENT   ? "no such object here"
                         : rc == -MT_EAGAIN ? "object not sealed yet"
@@ -340,7 +340,7 @@ static void fetch_on_chunk(void *arg, const ProtobufCMessage *msg)
             fetch_fail_local(x, -MT_EPROTO, "bad first chunk from the holder");
             return;
         }
-        rc = mt_xfer_writer_open(x->w->store, &x->id, &info, c->chunk_size,
+        rc = mt_xfer_writer_open(x->w->objects.store, &x->id, &info, c->chunk_size,
                                  &x->writer);
         if (rc < 0) {
             fetch_fail_local(x, rc, mt_strerror(rc));
@@ -421,12 +421,12 @@ void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
                                       "from_address host:port");
         return;
     }
-    if (!w->store) {
+    if (!w->objects.store) {
         mt_rpc_fail(call, -MT_EUNAVAIL, "this worker has no object store");
         return;
     }
-    if (mt_store_get(w->store, &id, &info) == 0) {
-        mt_store_release(w->store, &id);
+    if (mt_store_get(w->objects.store, &id, &info) == 0) {
+        mt_store_release(w->objects.store, &id);
         reply.already_local = true;
         reply.data_size = info.data_size;
         mt_rpc_reply(call, &reply.base);
@@ -466,9 +466,9 @@ int mt__worker_fetch(struct mt_worker *w, const mt_object_id *id,
     struct mt_worker_xfer *x;
     int rc;
 
-    if (!w->store)
+    if (!w->objects.store)
         return -MT_EUNAVAIL;
-    if (mt_store_contains(w->store, id) == 0)
+    if (mt_store_contains(w->objects.store, id) == 0)
         return 1;
     if ((x = fetch_in_flight(w, id))) { /* one pull per object at a time */
         join_fetch(x, done, arg, NULL);

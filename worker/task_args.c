@@ -92,7 +92,7 @@ static void step(struct mt_args_job *j)
             continue;
         }
         if (j->holder >= r->n_holders) {
-            if (j->w->store && mt_store_contains(j->w->store, &r->id) == 0) {
+            if (j->w->objects.store && mt_store_contains(j->w->objects.store, &r->id) == 0) {
                 j->next++;
                 j->holder = 0;
                 continue;

@@ -317,7 +317,7 @@ static void check_closed(struct mt_runs *rs);
  * succeeded (task_result.h). A bad file fails the task. */
 static void take_result(struct mt_run *t)
 {
-    struct mt_store *st = t->rs->w->store;
+    struct mt_store *st = t->rs->w->objects.store;
 
     if (t->error || t->exit_code != 0) {
         mt_task_result_discard(st, t->result_path, t->spec.task_id);
@@ -727,7 +727,7 @@ static void fn_start(struct mt_run *t)
         r->refs[r->n_refs].index = t->spec.refs[i].index;
         memcpy(r->refs[r->n_refs++].id, t->spec.refs[i].id.b, 20);
     }
-    r->store_socket = t->rs->w->store
+    r->store_socket = t->rs->w->objects.store
                           ? (char *)t->rs->w->cfg->object_store_socket
                           : NULL;
     r->store_results = t->spec.hold_result;

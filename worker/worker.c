@@ -145,6 +145,16 @@ static void start_executors(struct mt_worker *w)
         MT_ERROR("cannot start the executor pool: %s", mt_strerror(rc));
 }
 
+static int start_objects(struct mt_worker *w)
+{
+    struct mt_objects_opts o;
+
+    o.capacity = w->cfg->object_store_memory;
+    o.spill_dir = w->cfg->spill_dir;
+    o.socket = w->cfg->object_store_socket;
+    return mt_objects_start(&w->objects, w->loop, &o);
+}
+
 int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
                     struct mt_worker **out)
 {
@@ -163,7 +173,7 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
         mt_random_hex(w->node_id, 16);
     mt_sys_hostname(w->hostname, sizeof(w->hostname));
     mt_sys_cpu_sample(&w->cpu_prev);
-    rc = mt__worker_objects_start(w);
+    rc = start_objects(w);
     if (rc < 0)
         goto out_free;
     rc = mt_rpc_engine_create(loop, &w->eng);
@@ -205,9 +215,9 @@ out_server:
 out_engine:
     mt_rpc_engine_destroy(w->eng);
 out_objects:
-    mt__worker_objects_stop(w);
+    mt_objects_stop(&w->objects);
     uv_run(loop, UV_RUN_NOWAIT);
-    mt__worker_objects_destroy(w);
+    mt_objects_release(&w->objects);
 out_free:
     free(w);
     return rc;
@@ -252,7 +262,7 @@ static void on_server_stopped(void *arg)
     w->srv = NULL;
     mt_rpc_channel_destroy(w->head);
     w->head = NULL;
-    mt__worker_objects_stop(w);
+    mt_objects_stop(&w->objects);
     mt__worker_tasks_close(w, on_tasks_closed, w);
 }
 
@@ -287,6 +297,6 @@ void mt_worker_destroy(struct mt_worker *w)
     mt__worker_tasks_destroy(w);
     mt__wactors_destroy(w);
     mt_exec_pool_destroy(w->execs);
-    mt__worker_objects_destroy(w);
+    mt_objects_release(&w->objects);
     free(w);
 }

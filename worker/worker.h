@@ -22,9 +22,8 @@
 #include "common/qty.h"
 #include "common/rpc.h"
 #include "common/sys.h"
+#include "worker/objects.h"
 
-struct mt_store;
-struct mt_server;
 struct mt_worker_xfer;
 struct mt_runs;
 struct mt_exec_pool;
@@ -78,8 +77,7 @@ struct mt_worker {
     int report_period_ms;
     struct mt_cpu_sample cpu_prev;
     uv_timer_t timer;
-    struct mt_store *store;    /* this node's object store */
-    struct mt_server *store_srv; /* its Unix socket server */
+    struct mt_objects objects; /* this node's object store */
     struct mt_worker_xfer *xfers; /* object pulls and fetches in flight */
     struct mt_runs *runs;      /* task runs and their reporter */
     struct mt_exec_pool *execs; /* executors for function tasks; or NULL */
@@ -108,15 +106,6 @@ void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg);
 
 /* mt_worker_destroy - free after stop completed and the loop is idle. */
 void mt_worker_destroy(struct mt_worker *w);
-
-/* ---- objects.c: the node's object store ---- */
-
-/* Create the store and serve it on cfg->object_store_socket. RET 0/-MT_E*. */
-int mt__worker_objects_start(struct mt_worker *w);
-/* Close the store's socket and every client connection. */
-void mt__worker_objects_stop(struct mt_worker *w);
-/* Free the store; after the loop has run the close callbacks. */
-void mt__worker_objects_destroy(struct mt_worker *w);
 
 /* ---- rpc_transfer.c: object pulls between workers ---- */
 

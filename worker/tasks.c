@@ -105,7 +105,7 @@ struct mt_run {
     size_t result_size;
     uint64_t result_stored;     /* FINISHED: result put in the store */
     bool system_failure;        /* FAILED because its executor died */
-    struct mt_args_job *args_job; /* fetching object arguments */
+    struct mt_run_args *args_job; /* fetching object arguments */
     /* actor creation tasks */
     bool actor_ready_pending;   /* "actor ready" not yet handed to a call */
     uint32_t actor_pid;         /* its executor */
@@ -173,7 +173,7 @@ static struct mt_run *find(struct mt_runs *rs, const char *id,
 
 static void mt_args_cancel_safe(struct mt_run *t)
 {
-    mt__worker_args_cancel(t->args_job);
+    mt_run_args_cancel(t->args_job);
     t->args_job = NULL;
 }
 
@@ -772,7 +772,8 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
     t->timer.data = t;
     t->open = 1;
     if (t->spec.kind == MT_RUN_KIND_FUNCTION && t->spec.nrefs)
-        t->args_job = mt__worker_args_resolve(w, &t->spec, on_args_ready, t);
+        t->args_job = mt_run_args_resolve(w->objects.store, w->xfers,
+                                          &t->spec, on_args_ready, t);
     else if (t->spec.kind != MT_RUN_KIND_COMMAND)
         fn_start(t);
     else

@@ -18,6 +18,7 @@
 #include "worker/actors.h"
 #include "worker/executors.h"
 #include "worker/tasks.h"
+#include "worker/transfer.h"
 
 #define RETRY_MS 1000
 
@@ -176,6 +177,7 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     rc = start_objects(w);
     if (rc < 0)
         goto out_free;
+    w->xfers = mt_transfers_create(w->objects.store);
     rc = mt_rpc_engine_create(loop, &w->eng);
     if (rc < 0)
         goto out_objects;
@@ -200,6 +202,7 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     }
     uv_timer_init(loop, &w->timer);
     w->timer.data = w;
+    mt_transfers_set_wire(w->xfers, &mt__worker_pull_wire, w);
     mt__worker_tasks_create(w);
     start_executors(w);
     MT_INFO("worker node=%s listening on %s, head %s", w->node_id, w->address,
@@ -215,6 +218,7 @@ out_server:
 out_engine:
     mt_rpc_engine_destroy(w->eng);
 out_objects:
+    mt_transfers_destroy(w->xfers);
     mt_objects_stop(&w->objects);
     uv_run(loop, UV_RUN_NOWAIT);
     mt_objects_release(&w->objects);
@@ -268,7 +272,7 @@ static void on_server_stopped(void *arg)
 
 void mt__worker_on_unregistered(struct mt_worker *w)
 {
-    mt__worker_xfers_cancel(w);
+    mt_transfers_cancel(w->xfers);
     mt_rpc_server_stop(w->srv, 1000, on_server_stopped, w);
 }
 
@@ -297,6 +301,7 @@ void mt_worker_destroy(struct mt_worker *w)
     mt__worker_tasks_destroy(w);
     mt__wactors_destroy(w);
     mt_exec_pool_destroy(w->execs);
+    mt_transfers_destroy(w->xfers);
     mt_objects_release(&w->objects);
     free(w);
 }

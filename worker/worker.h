@@ -24,7 +24,8 @@
 #include "common/sys.h"
 #include "worker/objects.h"
 
-struct mt_worker_xfer;
+struct mt_transfers;
+struct mt_transfer_wire;
 struct mt_runs;
 struct mt_exec_pool;
 struct mt_gpu_monitor;
@@ -78,7 +79,7 @@ struct mt_worker {
     struct mt_cpu_sample cpu_prev;
     uv_timer_t timer;
     struct mt_objects objects; /* this node's object store */
-    struct mt_worker_xfer *xfers; /* object pulls and fetches in flight */
+    struct mt_transfers *xfers; /* fetches from other nodes (transfer.h) */
     struct mt_runs *runs;      /* task runs and their reporter */
     struct mt_exec_pool *execs; /* executors for function tasks; or NULL */
     struct mt_wactor *actors;  /* hosted actors (actors.h) */
@@ -107,29 +108,14 @@ void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg);
 /* mt_worker_destroy - free after stop completed and the loop is idle. */
 void mt_worker_destroy(struct mt_worker *w);
 
-/* ---- rpc_transfer.c: object pulls between workers ---- */
+/* ---- rpc_transfer.c: object pulls between workers (transfer.h) ---- */
 
 void mt__worker_h_pull(struct mt_rpc_call *call, const ProtobufCMessage *req,
                        void *arg);
 void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *req,
                         void *arg);
-/* Cancel every transfer still running (shutdown). */
-void mt__worker_xfers_cancel(struct mt_worker *w);
-
-/* How an internal fetch ended: err 0 (the object is now in the store) or
- * -MT_E* with msg saying why. Runs on the loop thread. */
-typedef void (*mt_worker_fetch_fn)(void *arg, int err, const char *msg);
-
-/*
- * mt__worker_fetch - pull object id from the worker at from into this
- * node's store (the FetchObject path without an incoming call).
- * RET 1 (already here: done is not called), 0 (started: done runs once,
- *     also when mt__worker_xfers_cancel() cuts it short), -MT_E* (could
- *     not start: done is not called)
- */
-int mt__worker_fetch(struct mt_worker *w, const mt_object_id *id,
-                     const char *from, int timeout_ms, mt_worker_fetch_fn done,
-                     void *arg);
+/* The PullObject streams of fetches (mt_transfers_set_wire, arg w). */
+extern const struct mt_transfer_wire mt__worker_pull_wire;
 
 /* ---- rpc_objects.c: DeleteObjects (the head frees unreferenced ones) ---- */
 

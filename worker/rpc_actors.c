@@ -29,37 +29,38 @@
 #define OUTPUT_LOG_MAX 512
 #define MAX_CALLS 4096
 
-struct mt_wcall;
+struct mt_direct_call;
 
 /* One call of a CallActor request: its job and its outcome. */
-struct wjob {
+struct direct_job {
     struct mt_exec_job job;      /* in the actor's pool */
-    struct mt_wcall *parent;
+    struct mt_direct_call *parent;
     struct mt_exec_blob *args;   /* point into the request */
     Manta__ActorCallResult res;  /* filled when the job ends */
 };
 
 /* One held CallActor. Guarded by: loop thread. */
-struct mt_wcall {
+struct mt_direct_call {
     uint32_t magic;              /* CALL_MAGIC */
-    struct mt_wcall *prev, *next; /* in w->calls */
+    struct mt_direct_call *prev, *next; /* in w->calls */
     struct mt_worker *w;
     struct mt_rpc_call *call;    /* ended exactly once */
     char actor_id[MT_RUN_ID_MAX + 1];
     size_t n;                    /* calls */
     size_t left;                 /* not ended yet (+1 while submitting) */
-    struct wjob *jobs;
+    struct direct_job *jobs;
 };
 
-static struct wjob *of_job(struct mt_exec_job *j)
+static struct direct_job *of_job(struct mt_exec_job *j)
 {
-    struct wjob *x = (struct wjob *)((char *)j - offsetof(struct wjob, job));
+    struct direct_job *x =
+        (struct direct_job *)((char *)j - offsetof(struct direct_job, job));
 
     MT_ASSERT(x->parent->magic == CALL_MAGIC);
     return x;
 }
 
-static void unlink_free(struct mt_wcall *c)
+static void unlink_free(struct mt_direct_call *c)
 {
     struct mt_worker *w = c->w;
 
@@ -81,7 +82,7 @@ static void unlink_free(struct mt_wcall *c)
 }
 
 /* Every call has ended: answer with their outcomes. */
-static void reply_all(struct mt_wcall *c)
+static void reply_all(struct mt_direct_call *c)
 {
     Manta__CallActorReply reply = MANTA__CALL_ACTOR_REPLY__INIT;
     Manta__ActorCallResult **v = mt_xcalloc(c->n + 1, sizeof(*v));
@@ -95,7 +96,7 @@ static void reply_all(struct mt_wcall *c)
     unlink_free(c);
 }
 
-static void one_done(struct mt_wcall *c)
+static void one_done(struct mt_direct_call *c)
 {
     if (--c->left == 0)
         reply_all(c);
@@ -119,7 +120,7 @@ static void on_output(struct mt_exec_job *j, uint32_t fd, const void *p,
 }
 
 /* Record how one call ended (copies what o points to). */
-static void set_result(struct wjob *x, bool ok, const uint8_t *data,
+static void set_result(struct direct_job *x, bool ok, const uint8_t *data,
                        size_t len, const char *error, bool died)
 {
     x->res.ok = ok;
@@ -139,7 +140,7 @@ static void set_result(struct wjob *x, bool ok, const uint8_t *data,
 
 static void on_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
 {
-    struct wjob *x = of_job(j);
+    struct direct_job *x = of_job(j);
 
     set_result(x, o->end == MT_EXEC_END_OK, o->result, o->result_size,
                o->error, o->end == MT_EXEC_END_DIED ||
@@ -172,11 +173,11 @@ static const char *check(const Manta__CallActorRequest *r)
 }
 
 /* Queue call i of r on the actor, or end it at once. */
-static void submit_one(struct mt_wcall *c, const Manta__CallActorRequest *r,
-                       size_t i)
+static void submit_one(struct mt_direct_call *c,
+                       const Manta__CallActorRequest *r, size_t i)
 {
     const Manta__ActorCall *k = r->calls[i];
-    struct wjob *x = &c->jobs[i];
+    struct direct_job *x = &c->jobs[i];
     const char *why = NULL;
     int rc;
 
@@ -209,7 +210,7 @@ void mt__worker_h_call_actor(struct mt_rpc_call *call,
     const Manta__CallActorRequest *r = (const Manta__CallActorRequest *)m;
     struct mt_worker *w = arg;
     const char *why = check(r);
-    struct mt_wcall *c;
+    struct mt_direct_call *c;
 
     if (why) {
         mt_rpc_fail(call, -MT_EINVAL, why);

@@ -29,8 +29,8 @@ struct mt_transfer_wire;
 struct mt_runs;
 struct mt_exec_pool;
 struct mt_gpu_monitor;
-struct mt_wactor;
-struct mt_wcall;
+struct mt_hosted_actor;
+struct mt_direct_call;
 
 #define MT_WORKER_VERSION "0.1.0"
 
@@ -82,8 +82,8 @@ struct mt_worker {
     struct mt_transfers *xfers; /* fetches from other nodes (transfer.h) */
     struct mt_runs *runs;      /* task runs and their reporter */
     struct mt_exec_pool *execs; /* executors for function tasks; or NULL */
-    struct mt_wactor *actors;  /* hosted actors (actors.h) */
-    struct mt_wcall *calls;    /* CallActor calls held (rpc_actors.c) */
+    struct mt_hosted_actor *actors; /* hosted actors (actors.h) */
+    struct mt_direct_call *calls; /* CallActor calls held (rpc_actors.c) */
     void (*actors_closed)(void *); /* shutdown: all actor pools closed */
     void *actors_closed_arg;
     void (*stopped)(void *arg);

@@ -196,8 +196,8 @@ static void submit_one(struct mt_direct_call *c,
     x->job.on_start = on_start;
     x->job.on_output = on_output;
     x->job.on_end = on_end;
-    rc = mt__wactor_direct(c->w, r->actor_id, r->incarnation, r->caller_id,
-                           k->seq, &x->job, &why);
+    rc = mt_hosted_actors_direct(c->w->actors, r->actor_id, r->incarnation,
+                                 r->caller_id, k->seq, &x->job, &why);
     if (rc < 0) {
         set_result(x, false, NULL, 0, why, rc != -MT_EEXIST);
         one_done(c);

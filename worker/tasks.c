@@ -136,6 +136,8 @@ struct mt_runs {
 };
 
 static void kick(struct mt_runs *rs);
+static void on_actor_died(void *arg, const char *task_id, uint32_t attempt,
+                          const char *why);
 
 static void list_append(struct mt_runs *rs, struct mt_run *t)
 {
@@ -210,6 +212,7 @@ void mt__worker_tasks_create(struct mt_worker *w)
     uv_timer_init(w->loop, &rs->timer);
     rs->timer.data = rs;
     rs->timer_open = true;
+    mt_hosted_actors_on_died(w->actors, on_actor_died, rs);
     w->runs = rs;
 }
 
@@ -617,7 +620,8 @@ static void on_job_output(struct mt_exec_job *j, uint32_t fd, const void *p,
 /* An actor's factory returned 0: the task goes on while the actor lives. */
 static void actor_ready(struct mt_run *t)
 {
-    mt__wactor_created(t->rs->w, t->spec.task_id, t->spec.attempt, true);
+    mt_hosted_actors_created(t->rs->w->actors, t->spec.task_id,
+                             t->spec.attempt, true);
     t->actor_ready_pending = true;
     t->rs->n_state++;
     kick(t->rs);
@@ -632,8 +636,8 @@ static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
             actor_ready(t);
             return;
         }
-        mt__wactor_created(t->rs->w, t->spec.task_id, t->spec.attempt,
-                           false);
+        mt_hosted_actors_created(t->rs->w->actors, t->spec.task_id,
+                                 t->spec.attempt, false);
     }
     t->exited = true;
     t->exit_code = 0;
@@ -681,13 +685,15 @@ static void actor_start(struct mt_run *t)
 
     if (t->spec.kind == MT_RUN_KIND_ACTOR_CREATE) {
         t->job.req.actor_op = MT_EXEC_ACTOR_CREATE;
-        rc = mt__wactor_create(w, t->spec.task_id, t->spec.attempt, &t->job);
+        rc = mt_hosted_actors_add(w->actors, t->spec.task_id, t->spec.attempt,
+                                  &t->job);
         if (rc == -MT_EEXIST)
             why = "this actor incarnation is already hosted here";
     } else {
         t->job.req.actor_op = MT_EXEC_ACTOR_METHOD;
-        rc = mt__wactor_call(w, t->spec.actor_id, t->spec.actor_attempt,
-                             t->spec.actor_seq, &t->job, &why);
+        rc = mt_hosted_actors_call(w->actors, t->spec.actor_id,
+                                   t->spec.actor_attempt, t->spec.actor_seq,
+                                   &t->job, &why);
     }
     if (rc < 0) {
         struct mt_exec_outcome o;
@@ -780,12 +786,16 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
         spawn(t);
 }
 
-void mt__worker_task_actor_died(struct mt_worker *w, const char *task_id,
-                                uint32_t attempt, const char *why)
+/* An actor that creation task (task_id, attempt) made has died after it
+ * was ready: the task ends FAILED with why and system_failure set (the
+ * head restarts the actor or buries it). */
+static void on_actor_died(void *arg, const char *task_id, uint32_t attempt,
+                          const char *why)
 {
-    struct mt_run *t = find(w->runs, task_id, attempt);
+    struct mt_runs *rs = arg;
+    struct mt_run *t = find(rs, task_id, attempt);
 
-    if (!t || t->exited || w->runs->shutting_down)
+    if (!t || t->exited || rs->shutting_down)
         return;
     t->exited = true;
     t->error = mt_xstrdup(why);
@@ -809,11 +819,11 @@ int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
     if (t && t->spec.kind == MT_RUN_KIND_ACTOR_CREATE && !t->exited) {
         MT_INFO("task=%s attempt=%u stop requested: killing its actor",
                 task_id, attempt);
-        return mt__wactor_kill(w, task_id, attempt);
+        return mt_hosted_actors_kill(w->actors, task_id, attempt);
     }
     if (t && t->spec.kind == MT_RUN_KIND_ACTOR_METHOD && !t->exited)
-        return mt__wactor_stop_call(w, t->spec.actor_id,
-                                    t->spec.actor_attempt, &t->job);
+        return mt_hosted_actors_stop_call(w->actors, t->spec.actor_id,
+                                          t->spec.actor_attempt, &t->job);
     if (t && t->fn && !t->exited) {
         MT_INFO("task=%s attempt=%u stop requested: %s", task_id, attempt,
                 t->job.queued ? "it leaves the executor queue"
@@ -1060,8 +1070,6 @@ void mt__worker_tasks_shutdown(struct mt_worker *w)
         return;
     rs->shutting_down = true;
     uv_timer_stop(&rs->timer);
-    mt_exec_pool_shutdown(w->execs);
-    mt__wactors_shutdown(w);
     for (struct mt_run *t = rs->head; t; t = t->next) {
         mt_args_cancel_safe(t);
         if (t->pid > 0 && !t->exited)

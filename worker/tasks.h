@@ -108,15 +108,6 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s);
 int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
                          uint32_t attempt, bool force);
 
-/*
- * mt__worker_task_actor_died - the actor that creation task (task_id,
- * attempt) made has died after it was ready: the task ends FAILED with
- * why and system_failure set (the head restarts the actor or buries it).
- * Nothing happens when the task has already ended.
- */
-void mt__worker_task_actor_died(struct mt_worker *w, const char *task_id,
-                                uint32_t attempt, const char *why);
-
 /* Number of tasks known here (running, or ended and not yet reported). */
 size_t mt__worker_tasks_count(const struct mt_worker *w);
 

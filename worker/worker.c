@@ -203,8 +203,9 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     uv_timer_init(loop, &w->timer);
     w->timer.data = w;
     mt_transfers_set_wire(w->xfers, &mt__worker_pull_wire, w);
-    mt__worker_tasks_create(w);
     start_executors(w);
+    w->actors = mt_hosted_actors_create(w->execs);
+    mt__worker_tasks_create(w);
     MT_INFO("worker node=%s listening on %s, head %s", w->node_id, w->address,
             cfg->head_addr);
     write_marker(w, "worker.addr", w->address);
@@ -256,7 +257,7 @@ static void on_tasks_closed(void *arg)
 {
     struct mt_worker *w = arg;
 
-    mt__wactors_close(w, on_actors_closed, w);
+    mt_hosted_actors_close(w->actors, on_actors_closed, w);
 }
 
 static void on_server_stopped(void *arg)
@@ -287,6 +288,10 @@ void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg)
     w->stopped_arg = arg;
     uv_timer_stop(&w->timer);
     mt__worker_tasks_shutdown(w);
+    mt_exec_pool_shutdown(w->execs);
+    mt_hosted_actors_shutdown(w->actors);
+    /* The pools have forgotten their jobs: now the calls can go. */
+    mt__worker_calls_shutdown(w);
     if (!was_registered || mt__worker_send_unregister(w, "worker stopped") < 0)
         mt__worker_on_unregistered(w);
 }
@@ -299,7 +304,7 @@ void mt_worker_destroy(struct mt_worker *w)
      * have released their pins before the store goes away. */
     mt_rpc_engine_destroy(w->eng);
     mt__worker_tasks_destroy(w);
-    mt__wactors_destroy(w);
+    mt_hosted_actors_destroy(w->actors);
     mt_exec_pool_destroy(w->execs);
     mt_transfers_destroy(w->xfers);
     mt_objects_release(&w->objects);

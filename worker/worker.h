@@ -29,7 +29,7 @@ struct mt_transfer_wire;
 struct mt_runs;
 struct mt_exec_pool;
 struct mt_gpu_monitor;
-struct mt_hosted_actor;
+struct mt_hosted_actors;
 struct mt_direct_call;
 
 #define MT_WORKER_VERSION "0.1.0"
@@ -82,10 +82,8 @@ struct mt_worker {
     struct mt_transfers *xfers; /* fetches from other nodes (transfer.h) */
     struct mt_runs *runs;      /* task runs and their reporter */
     struct mt_exec_pool *execs; /* executors for function tasks; or NULL */
-    struct mt_hosted_actor *actors; /* hosted actors (actors.h) */
+    struct mt_hosted_actors *actors; /* hosted actors (actors.h) */
     struct mt_direct_call *calls; /* CallActor calls held (rpc_actors.c) */
-    void (*actors_closed)(void *); /* shutdown: all actor pools closed */
-    void *actors_closed_arg;
     void (*stopped)(void *arg);
     void *stopped_arg;
 };
@@ -135,6 +133,8 @@ void mt__worker_h_stop_task(struct mt_rpc_call *call,
 
 void mt__worker_h_call_actor(struct mt_rpc_call *call,
                              const ProtobufCMessage *req, void *arg);
+/* Fail every direct call still held (shutdown: their jobs never end). */
+void mt__worker_calls_shutdown(struct mt_worker *w);
 
 /* ---- rpc_worker.c ---- */
 extern const struct mt_rpc_handler mt_worker_handlers[];

@@ -181,7 +181,7 @@ static int take_one(struct mt_worker *w, const Manta__RunTaskRequest *req,
         snprintf(err, errlen, "%s", why);
         return -MT_EINVAL;
     }
-    rc = mt__worker_task_admit(w, s, err, errlen);
+    rc = mt_runs_admit(w->runs, s, err, errlen);
     if (rc < 0) {
         mt_run_spec_release(s);
         return rc == -MT_ECLOSED ? -MT_EUNAVAIL : rc;
@@ -204,7 +204,7 @@ void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
         return;
     }
     mt_rpc_reply(call, &reply.base);
-    mt__worker_task_start(w, &s);
+    mt_runs_start(w->runs, &s);
 }
 
 #define RUN_TASKS_MAX 4096
@@ -236,7 +236,7 @@ void mt__worker_h_run_tasks(struct mt_rpc_call *call,
         codes[i] = rc < 0 ? -rc : 0;
         errors[i] = mt_xstrdup(err);
         if (rc == 0)
-            mt__worker_task_start(w, &s);
+            mt_runs_start(w->runs, &s);
     }
     reply.codes = codes;
     reply.n_codes = n;
@@ -263,8 +263,8 @@ void mt__worker_h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
                     "task_id must be 1-64 characters of [A-Za-z0-9_-]");
         return;
     }
-    reply.found = mt__worker_task_stop(w, req->task_id, req->attempt,
-                                       req->force) == 0;
+    reply.found = mt_runs_stop(w->runs, req->task_id, req->attempt,
+                               req->force) == 0;
     mt_rpc_reply(call, &reply.base);
 }
 
@@ -278,7 +278,8 @@ static void on_report_done(void *arg, const struct mt_rpc_status *st,
     snprintf(msg, sizeof(msg), "%s%s%s", mt_rpc_status_name(st->code),
              st->message && *st->message ? ": " : "",
              st->message ? st->message : "");
-    mt__worker_tasks_on_reported(arg, mt_rpc_status_to_err(st->code), msg);
+    mt_runs_report_ended(((struct mt_worker *)arg)->runs,
+                         mt_rpc_status_to_err(st->code), msg);
 }
 
 /* Updates in a batch: RUNNING, each output chunk or marker, the final one. */
@@ -359,9 +360,9 @@ static size_t fill_updates(const struct mt_run_batch *b, Manta__TaskUpdate *u,
     return n;
 }
 
-int mt__worker_send_task_report(struct mt_worker *w,
-                                const struct mt_run_batch *b)
+int mt__worker_send_task_report(void *arg, const struct mt_run_batch *b)
 {
+    struct mt_worker *w = arg;
     Manta__ReportTasksRequest req = MANTA__REPORT_TASKS_REQUEST__INIT;
     Manta__TaskUpdate *u, **up;
     size_t n, markers;

@@ -53,7 +53,6 @@
 #include "worker/executors.h"
 #include "worker/task_args.h"
 #include "worker/task_result.h"
-#include "worker/worker.h"
 
 extern char **environ;
 
@@ -113,7 +112,9 @@ struct mt_run {
 
 /* Every run of a worker and the reporter. Guarded by: loop thread. */
 struct mt_runs {
-    struct mt_worker *w;
+    struct mt_runs_opts o;      /* what it was created with (borrowed) */
+    mt_runs_send_fn send;       /* where reports go */
+    void *send_arg;
     struct mt_run *head, *tail;
     size_t n;
     size_t buffered;            /* output bytes in the tasks' buffers */
@@ -202,41 +203,47 @@ static void task_free(struct mt_run *t)
     free(t);
 }
 
-void mt__worker_tasks_create(struct mt_worker *w)
+struct mt_runs *mt_runs_create(const struct mt_runs_opts *o)
 {
     struct mt_runs *rs = mt_xcalloc(1, sizeof(*rs));
 
-    rs->w = w;
-    if (w->cfg->temp_dir)
-        rs->log_dir = mt_xasprintf("%s/logs/tasks", w->cfg->temp_dir);
-    uv_timer_init(w->loop, &rs->timer);
+    rs->o = *o;
+    if (o->temp_dir)
+        rs->log_dir = mt_xasprintf("%s/logs/tasks", o->temp_dir);
+    uv_timer_init(o->loop, &rs->timer);
     rs->timer.data = rs;
     rs->timer_open = true;
-    mt_hosted_actors_on_died(w->actors, on_actor_died, rs);
-    w->runs = rs;
+    mt_hosted_actors_on_died(o->actors, on_actor_died, rs);
+    return rs;
 }
 
-size_t mt__worker_tasks_count(const struct mt_worker *w)
+void mt_runs_set_sender(struct mt_runs *rs, mt_runs_send_fn send, void *arg)
 {
-    return w->runs ? w->runs->n : 0;
+    rs->send = send;
+    rs->send_arg = arg;
 }
 
-int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
-                          char *err, size_t len)
+size_t mt_runs_count(const struct mt_runs *rs)
+{
+    return rs->n;
+}
+
+int mt_runs_admit(struct mt_runs *rs, const struct mt_run_spec *s, char *err,
+                  size_t len)
 {
     int rc = mt_run_spec_check(s, err, len);
 
     if (rc < 0)
         return rc;
-    if (w->runs->shutting_down) {
+    if (rs->shutting_down) {
         snprintf(err, len, "worker is stopping");
         return -MT_ECLOSED;
     }
-    if (s->kind != MT_RUN_KIND_COMMAND && !w->execs) {
+    if (s->kind != MT_RUN_KIND_COMMAND && !rs->o.execs) {
         snprintf(err, len, "this worker runs no executors");
         return -MT_EINVAL;
     }
-    if (find(w->runs, s->task_id, s->attempt)) {
+    if (find(rs, s->task_id, s->attempt)) {
         snprintf(err, len, "task %s attempt %u is already here", s->task_id,
                  s->attempt);
         return -MT_EEXIST;
@@ -320,7 +327,7 @@ static void check_closed(struct mt_runs *rs);
  * succeeded (task_result.h). A bad file fails the task. */
 static void take_result(struct mt_run *t)
 {
-    struct mt_store *st = t->rs->w->objects.store;
+    struct mt_store *st = t->rs->o.store;
 
     if (t->error || t->exit_code != 0) {
         mt_task_result_discard(st, t->result_path, t->spec.task_id);
@@ -493,7 +500,7 @@ static void task_lists(const struct mt_run *t, const struct mt_kv_list *own,
 /* The environment of a task: the worker's, the spec's, the grant's, ours. */
 static char **task_env(struct mt_run *t)
 {
-    const struct mt_worker *w = t->rs->w;
+    const struct mt_runs_opts *o = &t->rs->o;
     struct mt_kv_list own = {0};
     const struct mt_kv_list *lists[5];
     char attempt[16];
@@ -502,13 +509,12 @@ static char **task_env(struct mt_run *t)
     snprintf(attempt, sizeof(attempt), "%u", t->spec.attempt);
     mt_kv_list_set(&own, "MANTA_TASK_ID", t->spec.task_id);
     mt_kv_list_set(&own, "MANTA_TASK_ATTEMPT", attempt);
-    mt_kv_list_set(&own, "MANTA_NODE_ID", w->node_id);
-    mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", w->cfg->head_addr);
+    mt_kv_list_set(&own, "MANTA_NODE_ID", o->node_id);
+    mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", o->head_addr);
     mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
-                   w->cfg->object_store_socket ? w->cfg->object_store_socket
-                                               : "");
-    t->result_path = mt_task_result_prepare(w->cfg->temp_dir,
-                                            t->spec.task_id, t->spec.attempt);
+                   o->store_socket ? o->store_socket : "");
+    t->result_path = mt_task_result_prepare(o->temp_dir, t->spec.task_id,
+                                            t->spec.attempt);
     if (t->result_path)
         mt_kv_list_set(&own, "MANTA_RESULT_PATH", t->result_path);
     task_lists(t, &own, lists);
@@ -533,7 +539,7 @@ static int check_cwd(const char *cwd)
 
 static void spawn(struct mt_run *t)
 {
-    uv_loop_t *loop = t->rs->w->loop;
+    uv_loop_t *loop = t->rs->o.loop;
     uv_process_options_t o;
     uv_stdio_container_t io[3];
     const char *cwd = t->spec.cwd && *t->spec.cwd ? t->spec.cwd : NULL;
@@ -620,7 +626,7 @@ static void on_job_output(struct mt_exec_job *j, uint32_t fd, const void *p,
 /* An actor's factory returned 0: the task goes on while the actor lives. */
 static void actor_ready(struct mt_run *t)
 {
-    mt_hosted_actors_created(t->rs->w->actors, t->spec.task_id,
+    mt_hosted_actors_created(t->rs->o.actors, t->spec.task_id,
                              t->spec.attempt, true);
     t->actor_ready_pending = true;
     t->rs->n_state++;
@@ -636,7 +642,7 @@ static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
             actor_ready(t);
             return;
         }
-        mt_hosted_actors_created(t->rs->w->actors, t->spec.task_id,
+        mt_hosted_actors_created(t->rs->o.actors, t->spec.task_id,
                                  t->spec.attempt, false);
     }
     t->exited = true;
@@ -679,19 +685,19 @@ static char **fn_env(struct mt_run *t)
  * cannot run ends FAILED (system_failure: the head says "actor died"). */
 static void actor_start(struct mt_run *t)
 {
-    struct mt_worker *w = t->rs->w;
+    struct mt_hosted_actors *ha = t->rs->o.actors;
     const char *why = "cannot start the actor's executor";
     int rc;
 
     if (t->spec.kind == MT_RUN_KIND_ACTOR_CREATE) {
         t->job.req.actor_op = MT_EXEC_ACTOR_CREATE;
-        rc = mt_hosted_actors_add(w->actors, t->spec.task_id, t->spec.attempt,
+        rc = mt_hosted_actors_add(ha, t->spec.task_id, t->spec.attempt,
                                   &t->job);
         if (rc == -MT_EEXIST)
             why = "this actor incarnation is already hosted here";
     } else {
         t->job.req.actor_op = MT_EXEC_ACTOR_METHOD;
-        rc = mt_hosted_actors_call(w->actors, t->spec.actor_id,
+        rc = mt_hosted_actors_call(ha, t->spec.actor_id,
                                    t->spec.actor_attempt, t->spec.actor_seq,
                                    &t->job, &why);
     }
@@ -733,16 +739,14 @@ static void fn_start(struct mt_run *t)
         r->refs[r->n_refs].index = t->spec.refs[i].index;
         memcpy(r->refs[r->n_refs++].id, t->spec.refs[i].id.b, 20);
     }
-    r->store_socket = t->rs->w->objects.store
-                          ? (char *)t->rs->w->cfg->object_store_socket
-                          : NULL;
+    r->store_socket = (char *)t->rs->o.store_socket;
     r->store_results = t->spec.hold_result;
     t->fn = true;
     t->job.on_start = on_job_start;
     t->job.on_output = on_job_output;
     t->job.on_end = on_job_end;
     if (t->spec.kind == MT_RUN_KIND_FUNCTION)
-        mt_exec_pool_submit(t->rs->w->execs, &t->job);
+        mt_exec_pool_submit(t->rs->o.execs, &t->job);
     else
         actor_start(t);
 }
@@ -760,9 +764,8 @@ static void on_args_ready(void *arg, int err, const char *why)
     fail_start(t, -1, mt_xstrdup(why));
 }
 
-void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
+void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s)
 {
-    struct mt_runs *rs = w->runs;
     struct mt_run *t = mt_xcalloc(1, sizeof(*t));
 
     t->magic = RUN_MAGIC;
@@ -774,11 +777,11 @@ void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
     mt_outbuf_init(&t->out, MT_OUTPUT_LIMIT);
     list_append(rs, t);
     rs->n++;
-    uv_timer_init(w->loop, &t->timer);
+    uv_timer_init(rs->o.loop, &t->timer);
     t->timer.data = t;
     t->open = 1;
     if (t->spec.kind == MT_RUN_KIND_FUNCTION && t->spec.nrefs)
-        t->args_job = mt_run_args_resolve(w->objects.store, w->xfers,
+        t->args_job = mt_run_args_resolve(rs->o.store, rs->o.xfers,
                                           &t->spec, on_args_ready, t);
     else if (t->spec.kind != MT_RUN_KIND_COMMAND)
         fn_start(t);
@@ -803,10 +806,10 @@ static void on_actor_died(void *arg, const char *task_id, uint32_t attempt,
     close_handle(t, (uv_handle_t *)&t->timer);
 }
 
-int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
-                         uint32_t attempt, bool force)
+int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
+                 bool force)
 {
-    struct mt_run *t = find(w->runs, task_id, attempt);
+    struct mt_run *t = find(rs, task_id, attempt);
 
     if (t && t->args_job && !t->exited) {
         MT_INFO("task=%s attempt=%u stopped while fetching its arguments",
@@ -819,16 +822,16 @@ int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
     if (t && t->spec.kind == MT_RUN_KIND_ACTOR_CREATE && !t->exited) {
         MT_INFO("task=%s attempt=%u stop requested: killing its actor",
                 task_id, attempt);
-        return mt_hosted_actors_kill(w->actors, task_id, attempt);
+        return mt_hosted_actors_kill(rs->o.actors, task_id, attempt);
     }
     if (t && t->spec.kind == MT_RUN_KIND_ACTOR_METHOD && !t->exited)
-        return mt_hosted_actors_stop_call(w->actors, t->spec.actor_id,
+        return mt_hosted_actors_stop_call(rs->o.actors, t->spec.actor_id,
                                           t->spec.actor_attempt, &t->job);
     if (t && t->fn && !t->exited) {
         MT_INFO("task=%s attempt=%u stop requested: %s", task_id, attempt,
                 t->job.queued ? "it leaves the executor queue"
                               : "killing its executor");
-        return mt_exec_pool_stop(w->execs, &t->job);
+        return mt_exec_pool_stop(rs->o.execs, &t->job);
     }
     if (!t || t->pid <= 0 || t->exited)
         return -MT_ENOENT;
@@ -955,7 +958,7 @@ static void retry_later(struct mt_runs *rs, const char *why)
 {
     if (!rs->head_failing)
         MT_WARN("cannot report tasks to head %s: %s; keeping updates and "
-                "retrying", rs->w->cfg->head_addr, why);
+                "retrying", rs->o.head_addr, why);
     rs->head_failing = true;
     rs->backoff_ms = rs->backoff_ms ? rs->backoff_ms * 2 : RETRY_MIN_MS;
     if (rs->backoff_ms > RETRY_MAX_MS)
@@ -991,7 +994,7 @@ static void flush(struct mt_runs *rs)
     }
     if (rs->batch.n == 0)
         return;
-    rc = mt__worker_send_task_report(rs->w, &rs->batch);
+    rc = rs->send ? rs->send(rs->send_arg, &rs->batch) : -MT_ECLOSED;
     if (rc < 0) {
         put_back(rs);
         retry_later(rs, mt_strerror(rc));
@@ -1034,10 +1037,8 @@ static void kick(struct mt_runs *rs)
     uv_timer_start(&rs->timer, on_report_timer, (uint64_t)wait, 0);
 }
 
-void mt__worker_tasks_on_reported(struct mt_worker *w, int err,
-                                  const char *msg)
+void mt_runs_report_ended(struct mt_runs *rs, int err, const char *msg)
 {
-    struct mt_runs *rs = w->runs;
 
     rs->in_flight = false;
     if (rs->shutting_down) {
@@ -1050,7 +1051,7 @@ void mt__worker_tasks_on_reported(struct mt_worker *w, int err,
         return;
     }
     if (rs->head_failing)
-        MT_INFO("reporting tasks to head %s again", w->cfg->head_addr);
+        MT_INFO("reporting tasks to head %s again", rs->o.head_addr);
     rs->head_failing = false;
     rs->backoff_ms = 0;
     for (size_t i = 0; i < rs->batch.n; i++)
@@ -1062,11 +1063,9 @@ void mt__worker_tasks_on_reported(struct mt_worker *w, int err,
 
 /* ==== shutdown ============================================================ */
 
-void mt__worker_tasks_shutdown(struct mt_worker *w)
+void mt_runs_shutdown(struct mt_runs *rs)
 {
-    struct mt_runs *rs = w->runs;
-
-    if (!rs || rs->shutting_down)
+    if (rs->shutting_down)
         return;
     rs->shutting_down = true;
     uv_timer_stop(&rs->timer);
@@ -1100,12 +1099,9 @@ static void check_closed(struct mt_runs *rs)
     done(rs->closed_arg);
 }
 
-void mt__worker_tasks_close(struct mt_worker *w, void (*done)(void *),
-                            void *arg)
+void mt_runs_close(struct mt_runs *rs, void (*done)(void *), void *arg)
 {
-    struct mt_runs *rs = w->runs;
-
-    mt__worker_tasks_shutdown(w);
+    mt_runs_shutdown(rs);
     rs->closed = done;
     rs->closed_arg = arg;
     for (struct mt_run *t = rs->head; t; t = t->next) {
@@ -1121,10 +1117,8 @@ void mt__worker_tasks_close(struct mt_worker *w, void (*done)(void *),
         uv_close((uv_handle_t *)&rs->timer, on_timer_closed);
 }
 
-void mt__worker_tasks_destroy(struct mt_worker *w)
+void mt_runs_destroy(struct mt_runs *rs)
 {
-    struct mt_runs *rs = w ? w->runs : NULL;
-
     if (!rs)
         return;
     batch_clear(&rs->batch);
@@ -1133,5 +1127,4 @@ void mt__worker_tasks_destroy(struct mt_worker *w)
         task_free(rs->head);
     free(rs->log_dir);
     free(rs);
-    w->runs = NULL;
 }

@@ -1,31 +1,32 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tasks.h -- command and function tasks on a worker: validating what the
- * head asks to run, starting the program in its own process group (or
- * handing the function to an executor), capturing its output and reporting
- * state, output and results back to the head.
+ * tasks.h -- the runs of a worker: each is one attempt of a task the head
+ * handed over (struct mt_run_spec, run_spec.h): a program started in its
+ * own process group, a function handed to an executor, or an actor's
+ * creation or method call (actors.h); its output is captured and its
+ * state, output and result reported back to the head.
  *
- * Life of a task (tasks.c):
+ * Life of a run (tasks.c):
  *   RunTask accepted --uv_spawn--> running: RUNNING queued for the head,
- *   stdout/stderr read into a bounded output buffer (and the per-task log)
- *   --process exited, both pipes at EOF, every handle closed--> done: the
- *   final update (FINISHED with the exit status, 128+N for signal N, or
- *   FAILED when the program could not start) is queued behind the output
- *   --head acknowledged the final update--> freed.
+ *   stdout/stderr read into a bounded output buffer (outbuf.h, and the
+ *   per-task log) --process exited, both pipes at EOF, every handle
+ *   closed--> done: the final update (FINISHED with the exit status, 128+N
+ *   for signal N, or FAILED when the program could not start) is queued
+ *   behind the output --head acknowledged the final update--> freed.
  *
  * Function tasks (kind FUNCTION) take the same path with the executor pool
- * (executors.h) in place of uv_spawn: RUNNING once an executor has the
- * task, the function's output relayed like a program's, then FINISHED with
- * the result bytes, or FAILED with the function's error (system_failure
- * set when the executor died, so the head may retry).
+ * (executors.h) in place of uv_spawn, after their object arguments are
+ * here (task_args.h): RUNNING once an executor has the task, the
+ * function's output relayed like a program's, then FINISHED with the
+ * result bytes, or FAILED with the function's error (system_failure set
+ * when the executor died, so the head may retry).
  *
- * Reports (see "reporting" in tasks.c): one ReportTasks call in flight per
- * worker; output is batched for up to 50 ms or until 256 KiB are buffered,
- * state changes go at once; a failed call puts its updates back in front
- * and is retried with backoff, so nothing but excess output is ever lost.
- *
- * What a run is asked to do is in run_spec.h, its output buffer in
- * outbuf.h (pure helpers); this header is the worker glue.
+ * Reports (see "reporting" in tasks.c): one batch in flight per worker,
+ * handed to the sender the rpc adapter sets (rpc_tasks.c sends it as one
+ * ReportTasks call and says how it ended); output is batched for up to
+ * 50 ms or until 256 KiB are buffered, state changes go at once; a failed
+ * call puts its updates back in front and is retried with backoff, so
+ * nothing but excess output is ever lost.
  *
  * THREAD: everything runs on the worker's loop thread.
  */
@@ -35,15 +36,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <uv.h>
 
 #include "worker/outbuf.h"
 #include "worker/run_spec.h"
 
-struct mt_worker;
-
 #define MT_OUTPUT_LIMIT (8u << 20)   /* output buffered per task */
 
-/* ---- reports: what goes to the head in one ReportTasks call -------------- */
+struct mt_store;
+struct mt_transfers;
+struct mt_exec_pool;
+struct mt_hosted_actors;
+struct mt_runs;
+
+/* ---- reports: what goes to the head in one call -------------------------- */
 
 enum mt_run_end {
     MT_RUN_END_FINISHED = 1,    /* ran; exit_code is its status */
@@ -77,62 +83,77 @@ struct mt_run_batch {
     size_t cap;
 };
 
-/* ---- worker glue (tasks.c) ----------------------------------------------- */
+/* ---- the runs ------------------------------------------------------------ */
 
-/* Set up task state for w (w->tasks). */
-void mt__worker_tasks_create(struct mt_worker *w);
+/* What the runs work with; everything borrowed, and must outlive them. */
+struct mt_runs_opts {
+    uv_loop_t *loop;
+    const char *node_id;        /* MANTA_NODE_ID of every run */
+    const char *head_addr;      /* MANTA_HEAD_ADDRESS, and for messages */
+    const char *temp_dir;       /* per-task logs and result files; NULL:
+                                   none */
+    const char *store_socket;   /* MANTA_OBJECT_STORE_SOCKET; NULL: none */
+    struct mt_store *store;     /* results and object arguments */
+    struct mt_transfers *xfers; /* pulls of object arguments */
+    struct mt_exec_pool *execs; /* function tasks; NULL: refused */
+    struct mt_hosted_actors *actors; /* actor tasks */
+};
 
 /*
- * mt__worker_task_admit - may s start now? Validates (mt_run_spec_check)
- * and checks that (task_id, attempt) is not already known here.
+ * Where reports go: send b as one call and, when it returns 0, call
+ * mt_runs_report_ended() once when the call has ended.
+ * OWNERSHIP borrows b (encoded before return)
+ * RET 0 or -MT_E* (then nothing follows; the batch is retried later)
+ */
+typedef int (*mt_runs_send_fn)(void *arg, const struct mt_run_batch *b);
+
+/* mt_runs_create - no run yet; listens to o->actors' deaths. */
+struct mt_runs *mt_runs_create(const struct mt_runs_opts *o);
+
+/* mt_runs_set_sender - where reports go (none yet: they wait). */
+void mt_runs_set_sender(struct mt_runs *rs, mt_runs_send_fn send, void *arg);
+
+/* mt_runs_report_ended - the call of the last batch sent ended: err 0 (the
+ * head has it) or why not (its updates go again). */
+void mt_runs_report_ended(struct mt_runs *rs, int err, const char *msg);
+
+/*
+ * mt_runs_admit - may s start now? Validates (mt_run_spec_check) and
+ * checks that (task_id, attempt) is not already known here.
  * OUT err  the reason on failure
  * RET 0, -MT_EINVAL, -MT_EEXIST, -MT_ECLOSED (worker stopping)
  */
-int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
-                          char *err, size_t len);
+int mt_runs_admit(struct mt_runs *rs, const struct mt_run_spec *s, char *err,
+                  size_t len);
 
 /*
- * mt__worker_task_start - start an admitted task. Spawn failures are not
- * returned: they are reported to the head as FAILED.
+ * mt_runs_start - start an admitted run. Spawn failures are not returned:
+ * they are reported to the head as FAILED.
  * OWNERSHIP takes s's contents (s is zeroed)
  */
-void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s);
+void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s);
 
 /*
- * mt__worker_task_stop - SIGTERM the task's process group and SIGKILL it
- * 5 s later if it still runs; with force, SIGKILL at once. A function
- * task's executor is SIGKILLed at once (the pool replaces it); a function
- * task still waiting for an executor ends at once.
+ * mt_runs_stop - SIGTERM the run's process group and SIGKILL it 5 s later
+ * if it still runs; with force, SIGKILL at once. A function task's
+ * executor is SIGKILLed at once (the pool replaces it); a function task
+ * still waiting for an executor or its arguments ends at once; an actor's
+ * creation task kills the actor.
  * RET 0 (signalled) or -MT_ENOENT (unknown here, or already exited)
  */
-int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
-                         uint32_t attempt, bool force);
+int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
+                 bool force);
 
-/* Number of tasks known here (running, or ended and not yet reported). */
-size_t mt__worker_tasks_count(const struct mt_worker *w);
+/* Number of runs known here (running, or ended and not yet reported). */
+size_t mt_runs_count(const struct mt_runs *rs);
 
-/* Shutdown, step 1: SIGKILL every task's process group; report nothing
- * more. */
-void mt__worker_tasks_shutdown(struct mt_worker *w);
+/* Shutdown, step 1: SIGKILL every run's process group, stop fetching
+ * arguments; report nothing more. The executors and actors are shut down
+ * by their owner (worker.c). */
+void mt_runs_shutdown(struct mt_runs *rs);
 /* Shutdown, step 2: close every handle; done(arg) runs when all are closed. */
-void mt__worker_tasks_close(struct mt_worker *w, void (*done)(void *),
-                            void *arg);
-/* Free everything; after the rpc engine is gone (no report in flight). */
-void mt__worker_tasks_destroy(struct mt_worker *w);
-
-/* Called by rpc_tasks.c when the ReportTasks call for b has ended. */
-void mt__worker_tasks_on_reported(struct mt_worker *w, int err,
-                                  const char *msg);
-
-/* ---- rpc_tasks.c --------------------------------------------------------- */
-
-/*
- * mt__worker_send_task_report - send b as one ReportTasks call to the head;
- * mt__worker_tasks_on_reported() runs when it ends.
- * OWNERSHIP borrows b (encoded before return)
- * RET 0 or the mt_rpc_unary error (then no callback)
- */
-int mt__worker_send_task_report(struct mt_worker *w,
-                                const struct mt_run_batch *b);
+void mt_runs_close(struct mt_runs *rs, void (*done)(void *), void *arg);
+/* Free everything, once no report call can end any more. NULL ok. */
+void mt_runs_destroy(struct mt_runs *rs);
 
 #endif /* MT_WORKER_TASKS_H */

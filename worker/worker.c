@@ -156,6 +156,23 @@ static int start_objects(struct mt_worker *w)
     return mt_objects_start(&w->objects, w->loop, &o);
 }
 
+static void start_runs(struct mt_worker *w)
+{
+    struct mt_runs_opts o;
+
+    o.loop = w->loop;
+    o.node_id = w->node_id;
+    o.head_addr = w->cfg->head_addr;
+    o.temp_dir = w->cfg->temp_dir;
+    o.store_socket = w->cfg->object_store_socket;
+    o.store = w->objects.store;
+    o.xfers = w->xfers;
+    o.execs = w->execs;
+    o.actors = w->actors;
+    w->runs = mt_runs_create(&o);
+    mt_runs_set_sender(w->runs, mt__worker_send_task_report, w);
+}
+
 int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
                     struct mt_worker **out)
 {
@@ -205,7 +222,7 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     mt_transfers_set_wire(w->xfers, &mt__worker_pull_wire, w);
     start_executors(w);
     w->actors = mt_hosted_actors_create(w->execs);
-    mt__worker_tasks_create(w);
+    start_runs(w);
     MT_INFO("worker node=%s listening on %s, head %s", w->node_id, w->address,
             cfg->head_addr);
     write_marker(w, "worker.addr", w->address);
@@ -268,7 +285,7 @@ static void on_server_stopped(void *arg)
     mt_rpc_channel_destroy(w->head);
     w->head = NULL;
     mt_objects_stop(&w->objects);
-    mt__worker_tasks_close(w, on_tasks_closed, w);
+    mt_runs_close(w->runs, on_tasks_closed, w);
 }
 
 void mt__worker_on_unregistered(struct mt_worker *w)
@@ -287,7 +304,7 @@ void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg)
     w->stopped = done;
     w->stopped_arg = arg;
     uv_timer_stop(&w->timer);
-    mt__worker_tasks_shutdown(w);
+    mt_runs_shutdown(w->runs);
     mt_exec_pool_shutdown(w->execs);
     mt_hosted_actors_shutdown(w->actors);
     /* The pools have forgotten their jobs: now the calls can go. */
@@ -303,7 +320,7 @@ void mt_worker_destroy(struct mt_worker *w)
     /* Runs the loop until every call's last completion is in, so transfers
      * have released their pins before the store goes away. */
     mt_rpc_engine_destroy(w->eng);
-    mt__worker_tasks_destroy(w);
+    mt_runs_destroy(w->runs);
     mt_hosted_actors_destroy(w->actors);
     mt_exec_pool_destroy(w->execs);
     mt_transfers_destroy(w->xfers);

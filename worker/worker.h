@@ -122,6 +122,10 @@ void mt__worker_h_delete_objects(struct mt_rpc_call *call,
 
 /* ---- rpc_tasks.c: command tasks (state in tasks.c, see tasks.h) ---- */
 
+struct mt_run_batch;
+/* The runs' sender (mt_runs_set_sender, arg w): one ReportTasks call. */
+int mt__worker_send_task_report(void *w, const struct mt_run_batch *b);
+
 void mt__worker_h_run_task(struct mt_rpc_call *call,
                            const ProtobufCMessage *req, void *arg);
 void mt__worker_h_run_tasks(struct mt_rpc_call *call,

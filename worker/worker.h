@@ -140,7 +140,7 @@ void mt__worker_h_call_actor(struct mt_rpc_call *call,
 /* Fail every direct call still held (shutdown: their jobs never end). */
 void mt__worker_calls_shutdown(struct mt_worker *w);
 
-/* ---- rpc_worker.c ---- */
+/* ---- rpc_membership.c ---- */
 extern const struct mt_rpc_handler mt_worker_handlers[];
 extern const size_t mt_worker_n_handlers;
 

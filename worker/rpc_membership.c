@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rpc_worker.c -- the worker's rpc adapter: the WorkerService handlers and
- * the calls the worker makes to the head, with their protobuf conversions.
+ * rpc_membership.c -- the worker's rpc adapter: the WorkerService
+ * handlers and the calls the worker makes to the head, with their protobuf
+ * conversions.
  * Generated protobuf types stay in this file (house style H15).
  */
 #include <stdlib.h>

@@ -216,7 +216,7 @@ void mt__worker_h_call_actor(struct mt_rpc_call *call,
         mt_rpc_fail(call, -MT_EINVAL, why);
         return;
     }
-    if (w->state == MT_WORKER_STOPPING || !w->execs) {
+    if (w->stopping || !w->execs) {
         mt_rpc_fail(call, -MT_EUNAVAIL, "the worker is stopping");
         return;
     }

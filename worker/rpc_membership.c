@@ -15,10 +15,9 @@
 #include "head_service.pb-c.h"
 #include "proto/services.h"
 #include "worker/gpu_monitor.h"
+#include "worker/membership.h"
 #include "worker/worker.h"
 #include "worker_service.pb-c.h"
-
-#define REGISTER_TIMEOUT_MS 3000
 
 /* Resource and label arrays for a NodeInfo, freed after packing. */
 struct pb_arrays {
@@ -96,19 +95,14 @@ static void fill_gpus(struct mt_worker *w, Manta__HostUsage *u,
 static void fill_usage(struct mt_worker *w, Manta__HostUsage *u,
                        struct pb_arrays *a)
 {
-    struct mt_cpu_sample now;
-    uint64_t total = 0, avail = 0;
+    struct mt_host_usage h;
 
     manta__host_usage__init(u);
-    if (mt_sys_cpu_sample(&now) == 0) {
-        u->cpu_percent = mt_sys_cpu_percent(&w->cpu_prev, &now);
-        w->cpu_prev = now;
-    }
-    if (mt_sys_meminfo(&total, &avail) == 0) {
-        u->mem_total_bytes = total;
-        u->mem_used_bytes = total - avail;
-    }
-    u->num_cpus_online = (uint32_t)mt_sys_num_cpus();
+    mt_membership_usage(w->membership, &h);
+    u->cpu_percent = h.cpu_percent;
+    u->mem_total_bytes = h.mem_total_bytes;
+    u->mem_used_bytes = h.mem_used_bytes;
+    u->num_cpus_online = h.num_cpus_online;
     fill_gpus(w, u, a);
 }
 
@@ -123,7 +117,7 @@ static void fill_node(struct mt_worker *w, Manta__NodeInfo *ni,
     ni->address = w->address;
     ni->node_ip = (char *)w->cfg->node_ip;
     ni->hostname = w->hostname;
-    ni->state = w->state == MT_WORKER_REGISTERED
+    ni->state = mt_membership_registered(w->membership)
                     ? MANTA__NODE_STATE__NODE_STATE_ALIVE
                     : MANTA__NODE_STATE__NODE_STATE_UNSPECIFIED;
     ni->n_resources_total = w->cfg->resources.n;
@@ -140,20 +134,24 @@ static void fill_node(struct mt_worker *w, Manta__NodeInfo *ni,
     ni->version = (char *)MT_WORKER_VERSION;
 }
 
-/* ---- calls to the head ------------------------------------------------------ */
+/* ---- the link: calls to the head ------------------------------------------- */
 
 static void on_register_done(void *arg, const struct mt_rpc_status *st,
                              const ProtobufCMessage *resp)
 {
     const Manta__RegisterNodeReply *r = (const Manta__RegisterNodeReply *)resp;
+    struct mt_worker *w = arg;
 
-    mt__worker_on_registered(arg, mt_rpc_status_to_err(st->code), st->message,
-                             r ? r->cluster_id : "", r ? r->report_period_ms : 0);
+    mt_membership_register_ended(w->membership,
+                                 mt_rpc_status_to_err(st->code), st->message,
+                                 r ? r->cluster_id : "",
+                                 r ? r->report_period_ms : 0);
 }
 
-int mt__worker_send_register(struct mt_worker *w)
+static int register_node(void *arg, int timeout_ms)
 {
     Manta__RegisterNodeRequest req = MANTA__REGISTER_NODE_REQUEST__INIT;
+    struct mt_worker *w = arg;
     Manta__NodeInfo ni;
     Manta__HostUsage u;
     struct pb_arrays a;
@@ -161,9 +159,8 @@ int mt__worker_send_register(struct mt_worker *w)
 
     fill_node(w, &ni, &u, &a);
     req.node = &ni;
-    rc = mt_rpc_unary(w->head, &mt_head_register_node, &req.base,
-                      REGISTER_TIMEOUT_MS, MT_RPC_WAIT_FOR_READY,
-                      on_register_done, w);
+    rc = mt_rpc_unary(w->head, &mt_head_register_node, &req.base, timeout_ms,
+                      MT_RPC_WAIT_FOR_READY, on_register_done, w);
     free_arrays(&a);
     return rc;
 }
@@ -172,14 +169,16 @@ static void on_report_done(void *arg, const struct mt_rpc_status *st,
                            const ProtobufCMessage *resp)
 {
     const Manta__ReportNodeReply *r = (const Manta__ReportNodeReply *)resp;
+    struct mt_worker *w = arg;
 
-    mt__worker_on_reported(arg, mt_rpc_status_to_err(st->code), st->message,
-                           r ? r->known : false);
+    mt_membership_report_ended(w->membership, mt_rpc_status_to_err(st->code),
+                               st->message, r ? r->known : false);
 }
 
-int mt__worker_send_report(struct mt_worker *w)
+static int report_node(void *arg, uint64_t seqno, int timeout_ms)
 {
     Manta__ReportNodeRequest req = MANTA__REPORT_NODE_REQUEST__INIT;
+    struct mt_worker *w = arg;
     Manta__HostUsage u;
     struct pb_arrays a;
     int rc;
@@ -187,12 +186,12 @@ int mt__worker_send_report(struct mt_worker *w)
     fill_arrays(&a, &w->cfg->resources, &w->cfg->labels);
     fill_usage(w, &u, &a);
     req.node_id = w->node_id;
-    req.seqno = ++w->seqno;
+    req.seqno = seqno;
     req.n_resources_available = w->cfg->resources.n;
     req.resources_available = a.res_p;
     req.usage = &u;
-    rc = mt_rpc_unary(w->head, &mt_head_report_node, &req.base,
-                      w->report_period_ms * 2, 0, on_report_done, w);
+    rc = mt_rpc_unary(w->head, &mt_head_report_node, &req.base, timeout_ms, 0,
+                      on_report_done, w);
     free_arrays(&a);
     return rc;
 }
@@ -200,20 +199,27 @@ int mt__worker_send_report(struct mt_worker *w)
 static void on_unregister_done(void *arg, const struct mt_rpc_status *st,
                                const ProtobufCMessage *resp)
 {
-    if (st->code != 0)
-        MT_WARN("could not unregister from head: %s", st->message);
-    mt__worker_on_unregistered(arg);
+    struct mt_worker *w = arg;
+
+    (void)resp;
+    mt_membership_unregister_ended(w->membership,
+                                   mt_rpc_status_to_err(st->code),
+                                   st->message);
 }
 
-int mt__worker_send_unregister(struct mt_worker *w, const char *reason)
+static int unregister_node(void *arg, const char *reason, int timeout_ms)
 {
     Manta__UnregisterNodeRequest req = MANTA__UNREGISTER_NODE_REQUEST__INIT;
+    struct mt_worker *w = arg;
 
     req.node_id = w->node_id;
     req.reason = (char *)reason;
-    return mt_rpc_unary(w->head, &mt_head_unregister_node, &req.base, 1000, 0,
-                        on_unregister_done, w);
+    return mt_rpc_unary(w->head, &mt_head_unregister_node, &req.base,
+                        timeout_ms, 0, on_unregister_done, w);
 }
+
+const struct mt_membership_link mt__worker_membership_link = {
+    register_node, report_node, unregister_node};
 
 /* ---- WorkerService ------------------------------------------------------------ */
 
@@ -229,7 +235,7 @@ static void h_node_info(struct mt_rpc_call *call, const ProtobufCMessage *m,
     fill_node(w, &ni, &u, &a);
     reply.node = &ni;
     reply.head_address = (char *)w->cfg->head_addr;
-    reply.registered = w->state == MT_WORKER_REGISTERED;
+    reply.registered = mt_membership_registered(w->membership);
     mt_rpc_reply(call, &reply.base);
     free_arrays(&a);
 }

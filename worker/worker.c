@@ -17,17 +17,9 @@
 #include "common/log.h"
 #include "worker/actors.h"
 #include "worker/executors.h"
+#include "worker/membership.h"
 #include "worker/tasks.h"
 #include "worker/transfer.h"
-
-#define RETRY_MS 1000
-
-static void on_timer(uv_timer_t *t);
-
-static void schedule(struct mt_worker *w, int ms)
-{
-    uv_timer_start(&w->timer, on_timer, (uint64_t)ms, 0);
-}
 
 static void write_marker(struct mt_worker *w, const char *name,
                          const char *contents)
@@ -44,81 +36,13 @@ static void write_marker(struct mt_worker *w, const char *name,
     free(path);
 }
 
-static void on_timer(uv_timer_t *t)
+/* The head accepted the node: `manta start` waits for this marker. */
+static void on_registered(void *arg, const char *cluster_id)
 {
-    struct mt_worker *w = t->data;
-    int rc;
+    struct mt_worker *w = arg;
 
-    if (w->state == MT_WORKER_STOPPING || w->call_in_flight)
-        return;
-    rc = w->state == MT_WORKER_REGISTERING ? mt__worker_send_register(w)
-                                           : mt__worker_send_report(w);
-    if (rc < 0) {
-        MT_WARN("cannot contact head: %s", mt_strerror(rc));
-        schedule(w, RETRY_MS);
-        return;
-    }
-    w->call_in_flight = true;
-}
-
-static void head_lost(struct mt_worker *w, const char *msg)
-{
-    if (!w->head_unreachable)
-        MT_WARN("head %s unreachable: %s; retrying", w->cfg->head_addr, msg);
-    w->head_unreachable = true;
-}
-
-static void head_found(struct mt_worker *w)
-{
-    if (w->head_unreachable)
-        MT_INFO("head %s reachable again", w->cfg->head_addr);
-    w->head_unreachable = false;
-}
-
-void mt__worker_on_registered(struct mt_worker *w, int err, const char *msg,
-                              const char *cluster_id, uint32_t period_ms)
-{
-    w->call_in_flight = false;
-    if (w->state == MT_WORKER_STOPPING)
-        return;
-    if (err) {
-        if (err == -MT_EINVAL)
-            MT_ERROR("head rejected registration: %s", msg);
-        else
-            head_lost(w, msg);
-        schedule(w, RETRY_MS);
-        return;
-    }
-    head_found(w);
-    if (period_ms >= 10 && period_ms <= 600000)
-        w->report_period_ms = (int)period_ms;
-    snprintf(w->cluster_id, sizeof(w->cluster_id), "%s", cluster_id);
-    w->state = MT_WORKER_REGISTERED;
-    MT_INFO("registered with head %s node=%s cluster=%s period=%dms",
-            w->cfg->head_addr, w->node_id, w->cluster_id, w->report_period_ms);
+    (void)cluster_id;
     write_marker(w, "worker.registered", w->node_id);
-    schedule(w, w->report_period_ms);
-}
-
-void mt__worker_on_reported(struct mt_worker *w, int err, const char *msg,
-                            bool known)
-{
-    w->call_in_flight = false;
-    if (w->state == MT_WORKER_STOPPING)
-        return;
-    if (err) {
-        head_lost(w, msg);
-        schedule(w, w->report_period_ms);
-        return;
-    }
-    head_found(w);
-    if (!known) {
-        MT_WARN("head does not know this node (restarted?); registering again");
-        w->state = MT_WORKER_REGISTERING;
-        schedule(w, 0);
-        return;
-    }
-    schedule(w, w->report_period_ms);
 }
 
 /* The executor pool; without it function tasks are refused, nothing more. */
@@ -156,6 +80,19 @@ static int start_objects(struct mt_worker *w)
     return mt_objects_start(&w->objects, w->loop, &o);
 }
 
+static void start_membership(struct mt_worker *w)
+{
+    struct mt_membership_opts o;
+
+    o.loop = w->loop;
+    o.node_id = w->node_id;
+    o.head_addr = w->cfg->head_addr;
+    o.report_period_ms = w->cfg->report_period_ms;
+    w->membership = mt_membership_create(&o);
+    mt_membership_set_link(w->membership, &mt__worker_membership_link, w);
+    mt_membership_on_registered(w->membership, on_registered, w);
+}
+
 static void start_runs(struct mt_worker *w)
 {
     struct mt_runs_opts o;
@@ -184,13 +121,11 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     w->loop = loop;
     w->cfg = cfg;
     w->start_time_ms = mt_now_wall_ms();
-    w->report_period_ms = cfg->report_period_ms;
     if (cfg->node_id)
         snprintf(w->node_id, sizeof(w->node_id), "%s", cfg->node_id);
     else
         mt_random_hex(w->node_id, 16);
     mt_sys_hostname(w->hostname, sizeof(w->hostname));
-    mt_sys_cpu_sample(&w->cpu_prev);
     rc = start_objects(w);
     if (rc < 0)
         goto out_free;
@@ -217,8 +152,7 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
         MT_ERROR("bad head address %s", cfg->head_addr);
         goto out_server;
     }
-    uv_timer_init(loop, &w->timer);
-    w->timer.data = w;
+    start_membership(w);
     mt_transfers_set_wire(w->xfers, &mt__worker_pull_wire, w);
     start_executors(w);
     w->actors = mt_hosted_actors_create(w->execs);
@@ -226,7 +160,7 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     MT_INFO("worker node=%s listening on %s, head %s", w->node_id, w->address,
             cfg->head_addr);
     write_marker(w, "worker.addr", w->address);
-    schedule(w, 0);
+    mt_membership_start(w->membership);
     *out = w;
     return 0;
 
@@ -245,9 +179,9 @@ out_free:
     return rc;
 }
 
-static void on_timer_closed(uv_handle_t *h)
+static void on_membership_closed(void *arg)
 {
-    struct mt_worker *w = h->data;
+    struct mt_worker *w = arg;
 
     if (w->stopped)
         w->stopped(w->stopped_arg);
@@ -257,7 +191,7 @@ static void on_execs_closed(void *arg)
 {
     struct mt_worker *w = arg;
 
-    uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+    mt_membership_close(w->membership, on_membership_closed, w);
 }
 
 static void on_actors_closed(void *arg)
@@ -288,29 +222,27 @@ static void on_server_stopped(void *arg)
     mt_runs_close(w->runs, on_tasks_closed, w);
 }
 
-void mt__worker_on_unregistered(struct mt_worker *w)
+static void on_left(void *arg)
 {
+    struct mt_worker *w = arg;
+
     mt_transfers_cancel(w->xfers);
     mt_rpc_server_stop(w->srv, 1000, on_server_stopped, w);
 }
 
 void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg)
 {
-    bool was_registered = w->state == MT_WORKER_REGISTERED;
-
-    if (w->state == MT_WORKER_STOPPING)
+    if (w->stopping)
         return;
-    w->state = MT_WORKER_STOPPING;
+    w->stopping = true;
     w->stopped = done;
     w->stopped_arg = arg;
-    uv_timer_stop(&w->timer);
     mt_runs_shutdown(w->runs);
     mt_exec_pool_shutdown(w->execs);
     mt_hosted_actors_shutdown(w->actors);
     /* The pools have forgotten their jobs: now the calls can go. */
     mt__worker_calls_shutdown(w);
-    if (!was_registered || mt__worker_send_unregister(w, "worker stopped") < 0)
-        mt__worker_on_unregistered(w);
+    mt_membership_leave(w->membership, "worker stopped", on_left, w);
 }
 
 void mt_worker_destroy(struct mt_worker *w)
@@ -325,5 +257,6 @@ void mt_worker_destroy(struct mt_worker *w)
     mt_exec_pool_destroy(w->execs);
     mt_transfers_destroy(w->xfers);
     mt_objects_release(&w->objects);
+    mt_membership_destroy(w->membership);
     free(w);
 }

@@ -30,6 +30,8 @@ struct mt_runs;
 struct mt_exec_pool;
 struct mt_gpu_monitor;
 struct mt_hosted_actors;
+struct mt_membership;
+struct mt_membership_link;
 struct mt_direct_call;
 
 #define MT_WORKER_VERSION "0.1.0"
@@ -52,12 +54,6 @@ struct mt_worker_config {
     struct mt_gpu_monitor *gpu_monitor; /* per-GPU figures; NULL: none */
 };
 
-enum mt_worker_state {
-    MT_WORKER_REGISTERING = 0,
-    MT_WORKER_REGISTERED = 1,
-    MT_WORKER_STOPPING = 2,
-};
-
 /* The daemon. Guarded by: loop thread. */
 struct mt_worker {
     uv_loop_t *loop;
@@ -68,16 +64,10 @@ struct mt_worker {
     char node_id[65];
     char address[128];
     char hostname[256];
-    char cluster_id[65];
     int port;
     int64_t start_time_ms;
-    enum mt_worker_state state;
-    bool call_in_flight;       /* one register/report at a time */
-    bool head_unreachable;     /* for logging transitions once */
-    uint64_t seqno;
-    int report_period_ms;
-    struct mt_cpu_sample cpu_prev;
-    uv_timer_t timer;
+    bool stopping;
+    struct mt_membership *membership; /* with the head (membership.h) */
     struct mt_objects objects; /* this node's object store */
     struct mt_transfers *xfers; /* fetches from other nodes (transfer.h) */
     struct mt_runs *runs;      /* task runs and their reporter */
@@ -144,16 +134,7 @@ void mt__worker_calls_shutdown(struct mt_worker *w);
 extern const struct mt_rpc_handler mt_worker_handlers[];
 extern const size_t mt_worker_n_handlers;
 
-/* Send RegisterNode / ReportNode / UnregisterNode; results come back to
- * mt__worker_on_* below. RET 0 or the mt_rpc_unary error. */
-int mt__worker_send_register(struct mt_worker *w);
-int mt__worker_send_report(struct mt_worker *w);
-int mt__worker_send_unregister(struct mt_worker *w, const char *reason);
-
-void mt__worker_on_registered(struct mt_worker *w, int err, const char *msg,
-                              const char *cluster_id, uint32_t period_ms);
-void mt__worker_on_reported(struct mt_worker *w, int err, const char *msg,
-                            bool known);
-void mt__worker_on_unregistered(struct mt_worker *w);
+/* The calls of the membership (mt_membership_set_link, arg w). */
+extern const struct mt_membership_link mt__worker_membership_link;
 
 #endif /* MT_WORKER_H */

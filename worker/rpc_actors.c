@@ -7,7 +7,7 @@
  * Nothing is reported to the head: a direct call is not a task.
  *
  * Held calls are listed in w->calls, so a worker that stops ends them
- * (UNAVAILABLE) even though their jobs will never end. What a method
+ * (UNAVAILABLE, the adapter's stop) even though their jobs will never end. What a method
  * prints during a direct call goes to the worker's log.
  *
  * THREAD: the worker's loop thread only.
@@ -19,10 +19,9 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "worker/actors.h"
+#include "proto/services.h"
 #include "worker/executors.h"
-#include "worker/tasks.h"
-#include "worker/worker.h"
+#include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 #define CALL_MAGIC 0x63616c6cu /* "call" */
@@ -204,8 +203,8 @@ static void submit_one(struct mt_direct_call *c,
     }
 }
 
-void mt__worker_h_call_actor(struct mt_rpc_call *call,
-                             const ProtobufCMessage *m, void *arg)
+static void h_call_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                         void *arg)
 {
     const Manta__CallActorRequest *r = (const Manta__CallActorRequest *)m;
     struct mt_worker *w = arg;
@@ -237,10 +236,18 @@ void mt__worker_h_call_actor(struct mt_rpc_call *call,
     one_done(c);
 }
 
-void mt__worker_calls_shutdown(struct mt_worker *w)
+/* Fail every direct call still held (shutdown: their jobs never end). */
+static void stop(struct mt_worker *w)
 {
     while (w->calls) {
         mt_rpc_fail(w->calls->call, -MT_EUNAVAIL, "the worker is stopping");
         unlink_free(w->calls);
     }
 }
+
+static const struct mt_rpc_handler handlers[] = {
+    {&mt_worker_call_actor, h_call_actor},
+    {NULL, NULL},
+};
+
+const struct mt_worker_adapter mt_worker_rpc_actors = {handlers, NULL, stop};

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rpc_membership.c -- the worker's rpc adapter: the WorkerService
- * handlers and the calls the worker makes to the head, with their protobuf
- * conversions.
- * Generated protobuf types stay in this file (house style H15).
+ * rpc_membership.c -- the wire of the node's membership (membership.h):
+ * the link that sends RegisterNode, ReportNode and UnregisterNode to the
+ * head and hands back how they ended, and the GetNodeInfo handler. All
+ * three describe the node the same way: its identity, its resources and
+ * labels, and its host usage with per-GPU figures.
+ *
+ * THREAD: the worker's loop thread only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +18,7 @@
 #include "head_service.pb-c.h"
 #include "proto/services.h"
 #include "worker/gpu_monitor.h"
-#include "worker/membership.h"
-#include "worker/worker.h"
+#include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 /* Resource and label arrays for a NodeInfo, freed after packing. */
@@ -218,7 +220,7 @@ static int unregister_node(void *arg, const char *reason, int timeout_ms)
                         timeout_ms, 0, on_unregister_done, w);
 }
 
-const struct mt_membership_link mt__worker_membership_link = {
+static const struct mt_membership_link head_link = {
     register_node, report_node, unregister_node};
 
 /* ---- WorkerService ------------------------------------------------------------ */
@@ -240,16 +242,15 @@ static void h_node_info(struct mt_rpc_call *call, const ProtobufCMessage *m,
     free_arrays(&a);
 }
 
-const struct mt_rpc_handler mt_worker_handlers[] = {
+static void start(struct mt_worker *w)
+{
+    mt_membership_set_link(w->membership, &head_link, w);
+}
+
+static const struct mt_rpc_handler handlers[] = {
     {&mt_worker_get_node_info, h_node_info},
-    {&mt_worker_pull_object, mt__worker_h_pull},
-    {&mt_worker_fetch_object, mt__worker_h_fetch},
-    {&mt_worker_run_task, mt__worker_h_run_task},
-    {&mt_worker_run_tasks, mt__worker_h_run_tasks},
-    {&mt_worker_stop_task, mt__worker_h_stop_task},
-    {&mt_worker_delete_objects, mt__worker_h_delete_objects},
-    {&mt_worker_call_actor, mt__worker_h_call_actor},
+    {NULL, NULL},
 };
 
-const size_t mt_worker_n_handlers =
-    sizeof(mt_worker_handlers) / sizeof(mt_worker_handlers[0]);
+const struct mt_worker_adapter mt_worker_rpc_membership = {handlers, start,
+                                                           NULL};

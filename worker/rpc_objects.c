@@ -14,13 +14,14 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "objstore/store.h"
-#include "worker/worker.h"
+#include "proto/services.h"
+#include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 #define MAX_IDS 100000
 
-void mt__worker_h_delete_objects(struct mt_rpc_call *call,
-                                 const ProtobufCMessage *m, void *arg)
+static void h_delete_objects(struct mt_rpc_call *call,
+                             const ProtobufCMessage *m, void *arg)
 {
     const Manta__DeleteObjectsRequest *req =
         (const Manta__DeleteObjectsRequest *)m;
@@ -45,3 +46,10 @@ void mt__worker_h_delete_objects(struct mt_rpc_call *call,
     }
     mt_rpc_reply(call, &reply.base);
 }
+
+static const struct mt_rpc_handler handlers[] = {
+    {&mt_worker_delete_objects, h_delete_objects},
+    {NULL, NULL},
+};
+
+const struct mt_worker_adapter mt_worker_rpc_objects = {handlers, NULL, NULL};

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rpc_tasks.c -- the rpc side of command tasks: the WorkerService.RunTask
- * and StopTask handlers, and the HeadService.ReportTasks calls that carry
- * task state and output to the head. Generated protobuf types stay in this
- * file (house style H15); tasks.c works on plain C structs.
+ * rpc_tasks.c -- the wire of the runs (tasks.h): the RunTask, RunTasks
+ * and StopTask handlers, and the runs' sender, which carries their state
+ * and output to the head as HeadService.ReportTasks calls. A request is
+ * checked and turned into a plain C spec once (spec_from_pb); tasks.c
+ * never sees protobuf.
  *
  * RunTask is answered as soon as the request is validated and admitted; the
  * program (or, for a function task, the executor pool's job) is started
@@ -21,8 +22,7 @@
 #include "proto/services.h"
 #include "worker/detect_gpu.h"
 #include "worker/exec_proto.h"
-#include "worker/tasks.h"
-#include "worker/worker.h"
+#include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 #define REPORT_TIMEOUT_MS 10000
@@ -189,8 +189,8 @@ static int take_one(struct mt_worker *w, const Manta__RunTaskRequest *req,
     return 0;
 }
 
-void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                           void *arg)
+static void h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg)
 {
     Manta__RunTaskReply reply = MANTA__RUN_TASK_REPLY__INIT;
     struct mt_worker *w = arg;
@@ -209,8 +209,8 @@ void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
 #define RUN_TASKS_MAX 4096
 
-void mt__worker_h_run_tasks(struct mt_rpc_call *call,
-                            const ProtobufCMessage *m, void *arg)
+static void h_run_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                        void *arg)
 {
     const Manta__RunTasksRequest *req = (const Manta__RunTasksRequest *)m;
     Manta__RunTasksReply reply = MANTA__RUN_TASKS_REPLY__INIT;
@@ -251,8 +251,8 @@ void mt__worker_h_run_tasks(struct mt_rpc_call *call,
 
 /* ---- StopTask ------------------------------------------------------------ */
 
-void mt__worker_h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                            void *arg)
+static void h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                        void *arg)
 {
     const Manta__StopTaskRequest *req = (const Manta__StopTaskRequest *)m;
     Manta__StopTaskReply reply = MANTA__STOP_TASK_REPLY__INIT;
@@ -360,7 +360,8 @@ static size_t fill_updates(const struct mt_run_batch *b, Manta__TaskUpdate *u,
     return n;
 }
 
-int mt__worker_send_task_report(void *arg, const struct mt_run_batch *b)
+/* The runs' sender: b as one ReportTasks call. */
+static int send_reports(void *arg, const struct mt_run_batch *b)
 {
     struct mt_worker *w = arg;
     Manta__ReportTasksRequest req = MANTA__REPORT_TASKS_REQUEST__INIT;
@@ -388,3 +389,17 @@ int mt__worker_send_task_report(void *arg, const struct mt_run_batch *b)
     free(marks);
     return rc;
 }
+
+static void start(struct mt_worker *w)
+{
+    mt_runs_set_sender(w->runs, send_reports, w);
+}
+
+static const struct mt_rpc_handler handlers[] = {
+    {&mt_worker_run_task, h_run_task},
+    {&mt_worker_run_tasks, h_run_tasks},
+    {&mt_worker_stop_task, h_stop_task},
+    {NULL, NULL},
+};
+
+const struct mt_worker_adapter mt_worker_rpc_tasks = {handlers, start, NULL};

@@ -29,8 +29,7 @@
 #include "objstore/store.h"
 #include "objstore/transfer.h"
 #include "proto/services.h"
-#include "worker/transfer.h"
-#include "worker/worker.h"
+#include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 #define PULL_WINDOW 4
@@ -168,8 +167,8 @@ static void pull_pump(void *arg)
     }
 }
 
-void mt__worker_h_pull(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                       void *arg)
+static void h_pull(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                   void *arg)
 {
     const Manta__PullObjectRequest *req = (const Manta__PullObjectRequest *)m;
     struct mt_worker *w = arg;
@@ -263,8 +262,7 @@ static void wire_cancel(void *arg, void *stream)
     mt_rpc_stream_cancel(p->stream);
 }
 
-const struct mt_transfer_wire mt__worker_pull_wire = {wire_open,
-                                                      wire_cancel};
+static const struct mt_transfer_wire wire = {wire_open, wire_cancel};
 
 /* ---- FetchObject: the receiving side ------------------------------------------ */
 
@@ -287,8 +285,8 @@ static void fetch_on_cancel(void *arg)
     mt_fetch_cancel(arg);
 }
 
-void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                        void *arg)
+static void h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                    void *arg)
 {
     const Manta__FetchObjectRequest *req = (const Manta__FetchObjectRequest *)m;
     Manta__FetchObjectReply reply = MANTA__FETCH_OBJECT_REPLY__INIT;
@@ -324,3 +322,17 @@ void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
     if (f) /* started here, not joined: a client gone cancels it */
         mt_rpc_call_on_cancel(call, fetch_on_cancel, f);
 }
+
+static void start(struct mt_worker *w)
+{
+    mt_transfers_set_wire(w->xfers, &wire, w);
+}
+
+static const struct mt_rpc_handler handlers[] = {
+    {&mt_worker_pull_object, h_pull},
+    {&mt_worker_fetch_object, h_fetch},
+    {NULL, NULL},
+};
+
+const struct mt_worker_adapter mt_worker_rpc_transfer = {handlers, start,
+                                                         NULL};

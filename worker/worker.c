@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * worker.c -- the worker's membership state machine (see worker.h) and its
- * life cycle. One timer drives membership: while REGISTERING it fires every
- * second to retry; while REGISTERED it fires every report period. Command
- * tasks keep their own handles (tasks.c); stopping kills them first and
- * closes their handles after the rpc server is gone.
+ * worker.c -- the worker daemon's life cycle (see worker.h): it creates
+ * the services in layer order (worker_int.h), serves every rpc adapter's
+ * handlers and lets the adapters wire themselves to the services, then
+ * starts registering with the head.
+ *
+ * Stopping goes down the layers: the runs' process groups, the executors
+ * and the actors are killed and report nothing more, direct calls held by
+ * the adapters fail, the node unregisters (best effort), the rpc server
+ * stops (every call ended), and then each service closes its handles in
+ * turn before done runs. Markers in the session dir: worker.addr once the
+ * server listens, worker.registered each time the head accepts the node.
  */
 #include "worker/worker.h"
 
@@ -15,11 +21,18 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "worker/actors.h"
+#include "common/sys.h"
 #include "worker/executors.h"
-#include "worker/membership.h"
-#include "worker/tasks.h"
-#include "worker/transfer.h"
+#include "worker/rpc_services.h"
+#include "worker/worker_int.h"
+
+static const struct mt_worker_adapter *const adapters[] = {
+    &mt_worker_rpc_membership, &mt_worker_rpc_transfer,
+    &mt_worker_rpc_tasks,      &mt_worker_rpc_objects,
+    &mt_worker_rpc_actors,
+};
+
+#define N_ADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
 
 static void write_marker(struct mt_worker *w, const char *name,
                          const char *contents)
@@ -43,6 +56,34 @@ static void on_registered(void *arg, const char *cluster_id)
 
     (void)cluster_id;
     write_marker(w, "worker.registered", w->node_id);
+}
+
+/* The handlers of every adapter, as one array. */
+static struct mt_rpc_handler *all_handlers(size_t *n)
+{
+    const struct mt_rpc_handler *e;
+    struct mt_rpc_handler *v;
+    size_t k = 0;
+
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        for (e = adapters[i]->handlers; e->method; e++)
+            k++;
+    v = mt_xcalloc(k + 1, sizeof(*v));
+    *n = 0;
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        for (e = adapters[i]->handlers; e->method; e++)
+            v[(*n)++] = *e;
+    return v;
+}
+
+static int start_objects(struct mt_worker *w)
+{
+    struct mt_objects_opts o;
+
+    o.capacity = w->cfg->object_store_memory;
+    o.spill_dir = w->cfg->spill_dir;
+    o.socket = w->cfg->object_store_socket;
+    return mt_objects_start(&w->objects, w->loop, &o);
 }
 
 /* The executor pool; without it function tasks are refused, nothing more. */
@@ -70,30 +111,7 @@ static void start_executors(struct mt_worker *w)
         MT_ERROR("cannot start the executor pool: %s", mt_strerror(rc));
 }
 
-static int start_objects(struct mt_worker *w)
-{
-    struct mt_objects_opts o;
-
-    o.capacity = w->cfg->object_store_memory;
-    o.spill_dir = w->cfg->spill_dir;
-    o.socket = w->cfg->object_store_socket;
-    return mt_objects_start(&w->objects, w->loop, &o);
-}
-
-static void start_membership(struct mt_worker *w)
-{
-    struct mt_membership_opts o;
-
-    o.loop = w->loop;
-    o.node_id = w->node_id;
-    o.head_addr = w->cfg->head_addr;
-    o.report_period_ms = w->cfg->report_period_ms;
-    w->membership = mt_membership_create(&o);
-    mt_membership_set_link(w->membership, &mt__worker_membership_link, w);
-    mt_membership_on_registered(w->membership, on_registered, w);
-}
-
-static void start_runs(struct mt_worker *w)
+static void create_runs(struct mt_worker *w)
 {
     struct mt_runs_opts o;
 
@@ -107,25 +125,72 @@ static void start_runs(struct mt_worker *w)
     o.execs = w->execs;
     o.actors = w->actors;
     w->runs = mt_runs_create(&o);
-    mt_runs_set_sender(w->runs, mt__worker_send_task_report, w);
+}
+
+static void create_membership(struct mt_worker *w)
+{
+    struct mt_membership_opts o;
+
+    o.loop = w->loop;
+    o.node_id = w->node_id;
+    o.head_addr = w->cfg->head_addr;
+    o.report_period_ms = w->cfg->report_period_ms;
+    w->membership = mt_membership_create(&o);
+    mt_membership_on_registered(w->membership, on_registered, w);
+}
+
+/* The services above the store, in layer order, then the adapters' wires
+ * to them. */
+static void create_services(struct mt_worker *w)
+{
+    start_executors(w);
+    w->actors = mt_hosted_actors_create(w->execs);
+    create_runs(w);
+    create_membership(w);
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        if (adapters[i]->start)
+            adapters[i]->start(w);
+}
+
+/* Serve every adapter's handlers on cfg->bind_ip:cfg->port. */
+static int start_server(struct mt_worker *w)
+{
+    struct mt_rpc_server_opts so;
+    char bind[128];
+    int rc;
+
+    memset(&so, 0, sizeof(so));
+    snprintf(bind, sizeof(bind), "%s:%d", w->cfg->bind_ip, w->cfg->port);
+    so.addr = bind;
+    so.handlers = w->handlers = all_handlers(&so.n_handlers);
+    so.arg = w;
+    rc = mt_rpc_server_start(w->eng, &so, &w->srv, &w->port);
+    if (rc < 0)
+        MT_ERROR("cannot listen on %s: %s", bind,
+                 rc == -MT_EIO ? "address in use or not on this host"
+                               : mt_strerror(rc));
+    return rc;
+}
+
+static void init_identity(struct mt_worker *w)
+{
+    w->start_time_ms = mt_now_wall_ms();
+    if (w->cfg->node_id)
+        snprintf(w->node_id, sizeof(w->node_id), "%s", w->cfg->node_id);
+    else
+        mt_random_hex(w->node_id, 16);
+    mt_sys_hostname(w->hostname, sizeof(w->hostname));
 }
 
 int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
                     struct mt_worker **out)
 {
     struct mt_worker *w = mt_xcalloc(1, sizeof(*w));
-    struct mt_rpc_server_opts so;
-    char bind[128];
     int rc;
 
     w->loop = loop;
     w->cfg = cfg;
-    w->start_time_ms = mt_now_wall_ms();
-    if (cfg->node_id)
-        snprintf(w->node_id, sizeof(w->node_id), "%s", cfg->node_id);
-    else
-        mt_random_hex(w->node_id, 16);
-    mt_sys_hostname(w->hostname, sizeof(w->hostname));
+    init_identity(w);
     rc = start_objects(w);
     if (rc < 0)
         goto out_free;
@@ -133,30 +198,16 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     rc = mt_rpc_engine_create(loop, &w->eng);
     if (rc < 0)
         goto out_objects;
-    memset(&so, 0, sizeof(so));
-    snprintf(bind, sizeof(bind), "%s:%d", cfg->bind_ip, cfg->port);
-    so.addr = bind;
-    so.handlers = mt_worker_handlers;
-    so.n_handlers = mt_worker_n_handlers;
-    so.arg = w;
-    rc = mt_rpc_server_start(w->eng, &so, &w->srv, &w->port);
-    if (rc < 0) {
-        MT_ERROR("cannot listen on %s: %s", bind,
-                 rc == -MT_EIO ? "address in use or not on this host"
-                               : mt_strerror(rc));
+    rc = start_server(w);
+    if (rc < 0)
         goto out_engine;
-    }
     snprintf(w->address, sizeof(w->address), "%s:%d", cfg->node_ip, w->port);
     rc = mt_rpc_channel_create(w->eng, cfg->head_addr, 0, &w->head);
     if (rc < 0) {
         MT_ERROR("bad head address %s", cfg->head_addr);
         goto out_server;
     }
-    start_membership(w);
-    mt_transfers_set_wire(w->xfers, &mt__worker_pull_wire, w);
-    start_executors(w);
-    w->actors = mt_hosted_actors_create(w->execs);
-    start_runs(w);
+    create_services(w);
     MT_INFO("worker node=%s listening on %s, head %s", w->node_id, w->address,
             cfg->head_addr);
     write_marker(w, "worker.addr", w->address);
@@ -169,6 +220,7 @@ out_server:
     mt_rpc_server_stop(w->srv, 0, NULL, NULL);
 out_engine:
     mt_rpc_engine_destroy(w->eng);
+    free(w->handlers);
 out_objects:
     mt_transfers_destroy(w->xfers);
     mt_objects_stop(&w->objects);
@@ -178,6 +230,13 @@ out_free:
     free(w);
     return rc;
 }
+
+const char *mt_worker_node_id(const struct mt_worker *w)
+{
+    return w->node_id;
+}
+
+/* ---- stopping: each step's callback starts the next ---------------------- */
 
 static void on_membership_closed(void *arg)
 {
@@ -204,7 +263,7 @@ static void on_actors_closed(void *arg)
         on_execs_closed(w);
 }
 
-static void on_tasks_closed(void *arg)
+static void on_runs_closed(void *arg)
 {
     struct mt_worker *w = arg;
 
@@ -219,7 +278,7 @@ static void on_server_stopped(void *arg)
     mt_rpc_channel_destroy(w->head);
     w->head = NULL;
     mt_objects_stop(&w->objects);
-    mt_runs_close(w->runs, on_tasks_closed, w);
+    mt_runs_close(w->runs, on_runs_closed, w);
 }
 
 static void on_left(void *arg)
@@ -240,8 +299,11 @@ void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg)
     mt_runs_shutdown(w->runs);
     mt_exec_pool_shutdown(w->execs);
     mt_hosted_actors_shutdown(w->actors);
-    /* The pools have forgotten their jobs: now the calls can go. */
-    mt__worker_calls_shutdown(w);
+    /* The pools have forgotten their jobs: now the adapters can end the
+     * calls they hold. */
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        if (adapters[i]->stop)
+            adapters[i]->stop(w);
     mt_membership_leave(w->membership, "worker stopped", on_left, w);
 }
 
@@ -252,11 +314,12 @@ void mt_worker_destroy(struct mt_worker *w)
     /* Runs the loop until every call's last completion is in, so transfers
      * have released their pins before the store goes away. */
     mt_rpc_engine_destroy(w->eng);
+    free(w->handlers);
     mt_runs_destroy(w->runs);
     mt_hosted_actors_destroy(w->actors);
     mt_exec_pool_destroy(w->execs);
+    mt_membership_destroy(w->membership);
     mt_transfers_destroy(w->xfers);
     mt_objects_release(&w->objects);
-    mt_membership_destroy(w->membership);
     free(w);
 }

@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "head_service.pb-c.h"
+#include "proto/convert.h"
 #include "proto/services.h"
 #include "worker/detect_gpu.h"
 #include "worker/exec_proto.h"
@@ -29,25 +30,21 @@
 
 /* ---- RunTask ------------------------------------------------------------- */
 
-static void env_from_pb(struct mt_kv_list *l, Manta__Label **v, size_t n)
+/* The spec's and the grant's variables and unsets. Their number is
+ * checked before, so only memory can run out. */
+static void env_from_pb(const Manta__RunTaskRequest *req,
+                        struct mt_run_spec *s)
 {
-    mt_xgrow((void **)&l->v, &l->cap, n, sizeof(*l->v));
-    for (size_t i = 0; i < n; i++) {
-        l->v[i].key = mt_xstrdup(v[i]->key);
-        l->v[i].value = mt_xstrdup(v[i]->value);
-    }
-    l->n = n;
-}
+    const Manta__TaskSpec *p = req->spec;
+    const size_t max = MT_RUN_MAX_ENV;
 
-/* Names to remove from the environment: entries with a NULL value. */
-static void unset_from_pb(struct mt_kv_list *l, char **names, size_t n)
-{
-    mt_xgrow((void **)&l->v, &l->cap, n, sizeof(*l->v));
-    for (size_t i = 0; i < n; i++) {
-        l->v[i].key = mt_xstrdup(names[i]);
-        l->v[i].value = NULL;
-    }
-    l->n = n;
+    if (mt_kv_from_pb(p->env, p->n_env, max, &s->env, NULL) < 0 ||
+        mt_kv_unset_from_pb(p->env_unset, p->n_env_unset, max,
+                            &s->env_unset, NULL) < 0 ||
+        mt_kv_from_pb(req->env, req->n_env, max, &s->accel_env, NULL) < 0 ||
+        mt_kv_unset_from_pb(req->env_unset, req->n_env_unset, max,
+                            &s->accel_unset, NULL) < 0)
+        mt_xoom(sizeof(struct mt_kv));
 }
 
 static enum mt_run_kind kind_from_pb(Manta__TaskKind k)
@@ -136,10 +133,7 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
     for (size_t i = 0; i < p->n_argv; i++)
         s->argv[i] = mt_xstrdup(p->argv[i]);
     s->argc = p->n_argv;
-    env_from_pb(&s->env, p->env, p->n_env);
-    unset_from_pb(&s->env_unset, p->env_unset, p->n_env_unset);
-    env_from_pb(&s->accel_env, req->env, req->n_env);
-    unset_from_pb(&s->accel_unset, req->env_unset, req->n_env_unset);
+    env_from_pb(req, s);
     mt_gpu_map_env(&s->accel_env); /* grant ids -> CUDA_VISIBLE_DEVICES */
     if (p->cwd && *p->cwd)
         s->cwd = mt_xstrdup(p->cwd);

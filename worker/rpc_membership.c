@@ -16,86 +16,49 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "head_service.pb-c.h"
+#include "proto/convert.h"
 #include "proto/services.h"
 #include "worker/gpu_monitor.h"
 #include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
-/* Resource and label arrays for a NodeInfo, freed after packing. */
-struct pb_arrays {
-    Manta__ResourceEntry *res;
-    Manta__ResourceEntry **res_p;
-    Manta__Label *lab;
-    Manta__Label **lab_p;
-    Manta__GpuStats *gpu;       /* NULL until fill_gpus */
-    Manta__GpuStats **gpu_p;
-    struct mt_gpu_stat *stat;
-};
-
-static void fill_arrays(struct pb_arrays *a, const struct mt_qty_list *r,
-                        const struct mt_kv_list *l)
+/* The GPU monitor's latest figures into u->gpus. RET 0 or -MT_ENOMEM. */
+static int gpus_view(struct mt_worker *w, struct mt_pb_arena *a,
+                     Manta__HostUsage *u)
 {
-    memset(a, 0, sizeof(*a));
-    a->res = mt_xcalloc(r->n + 1, sizeof(*a->res));
-    a->res_p = mt_xcalloc(r->n + 1, sizeof(*a->res_p));
-    a->lab = mt_xcalloc(l->n + 1, sizeof(*a->lab));
-    a->lab_p = mt_xcalloc(l->n + 1, sizeof(*a->lab_p));
-    for (size_t i = 0; i < r->n; i++) {
-        manta__resource_entry__init(&a->res[i]);
-        a->res[i].name = r->v[i].name;
-        a->res[i].quantity = r->v[i].qty;
-        a->res_p[i] = &a->res[i];
-    }
-    for (size_t i = 0; i < l->n; i++) {
-        manta__label__init(&a->lab[i]);
-        a->lab[i].key = l->v[i].key;
-        a->lab[i].value = l->v[i].value;
-        a->lab_p[i] = &a->lab[i];
-    }
-}
-
-static void free_arrays(struct pb_arrays *a)
-{
-    free(a->res);
-    free(a->res_p);
-    free(a->lab);
-    free(a->lab_p);
-    free(a->gpu);
-    free(a->gpu_p);
-    free(a->stat);
-}
-
-/* The GPU monitor's latest figures into u->gpus; arrays go into a. */
-static void fill_gpus(struct mt_worker *w, Manta__HostUsage *u,
-                      struct pb_arrays *a)
-{
+    struct mt_gpu_stat *st;
+    Manta__GpuStats *g;
     int n;
 
     if (!w->cfg->gpu_monitor)
-        return;
-    a->stat = mt_xcalloc(MT_GPU_MAX, sizeof(*a->stat));
-    n = mt_gpu_monitor_read(w->cfg->gpu_monitor, a->stat, MT_GPU_MAX);
-    a->gpu = mt_xcalloc((size_t)n + 1, sizeof(*a->gpu));
-    a->gpu_p = mt_xcalloc((size_t)n + 1, sizeof(*a->gpu_p));
+        return 0;
+    if (!(st = mt_pb_alloc(a, MT_GPU_MAX * sizeof(*st))))
+        return -MT_ENOMEM;
+    n = mt_gpu_monitor_read(w->cfg->gpu_monitor, st, MT_GPU_MAX);
+    g = mt_pb_alloc(a, ((size_t)n + 1) * sizeof(*g));
+    u->gpus = mt_pb_alloc(a, ((size_t)n + 1) * sizeof(*u->gpus));
+    if (!g || !u->gpus)
+        return -MT_ENOMEM;
     for (int i = 0; i < n; i++) {
-        Manta__GpuStats *g = &a->gpu[i];
-
-        manta__gpu_stats__init(g);
-        g->index = a->stat[i].index;
-        g->id = a->stat[i].id;
-        g->name = a->stat[i].name;
-        g->uuid = a->stat[i].uuid;
-        g->memory_total_bytes = a->stat[i].mem_total;
-        g->memory_used_bytes = a->stat[i].mem_used;
-        g->utilization_percent = a->stat[i].util_percent;
-        a->gpu_p[i] = g;
+        manta__gpu_stats__init(&g[i]);
+        g[i].index = st[i].index;
+        g[i].id = st[i].id;
+        g[i].name = st[i].name;
+        g[i].uuid = st[i].uuid;
+        g[i].memory_total_bytes = st[i].mem_total;
+        g[i].memory_used_bytes = st[i].mem_used;
+        g[i].utilization_percent = st[i].util_percent;
+        u->gpus[i] = &g[i];
     }
     u->n_gpus = (size_t)n;
-    u->gpus = a->gpu_p;
+    return 0;
 }
 
-static void fill_usage(struct mt_worker *w, Manta__HostUsage *u,
-                       struct pb_arrays *a)
+/* The host's use now into u, its resources (all available: the head
+ * counts what runs) into res; arrays from a. Aborts when memory runs out. */
+static void usage_view(struct mt_worker *w, struct mt_pb_arena *a,
+                       Manta__HostUsage *u, Manta__ResourceEntry ***res,
+                       size_t *n_res)
 {
     struct mt_host_usage h;
 
@@ -105,16 +68,20 @@ static void fill_usage(struct mt_worker *w, Manta__HostUsage *u,
     u->mem_total_bytes = h.mem_total_bytes;
     u->mem_used_bytes = h.mem_used_bytes;
     u->num_cpus_online = h.num_cpus_online;
-    fill_gpus(w, u, a);
+    if (gpus_view(w, a, u) < 0 ||
+        mt_pb_res_view(a, &w->cfg->resources, res, n_res) < 0)
+        mt_xoom(sizeof(*u));
 }
 
-/* Fill a NodeInfo describing this worker; arrays go into a. */
-static void fill_node(struct mt_worker *w, Manta__NodeInfo *ni,
-                      Manta__HostUsage *u, struct pb_arrays *a)
+/* A NodeInfo describing this worker, pointing into w, u and a. */
+static void node_view(struct mt_worker *w, struct mt_pb_arena *a,
+                      Manta__HostUsage *u, Manta__NodeInfo *ni)
 {
     manta__node_info__init(ni);
-    fill_arrays(a, &w->cfg->resources, &w->cfg->labels);
-    fill_usage(w, u, a);
+    usage_view(w, a, u, &ni->resources_total, &ni->n_resources_total);
+    if (mt_pb_labels_view(a, &w->cfg->labels, &ni->labels,
+                          &ni->n_labels) < 0)
+        mt_xoom(sizeof(*ni));
     ni->node_id = w->node_id;
     ni->address = w->address;
     ni->node_ip = (char *)w->cfg->node_ip;
@@ -122,13 +89,8 @@ static void fill_node(struct mt_worker *w, Manta__NodeInfo *ni,
     ni->state = mt_membership_registered(w->membership)
                     ? MANTA__NODE_STATE__NODE_STATE_ALIVE
                     : MANTA__NODE_STATE__NODE_STATE_UNSPECIFIED;
-    ni->n_resources_total = w->cfg->resources.n;
-    ni->resources_total = a->res_p;
-    /* Nothing runs tasks yet: everything is available. */
-    ni->n_resources_available = w->cfg->resources.n;
-    ni->resources_available = a->res_p;
-    ni->n_labels = w->cfg->labels.n;
-    ni->labels = a->lab_p;
+    ni->n_resources_available = ni->n_resources_total;
+    ni->resources_available = ni->resources_total;
     ni->usage = u;
     ni->start_time_ms = w->start_time_ms;
     ni->pid = (uint32_t)getpid();
@@ -154,16 +116,16 @@ static int register_node(void *arg, int timeout_ms)
 {
     Manta__RegisterNodeRequest req = MANTA__REGISTER_NODE_REQUEST__INIT;
     struct mt_worker *w = arg;
-    Manta__NodeInfo ni;
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
     Manta__HostUsage u;
-    struct pb_arrays a;
+    Manta__NodeInfo ni;
     int rc;
 
-    fill_node(w, &ni, &u, &a);
+    node_view(w, &a, &u, &ni);
     req.node = &ni;
     rc = mt_rpc_unary(w->head, &mt_head_register_node, &req.base, timeout_ms,
                       MT_RPC_WAIT_FOR_READY, on_register_done, w);
-    free_arrays(&a);
+    mt_pb_arena_release(&a);
     return rc;
 }
 
@@ -181,20 +143,18 @@ static int report_node(void *arg, uint64_t seqno, int timeout_ms)
 {
     Manta__ReportNodeRequest req = MANTA__REPORT_NODE_REQUEST__INIT;
     struct mt_worker *w = arg;
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
     Manta__HostUsage u;
-    struct pb_arrays a;
     int rc;
 
-    fill_arrays(&a, &w->cfg->resources, &w->cfg->labels);
-    fill_usage(w, &u, &a);
+    usage_view(w, &a, &u, &req.resources_available,
+               &req.n_resources_available);
     req.node_id = w->node_id;
     req.seqno = seqno;
-    req.n_resources_available = w->cfg->resources.n;
-    req.resources_available = a.res_p;
     req.usage = &u;
     rc = mt_rpc_unary(w->head, &mt_head_report_node, &req.base, timeout_ms, 0,
                       on_report_done, w);
-    free_arrays(&a);
+    mt_pb_arena_release(&a);
     return rc;
 }
 
@@ -230,16 +190,16 @@ static void h_node_info(struct mt_rpc_call *call, const ProtobufCMessage *m,
 {
     struct mt_worker *w = arg;
     Manta__GetNodeInfoReply reply = MANTA__GET_NODE_INFO_REPLY__INIT;
-    Manta__NodeInfo ni;
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
     Manta__HostUsage u;
-    struct pb_arrays a;
+    Manta__NodeInfo ni;
 
-    fill_node(w, &ni, &u, &a);
+    node_view(w, &a, &u, &ni);
     reply.node = &ni;
     reply.head_address = (char *)w->cfg->head_addr;
     reply.registered = mt_membership_registered(w->membership);
     mt_rpc_reply(call, &reply.base);
-    free_arrays(&a);
+    mt_pb_arena_release(&a);
 }
 
 static void start(struct mt_worker *w)

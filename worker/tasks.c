@@ -330,11 +330,11 @@ static void take_result(struct mt_run *t)
     struct mt_store *st = t->rs->o.store;
 
     if (t->error || t->exit_code != 0) {
-        mt_task_result_discard(st, t->result_path, t->spec.task_id);
+        mt_result_file_discard(st, t->result_path, t->spec.task_id);
         return;
     }
     /* On failure t->error is set: the task ends FAILED with why. */
-    mt_task_result_collect(st, t->result_path, t->spec.task_id,
+    mt_result_file_collect(st, t->result_path, t->spec.task_id,
                            &t->result_stored, &t->error);
 }
 
@@ -348,7 +348,7 @@ static void task_done(struct mt_run *t)
         t->log_fd = -1;
     }
     if (rs->shutting_down) {
-        mt_task_result_discard(NULL, t->result_path, NULL);
+        mt_result_file_discard(NULL, t->result_path, NULL);
         check_closed(rs);
         return;
     }
@@ -513,7 +513,7 @@ static char **task_env(struct mt_run *t)
     mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", o->head_addr);
     mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
                    o->store_socket ? o->store_socket : "");
-    t->result_path = mt_task_result_prepare(o->temp_dir, t->spec.task_id,
+    t->result_path = mt_result_file_prepare(o->temp_dir, t->spec.task_id,
                                             t->spec.attempt);
     if (t->result_path)
         mt_kv_list_set(&own, "MANTA_RESULT_PATH", t->result_path);

@@ -7,8 +7,8 @@
  * Nothing is reported to the head: a direct call is not a task.
  *
  * Held calls are listed in w->calls, so a worker that stops ends them
- * (UNAVAILABLE, the adapter's stop) even though their jobs will never end. What a method
- * prints during a direct call goes to the worker's log.
+ * (UNAVAILABLE: the adapter's stop) even though their jobs will never
+ * end. What a method prints during a direct call goes to the worker's log.
  *
  * THREAD: the worker's loop thread only.
  */

@@ -98,7 +98,7 @@ static void node_view(struct mt_worker *w, struct mt_pb_arena *a,
     ni->version = (char *)MT_WORKER_VERSION;
 }
 
-/* ---- the link: calls to the head ------------------------------------------- */
+/* ---- the link: calls to the head ----------------------------------------- */
 
 static void on_register_done(void *arg, const struct mt_rpc_status *st,
                              const ProtobufCMessage *resp)
@@ -183,7 +183,7 @@ static int unregister_node(void *arg, const char *reason, int timeout_ms)
 static const struct mt_membership_link head_link = {
     register_node, report_node, unregister_node};
 
-/* ---- WorkerService ------------------------------------------------------------ */
+/* ---- WorkerService ------------------------------------------------------- */
 
 static void h_node_info(struct mt_rpc_call *call, const ProtobufCMessage *m,
                         void *arg)

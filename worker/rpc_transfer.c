@@ -58,7 +58,7 @@ static int take_id(const ProtobufCBinaryData *b, mt_object_id *id)
     return 0;
 }
 
-/* ---- object info <-> protobuf ----------------------------------------------- */
+/* ---- object info <-> protobuf -------------------------------------------- */
 
 struct pb_info {
     Manta__ObjectInfo info;
@@ -110,7 +110,7 @@ static int info_from_pb(const Manta__ObjectInfo *p, struct mt_object_info *out)
     return 0;
 }
 
-/* ---- PullObject: the sending side ------------------------------------------- */
+/* ---- PullObject: the sending side ---------------------------------------- */
 
 static void pull_end(struct pull_out *x, int err, const char *msg)
 {
@@ -204,7 +204,7 @@ static void h_pull(struct mt_rpc_call *call, const ProtobufCMessage *m,
     pull_pump(x);
 }
 
-/* ---- the wire of fetches: reading a holder's PullObject stream --------------- */
+/* ---- the wire of fetches: reading a holder's PullObject stream ----------- */
 
 static void in_on_chunk(void *arg, const ProtobufCMessage *msg)
 {
@@ -264,7 +264,7 @@ static void wire_cancel(void *arg, void *stream)
 
 static const struct mt_transfer_wire wire = {wire_open, wire_cancel};
 
-/* ---- FetchObject: the receiving side ------------------------------------------ */
+/* ---- FetchObject: the receiving side ------------------------------------- */
 
 static void fetch_replied(void *arg, const struct mt_fetch_result *r)
 {

@@ -1,34 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tasks.c -- command tasks on the worker (see tasks.h for the life of one).
+ * tasks.c -- the runs of a worker (see tasks.h for the life of one).
  *
- * A task is a program started with uv_spawn on the worker's loop, detached
- * so that it leads its own process group: stopping it signals the whole
- * group. stdin is /dev/null; stdout and stderr come back through pipes,
- * are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>.log (made on
- * the first output) and to the task's bounded output buffer, from which
- * the reporter takes them.
+ * A command run is a program started with uv_spawn on the worker's loop,
+ * detached so that it leads its own process group: stopping it signals
+ * the whole group. stdin is /dev/null; stdout and stderr come back
+ * through pipes, are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>
+ * .log (made on the first output) and to the run's bounded output buffer,
+ * from which the reporter takes them. Function and actor runs hand a job
+ * to an executor (executors.h, actors.h) instead and relay what it prints
+ * the same way; a function run whose arguments are objects elsewhere
+ * fetches them first (task_args.h).
  *
  * DESIGN (reporting): there is one reporter per worker and at most one
- * ReportTasks call in flight, so the head sees each task's updates in the
- * order they were queued. A call carries, per task, RUNNING (if queued),
- * then output, then the final update, and the final update only once the
- * task's output buffer is empty and every handle of the task is closed, so
- * the final update is always the last thing the head hears of a task.
- * Output waits up to FLUSH_MS for company, or goes when FLUSH_BYTES are
- * buffered on the worker; RUNNING waits up to RUNNING_MS (the head has
- * marked the task running when it was handed over, and a short task's
- * RUNNING then travels with its final state); a final state is sent at
- * once. A failed call
- * puts its updates back in front of what came since and is retried with
- * backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS). Only output can be lost,
- * and only when a task has more than MT_OUTPUT_LIMIT buffered: the oldest
- * goes and a marker says how much. Tasks whose output went into a call move
- * to the back of the list, so one chatty task cannot starve the others.
+ * batch in flight (the sender's call), so the head sees each task's
+ * updates in the order they were queued. A batch carries, per run,
+ * RUNNING (if queued), then output, then the final update, and the final
+ * update only once the run's output buffer is empty and every handle of
+ * the run is closed, so the final update is always the last thing the
+ * head hears of a run. Output waits up to FLUSH_MS for company, or goes
+ * when FLUSH_BYTES are buffered on the worker; RUNNING waits up to
+ * RUNNING_MS (the head has marked the task running when it was handed
+ * over, and a short task's RUNNING then travels with its final state); a
+ * final state is sent at once. A failed call puts its updates back in
+ * front of what came since and is retried with backoff (RETRY_MIN_MS
+ * doubling to RETRY_MAX_MS). Only output can be lost, and only when a run
+ * has more than MT_OUTPUT_LIMIT buffered: the oldest goes and a marker
+ * says how much. Runs whose output went into a call move to the back of
+ * the list, so one chatty task cannot starve the others.
  *
- * Invariants: a task is freed only when the head has acknowledged its final
+ * Invariants: a run is freed only when the head has acknowledged its final
  * update (or at destroy); it is then no longer in any call. During shutdown
- * no task state is reported and a call that ends just frees its batch.
+ * nothing is reported and a call that ends just frees its batch.
  *
  * THREAD: loop thread only.
  */

@@ -488,11 +488,17 @@ static void fail_start(struct mt_run *t, int32_t code, char *error)
         close_handle(t, (uv_handle_t *)&t->timer);
 }
 
-/* The layers of a task's environment over its process's own, in order:
- * the spec's env and unsets, the grant's env and unsets, ours. */
-static void task_lists(const struct mt_run *t, const struct mt_kv_list *own,
+/* The layers of a run's environment over its process's own, in order:
+ * the spec's env and unsets, the grant's env and unsets, then own, which
+ * gets the run's ids here (the caller may add more). */
+static void env_layers(const struct mt_run *t, struct mt_kv_list *own,
                        const struct mt_kv_list *lists[5])
 {
+    char attempt[16];
+
+    snprintf(attempt, sizeof(attempt), "%u", t->spec.attempt);
+    mt_kv_list_set(own, "MANTA_TASK_ID", t->spec.task_id);
+    mt_kv_list_set(own, "MANTA_TASK_ATTEMPT", attempt);
     lists[0] = &t->spec.env;
     lists[1] = &t->spec.env_unset;
     lists[2] = &t->spec.accel_env;
@@ -506,12 +512,9 @@ static char **task_env(struct mt_run *t)
     const struct mt_runs_opts *o = &t->rs->o;
     struct mt_kv_list own = {0};
     const struct mt_kv_list *lists[5];
-    char attempt[16];
     char **env;
 
-    snprintf(attempt, sizeof(attempt), "%u", t->spec.attempt);
-    mt_kv_list_set(&own, "MANTA_TASK_ID", t->spec.task_id);
-    mt_kv_list_set(&own, "MANTA_TASK_ATTEMPT", attempt);
+    env_layers(t, &own, lists);
     mt_kv_list_set(&own, "MANTA_NODE_ID", o->node_id);
     mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", o->head_addr);
     mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
@@ -520,7 +523,6 @@ static char **task_env(struct mt_run *t)
                                             t->spec.attempt);
     if (t->result_path)
         mt_kv_list_set(&own, "MANTA_RESULT_PATH", t->result_path);
-    task_lists(t, &own, lists);
     env = mt_run_env_build(environ, lists, 5);
     mt_kv_list_release(&own);
     return env;
@@ -672,13 +674,9 @@ static char **fn_env(struct mt_run *t)
 {
     struct mt_kv_list own = {0};
     const struct mt_kv_list *lists[5];
-    char attempt[16];
     char **env;
 
-    snprintf(attempt, sizeof(attempt), "%u", t->spec.attempt);
-    mt_kv_list_set(&own, "MANTA_TASK_ID", t->spec.task_id);
-    mt_kv_list_set(&own, "MANTA_TASK_ATTEMPT", attempt);
-    task_lists(t, &own, lists);
+    env_layers(t, &own, lists);
     env = mt_run_env_overlay(lists, 5);
     mt_kv_list_release(&own);
     return env;

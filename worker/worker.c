@@ -58,24 +58,6 @@ static void on_registered(void *arg, const char *cluster_id)
     write_marker(w, "worker.registered", w->node_id);
 }
 
-/* The handlers of every adapter, as one array. */
-static struct mt_rpc_handler *all_handlers(size_t *n)
-{
-    const struct mt_rpc_handler *e;
-    struct mt_rpc_handler *v;
-    size_t k = 0;
-
-    for (size_t i = 0; i < N_ADAPTERS; i++)
-        for (e = adapters[i]->handlers; e->method; e++)
-            k++;
-    v = mt_xcalloc(k + 1, sizeof(*v));
-    *n = 0;
-    for (size_t i = 0; i < N_ADAPTERS; i++)
-        for (e = adapters[i]->handlers; e->method; e++)
-            v[(*n)++] = *e;
-    return v;
-}
-
 static int start_objects(struct mt_worker *w)
 {
     struct mt_objects_opts o;
@@ -155,14 +137,20 @@ static void create_services(struct mt_worker *w)
 /* Serve every adapter's handlers on cfg->bind_ip:cfg->port. */
 static int start_server(struct mt_worker *w)
 {
+    const struct mt_rpc_handler *tables[N_ADAPTERS];
     struct mt_rpc_server_opts so;
     char bind[128];
     int rc;
 
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        tables[i] = adapters[i]->handlers;
     memset(&so, 0, sizeof(so));
+    w->handlers = mt_rpc_handlers_join(tables, N_ADAPTERS, &so.n_handlers);
+    if (!w->handlers)
+        mt_xoom(sizeof(tables));
     snprintf(bind, sizeof(bind), "%s:%d", w->cfg->bind_ip, w->cfg->port);
     so.addr = bind;
-    so.handlers = w->handlers = all_handlers(&so.n_handlers);
+    so.handlers = w->handlers;
     so.arg = w;
     rc = mt_rpc_server_start(w->eng, &so, &w->srv, &w->port);
     if (rc < 0)

@@ -350,15 +350,6 @@ int mt_hosted_actors_kill(struct mt_hosted_actors *ha, const char *id,
     return 0;
 }
 
-size_t mt_hosted_actors_count(const struct mt_hosted_actors *ha)
-{
-    size_t n = 0;
-
-    for (const struct mt_hosted_actor *a = ha->list; a; a = a->next)
-        n++;
-    return n;
-}
-
 void mt_hosted_actors_shutdown(struct mt_hosted_actors *ha)
 {
     for (struct mt_hosted_actor *a = ha->list; a; a = a->next) {

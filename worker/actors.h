@@ -111,9 +111,6 @@ int mt_hosted_actors_stop_call(struct mt_hosted_actors *ha, const char *id,
 int mt_hosted_actors_kill(struct mt_hosted_actors *ha, const char *id,
                           uint32_t attempt);
 
-/* Actors hosted (any state, until their executor is closed). */
-size_t mt_hosted_actors_count(const struct mt_hosted_actors *ha);
-
 /* Shutdown, step 1: SIGKILL every actor's executor; no callback after. */
 void mt_hosted_actors_shutdown(struct mt_hosted_actors *ha);
 /* Shutdown, step 2: close every actor's pool; done(arg) when all are. */

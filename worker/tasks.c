@@ -119,7 +119,6 @@ struct mt_runs {
     mt_runs_send_fn send;       /* where reports go */
     void *send_arg;
     struct mt_run *head, *tail;
-    size_t n;
     size_t buffered;            /* output bytes in the tasks' buffers */
     size_t n_state;             /* RUNNING/final updates waiting */
     size_t n_final;             /* ... of which final */
@@ -189,7 +188,6 @@ static void task_free(struct mt_run *t)
 
     MT_ASSERT(t->magic == RUN_MAGIC && t->open == 0);
     list_remove(rs, t);
-    rs->n--;
     rs->buffered -= t->out.bytes;
     if (t->log_fd >= 0)
         close(t->log_fd);
@@ -224,11 +222,6 @@ void mt_runs_set_sender(struct mt_runs *rs, mt_runs_send_fn send, void *arg)
 {
     rs->send = send;
     rs->send_arg = arg;
-}
-
-size_t mt_runs_count(const struct mt_runs *rs)
-{
-    return rs->n;
 }
 
 int mt_runs_admit(struct mt_runs *rs, const struct mt_run_spec *s, char *err,
@@ -777,7 +770,6 @@ void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s)
     t->start_ms = mt_now_mono_ms();
     mt_outbuf_init(&t->out, MT_OUTPUT_LIMIT);
     list_append(rs, t);
-    rs->n++;
     uv_timer_init(rs->o.loop, &t->timer);
     t->timer.data = t;
     t->open = 1;

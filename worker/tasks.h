@@ -144,9 +144,6 @@ void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s);
 int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
                  bool force);
 
-/* Number of runs known here (running, or ended and not yet reported). */
-size_t mt_runs_count(const struct mt_runs *rs);
-
 /* Shutdown, step 1: SIGKILL every run's process group, stop fetching
  * arguments; report nothing more. The executors and actors are shut down
  * by their owner (worker.c). */

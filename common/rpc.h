@@ -8,7 +8,8 @@
  * client callback and every grpc_call_start_batch runs on the loop thread.
  *
  * Servers take a table of handlers, each naming a method (path, request and
- * response descriptors, unary or server-streaming). A handler receives a call
+ * response descriptors, unary or server-streaming); a daemon whose
+ * adapters bring a table each joins them (mt_rpc_handlers_join). A handler receives a call
  * and must end it exactly once with mt_rpc_reply(), mt_rpc_fail() or
  * mt_rpc_stream_finish(), either before returning or later on the loop thread.
  * Methods nobody registered get UNIMPLEMENTED; payloads that do not decode get
@@ -113,6 +114,18 @@ struct mt_rpc_server_opts {
     void *arg;                            /* passed to every handler */
     int max_msg_bytes;                    /* 0 = MT_RPC_DEFAULT_MAX_MSG */
 };
+
+/*
+ * mt_rpc_handlers_join - the entries of n handler tables, each ended by an
+ * entry with a NULL method, as one table for mt_rpc_server_opts (a daemon
+ * whose rpc adapters each bring their own).
+ * OUT count  the entries joined
+ * RET returns owned table ended by a NULL entry, free with free(); NULL
+ *     when memory runs out
+ */
+struct mt_rpc_handler *
+mt_rpc_handlers_join(const struct mt_rpc_handler *const *tables, size_t n,
+                     size_t *count);
 
 /*
  * mt_rpc_server_start - bind, register the handlers and start serving.

@@ -21,6 +21,9 @@
  * Shutdown: shutdown_and_notify, a grace timer that cancels all calls, and
  * the server is destroyed once the shutdown tag and every armed request have
  * come back (notes/grpc-core.md section 5).
+ *
+ * Handler tables that several adapters bring are joined into the one a
+ * server takes before it starts (mt_rpc_handlers_join).
  */
 #include "common/rpc.h"
 
@@ -495,6 +498,26 @@ static int check_table(const struct mt_rpc_server_opts *o)
             return -MT_EINVAL;
     }
     return 0;
+}
+
+struct mt_rpc_handler *
+mt_rpc_handlers_join(const struct mt_rpc_handler *const *tables, size_t n,
+                     size_t *count)
+{
+    const struct mt_rpc_handler *e;
+    struct mt_rpc_handler *v;
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        for (e = tables[i]; e->method; e++)
+            k++;
+    if (!(v = calloc(k + 1, sizeof(*v))))
+        return NULL;
+    *count = 0;
+    for (size_t i = 0; i < n; i++)
+        for (e = tables[i]; e->method; e++)
+            v[(*count)++] = *e;
+    return v;
 }
 
 int mt_rpc_server_start(struct mt_rpc_engine *eng,

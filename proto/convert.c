@@ -277,6 +277,22 @@ int mt_kv_from_pb(Manta__Label *const *v, size_t n, size_t max,
     return 0;
 }
 
+int mt_kv_unset_from_pb(char *const *names, size_t n, size_t max,
+                        struct mt_kv_list *l, const char **why)
+{
+    if (n > max)
+        return refuse(why, "too many variables to unset");
+    if (n && !(l->v = calloc(n, sizeof(*l->v))))
+        return -MT_ENOMEM;
+    l->cap = n;
+    for (; l->n < n; l->n++)
+        if (!(l->v[l->n].key = strdup(names[l->n]))) {
+            mt_kv_list_release(l);
+            return -MT_ENOMEM;
+        }
+    return 0;
+}
+
 int mt_selector_from_pb(Manta__LabelMatch *const *v, size_t n,
                         struct mt_selector *s, const char **why)
 {

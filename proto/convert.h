@@ -2,8 +2,8 @@
 /*
  * convert.h -- the one place that converts the shapes every module shares
  * between protobuf messages and plain C (common/defs.h, common/qty.h,
- * common/selector.h): resources, labels, selectors, task defs, placement
- * group and gang requests.
+ * common/selector.h): resources, labels (and environment variables and
+ * unsets), selectors, task defs, placement group and gang requests.
  *
  * Two directions, two styles:
  *   - plain C -> protobuf builds a *view*: the message's strings point into
@@ -81,6 +81,10 @@ int mt_qty_from_pb(Manta__ResourceEntry *const *v, size_t n, size_t max,
                    struct mt_qty_list *l, const char **why);
 int mt_kv_from_pb(Manta__Label *const *v, size_t n, size_t max,
                   struct mt_kv_list *l, const char **why);
+/* Names to remove from an environment (env_unset), as entries with a NULL
+ * value, in order and duplicates kept. */
+int mt_kv_unset_from_pb(char *const *names, size_t n, size_t max,
+                        struct mt_kv_list *l, const char **why);
 int mt_selector_from_pb(Manta__LabelMatch *const *v, size_t n,
                         struct mt_selector *s, const char **why);
 

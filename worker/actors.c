@@ -10,7 +10,7 @@
  * was; early ones wait in a small array (pend) sorted by nothing: it is
  * scanned after each hand-over, and stays tiny in practice.
  *
- * Invariants: an actor is in w->actors from create until its pool is
+ * Invariants: an actor is in ha->list from add until its pool is
  * closed; next_seq counts calls handed to the pool; once DEAD nothing new
  * is handed over and pend is empty.
  *
@@ -26,13 +26,12 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "worker/executors.h"
-#include "worker/tasks.h"
-#include "worker/worker.h"
+#include "worker/run_spec.h"
 
-enum wactor_state {
-    WA_STARTING = 0,            /* the factory runs */
-    WA_READY = 1,               /* calls run */
-    WA_DEAD = 2,                /* its executor is gone or going */
+enum actor_state {
+    ACTOR_STARTING = 0,         /* the factory runs */
+    ACTOR_READY = 1,            /* calls run */
+    ACTOR_DEAD = 2,             /* its executor is gone or going */
 };
 
 /* A call that came before its turn. */
@@ -50,12 +49,12 @@ struct caller {
 };
 
 /* One incarnation of an actor. Guarded by: loop thread. */
-struct mt_wactor {
-    struct mt_wactor *next;     /* in w->actors */
-    struct mt_worker *w;
+struct mt_hosted_actor {
+    struct mt_hosted_actor *next; /* in ha->list */
+    struct mt_hosted_actors *ha;
     char id[MT_RUN_ID_MAX + 1]; /* its creation task's id */
     uint32_t attempt;           /* the incarnation */
-    enum wactor_state state;
+    enum actor_state state;
     struct mt_exec_pool *pool;  /* its one executor */
     bool closing;               /* mt_exec_pool_close called */
     uint64_t next_seq;          /* the next call to hand over */
@@ -65,10 +64,20 @@ struct mt_wactor {
     size_t n_callers, cap_callers;
 };
 
-static struct mt_wactor *find(struct mt_worker *w, const char *id,
-                              uint32_t attempt)
+/* Every actor of the worker. Guarded by: loop thread. */
+struct mt_hosted_actors {
+    struct mt_exec_pool *like;  /* what each actor's executor copies */
+    struct mt_hosted_actor *list;
+    mt_actor_died_fn died;      /* the listener of READY actors' deaths */
+    void *died_arg;
+    void (*closed)(void *);     /* shutdown: all pools closed */
+    void *closed_arg;
+};
+
+static struct mt_hosted_actor *find(struct mt_hosted_actors *ha,
+                                    const char *id, uint32_t attempt)
 {
-    for (struct mt_wactor *a = w->actors; a; a = a->next)
+    for (struct mt_hosted_actor *a = ha->list; a; a = a->next)
         if (a->attempt == attempt && strcmp(a->id, id) == 0)
             return a;
     return NULL;
@@ -88,7 +97,7 @@ static void end_unrun(struct mt_exec_job *j, enum mt_exec_end end,
 }
 
 /* Fail every call still waiting for its turn. */
-static void fail_pending(struct mt_wactor *a, const char *why)
+static void fail_pending(struct mt_hosted_actor *a, const char *why)
 {
     while (a->n_pend > 0)
         end_unrun(a->pend[--a->n_pend].job, MT_EXEC_END_DIED, why);
@@ -96,9 +105,9 @@ static void fail_pending(struct mt_wactor *a, const char *why)
 
 static void on_pool_closed(void *arg)
 {
-    struct mt_wactor *a = arg;
-    struct mt_worker *w = a->w;
-    struct mt_wactor **pp = &w->actors;
+    struct mt_hosted_actor *a = arg;
+    struct mt_hosted_actors *ha = a->ha;
+    struct mt_hosted_actor **pp = &ha->list;
 
     while (*pp && *pp != a)
         pp = &(*pp)->next;
@@ -108,20 +117,20 @@ static void on_pool_closed(void *arg)
     free(a->pend);
     free(a->callers);
     free(a);
-    if (!w->actors && w->actors_closed) {
-        void (*done)(void *) = w->actors_closed;
+    if (!ha->list && ha->closed) {
+        void (*done)(void *) = ha->closed;
 
-        w->actors_closed = NULL;
-        done(w->actors_closed_arg);
+        ha->closed = NULL;
+        done(ha->closed_arg);
     }
 }
 
 /* The actor is over here: fail what waits and let its pool go. */
-static void drop(struct mt_wactor *a, const char *why)
+static void drop(struct mt_hosted_actor *a, const char *why)
 {
     char *msg = mt_xasprintf("actor died: %s", why);
 
-    a->state = WA_DEAD;
+    a->state = ACTOR_DEAD;
     fail_pending(a, msg);
     free(msg);
     mt_exec_pool_kill(a->pool);
@@ -134,53 +143,68 @@ static void drop(struct mt_wactor *a, const char *why)
 /* The executor is gone (every handle closed); queued jobs have ended. */
 static void on_gone(void *arg, const char *why)
 {
-    struct mt_wactor *a = arg;
+    struct mt_hosted_actor *a = arg;
     char *msg;
 
-    if (a->state == WA_DEAD && a->closing)
+    if (a->state == ACTOR_DEAD && a->closing)
         return;
     MT_INFO("actor=%s attempt=%u: its executor %s", a->id, a->attempt, why);
     msg = mt_xasprintf("actor died: its executor %s", why);
-    if (a->state == WA_READY)
-        mt__worker_task_actor_died(a->w, a->id, a->attempt, msg);
+    if (a->state == ACTOR_READY && a->ha->died)
+        a->ha->died(a->ha->died_arg, a->id, a->attempt, msg);
     free(msg);
     drop(a, why);
 }
 
-int mt__wactor_create(struct mt_worker *w, const char *id, uint32_t attempt,
-                      struct mt_exec_job *factory)
+struct mt_hosted_actors *mt_hosted_actors_create(struct mt_exec_pool *like)
 {
-    struct mt_wactor *a;
+    struct mt_hosted_actors *ha = mt_xcalloc(1, sizeof(*ha));
+
+    ha->like = like;
+    return ha;
+}
+
+void mt_hosted_actors_on_died(struct mt_hosted_actors *ha,
+                              mt_actor_died_fn fn, void *arg)
+{
+    ha->died = fn;
+    ha->died_arg = arg;
+}
+
+int mt_hosted_actors_add(struct mt_hosted_actors *ha, const char *id,
+                         uint32_t attempt, struct mt_exec_job *factory)
+{
+    struct mt_hosted_actor *a;
     int rc;
 
-    if (!w->execs)
+    if (!ha->like)
         return -MT_EINVAL;
-    if (find(w, id, attempt))
+    if (find(ha, id, attempt))
         return -MT_EEXIST;
     a = mt_xcalloc(1, sizeof(*a));
-    a->w = w;
+    a->ha = ha;
     snprintf(a->id, sizeof(a->id), "%s", id);
     a->attempt = attempt;
-    rc = mt_exec_pool_create_dedicated(w->execs, on_gone, a, &a->pool);
+    rc = mt_exec_pool_create_dedicated(ha->like, on_gone, a, &a->pool);
     if (rc < 0) {
         free(a);
         return rc;
     }
-    a->next = w->actors;
-    w->actors = a;
+    a->next = ha->list;
+    ha->list = a;
     mt_exec_pool_submit(a->pool, factory);
     return 0;
 }
 
-void mt__wactor_created(struct mt_worker *w, const char *id, uint32_t attempt,
-                        bool ok)
+void mt_hosted_actors_created(struct mt_hosted_actors *ha, const char *id,
+                              uint32_t attempt, bool ok)
 {
-    struct mt_wactor *a = find(w, id, attempt);
+    struct mt_hosted_actor *a = find(ha, id, attempt);
 
-    if (!a || a->state != WA_STARTING)
+    if (!a || a->state != ACTOR_STARTING)
         return;
     if (ok) {
-        a->state = WA_READY;
+        a->state = ACTOR_READY;
         MT_INFO("actor=%s attempt=%u ready", id, attempt);
         return;
     }
@@ -188,13 +212,13 @@ void mt__wactor_created(struct mt_worker *w, const char *id, uint32_t attempt,
 }
 
 /* The counter that orders p: the head's or its caller's. */
-static uint64_t *next_of(struct mt_wactor *a, const struct pend *p)
+static uint64_t *next_of(struct mt_hosted_actor *a, const struct pend *p)
 {
     return p->caller < 0 ? &a->next_seq : &a->callers[p->caller].next_seq;
 }
 
 /* Hand over every call whose turn has come. */
-static void hand_over(struct mt_wactor *a)
+static void hand_over(struct mt_hosted_actor *a)
 {
     bool moved = true;
 
@@ -221,7 +245,7 @@ static void hand_over(struct mt_wactor *a)
 }
 
 /* The index of caller in a->callers, added when new. */
-static int caller_index(struct mt_wactor *a, const char *caller)
+static int caller_index(struct mt_hosted_actor *a, const char *caller)
 {
     for (size_t i = 0; i < a->n_callers; i++)
         if (strcmp(a->callers[i].id, caller) == 0)
@@ -235,7 +259,7 @@ static int caller_index(struct mt_wactor *a, const char *caller)
 }
 
 /* Queue job as call seq in the order of caller (-1: the head's). */
-static int enqueue(struct mt_wactor *a, int caller, uint64_t seq,
+static int enqueue(struct mt_hosted_actor *a, int caller, uint64_t seq,
                    struct mt_exec_job *job, const char **why)
 {
     struct pend p = {seq, job, false, caller};
@@ -258,12 +282,13 @@ static int enqueue(struct mt_wactor *a, int caller, uint64_t seq,
 }
 
 /* The live incarnation, or NULL with why set. */
-static struct mt_wactor *alive(struct mt_worker *w, const char *id,
-                               uint32_t attempt, const char **why)
+static struct mt_hosted_actor *alive(struct mt_hosted_actors *ha,
+                                     const char *id, uint32_t attempt,
+                                     const char **why)
 {
-    struct mt_wactor *a = find(w, id, attempt);
+    struct mt_hosted_actor *a = find(ha, id, attempt);
 
-    if (!a || a->state == WA_DEAD) {
+    if (!a || a->state == ACTOR_DEAD) {
         *why = "actor died: it is not alive on this node (it died or was "
                "restarted)";
         return NULL;
@@ -271,21 +296,23 @@ static struct mt_wactor *alive(struct mt_worker *w, const char *id,
     return a;
 }
 
-int mt__wactor_call(struct mt_worker *w, const char *id, uint32_t attempt,
-                    uint64_t seq, struct mt_exec_job *job, const char **why)
+int mt_hosted_actors_call(struct mt_hosted_actors *ha, const char *id,
+                          uint32_t attempt, uint64_t seq,
+                          struct mt_exec_job *job, const char **why)
 {
-    struct mt_wactor *a = alive(w, id, attempt, why);
+    struct mt_hosted_actor *a = alive(ha, id, attempt, why);
 
     return a ? enqueue(a, -1, seq, job, why) : -MT_ENOENT;
 }
 
-int mt__wactor_direct(struct mt_worker *w, const char *id, uint32_t attempt,
-                      const char *caller, uint64_t seq,
-                      struct mt_exec_job *job, const char **why)
+int mt_hosted_actors_direct(struct mt_hosted_actors *ha, const char *id,
+                            uint32_t attempt, const char *caller,
+                            uint64_t seq, struct mt_exec_job *job,
+                            const char **why)
 {
-    struct mt_wactor *a = alive(w, id, attempt, why);
+    struct mt_hosted_actor *a = alive(ha, id, attempt, why);
 
-    if (a && a->state != WA_READY) {
+    if (a && a->state != ACTOR_READY) {
         *why = "actor died: it is being created again";
         return -MT_ENOENT;
     }
@@ -293,10 +320,10 @@ int mt__wactor_direct(struct mt_worker *w, const char *id, uint32_t attempt,
              : -MT_ENOENT;
 }
 
-int mt__wactor_stop_call(struct mt_worker *w, const char *id,
-                         uint32_t attempt, struct mt_exec_job *job)
+int mt_hosted_actors_stop_call(struct mt_hosted_actors *ha, const char *id,
+                               uint32_t attempt, struct mt_exec_job *job)
 {
-    struct mt_wactor *a = find(w, id, attempt);
+    struct mt_hosted_actor *a = find(ha, id, attempt);
 
     if (!a)
         return -MT_ENOENT;
@@ -311,47 +338,38 @@ int mt__wactor_stop_call(struct mt_worker *w, const char *id,
     return mt_exec_pool_stop(a->pool, job);
 }
 
-int mt__wactor_kill(struct mt_worker *w, const char *id, uint32_t attempt)
+int mt_hosted_actors_kill(struct mt_hosted_actors *ha, const char *id,
+                          uint32_t attempt)
 {
-    struct mt_wactor *a = find(w, id, attempt);
+    struct mt_hosted_actor *a = find(ha, id, attempt);
 
-    if (!a || a->state == WA_DEAD)
+    if (!a || a->state == ACTOR_DEAD)
         return -MT_ENOENT;
     MT_INFO("actor=%s attempt=%u: killing its executor", id, attempt);
     mt_exec_pool_kill(a->pool);
     return 0;
 }
 
-size_t mt__wactors_count(const struct mt_worker *w)
+void mt_hosted_actors_shutdown(struct mt_hosted_actors *ha)
 {
-    size_t n = 0;
-
-    for (const struct mt_wactor *a = w->actors; a; a = a->next)
-        n++;
-    return n;
-}
-
-void mt__wactors_shutdown(struct mt_worker *w)
-{
-    for (struct mt_wactor *a = w->actors; a; a = a->next) {
-        a->state = WA_DEAD;
+    for (struct mt_hosted_actor *a = ha->list; a; a = a->next) {
+        a->state = ACTOR_DEAD;
         a->n_pend = 0;
         mt_exec_pool_shutdown(a->pool);
     }
-    /* The pools have forgotten their jobs: now the calls can go. */
-    mt__worker_calls_shutdown(w);
 }
 
-void mt__wactors_close(struct mt_worker *w, void (*done)(void *), void *arg)
+void mt_hosted_actors_close(struct mt_hosted_actors *ha, void (*done)(void *),
+                            void *arg)
 {
-    mt__wactors_shutdown(w);
-    if (!w->actors) {
+    mt_hosted_actors_shutdown(ha);
+    if (!ha->list) {
         done(arg);
         return;
     }
-    w->actors_closed = done;
-    w->actors_closed_arg = arg;
-    for (struct mt_wactor *a = w->actors; a; a = a->next) {
+    ha->closed = done;
+    ha->closed_arg = arg;
+    for (struct mt_hosted_actor *a = ha->list; a; a = a->next) {
         if (!a->closing) {
             a->closing = true;
             mt_exec_pool_close(a->pool, on_pool_closed, a);
@@ -359,15 +377,18 @@ void mt__wactors_close(struct mt_worker *w, void (*done)(void *), void *arg)
     }
 }
 
-void mt__wactors_destroy(struct mt_worker *w)
+void mt_hosted_actors_destroy(struct mt_hosted_actors *ha)
 {
-    while (w->actors) {
-        struct mt_wactor *a = w->actors;
+    if (!ha)
+        return;
+    while (ha->list) {
+        struct mt_hosted_actor *a = ha->list;
 
-        w->actors = a->next;
+        ha->list = a->next;
         mt_exec_pool_destroy(a->pool);
         free(a->pend);
         free(a->callers);
         free(a);
     }
+    free(ha);
 }

@@ -20,6 +20,10 @@
  * the attempt is the incarnation, so a restart on the same node never
  * meets the remains of the one before.
  *
+ * The runs (tasks.h) drive actors through this header and hear of a
+ * READY actor's death through the listener they register
+ * (mt_hosted_actors_on_died); direct calls come from rpc_actors.c.
+ *
  * THREAD: the worker's loop thread only.
  */
 #ifndef MT_WORKER_ACTORS_H
@@ -29,75 +33,90 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct mt_worker;
+struct mt_exec_pool;
 struct mt_exec_job;
+struct mt_hosted_actors;
+
+/* A READY actor died: why says how ("actor died: its executor ..."). */
+typedef void (*mt_actor_died_fn)(void *arg, const char *id, uint32_t attempt,
+                                 const char *why);
 
 /*
- * mt__wactor_create - host a new incarnation of actor id and run factory
- * (a job whose request has actor_op MT_EXEC_ACTOR_CREATE) on its own
- * executor.
+ * mt_hosted_actors_create - no actor hosted yet.
+ * IN  like  the executor pool whose binary and environment each actor's
+ *           executor copies (borrowed; must outlive the actors); NULL when
+ *           this worker runs no executors (then no actor can be added)
+ */
+struct mt_hosted_actors *mt_hosted_actors_create(struct mt_exec_pool *like);
+
+/* mt_hosted_actors_on_died - who hears of READY actors' deaths. */
+void mt_hosted_actors_on_died(struct mt_hosted_actors *ha,
+                              mt_actor_died_fn fn, void *arg);
+
+/*
+ * mt_hosted_actors_add - host a new incarnation of actor id and run
+ * factory (a job whose request has actor_op MT_EXEC_ACTOR_CREATE) on its
+ * own executor.
  * OWNERSHIP borrows factory until its on_end
  * RET 0, -MT_EINVAL (this worker runs no executors), -MT_EEXIST (this
  *     incarnation is already here)
  */
-int mt__wactor_create(struct mt_worker *w, const char *id, uint32_t attempt,
-                      struct mt_exec_job *factory);
+int mt_hosted_actors_add(struct mt_hosted_actors *ha, const char *id,
+                         uint32_t attempt, struct mt_exec_job *factory);
 
 /*
- * mt__wactor_created - the factory job ended: ok makes the actor READY;
- * otherwise the actor is dropped (its executor killed).
+ * mt_hosted_actors_created - the factory job ended: ok makes the actor
+ * READY; otherwise the actor is dropped (its executor killed).
  */
-void mt__wactor_created(struct mt_worker *w, const char *id, uint32_t attempt,
-                        bool ok);
+void mt_hosted_actors_created(struct mt_hosted_actors *ha, const char *id,
+                              uint32_t attempt, bool ok);
 
 /*
- * mt__wactor_call - run job (actor_op MT_EXEC_ACTOR_METHOD) as call seq of
- * incarnation attempt of actor id, after every call numbered before it.
+ * mt_hosted_actors_call - run job (actor_op MT_EXEC_ACTOR_METHOD) as call
+ * seq of incarnation attempt of actor id, after every call numbered
+ * before it.
  * OWNERSHIP borrows job until its on_end
  * OUT why   on failure, why the call cannot run (static text)
  * RET 0, -MT_ENOENT (that incarnation is not alive here), -MT_EEXIST (seq
  *     already used)
  */
-int mt__wactor_call(struct mt_worker *w, const char *id, uint32_t attempt,
-                    uint64_t seq, struct mt_exec_job *job, const char **why);
+int mt_hosted_actors_call(struct mt_hosted_actors *ha, const char *id,
+                          uint32_t attempt, uint64_t seq,
+                          struct mt_exec_job *job, const char **why);
 
 /*
- * mt__wactor_direct - run job (actor_op MT_EXEC_ACTOR_METHOD) as direct
- * call seq of caller (CallActor: 0, 1, 2, ... per caller and incarnation)
- * after that caller's earlier calls. Only a READY actor takes them.
+ * mt_hosted_actors_direct - run job (actor_op MT_EXEC_ACTOR_METHOD) as
+ * direct call seq of caller (CallActor: 0, 1, 2, ... per caller and
+ * incarnation) after that caller's earlier calls. Only a READY actor
+ * takes them.
  * OWNERSHIP borrows caller (copied) and job until its on_end
- * RET as mt__wactor_call
+ * RET as mt_hosted_actors_call
  */
-int mt__wactor_direct(struct mt_worker *w, const char *id, uint32_t attempt,
-                      const char *caller, uint64_t seq,
-                      struct mt_exec_job *job, const char **why);
+int mt_hosted_actors_direct(struct mt_hosted_actors *ha, const char *id,
+                            uint32_t attempt, const char *caller,
+                            uint64_t seq, struct mt_exec_job *job,
+                            const char **why);
 
 /*
- * mt__wactor_stop_call - stop one call: one still waiting for its turn
- * ends STOPPED at once; a queued or running one is stopped by the pool
- * (a running one kills the actor's executor: the actor dies).
+ * mt_hosted_actors_stop_call - stop one call: one still waiting for its
+ * turn ends STOPPED at once; a queued or running one is stopped by the
+ * pool (a running one kills the actor's executor: the actor dies).
  * RET 0, -MT_ENOENT
  */
-int mt__wactor_stop_call(struct mt_worker *w, const char *id,
-                         uint32_t attempt, struct mt_exec_job *job);
+int mt_hosted_actors_stop_call(struct mt_hosted_actors *ha, const char *id,
+                               uint32_t attempt, struct mt_exec_job *job);
 
-/* mt__wactor_kill - SIGKILL the actor's executor (it then dies as if it
- * crashed). RET 0, -MT_ENOENT. */
-int mt__wactor_kill(struct mt_worker *w, const char *id, uint32_t attempt);
-
-/* Actors hosted (any state, until their executor is closed). */
-size_t mt__wactors_count(const struct mt_worker *w);
+/* mt_hosted_actors_kill - SIGKILL the actor's executor (it then dies as if
+ * it crashed). RET 0, -MT_ENOENT. */
+int mt_hosted_actors_kill(struct mt_hosted_actors *ha, const char *id,
+                          uint32_t attempt);
 
 /* Shutdown, step 1: SIGKILL every actor's executor; no callback after. */
-void mt__wactors_shutdown(struct mt_worker *w);
+void mt_hosted_actors_shutdown(struct mt_hosted_actors *ha);
 /* Shutdown, step 2: close every actor's pool; done(arg) when all are. */
-void mt__wactors_close(struct mt_worker *w, void (*done)(void *), void *arg);
-/* Free what is left (after close). */
-void mt__wactors_destroy(struct mt_worker *w);
-
-/* ---- rpc_actors.c: WorkerService.CallActor ---- */
-
-/* Fail every direct call still held (shutdown: their jobs never end). */
-void mt__worker_calls_shutdown(struct mt_worker *w);
+void mt_hosted_actors_close(struct mt_hosted_actors *ha, void (*done)(void *),
+                            void *arg);
+/* Free what is left (after close). NULL ok. */
+void mt_hosted_actors_destroy(struct mt_hosted_actors *ha);
 
 #endif /* MT_WORKER_ACTORS_H */

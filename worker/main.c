@@ -377,7 +377,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "manta-worker: cannot start: %s\n", mt_strerror(rc));
         return 1;
     }
-    snprintf(idlabel, sizeof(idlabel), "%s", worker->node_id);
+    snprintf(idlabel, sizeof(idlabel), "%s", mt_worker_node_id(worker));
     mt_kv_list_set(&cfg.labels, "manta.io/node-id", idlabel);
     mt_daemon_init(&daemon_, loop, stop_worker, worker);
     mt_daemon_run(&daemon_);

@@ -7,8 +7,8 @@
  * Nothing is reported to the head: a direct call is not a task.
  *
  * Held calls are listed in w->calls, so a worker that stops ends them
- * (UNAVAILABLE) even though their jobs will never end. What a method
- * prints during a direct call goes to the worker's log.
+ * (UNAVAILABLE: the adapter's stop) even though their jobs will never
+ * end. What a method prints during a direct call goes to the worker's log.
  *
  * THREAD: the worker's loop thread only.
  */
@@ -19,47 +19,47 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "worker/actors.h"
+#include "proto/services.h"
 #include "worker/executors.h"
-#include "worker/tasks.h"
-#include "worker/worker.h"
+#include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 #define CALL_MAGIC 0x63616c6cu /* "call" */
 #define OUTPUT_LOG_MAX 512
 #define MAX_CALLS 4096
 
-struct mt_wcall;
+struct mt_direct_call;
 
 /* One call of a CallActor request: its job and its outcome. */
-struct wjob {
+struct direct_job {
     struct mt_exec_job job;      /* in the actor's pool */
-    struct mt_wcall *parent;
+    struct mt_direct_call *parent;
     struct mt_exec_blob *args;   /* point into the request */
     Manta__ActorCallResult res;  /* filled when the job ends */
 };
 
 /* One held CallActor. Guarded by: loop thread. */
-struct mt_wcall {
+struct mt_direct_call {
     uint32_t magic;              /* CALL_MAGIC */
-    struct mt_wcall *prev, *next; /* in w->calls */
+    struct mt_direct_call *prev, *next; /* in w->calls */
     struct mt_worker *w;
     struct mt_rpc_call *call;    /* ended exactly once */
     char actor_id[MT_RUN_ID_MAX + 1];
     size_t n;                    /* calls */
     size_t left;                 /* not ended yet (+1 while submitting) */
-    struct wjob *jobs;
+    struct direct_job *jobs;
 };
 
-static struct wjob *of_job(struct mt_exec_job *j)
+static struct direct_job *of_job(struct mt_exec_job *j)
 {
-    struct wjob *x = (struct wjob *)((char *)j - offsetof(struct wjob, job));
+    struct direct_job *x =
+        (struct direct_job *)((char *)j - offsetof(struct direct_job, job));
 
     MT_ASSERT(x->parent->magic == CALL_MAGIC);
     return x;
 }
 
-static void unlink_free(struct mt_wcall *c)
+static void unlink_free(struct mt_direct_call *c)
 {
     struct mt_worker *w = c->w;
 
@@ -81,7 +81,7 @@ static void unlink_free(struct mt_wcall *c)
 }
 
 /* Every call has ended: answer with their outcomes. */
-static void reply_all(struct mt_wcall *c)
+static void reply_all(struct mt_direct_call *c)
 {
     Manta__CallActorReply reply = MANTA__CALL_ACTOR_REPLY__INIT;
     Manta__ActorCallResult **v = mt_xcalloc(c->n + 1, sizeof(*v));
@@ -95,7 +95,7 @@ static void reply_all(struct mt_wcall *c)
     unlink_free(c);
 }
 
-static void one_done(struct mt_wcall *c)
+static void one_done(struct mt_direct_call *c)
 {
     if (--c->left == 0)
         reply_all(c);
@@ -119,7 +119,7 @@ static void on_output(struct mt_exec_job *j, uint32_t fd, const void *p,
 }
 
 /* Record how one call ended (copies what o points to). */
-static void set_result(struct wjob *x, bool ok, const uint8_t *data,
+static void set_result(struct direct_job *x, bool ok, const uint8_t *data,
                        size_t len, const char *error, bool died)
 {
     x->res.ok = ok;
@@ -139,7 +139,7 @@ static void set_result(struct wjob *x, bool ok, const uint8_t *data,
 
 static void on_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
 {
-    struct wjob *x = of_job(j);
+    struct direct_job *x = of_job(j);
 
     set_result(x, o->end == MT_EXEC_END_OK, o->result, o->result_size,
                o->error, o->end == MT_EXEC_END_DIED ||
@@ -172,11 +172,11 @@ static const char *check(const Manta__CallActorRequest *r)
 }
 
 /* Queue call i of r on the actor, or end it at once. */
-static void submit_one(struct mt_wcall *c, const Manta__CallActorRequest *r,
-                       size_t i)
+static void submit_one(struct mt_direct_call *c,
+                       const Manta__CallActorRequest *r, size_t i)
 {
     const Manta__ActorCall *k = r->calls[i];
-    struct wjob *x = &c->jobs[i];
+    struct direct_job *x = &c->jobs[i];
     const char *why = NULL;
     int rc;
 
@@ -195,27 +195,27 @@ static void submit_one(struct mt_wcall *c, const Manta__CallActorRequest *r,
     x->job.on_start = on_start;
     x->job.on_output = on_output;
     x->job.on_end = on_end;
-    rc = mt__wactor_direct(c->w, r->actor_id, r->incarnation, r->caller_id,
-                           k->seq, &x->job, &why);
+    rc = mt_hosted_actors_direct(c->w->actors, r->actor_id, r->incarnation,
+                                 r->caller_id, k->seq, &x->job, &why);
     if (rc < 0) {
         set_result(x, false, NULL, 0, why, rc != -MT_EEXIST);
         one_done(c);
     }
 }
 
-void mt__worker_h_call_actor(struct mt_rpc_call *call,
-                             const ProtobufCMessage *m, void *arg)
+static void h_call_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                         void *arg)
 {
     const Manta__CallActorRequest *r = (const Manta__CallActorRequest *)m;
     struct mt_worker *w = arg;
     const char *why = check(r);
-    struct mt_wcall *c;
+    struct mt_direct_call *c;
 
     if (why) {
         mt_rpc_fail(call, -MT_EINVAL, why);
         return;
     }
-    if (w->state == MT_WORKER_STOPPING || !w->execs) {
+    if (w->stopping || !w->execs) {
         mt_rpc_fail(call, -MT_EUNAVAIL, "the worker is stopping");
         return;
     }
@@ -236,10 +236,18 @@ void mt__worker_h_call_actor(struct mt_rpc_call *call,
     one_done(c);
 }
 
-void mt__worker_calls_shutdown(struct mt_worker *w)
+/* Fail every direct call still held (shutdown: their jobs never end). */
+static void stop(struct mt_worker *w)
 {
     while (w->calls) {
         mt_rpc_fail(w->calls->call, -MT_EUNAVAIL, "the worker is stopping");
         unlink_free(w->calls);
     }
 }
+
+static const struct mt_rpc_handler handlers[] = {
+    {&mt_worker_call_actor, h_call_actor},
+    {NULL, NULL},
+};
+
+const struct mt_worker_adapter mt_worker_rpc_actors = {handlers, NULL, stop};

@@ -14,13 +14,14 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "objstore/store.h"
-#include "worker/worker.h"
+#include "proto/services.h"
+#include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 #define MAX_IDS 100000
 
-void mt__worker_h_delete_objects(struct mt_rpc_call *call,
-                                 const ProtobufCMessage *m, void *arg)
+static void h_delete_objects(struct mt_rpc_call *call,
+                             const ProtobufCMessage *m, void *arg)
 {
     const Manta__DeleteObjectsRequest *req =
         (const Manta__DeleteObjectsRequest *)m;
@@ -28,7 +29,7 @@ void mt__worker_h_delete_objects(struct mt_rpc_call *call,
     struct mt_worker *w = arg;
     mt_object_id id;
 
-    if (!w->store) {
+    if (!w->objects.store) {
         mt_rpc_fail(call, -MT_EUNAVAIL, "this worker has no object store");
         return;
     }
@@ -40,8 +41,15 @@ void mt__worker_h_delete_objects(struct mt_rpc_call *call,
         if (req->object_ids[i].len != MT_OBJECT_ID_LEN)
             continue;
         memcpy(id.b, req->object_ids[i].data, MT_OBJECT_ID_LEN);
-        if (mt_store_delete(w->store, &id) == 0)
+        if (mt_store_delete(w->objects.store, &id) == 0)
             reply.deleted++;
     }
     mt_rpc_reply(call, &reply.base);
 }
+
+static const struct mt_rpc_handler handlers[] = {
+    {&mt_worker_delete_objects, h_delete_objects},
+    {NULL, NULL},
+};
+
+const struct mt_worker_adapter mt_worker_rpc_objects = {handlers, NULL, NULL};

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rpc_tasks.c -- the rpc side of command tasks: the WorkerService.RunTask
- * and StopTask handlers, and the HeadService.ReportTasks calls that carry
- * task state and output to the head. Generated protobuf types stay in this
- * file (house style H15); tasks.c works on plain C structs.
+ * rpc_tasks.c -- the wire of the runs (tasks.h): the RunTask, RunTasks
+ * and StopTask handlers, and the runs' sender, which carries their state
+ * and output to the head as HeadService.ReportTasks calls. A request is
+ * checked and turned into a plain C spec once (spec_from_pb); tasks.c
+ * never sees protobuf.
  *
  * RunTask is answered as soon as the request is validated and admitted; the
  * program (or, for a function task, the executor pool's job) is started
@@ -18,36 +19,32 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "head_service.pb-c.h"
+#include "proto/convert.h"
 #include "proto/services.h"
 #include "worker/detect_gpu.h"
 #include "worker/exec_proto.h"
-#include "worker/tasks.h"
-#include "worker/worker.h"
+#include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 #define REPORT_TIMEOUT_MS 10000
 
 /* ---- RunTask ------------------------------------------------------------- */
 
-static void env_from_pb(struct mt_kv_list *l, Manta__Label **v, size_t n)
+/* The spec's and the grant's variables and unsets. Their number is
+ * checked before, so only memory can run out. */
+static void env_from_pb(const Manta__RunTaskRequest *req,
+                        struct mt_run_spec *s)
 {
-    mt_xgrow((void **)&l->v, &l->cap, n, sizeof(*l->v));
-    for (size_t i = 0; i < n; i++) {
-        l->v[i].key = mt_xstrdup(v[i]->key);
-        l->v[i].value = mt_xstrdup(v[i]->value);
-    }
-    l->n = n;
-}
+    const Manta__TaskSpec *p = req->spec;
+    const size_t max = MT_RUN_MAX_ENV;
 
-/* Names to remove from the environment: entries with a NULL value. */
-static void unset_from_pb(struct mt_kv_list *l, char **names, size_t n)
-{
-    mt_xgrow((void **)&l->v, &l->cap, n, sizeof(*l->v));
-    for (size_t i = 0; i < n; i++) {
-        l->v[i].key = mt_xstrdup(names[i]);
-        l->v[i].value = NULL;
-    }
-    l->n = n;
+    if (mt_kv_from_pb(p->env, p->n_env, max, &s->env, NULL) < 0 ||
+        mt_kv_unset_from_pb(p->env_unset, p->n_env_unset, max,
+                            &s->env_unset, NULL) < 0 ||
+        mt_kv_from_pb(req->env, req->n_env, max, &s->accel_env, NULL) < 0 ||
+        mt_kv_unset_from_pb(req->env_unset, req->n_env_unset, max,
+                            &s->accel_unset, NULL) < 0)
+        mt_xoom(sizeof(struct mt_kv));
 }
 
 static enum mt_run_kind kind_from_pb(Manta__TaskKind k)
@@ -136,10 +133,7 @@ static const char *spec_from_pb(const Manta__RunTaskRequest *req,
     for (size_t i = 0; i < p->n_argv; i++)
         s->argv[i] = mt_xstrdup(p->argv[i]);
     s->argc = p->n_argv;
-    env_from_pb(&s->env, p->env, p->n_env);
-    unset_from_pb(&s->env_unset, p->env_unset, p->n_env_unset);
-    env_from_pb(&s->accel_env, req->env, req->n_env);
-    unset_from_pb(&s->accel_unset, req->env_unset, req->n_env_unset);
+    env_from_pb(req, s);
     mt_gpu_map_env(&s->accel_env); /* grant ids -> CUDA_VISIBLE_DEVICES */
     if (p->cwd && *p->cwd)
         s->cwd = mt_xstrdup(p->cwd);
@@ -181,7 +175,7 @@ static int take_one(struct mt_worker *w, const Manta__RunTaskRequest *req,
         snprintf(err, errlen, "%s", why);
         return -MT_EINVAL;
     }
-    rc = mt__worker_task_admit(w, s, err, errlen);
+    rc = mt_runs_admit(w->runs, s, err, errlen);
     if (rc < 0) {
         mt_run_spec_release(s);
         return rc == -MT_ECLOSED ? -MT_EUNAVAIL : rc;
@@ -189,8 +183,8 @@ static int take_one(struct mt_worker *w, const Manta__RunTaskRequest *req,
     return 0;
 }
 
-void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                           void *arg)
+static void h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg)
 {
     Manta__RunTaskReply reply = MANTA__RUN_TASK_REPLY__INIT;
     struct mt_worker *w = arg;
@@ -204,13 +198,13 @@ void mt__worker_h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
         return;
     }
     mt_rpc_reply(call, &reply.base);
-    mt__worker_task_start(w, &s);
+    mt_runs_start(w->runs, &s);
 }
 
 #define RUN_TASKS_MAX 4096
 
-void mt__worker_h_run_tasks(struct mt_rpc_call *call,
-                            const ProtobufCMessage *m, void *arg)
+static void h_run_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                        void *arg)
 {
     const Manta__RunTasksRequest *req = (const Manta__RunTasksRequest *)m;
     Manta__RunTasksReply reply = MANTA__RUN_TASKS_REPLY__INIT;
@@ -236,7 +230,7 @@ void mt__worker_h_run_tasks(struct mt_rpc_call *call,
         codes[i] = rc < 0 ? -rc : 0;
         errors[i] = mt_xstrdup(err);
         if (rc == 0)
-            mt__worker_task_start(w, &s);
+            mt_runs_start(w->runs, &s);
     }
     reply.codes = codes;
     reply.n_codes = n;
@@ -251,8 +245,8 @@ void mt__worker_h_run_tasks(struct mt_rpc_call *call,
 
 /* ---- StopTask ------------------------------------------------------------ */
 
-void mt__worker_h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                            void *arg)
+static void h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                        void *arg)
 {
     const Manta__StopTaskRequest *req = (const Manta__StopTaskRequest *)m;
     Manta__StopTaskReply reply = MANTA__STOP_TASK_REPLY__INIT;
@@ -263,8 +257,8 @@ void mt__worker_h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
                     "task_id must be 1-64 characters of [A-Za-z0-9_-]");
         return;
     }
-    reply.found = mt__worker_task_stop(w, req->task_id, req->attempt,
-                                       req->force) == 0;
+    reply.found = mt_runs_stop(w->runs, req->task_id, req->attempt,
+                               req->force) == 0;
     mt_rpc_reply(call, &reply.base);
 }
 
@@ -278,7 +272,8 @@ static void on_report_done(void *arg, const struct mt_rpc_status *st,
     snprintf(msg, sizeof(msg), "%s%s%s", mt_rpc_status_name(st->code),
              st->message && *st->message ? ": " : "",
              st->message ? st->message : "");
-    mt__worker_tasks_on_reported(arg, mt_rpc_status_to_err(st->code), msg);
+    mt_runs_report_ended(((struct mt_worker *)arg)->runs,
+                         mt_rpc_status_to_err(st->code), msg);
 }
 
 /* Updates in a batch: RUNNING, each output chunk or marker, the final one. */
@@ -359,9 +354,10 @@ static size_t fill_updates(const struct mt_run_batch *b, Manta__TaskUpdate *u,
     return n;
 }
 
-int mt__worker_send_task_report(struct mt_worker *w,
-                                const struct mt_run_batch *b)
+/* The runs' sender: b as one ReportTasks call. */
+static int send_reports(void *arg, const struct mt_run_batch *b)
 {
+    struct mt_worker *w = arg;
     Manta__ReportTasksRequest req = MANTA__REPORT_TASKS_REQUEST__INIT;
     Manta__TaskUpdate *u, **up;
     size_t n, markers;
@@ -387,3 +383,17 @@ int mt__worker_send_task_report(struct mt_worker *w,
     free(marks);
     return rc;
 }
+
+static void start(struct mt_worker *w)
+{
+    mt_runs_set_sender(w->runs, send_reports, w);
+}
+
+static const struct mt_rpc_handler handlers[] = {
+    {&mt_worker_run_task, h_run_task},
+    {&mt_worker_run_tasks, h_run_tasks},
+    {&mt_worker_stop_task, h_stop_task},
+    {NULL, NULL},
+};
+
+const struct mt_worker_adapter mt_worker_rpc_tasks = {handlers, start, NULL};

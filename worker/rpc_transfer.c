@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rpc_transfer.c -- moving objects between nodes' stores over gRPC.
+ * rpc_transfer.c -- the wire of object transfers between nodes (see
+ * transfer.h): the PullObject and FetchObject handlers, and the PullObject
+ * streams this worker opens for its fetches.
  *
  * PullObject (server stream, on the holder): pin the object with a chunk
  * reader (objstore/transfer.h), send its info, then its bytes in chunks of
@@ -8,16 +10,15 @@
  * stream's drain callback asks for more, so a slow receiver never makes the
  * sender buffer the whole object.
  *
- * FetchObject (unary, on the receiver): open a PullObject stream to the
- * holder and write every chunk straight into the local store with a pull
- * writer; seal when all chunks are in. Any failure or cancellation aborts
- * the writer, so no half object is ever visible. mt__worker_fetch is the
- * same without an incoming call (tasks' object arguments). One pull per
- * object at a time: a second fetch of an object being pulled joins the
- * first and ends with it.
+ * FetchObject (unary, on the receiver): answered at once when the object
+ * is here, else when the fetch (transfer.c) it starts or joins ends. A
+ * client that goes away cancels the fetch it started.
  *
- * Every transfer in flight is on the worker's xfers list so shutdown can
- * cancel them before the store goes away.
+ * The wire: a fetch gets its own channel to the holder and a PullObject
+ * stream whose chunks go to mt_fetch_chunk; the channel goes when the
+ * stream ends.
+ *
+ * THREAD: the worker's loop thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,137 +26,29 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "common/sys.h"
 #include "objstore/store.h"
 #include "objstore/transfer.h"
 #include "proto/services.h"
-#include "worker/worker.h"
+#include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 #define PULL_WINDOW 4
-#define MAX_CHUNK (16u * 1024u * 1024u)
-#define FETCH_DEFAULT_TIMEOUT_MS 60000
 
-/* Someone else waiting for a fetch already in flight for the same id
- * (a second task needing the object, or a FetchObject call). */
-struct fetch_waiter {
-    struct fetch_waiter *next;
-    mt_worker_fetch_fn done;       /* or, when NULL, reply to call */
-    void *arg;
+/* One PullObject stream we serve. */
+struct pull_out {
     struct mt_rpc_call *call;
-};
-
-enum xfer_kind { XFER_PULL, XFER_FETCH };
-
-/* One transfer in flight. Guarded by: loop thread. */
-struct mt_worker_xfer {
-    enum xfer_kind kind;
-    struct mt_worker *w;
-    struct mt_worker_xfer *prev, *next;
-    struct mt_rpc_call *call;        /* the incoming call we serve */
-    mt_object_id id;
-    /* pull (sender) */
     struct mt_xfer_reader *reader;
     struct mt_object_info info;
     uint64_t off, total, chunk;
     bool info_sent;
-    /* fetch (receiver) */
-    struct mt_rpc_channel *ch;
-    struct mt_rpc_stream *stream;
-    struct mt_xfer_writer *writer;
-    char from[128];                  /* the holder's address */
-    mt_worker_fetch_fn done;         /* internal fetch: no call */
-    void *done_arg;
-    struct fetch_waiter *waiters;    /* joined this fetch */
-    int err;                         /* first local failure */
-    char errmsg[160];
-    int64_t t0_us;
 };
 
-static int64_t now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static struct mt_worker_xfer *xfer_new(struct mt_worker *w, enum xfer_kind k,
-                                       struct mt_rpc_call *call)
-{
-    struct mt_worker_xfer *x = mt_xcalloc(1, sizeof(*x));
-
-    x->kind = k;
-    x->w = w;
-    x->call = call;
-    x->next = w->xfers;
-    if (w->xfers)
-        w->xfers->prev = x;
-    w->xfers = x;
-    return x;
-}
-
-static void xfer_free(struct mt_worker_xfer *x)
-{
-    if (x->prev)
-        x->prev->next = x->next;
-    else
-        x->w->xfers = x->next;
-    if (x->next)
-        x->next->prev = x->prev;
-    mt_xfer_reader_close(x->reader);
-    mt_xfer_writer_cancel(x->writer);
-    while (x->waiters) { /* none in practice: fetch_on_done ends them */
-        struct fetch_waiter *fw = x->waiters;
-        x->waiters = fw->next;
-        free(fw);
-    }
-    free(x);
-}
-
-/* The fetch of id in flight on w, or NULL. */
-static struct mt_worker_xfer *fetch_in_flight(struct mt_worker *w,
-                                              const mt_object_id *id)
-{
-    for (struct mt_worker_xfer *x = w->xfers; x; x = x->next)
-        if (x->kind == XFER_FETCH && mt_object_id_eq(&x->id, id) &&
-            (x->stream || x->ch))
-            return x;
-    return NULL;
-}
-
-static void join_fetch(struct mt_worker_xfer *x, mt_worker_fetch_fn done,
-                       void *arg, struct mt_rpc_call *call)
-{
-    struct fetch_waiter *fw = mt_xcalloc(1, sizeof(*fw));
-
-    fw->done = done;
-    fw->arg = arg;
-    fw->call = call;
-    fw->next = x->waiters;
-    x->waiters = fw;
-}
-
-/* The fetch x ended (err 0: the object is here): tell who joined it. */
-static void end_waiters(struct mt_worker_xfer *x, int err, const char *msg)
-{
-    Manta__FetchObjectReply reply = MANTA__FETCH_OBJECT_REPLY__INIT;
-    struct fetch_waiter *fw;
-
-    while ((fw = x->waiters)) {
-        x->waiters = fw->next;
-        if (fw->done) {
-            fw->done(fw->arg, err, msg);
-        } else if (err) {
-            mt_rpc_fail(fw->call, err, msg);
-        } else {
-            reply.data_size = x->total;
-            reply.elapsed_us = (uint64_t)(now_us() - x->t0_us);
-            mt_rpc_reply(fw->call, &reply.base);
-        }
-        free(fw);
-    }
-}
+/* One PullObject stream we read for a fetch. */
+struct pull_in {
+    struct mt_fetch *f;
+    struct mt_rpc_channel *ch;
+    struct mt_rpc_stream *stream;
+};
 
 static int take_id(const ProtobufCBinaryData *b, mt_object_id *id)
 {
@@ -165,7 +58,7 @@ static int take_id(const ProtobufCBinaryData *b, mt_object_id *id)
     return 0;
 }
 
-/* ---- object info <-> protobuf ----------------------------------------------- */
+/* ---- object info <-> protobuf -------------------------------------------- */
 
 struct pb_info {
     Manta__ObjectInfo info;
@@ -217,17 +110,16 @@ static int info_from_pb(const Manta__ObjectInfo *p, struct mt_object_info *out)
     return 0;
 }
 
-/* ---- PullObject: the sending side ------------------------------------------- */
+/* ---- PullObject: the sending side ---------------------------------------- */
 
-static void pull_pump(void *arg);
-
-static void pull_end(struct mt_worker_xfer *x, int err, const char *msg)
+static void pull_end(struct pull_out *x, int err, const char *msg)
 {
     if (err)
         mt_rpc_fail(x->call, err, msg);
     else
         mt_rpc_stream_finish(x->call);
-    xfer_free(x);
+    mt_xfer_reader_close(x->reader);
+    free(x);
 }
 
 static void pull_on_cancel(void *arg)
@@ -238,7 +130,7 @@ static void pull_on_cancel(void *arg)
 /* Queue chunks until the window is full or the object is all sent. */
 static void pull_pump(void *arg)
 {
-    struct mt_worker_xfer *x = arg;
+    struct pull_out *x = arg;
 
     while (mt_rpc_stream_backlog(x->call) < PULL_WINDOW) {
         Manta__ObjectChunk m = MANTA__OBJECT_CHUNK__INIT;
@@ -275,12 +167,12 @@ static void pull_pump(void *arg)
     }
 }
 
-void mt__worker_h_pull(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                       void *arg)
+static void h_pull(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                   void *arg)
 {
     const Manta__PullObjectRequest *req = (const Manta__PullObjectRequest *)m;
     struct mt_worker *w = arg;
-    struct mt_worker_xfer *x;
+    struct pull_out *x;
     mt_object_id id;
     int rc;
 
@@ -288,17 +180,17 @@ void mt__worker_h_pull(struct mt_rpc_call *call, const ProtobufCMessage *m,
         mt_rpc_fail(call, -MT_EINVAL, "object_id must be 20 bytes");
         return;
     }
-    if (req->chunk_size > MAX_CHUNK) {
+    if (req->chunk_size > MT_TRANSFER_MAX_CHUNK) {
         mt_rpc_fail(call, -MT_EINVAL, "chunk_size above 16 MiB");
         return;
     }
-    if (!w->store) {
+    if (!w->objects.store) {
         mt_rpc_fail(call, -MT_EUNAVAIL, "this worker has no object store");
         return;
     }
-    x = xfer_new(w, XFER_PULL, call);
-    x->id = id;
-    rc = mt_xfer_reader_open(w->store, &id, &x->info, &x->reader);
+    x = mt_xcalloc(1, sizeof(*x));
+    x->call = call;
+    rc = mt_xfer_reader_open(w->objects.store, &id, &x->info, &x->reader);
     if (rc < 0) {
         pull_end(x, rc, rc == -MT_ENOENT   ? "no such object here"
                         : rc == -MT_EAGAIN ? "object not sealed yet"
@@ -312,106 +204,95 @@ void mt__worker_h_pull(struct mt_rpc_call *call, const ProtobufCMessage *m,
     pull_pump(x);
 }
 
-/* ---- FetchObject: the receiving side ------------------------------------------ */
+/* ---- the wire of fetches: reading a holder's PullObject stream ----------- */
 
-static void fetch_fail_local(struct mt_worker_xfer *x, int err,
-                             const char *msg)
-{
-    if (!x->err) {
-        x->err = err;
-        snprintf(x->errmsg, sizeof(x->errmsg), "%s", msg);
-    }
-    if (x->stream)
-        mt_rpc_stream_cancel(x->stream);
-}
-
-static void fetch_on_chunk(void *arg, const ProtobufCMessage *msg)
+static void in_on_chunk(void *arg, const ProtobufCMessage *msg)
 {
     const Manta__ObjectChunk *c = (const Manta__ObjectChunk *)msg;
-    struct mt_worker_xfer *x = arg;
+    struct pull_in *p = arg;
     struct mt_object_info info;
-    int rc;
+    bool described = c->info && info_from_pb(c->info, &info) == 0;
 
-    if (x->err)
-        return;
-    if (!x->writer) {
-        if (!c->info || c->chunk_size == 0 || c->chunk_size > MAX_CHUNK ||
-            info_from_pb(c->info, &info) < 0) {
-            fetch_fail_local(x, -MT_EPROTO, "bad first chunk from the holder");
-            return;
-        }
-        rc = mt_xfer_writer_open(x->w->store, &x->id, &info, c->chunk_size,
-                                 &x->writer);
-        if (rc < 0) {
-            fetch_fail_local(x, rc, mt_strerror(rc));
-            return;
-        }
-        x->total = info.data_size;
-    }
-    if (c->data.len == 0)
-        return;
-    rc = mt_xfer_writer_write(x->writer, c->offset, c->data.data, c->data.len);
-    if (rc < 0)
-        fetch_fail_local(x, -MT_EPROTO, "bad chunk offset or length");
+    mt_fetch_chunk(p->f, described ? &info : NULL, c->chunk_size, c->offset,
+                   c->data.data, c->data.len);
 }
 
-static void fetch_on_done(void *arg, const struct mt_rpc_status *st,
-                          const ProtobufCMessage *resp)
+static void in_on_done(void *arg, const struct mt_rpc_status *st,
+                       const ProtobufCMessage *resp)
 {
-    struct mt_worker_xfer *x = arg;
-    Manta__FetchObjectReply reply = MANTA__FETCH_OBJECT_REPLY__INIT;
-    int err = x->err ? x->err : mt_rpc_status_to_err(st->code);
-    char msg[512];
+    struct pull_in *p = arg;
 
-    x->stream = NULL;
-    if (!err && !x->writer)
-        err = -MT_EPROTO; /* the stream ended without the object's info */
-    if (!err) {
-        reply.data_size = 0;
-        err = mt_xfer_writer_finish(x->writer);
-        if (err == 0) {
-            x->writer = NULL;
-            reply.data_size = x->total;
-        } else if (err != -MT_ESTATE) {
-            x->writer = NULL; /* finish aborted and freed it */
-        }
+    (void)resp;
+    mt_rpc_channel_destroy(p->ch);
+    mt_fetch_stream_ended(p->f, mt_rpc_status_to_err(st->code), st->message);
+    free(p);
+}
+
+static int wire_open(void *arg, struct mt_fetch *f, const mt_object_id *id,
+                     const char *from, int timeout_ms, void **stream)
+{
+    Manta__PullObjectRequest req = MANTA__PULL_OBJECT_REQUEST__INIT;
+    struct mt_worker *w = arg;
+    struct pull_in *p = mt_xcalloc(1, sizeof(*p));
+    int rc;
+
+    p->f = f;
+    rc = mt_rpc_channel_create(w->eng, from, 0, &p->ch);
+    if (rc == 0) {
+        req.object_id.data = (uint8_t *)id->b;
+        req.object_id.len = MT_OBJECT_ID_LEN;
+        rc = mt_rpc_stream_open(p->ch, &mt_worker_pull_object, &req.base,
+                                timeout_ms, 0, in_on_chunk, in_on_done, p,
+                                &p->stream);
     }
-    mt_rpc_channel_destroy(x->ch);
-    x->ch = NULL;
-    if (err)
-        snprintf(msg, sizeof(msg), "pull from %s failed: %s",
-                 x->from, x->err ? x->errmsg
-                 : st->message && *st->message ? st->message
-                                               : mt_strerror(err));
-    end_waiters(x, err == -MT_ESTATE ? -MT_EPROTO : err, err ? msg : "");
-    if (x->done) {
-        x->done(x->done_arg, err == -MT_ESTATE ? -MT_EPROTO : err,
-                err ? msg : "");
-    } else if (err) {
-        mt_rpc_fail(x->call, err == -MT_ESTATE ? -MT_EPROTO : err, msg);
-    } else {
-        reply.elapsed_us = (uint64_t)(now_us() - x->t0_us);
-        mt_rpc_reply(x->call, &reply.base);
+    if (rc < 0) {
+        mt_rpc_channel_destroy(p->ch);
+        free(p);
+        return rc;
     }
-    xfer_free(x);
+    *stream = p;
+    return 0;
+}
+
+static void wire_cancel(void *arg, void *stream)
+{
+    struct pull_in *p = stream;
+
+    (void)arg;
+    mt_rpc_stream_cancel(p->stream);
+}
+
+static const struct mt_transfer_wire wire = {wire_open, wire_cancel};
+
+/* ---- FetchObject: the receiving side ------------------------------------- */
+
+static void fetch_replied(void *arg, const struct mt_fetch_result *r)
+{
+    Manta__FetchObjectReply reply = MANTA__FETCH_OBJECT_REPLY__INIT;
+    struct mt_rpc_call *call = arg;
+
+    if (r->err) {
+        mt_rpc_fail(call, r->err, r->msg);
+        return;
+    }
+    reply.data_size = r->size;
+    reply.elapsed_us = r->elapsed_us;
+    mt_rpc_reply(call, &reply.base);
 }
 
 static void fetch_on_cancel(void *arg)
 {
-    struct mt_worker_xfer *x = arg;
-
-    fetch_fail_local(x, -MT_ECANCELED, "fetch cancelled");
+    mt_fetch_cancel(arg);
 }
 
-void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                        void *arg)
+static void h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                    void *arg)
 {
     const Manta__FetchObjectRequest *req = (const Manta__FetchObjectRequest *)m;
-    Manta__PullObjectRequest preq = MANTA__PULL_OBJECT_REQUEST__INIT;
     Manta__FetchObjectReply reply = MANTA__FETCH_OBJECT_REPLY__INIT;
     struct mt_worker *w = arg;
-    struct mt_worker_xfer *x;
     struct mt_object_info info;
+    struct mt_fetch *f;
     mt_object_id id;
     int rc;
 
@@ -421,85 +302,37 @@ void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
                                       "from_address host:port");
         return;
     }
-    if (!w->store) {
+    if (!w->objects.store) {
         mt_rpc_fail(call, -MT_EUNAVAIL, "this worker has no object store");
         return;
     }
-    if (mt_store_get(w->store, &id, &info) == 0) {
-        mt_store_release(w->store, &id);
+    if (mt_store_get(w->objects.store, &id, &info) == 0) {
+        mt_store_release(w->objects.store, &id);
         reply.already_local = true;
         reply.data_size = info.data_size;
         mt_rpc_reply(call, &reply.base);
         return;
     }
-    if ((x = fetch_in_flight(w, &id))) { /* a task's pull: wait for it */
-        join_fetch(x, NULL, NULL, call);
-        return;
-    }
-    x = xfer_new(w, XFER_FETCH, call);
-    x->id = id;
-    x->t0_us = now_us();
-    snprintf(x->from, sizeof(x->from), "%s", req->from_address);
-    rc = mt_rpc_channel_create(w->eng, req->from_address, 0, &x->ch);
-    if (rc == 0) {
-        preq.object_id = req->object_id;
-        rc = mt_rpc_stream_open(x->ch, &mt_worker_pull_object, &preq.base,
-                                req->timeout_ms ? (int)req->timeout_ms
-                                                : FETCH_DEFAULT_TIMEOUT_MS,
-                                0, fetch_on_chunk, fetch_on_done, x,
-                                &x->stream);
-    }
+    rc = mt_transfers_fetch(w->xfers, &id, req->from_address,
+                            (int)req->timeout_ms, fetch_replied, call, &f);
     if (rc < 0) {
-        mt_rpc_channel_destroy(x->ch);
         mt_rpc_fail(call, rc, "cannot reach the holder");
-        xfer_free(x);
         return;
     }
-    mt_rpc_call_on_cancel(call, fetch_on_cancel, x);
+    if (f) /* started here, not joined: a client gone cancels it */
+        mt_rpc_call_on_cancel(call, fetch_on_cancel, f);
 }
 
-int mt__worker_fetch(struct mt_worker *w, const mt_object_id *id,
-                     const char *from, int timeout_ms, mt_worker_fetch_fn done,
-                     void *arg)
+static void start(struct mt_worker *w)
 {
-    Manta__PullObjectRequest preq = MANTA__PULL_OBJECT_REQUEST__INIT;
-    struct mt_worker_xfer *x;
-    int rc;
-
-    if (!w->store)
-        return -MT_EUNAVAIL;
-    if (mt_store_contains(w->store, id) == 0)
-        return 1;
-    if ((x = fetch_in_flight(w, id))) { /* one pull per object at a time */
-        join_fetch(x, done, arg, NULL);
-        return 0;
-    }
-    x = xfer_new(w, XFER_FETCH, NULL);
-    x->id = *id;
-    x->t0_us = now_us();
-    x->done = done;
-    x->done_arg = arg;
-    snprintf(x->from, sizeof(x->from), "%s", from);
-    rc = mt_rpc_channel_create(w->eng, from, 0, &x->ch);
-    if (rc == 0) {
-        preq.object_id.data = x->id.b;
-        preq.object_id.len = MT_OBJECT_ID_LEN;
-        rc = mt_rpc_stream_open(x->ch, &mt_worker_pull_object, &preq.base,
-                                timeout_ms > 0 ? timeout_ms
-                                               : FETCH_DEFAULT_TIMEOUT_MS,
-                                0, fetch_on_chunk, fetch_on_done, x,
-                                &x->stream);
-    }
-    if (rc < 0) {
-        mt_rpc_channel_destroy(x->ch);
-        xfer_free(x);
-    }
-    return rc;
+    mt_transfers_set_wire(w->xfers, &wire, w);
 }
 
-void mt__worker_xfers_cancel(struct mt_worker *w)
-{
-    for (struct mt_worker_xfer *x = w->xfers; x; x = x->next)
-        if (x->kind == XFER_FETCH)
-            fetch_fail_local(x, -MT_ECANCELED, "worker stopping");
-}
+static const struct mt_rpc_handler handlers[] = {
+    {&mt_worker_pull_object, h_pull},
+    {&mt_worker_fetch_object, h_fetch},
+    {NULL, NULL},
+};
+
+const struct mt_worker_adapter mt_worker_rpc_transfer = {handlers, start,
+                                                         NULL};

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * task_args.c -- resolving a function task's object arguments (see
- * task_args.h). One job per task walks the references in order; at most
- * one pull is in flight per job. A pull that fails moves on to the next
- * holder; when none is left the task fails with "object lost" and the
- * last pull's error.
+ * task_args.h). One resolution per run walks the references in order; at
+ * most one pull is in flight per resolution. A pull that fails moves on to
+ * the next holder; when none is left the task fails with "object lost"
+ * and the last pull's error.
  *
  * THREAD: the worker's loop thread.
  */
@@ -18,15 +18,16 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "objstore/store.h"
-#include "worker/tasks.h"
-#include "worker/worker.h"
+#include "worker/run_spec.h"
+#include "worker/transfer.h"
 
 #define FETCH_TIMEOUT_MS 120000
 
-struct mt_args_job {
-    struct mt_worker *w;
+struct mt_run_args {
+    struct mt_store *st;
+    struct mt_transfers *tr;
     struct mt_run_spec *s;
-    mt_args_done_fn done;
+    mt_run_args_fn done;
     void *arg;
     size_t next;          /* the reference being resolved */
     size_t holder;        /* its holder being tried */
@@ -36,29 +37,29 @@ struct mt_args_job {
     char last[256];       /* the last pull's error */
 };
 
-static void step(struct mt_args_job *j);
+static void step(struct mt_run_args *j);
 
-static void finish(struct mt_args_job *j, int err, const char *why)
+static void finish(struct mt_run_args *j, int err, const char *why)
 {
     j->finished = true;
     if (!j->cancelled)
         j->done(j->arg, err, why);
 }
 
-static void on_fetched(void *arg, int err, const char *msg)
+static void on_fetched(void *arg, const struct mt_fetch_result *r)
 {
-    struct mt_args_job *j = arg;
+    struct mt_run_args *j = arg;
 
     j->in_flight = false;
     if (j->cancelled) {
         free(j);
         return;
     }
-    if (err == 0) {
+    if (r->err == 0) {
         j->next++;
         j->holder = 0;
     } else {
-        snprintf(j->last, sizeof(j->last), "%s", msg);
+        snprintf(j->last, sizeof(j->last), "%s", r->msg);
         j->holder++;
     }
     step(j);
@@ -77,7 +78,7 @@ static void take_inline(struct mt_run_spec *s, struct mt_run_ref *r)
     r->data = NULL;
 }
 
-static void step(struct mt_args_job *j)
+static void step(struct mt_run_args *j)
 {
     char hex[MT_OBJECT_ID_HEX_LEN + 1], why[512];
     struct mt_run_spec *s = j->s;
@@ -91,12 +92,12 @@ static void step(struct mt_args_job *j)
             j->next++;
             continue;
         }
+        if (mt_store_contains(j->st, &r->id) == 0) {
+            j->next++;
+            j->holder = 0;
+            continue;
+        }
         if (j->holder >= r->n_holders) {
-            if (j->w->store && mt_store_contains(j->w->store, &r->id) == 0) {
-                j->next++;
-                j->holder = 0;
-                continue;
-            }
             snprintf(why, sizeof(why), "object lost: argument %u (object "
                      "%s) could not be fetched from any holder%s%s",
                      r->index, mt_object_id_hex(&r->id, hex),
@@ -104,16 +105,11 @@ static void step(struct mt_args_job *j)
             finish(j, -MT_ENOENT, why);
             return;
         }
-        rc = mt__worker_fetch(j->w, &r->id, r->holders[j->holder],
-                              FETCH_TIMEOUT_MS, on_fetched, j);
+        rc = mt_transfers_fetch(j->tr, &r->id, r->holders[j->holder],
+                                FETCH_TIMEOUT_MS, on_fetched, j, NULL);
         if (rc == 0) {
             j->in_flight = true;
             return;
-        }
-        if (rc == 1) {
-            j->next++;
-            j->holder = 0;
-            continue;
         }
         snprintf(j->last, sizeof(j->last), "%s", mt_strerror(rc));
         j->holder++;
@@ -121,13 +117,15 @@ static void step(struct mt_args_job *j)
     finish(j, 0, "");
 }
 
-struct mt_args_job *mt__worker_args_resolve(struct mt_worker *w,
-                                            struct mt_run_spec *s,
-                                            mt_args_done_fn done, void *arg)
+struct mt_run_args *mt_run_args_resolve(struct mt_store *st,
+                                        struct mt_transfers *tr,
+                                        struct mt_run_spec *s,
+                                        mt_run_args_fn done, void *arg)
 {
-    struct mt_args_job *j = mt_xcalloc(1, sizeof(*j));
+    struct mt_run_args *j = mt_xcalloc(1, sizeof(*j));
 
-    j->w = w;
+    j->st = st;
+    j->tr = tr;
     j->s = s;
     j->done = done;
     j->arg = arg;
@@ -139,7 +137,7 @@ struct mt_args_job *mt__worker_args_resolve(struct mt_worker *w,
     return j;
 }
 
-void mt__worker_args_cancel(struct mt_args_job *j)
+void mt_run_args_cancel(struct mt_run_args *j)
 {
     if (!j)
         return;

@@ -10,7 +10,7 @@
  * file is removed, and a task that did not succeed leaves no object under
  * its result id in the store.
  *
- * Files are small (MT_TASK_RESULT_FILE_MAX) and local, so they are read
+ * Files are small (MT_RESULT_FILE_MAX) and local, so they are read
  * synchronously on the loop thread, as task logs are written.
  *
  * THREAD: loop thread for the calls that touch the store.
@@ -42,7 +42,7 @@ static int refuse(char *why, size_t len, int rc, const char *text)
 }
 
 static int parse_object(const uint8_t *buf, size_t len,
-                        struct mt_task_result_file *out, char *why,
+                        struct mt_result_file *out, char *why,
                         size_t why_len)
 {
     const size_t tag = strlen(OBJECT_TAG);
@@ -59,12 +59,12 @@ static int parse_object(const uint8_t *buf, size_t len,
     if (mt_object_id_from_hex(hex, &out->id) < 0)
         return refuse(why, why_len, -MT_EINVAL,
                       "\"object\" must be followed by 40 hex digits");
-    out->kind = MT_TASK_RESULT_OBJECT;
+    out->kind = MT_RESULT_OBJECT;
     return 0;
 }
 
-int mt_task_result_parse(const uint8_t *buf, size_t len,
-                         struct mt_task_result_file *out, char *why,
+int mt_result_file_parse(const uint8_t *buf, size_t len,
+                         struct mt_result_file *out, char *why,
                          size_t why_len)
 {
     const size_t otag = strlen(OBJECT_TAG), vtag = strlen(VALUE_TAG);
@@ -77,13 +77,13 @@ int mt_task_result_parse(const uint8_t *buf, size_t len,
     if (len >= otag && memcmp(buf, OBJECT_TAG, otag) == 0)
         return parse_object(buf, len, out, why, why_len);
     if (len >= vtag && memcmp(buf, VALUE_TAG, vtag) == 0) {
-        if (len - vtag > MT_TASK_RESULT_VALUE_MAX) {
+        if (len - vtag > MT_RESULT_VALUE_MAX) {
             snprintf(why, why_len, "a value result is at most %u bytes; "
                      "put bigger ones in the object store",
-                     MT_TASK_RESULT_VALUE_MAX);
+                     MT_RESULT_VALUE_MAX);
             return -MT_ETOOBIG;
         }
-        out->kind = MT_TASK_RESULT_VALUE;
+        out->kind = MT_RESULT_VALUE;
         out->value = buf + vtag;
         out->value_len = len - vtag;
         return 0;
@@ -94,7 +94,7 @@ int mt_task_result_parse(const uint8_t *buf, size_t len,
 
 /* ==== the file ============================================================ */
 
-char *mt_task_result_path(const char *temp_dir, const char *task_id,
+char *mt_result_file_path(const char *temp_dir, const char *task_id,
                           uint32_t attempt)
 {
     if (!temp_dir || !task_id)
@@ -102,7 +102,7 @@ char *mt_task_result_path(const char *temp_dir, const char *task_id,
     return mt_xasprintf("%s/results/%s.%u", temp_dir, task_id, attempt);
 }
 
-char *mt_task_result_prepare(const char *temp_dir, const char *task_id,
+char *mt_result_file_prepare(const char *temp_dir, const char *task_id,
                              uint32_t attempt)
 {
     char *dir, *path;
@@ -119,17 +119,17 @@ char *mt_task_result_prepare(const char *temp_dir, const char *task_id,
         return NULL;
     }
     free(dir);
-    path = mt_task_result_path(temp_dir, task_id, attempt);
+    path = mt_result_file_path(temp_dir, task_id, attempt);
     if (unlink(path) < 0 && errno != ENOENT)
         MT_WARN("cannot remove stale %s: %s", path, strerror(errno));
     return path;
 }
 
-/* Read at most MT_TASK_RESULT_FILE_MAX + 1 bytes. RET 0 (*buf owned; NULL
+/* Read at most MT_RESULT_FILE_MAX + 1 bytes. RET 0 (*buf owned; NULL
  * with *len 0 when the file is absent) or -errno. */
 static int read_bounded(const char *path, uint8_t **buf, size_t *len)
 {
-    size_t cap = MT_TASK_RESULT_FILE_MAX + 1, n = 0;
+    size_t cap = MT_RESULT_FILE_MAX + 1, n = 0;
     uint8_t *b;
     ssize_t k;
     int fd;
@@ -193,7 +193,7 @@ static int put_value(struct mt_store *st, const mt_object_id *id,
 }
 
 static int check_object(struct mt_store *st, const mt_object_id *mine,
-                        const struct mt_task_result_file *f, uint64_t *size,
+                        const struct mt_result_file *f, uint64_t *size,
                         char **why)
 {
     char a[MT_OBJECT_ID_HEX_LEN + 1], b[MT_OBJECT_ID_HEX_LEN + 1];
@@ -219,14 +219,14 @@ static int check_object(struct mt_store *st, const mt_object_id *mine,
 /* ==== collect and discard ================================================= */
 
 static int interpret(struct mt_store *st, const mt_object_id *id,
-                     const struct mt_task_result_file *f, uint64_t *size,
+                     const struct mt_result_file *f, uint64_t *size,
                      char **why)
 {
     int rc;
 
-    if (f->kind == MT_TASK_RESULT_OBJECT)
+    if (f->kind == MT_RESULT_OBJECT)
         return check_object(st, id, f, size, why);
-    if (f->kind != MT_TASK_RESULT_VALUE || f->value_len == 0)
+    if (f->kind != MT_RESULT_VALUE || f->value_len == 0)
         return 0; /* no result: an empty value is none either */
     if (!st) {
         *why = mt_xstrdup("this worker has no object store");
@@ -242,10 +242,10 @@ static int interpret(struct mt_store *st, const mt_object_id *id,
     return 0;
 }
 
-int mt_task_result_collect(struct mt_store *st, const char *path,
+int mt_result_file_collect(struct mt_store *st, const char *path,
                            const char *task_id, uint64_t *size, char **why)
 {
-    struct mt_task_result_file f;
+    struct mt_result_file f;
     char reason[256];
     mt_object_id id;
     uint8_t *buf;
@@ -263,17 +263,17 @@ int mt_task_result_collect(struct mt_store *st, const char *path,
                             strerror(-rc));
         goto out_discard;
     }
-    rc = len > MT_TASK_RESULT_FILE_MAX
+    rc = len > MT_RESULT_FILE_MAX
              ? refuse(reason, sizeof(reason), -MT_ETOOBIG, "")
-             : mt_task_result_parse(buf, len, &f, reason, sizeof(reason));
-    if (rc == -MT_ETOOBIG && len > MT_TASK_RESULT_FILE_MAX)
+             : mt_result_file_parse(buf, len, &f, reason, sizeof(reason));
+    if (rc == -MT_ETOOBIG && len > MT_RESULT_FILE_MAX)
         snprintf(reason, sizeof(reason), "over %u bytes; put bigger results "
-                 "in the object store", MT_TASK_RESULT_FILE_MAX);
+                 "in the object store", MT_RESULT_FILE_MAX);
     if (rc == 0)
         rc = interpret(st, &id, &f, size, &inner);
     free(buf);
-    if (rc == 0 && f.kind == MT_TASK_RESULT_NONE && st)
-        mt_task_result_discard(st, NULL, task_id); /* a put it never named */
+    if (rc == 0 && f.kind == MT_RESULT_NONE && st)
+        mt_result_file_discard(st, NULL, task_id); /* a put it never named */
     if (rc == 0) {
         unlink(path);
         return 0;
@@ -282,12 +282,12 @@ int mt_task_result_collect(struct mt_store *st, const char *path,
                         inner ? inner : reason);
     free(inner);
 out_discard:
-    mt_task_result_discard(st, path, task_id);
+    mt_result_file_discard(st, path, task_id);
     *size = 0;
     return rc;
 }
 
-void mt_task_result_discard(struct mt_store *st, const char *path,
+void mt_result_file_discard(struct mt_store *st, const char *path,
                             const char *task_id)
 {
     mt_object_id id;

@@ -1,34 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tasks.c -- command tasks on the worker (see tasks.h for the life of one).
+ * tasks.c -- the runs of a worker (see tasks.h for the life of one).
  *
- * A task is a program started with uv_spawn on the worker's loop, detached
- * so that it leads its own process group: stopping it signals the whole
- * group. stdin is /dev/null; stdout and stderr come back through pipes,
- * are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>.log (made on
- * the first output) and to the task's bounded output buffer, from which
- * the reporter takes them.
+ * A command run is a program started with uv_spawn on the worker's loop,
+ * detached so that it leads its own process group: stopping it signals
+ * the whole group. stdin is /dev/null; stdout and stderr come back
+ * through pipes, are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>
+ * .log (made on the first output) and to the run's bounded output buffer,
+ * from which the reporter takes them. Function and actor runs hand a job
+ * to an executor (executors.h, actors.h) instead and relay what it prints
+ * the same way; a function run whose arguments are objects elsewhere
+ * fetches them first (task_args.h).
  *
  * DESIGN (reporting): there is one reporter per worker and at most one
- * ReportTasks call in flight, so the head sees each task's updates in the
- * order they were queued. A call carries, per task, RUNNING (if queued),
- * then output, then the final update, and the final update only once the
- * task's output buffer is empty and every handle of the task is closed, so
- * the final update is always the last thing the head hears of a task.
- * Output waits up to FLUSH_MS for company, or goes when FLUSH_BYTES are
- * buffered on the worker; RUNNING waits up to RUNNING_MS (the head has
- * marked the task running when it was handed over, and a short task's
- * RUNNING then travels with its final state); a final state is sent at
- * once. A failed call
- * puts its updates back in front of what came since and is retried with
- * backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS). Only output can be lost,
- * and only when a task has more than MT_OUTPUT_LIMIT buffered: the oldest
- * goes and a marker says how much. Tasks whose output went into a call move
- * to the back of the list, so one chatty task cannot starve the others.
+ * batch in flight (the sender's call), so the head sees each task's
+ * updates in the order they were queued. A batch carries, per run,
+ * RUNNING (if queued), then output, then the final update, and the final
+ * update only once the run's output buffer is empty and every handle of
+ * the run is closed, so the final update is always the last thing the
+ * head hears of a run. Output waits up to FLUSH_MS for company, or goes
+ * when FLUSH_BYTES are buffered on the worker; RUNNING waits up to
+ * RUNNING_MS (the head has marked the task running when it was handed
+ * over, and a short task's RUNNING then travels with its final state); a
+ * final state is sent at once. A failed call puts its updates back in
+ * front of what came since and is retried with backoff (RETRY_MIN_MS
+ * doubling to RETRY_MAX_MS). Only output can be lost, and only when a run
+ * has more than MT_OUTPUT_LIMIT buffered: the oldest goes and a marker
+ * says how much. Runs whose output went into a call move to the back of
+ * the list, so one chatty task cannot starve the others.
  *
- * Invariants: a task is freed only when the head has acknowledged its final
+ * Invariants: a run is freed only when the head has acknowledged its final
  * update (or at destroy); it is then no longer in any call. During shutdown
- * no task state is reported and a call that ends just frees its batch.
+ * nothing is reported and a call that ends just frees its batch.
  *
  * THREAD: loop thread only.
  */
@@ -53,11 +56,9 @@
 #include "worker/executors.h"
 #include "worker/task_args.h"
 #include "worker/task_result.h"
-#include "worker/worker.h"
 
 extern char **environ;
 
-#define CHUNK_MIN (16u * 1024u)
 #define READ_BUF (64u * 1024u)
 #define FLUSH_MS 50
 #define RUNNING_MS 10          /* a lone RUNNING waits this long for company */
@@ -68,419 +69,15 @@ extern char **environ;
 #define RETRY_MAX_MS 1000
 #define KILL_AFTER_MS 5000
 #define EOF_GRACE_MS 1000
-#define TASK_MAGIC 0x7a5c0de1u
-
-/* ==== pure helpers: specs ============================================== */
-
-void mt_run_spec_release(struct mt_run_spec *s)
-{
-    if (!s)
-        return;
-    free(s->task_id);
-    for (size_t i = 0; s->argv && i < s->argc; i++)
-        free(s->argv[i]);
-    free(s->argv);
-    mt_kv_list_release(&s->env);
-    mt_kv_list_release(&s->env_unset);
-    mt_kv_list_release(&s->accel_env);
-    mt_kv_list_release(&s->accel_unset);
-    free(s->cwd);
-    free(s->function);
-    for (size_t i = 0; s->code_path && i < s->n_code_path; i++)
-        free(s->code_path[i]);
-    free(s->code_path);
-    for (size_t i = 0; s->args && i < s->nargs; i++)
-        free(s->args[i].data);
-    free(s->args);
-    for (size_t i = 0; s->refs && i < s->nrefs; i++) {
-        free(s->refs[i].data);
-        for (size_t k = 0; k < s->refs[i].n_holders; k++)
-            free(s->refs[i].holders[k]);
-    }
-    free(s->refs);
-    free(s->actor_id);
-    memset(s, 0, sizeof(*s));
-}
-
-bool mt_run_id_valid(const char *id)
-{
-    size_t n = id ? strlen(id) : 0;
-
-    if (n == 0 || n > MT_RUN_ID_MAX)
-        return false;
-    return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                      "0123456789_-") == n;
-}
-
-static int bad(char *err, size_t len, const char *why)
-{
-    snprintf(err, len, "%s", why);
-    return -MT_EINVAL;
-}
-
-/* RET NULL or why the list is not a valid environment; adds to *count/bytes. */
-static const char *check_env(const struct mt_kv_list *l, size_t *count,
-                             size_t *bytes)
-{
-    for (size_t i = 0; i < l->n; i++) {
-        const char *k = l->v[i].key, *v = l->v[i].value;
-
-        if (!k || !*k || strchr(k, '='))
-            return "environment variable names must be non-empty and "
-                   "without '='";
-        *bytes += strlen(k) + (v ? strlen(v) : 0) + 2;
-    }
-    *count += l->n;
-    return NULL;
-}
-
-/* A function task: its name, code path and arguments within the limits
- * of the executor protocol (exec_proto.h). */
-static int check_function(const struct mt_run_spec *s, char *err, size_t len)
-{
-    size_t bytes = 0;
-
-    if (!s->function || !*s->function ||
-        strlen(s->function) > MT_EXEC_MAX_FUNCTION)
-        return bad(err, len, "function must be \"lib.so:name\" or a "
-                             "registered name");
-    if (s->n_code_path > MT_EXEC_MAX_CODE_PATH)
-        return bad(err, len, "too many code path entries (at most 64)");
-    for (size_t i = 0; i < s->n_code_path; i++)
-        if (strlen(s->code_path[i]) > MT_EXEC_MAX_PATH)
-            return bad(err, len, "code path entry too long");
-    if (s->nargs > MT_EXEC_MAX_ARGS)
-        return bad(err, len, "too many arguments (at most 4096)");
-    for (size_t i = 0; i < s->nargs; i++)
-        bytes += s->args[i].size;
-    if (bytes > MT_EXEC_MAX_ARG_BYTES)
-        return bad(err, len, "arguments too large (at most 16 MiB)");
-    return 0;
-}
-
-int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len)
-{
-    size_t bytes = 0, count = 0;
-    const char *why;
-
-    if (s->kind < MT_RUN_KIND_COMMAND || s->kind > MT_RUN_KIND_ACTOR_METHOD)
-        return bad(err, len, "task kind must be TASK_KIND_COMMAND, "
-                             "TASK_KIND_FUNCTION or an actor kind");
-    if (s->kind == MT_RUN_KIND_ACTOR_METHOD && !mt_run_id_valid(s->actor_id))
-        return bad(err, len, "actor_id must be 1-64 characters of "
-                             "[A-Za-z0-9_-]");
-    if (!mt_run_id_valid(s->task_id))
-        return bad(err, len, "task_id must be 1-64 characters of "
-                             "[A-Za-z0-9_-]");
-    if ((why = check_env(&s->env, &count, &bytes)) ||
-        (why = check_env(&s->env_unset, &count, &bytes)) ||
-        (why = check_env(&s->accel_env, &count, &bytes)) ||
-        (why = check_env(&s->accel_unset, &count, &bytes)))
-        return bad(err, len, why);
-    if (count > MT_RUN_MAX_ENV)
-        return bad(err, len, "too many environment variables (at most 4096)");
-    if (bytes > MT_RUN_MAX_BYTES)
-        return bad(err, len, "environment too large (at most 1 MiB)");
-    if (s->kind != MT_RUN_KIND_COMMAND)
-        return check_function(s, err, len);
-    if (s->argc == 0 || !s->argv || !s->argv[0] || !s->argv[0][0])
-        return bad(err, len, "argv must name a program");
-    if (s->argc > MT_RUN_MAX_ARGS)
-        return bad(err, len, "too many arguments (at most 4096)");
-    bytes = 0;
-    for (size_t i = 0; i < s->argc; i++)
-        bytes += strlen(s->argv[i]) + 1;
-    if (bytes > MT_RUN_MAX_BYTES)
-        return bad(err, len, "arguments too large (at most 1 MiB)");
-    if (s->cwd && strlen(s->cwd) > MT_RUN_MAX_CWD)
-        return bad(err, len, "cwd too long");
-    return 0;
-}
-
-/* ==== pure helpers: environment ========================================== */
-
-/* Entries of an environment being built, with an index by key. */
-struct envb {
-    char **out;
-    size_t n;
-    size_t *slot;   /* index+1 into out, 0 = empty */
-    size_t mask;
-};
-
-static size_t key_hash(const char *k, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)k[i]) * 1099511628211ull;
-    return (size_t)h;
-}
-
-/* Add "K=V", or a bare "K" for an unset (taken), whose key is its first
- * klen bytes. */
-static void envb_add(struct envb *b, char *kv, size_t klen)
-{
-    size_t h = key_hash(kv, klen) & b->mask;
-
-    while (b->slot[h]) {
-        char **e = &b->out[b->slot[h] - 1];
-
-        if (strncmp(*e, kv, klen) == 0 &&
-            ((*e)[klen] == '=' || (*e)[klen] == '\0')) {
-            free(*e);
-            *e = kv;
-            return;
-        }
-        h = (h + 1) & b->mask;
-    }
-    b->out[b->n] = kv;
-    b->slot[h] = ++b->n;
-}
-
-/* Merge base and lists; unsets stay as bare "K" entries when keep_unset,
- * else they are dropped at the end. */
-static char **env_merge(char *const *base,
-                        const struct mt_kv_list *const *lists, size_t n,
-                        bool keep_unset)
-{
-    struct envb b = {0};
-    size_t total = 0, slots = 16, k = 0;
-    const char *eq;
-
-    for (size_t i = 0; base && base[i]; i++)
-        total++;
-    for (size_t i = 0; i < n; i++)
-        total += lists[i]->n;
-    while (slots < 2 * total + 2)
-        slots *= 2;
-    b.out = mt_xcalloc(total + 1, sizeof(*b.out));
-    b.slot = mt_xcalloc(slots, sizeof(*b.slot));
-    b.mask = slots - 1;
-    for (size_t i = 0; base && base[i]; i++)
-        if ((eq = strchr(base[i], '=')) && eq != base[i])
-            envb_add(&b, mt_xstrdup(base[i]), (size_t)(eq - base[i]));
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < lists[i]->n; j++) {
-            const struct mt_kv *kv = &lists[i]->v[j];
-
-            envb_add(&b, kv->value ? mt_xasprintf("%s=%s", kv->key,
-                                                  kv->value)
-                                   : mt_xstrdup(kv->key),
-                     strlen(kv->key));
-        }
-    }
-    free(b.slot);
-    for (size_t i = 0; i < b.n; i++) {
-        if (keep_unset || strchr(b.out[i], '='))
-            b.out[k++] = b.out[i];
-        else
-            free(b.out[i]);
-    }
-    b.out[k] = NULL;
-    return b.out;
-}
-
-char **mt_run_env_build(char *const *base,
-                        const struct mt_kv_list *const *lists, size_t n)
-{
-    return env_merge(base, lists, n, false);
-}
-
-char **mt_run_env_overlay(const struct mt_kv_list *const *lists, size_t n)
-{
-    return env_merge(NULL, lists, n, true);
-}
-
-void mt_run_env_free(char **env)
-{
-    for (size_t i = 0; env && env[i]; i++)
-        free(env[i]);
-    free(env);
-}
-
-/* ==== pure helpers: the bounded output buffer ============================ */
-
-void mt_outbuf_init(struct mt_outbuf *ob, size_t limit)
-{
-    memset(ob, 0, sizeof(*ob));
-    ob->limit = limit;
-}
-
-void mt_outbuf_release(struct mt_outbuf *ob)
-{
-    struct mt_outchunk *c = ob->head, *next;
-
-    for (; c; c = next) {
-        next = c->next;
-        free(c);
-    }
-    ob->head = ob->tail = NULL;
-    ob->bytes = 0;
-}
-
-bool mt_outbuf_empty(const struct mt_outbuf *ob)
-{
-    return ob->head == NULL;
-}
-
-static struct mt_outchunk *chunk_new(uint32_t fd, size_t cap)
-{
-    struct mt_outchunk *c = mt_xmalloc(sizeof(*c) + cap);
-
-    c->next = NULL;
-    c->fd = fd;
-    c->dropped = 0;
-    c->off = c->len = 0;
-    c->cap = cap;
-    return c;
-}
-
-static void push_back(struct mt_outbuf *ob, struct mt_outchunk *c)
-{
-    c->next = NULL;
-    if (ob->tail)
-        ob->tail->next = c;
-    else
-        ob->head = c;
-    ob->tail = c;
-    if (!c->dropped)
-        ob->bytes += c->len - c->off;
-}
-
-static struct mt_outchunk *pop_front(struct mt_outbuf *ob)
-{
-    struct mt_outchunk *c = ob->head;
-
-    ob->head = c->next;
-    if (!ob->head)
-        ob->tail = NULL;
-    if (!c->dropped)
-        ob->bytes -= c->len - c->off;
-    c->next = NULL;
-    return c;
-}
-
-/* Drop the oldest data beyond the limit; one marker at the front counts it
- * together with any markers it swallowed. */
-static void enforce_limit(struct mt_outbuf *ob)
-{
-    struct mt_outchunk *c;
-    uint64_t dropped = 0;
-
-    if (!ob->limit || ob->bytes <= ob->limit)
-        return;
-    while (ob->bytes > ob->limit) {
-        size_t excess = ob->bytes - ob->limit, avail;
-
-        c = ob->head;
-        avail = c->len - c->off;
-        if (c->dropped || avail <= excess) {
-            dropped += c->dropped ? c->dropped : avail;
-            free(pop_front(ob));
-            continue;
-        }
-        c->off += excess;
-        ob->bytes -= excess;
-        dropped += excess;
-    }
-    while (ob->head && ob->head->dropped) {
-        dropped += ob->head->dropped;
-        free(pop_front(ob));
-    }
-    c = chunk_new(2, 0);
-    c->dropped = dropped;
-    c->next = ob->head;
-    ob->head = c;
-    if (!ob->tail)
-        ob->tail = c;
-}
-
-void mt_outbuf_append(struct mt_outbuf *ob, uint32_t fd, const void *data,
-                      size_t n)
-{
-    struct mt_outchunk *t = ob->tail, *c;
-    const uint8_t *p = data;
-    size_t k;
-
-    if (n == 0)
-        return;
-    if (t && !t->dropped && t->fd == fd && t->len < t->cap) {
-        k = t->cap - t->len < n ? t->cap - t->len : n;
-        memcpy(t->data + t->len, p, k);
-        t->len += k;
-        ob->bytes += k;
-        p += k;
-        n -= k;
-    }
-    if (n) {
-        c = chunk_new(fd, n > CHUNK_MIN ? n : CHUNK_MIN);
-        memcpy(c->data, p, n);
-        c->len = n;
-        push_back(ob, c);
-    }
-    enforce_limit(ob);
-}
-
-size_t mt_outbuf_take(struct mt_outbuf *ob, size_t max, struct mt_outbuf *into)
-{
-    struct mt_outchunk *c, *part;
-    size_t moved = 0, avail, k;
-
-    while ((c = ob->head)) {
-        if (c->dropped) {
-            push_back(into, pop_front(ob));
-            continue;
-        }
-        if (moved >= max)
-            break;
-        avail = c->len - c->off;
-        if (avail <= max - moved) {
-            push_back(into, pop_front(ob));
-            moved += avail;
-            continue;
-        }
-        k = max - moved;
-        part = chunk_new(c->fd, k);
-        memcpy(part->data, c->data + c->off, k);
-        part->len = k;
-        c->off += k;
-        ob->bytes -= k;
-        push_back(into, part);
-        moved += k;
-        break;
-    }
-    return moved;
-}
-
-void mt_outbuf_unshift(struct mt_outbuf *ob, struct mt_outbuf *front)
-{
-    if (!front->head)
-        return;
-    front->tail->next = ob->head;
-    if (!ob->tail)
-        ob->tail = front->tail;
-    ob->head = front->head;
-    ob->bytes += front->bytes;
-    front->head = front->tail = NULL;
-    front->bytes = 0;
-    enforce_limit(ob);
-}
-
-size_t mt_outbuf_marker(uint64_t n, char *buf, size_t len)
-{
-    int k = snprintf(buf, len, "[manta: %llu bytes of output dropped]\n",
-                     (unsigned long long)n);
-
-    return k < 0 ? 0 : (size_t)k < len ? (size_t)k : len - 1;
-}
+#define RUN_MAGIC 0x7a5c0de1u
 
 /* ==== task state ========================================================== */
 
-/* One task on this worker. Guarded by: loop thread. */
-struct mt_task {
-    uint32_t magic;             /* TASK_MAGIC */
-    struct mt_tasks *ts;
-    struct mt_task *prev, *next; /* ts->head list; reporter order */
+/* One run: an attempt of a task on this worker. Guarded by: loop thread. */
+struct mt_run {
+    uint32_t magic;             /* RUN_MAGIC */
+    struct mt_runs *rs;
+    struct mt_run *prev, *next; /* rs->head list; reporter order */
     struct mt_run_spec spec;
     uv_process_t proc;
     uv_pipe_t pipes[2];         /* the child's stdout, stderr */
@@ -510,17 +107,18 @@ struct mt_task {
     size_t result_size;
     uint64_t result_stored;     /* FINISHED: result put in the store */
     bool system_failure;        /* FAILED because its executor died */
-    struct mt_args_job *args_job; /* fetching object arguments */
+    struct mt_run_args *args_job; /* fetching object arguments */
     /* actor creation tasks */
     bool actor_ready_pending;   /* "actor ready" not yet handed to a call */
     uint32_t actor_pid;         /* its executor */
 };
 
-/* Every task of a worker and the reporter. Guarded by: loop thread. */
-struct mt_tasks {
-    struct mt_worker *w;
-    struct mt_task *head, *tail;
-    size_t n;
+/* Every run of a worker and the reporter. Guarded by: loop thread. */
+struct mt_runs {
+    struct mt_runs_opts o;      /* what it was created with (borrowed) */
+    mt_runs_send_fn send;       /* where reports go */
+    void *send_arg;
+    struct mt_run *head, *tail;
     size_t buffered;            /* output bytes in the tasks' buffers */
     size_t n_state;             /* RUNNING/final updates waiting */
     size_t n_final;             /* ... of which final */
@@ -540,56 +138,57 @@ struct mt_tasks {
     char readbuf[READ_BUF];
 };
 
-static void kick(struct mt_tasks *ts);
+static void kick(struct mt_runs *rs);
+static void on_actor_died(void *arg, const char *task_id, uint32_t attempt,
+                          const char *why);
 
-static void list_append(struct mt_tasks *ts, struct mt_task *t)
+static void list_append(struct mt_runs *rs, struct mt_run *t)
 {
     t->next = NULL;
-    t->prev = ts->tail;
-    if (ts->tail)
-        ts->tail->next = t;
+    t->prev = rs->tail;
+    if (rs->tail)
+        rs->tail->next = t;
     else
-        ts->head = t;
-    ts->tail = t;
+        rs->head = t;
+    rs->tail = t;
 }
 
-static void list_remove(struct mt_tasks *ts, struct mt_task *t)
+static void list_remove(struct mt_runs *rs, struct mt_run *t)
 {
     if (t->prev)
         t->prev->next = t->next;
     else
-        ts->head = t->next;
+        rs->head = t->next;
     if (t->next)
         t->next->prev = t->prev;
     else
-        ts->tail = t->prev;
+        rs->tail = t->prev;
     t->prev = t->next = NULL;
 }
 
-static struct mt_task *find(struct mt_tasks *ts, const char *id,
+static struct mt_run *find(struct mt_runs *rs, const char *id,
                             uint32_t attempt)
 {
     /* TODO(worker): index by id if nodes come to run thousands of tasks. */
-    for (struct mt_task *t = ts->head; t; t = t->next)
+    for (struct mt_run *t = rs->head; t; t = t->next)
         if (t->spec.attempt == attempt && strcmp(t->spec.task_id, id) == 0)
             return t;
     return NULL;
 }
 
-static void mt_args_cancel_safe(struct mt_task *t)
+static void mt_args_cancel_safe(struct mt_run *t)
 {
-    mt__worker_args_cancel(t->args_job);
+    mt_run_args_cancel(t->args_job);
     t->args_job = NULL;
 }
 
-static void task_free(struct mt_task *t)
+static void task_free(struct mt_run *t)
 {
-    struct mt_tasks *ts = t->ts;
+    struct mt_runs *rs = t->rs;
 
-    MT_ASSERT(t->magic == TASK_MAGIC && t->open == 0);
-    list_remove(ts, t);
-    ts->n--;
-    ts->buffered -= t->out.bytes;
+    MT_ASSERT(t->magic == RUN_MAGIC && t->open == 0);
+    list_remove(rs, t);
+    rs->buffered -= t->out.bytes;
     if (t->log_fd >= 0)
         close(t->log_fd);
     mt_outbuf_release(&t->out);
@@ -605,40 +204,42 @@ static void task_free(struct mt_task *t)
     free(t);
 }
 
-void mt__worker_tasks_create(struct mt_worker *w)
+struct mt_runs *mt_runs_create(const struct mt_runs_opts *o)
 {
-    struct mt_tasks *ts = mt_xcalloc(1, sizeof(*ts));
+    struct mt_runs *rs = mt_xcalloc(1, sizeof(*rs));
 
-    ts->w = w;
-    if (w->cfg->temp_dir)
-        ts->log_dir = mt_xasprintf("%s/logs/tasks", w->cfg->temp_dir);
-    uv_timer_init(w->loop, &ts->timer);
-    ts->timer.data = ts;
-    ts->timer_open = true;
-    w->tasks = ts;
+    rs->o = *o;
+    if (o->temp_dir)
+        rs->log_dir = mt_xasprintf("%s/logs/tasks", o->temp_dir);
+    uv_timer_init(o->loop, &rs->timer);
+    rs->timer.data = rs;
+    rs->timer_open = true;
+    mt_hosted_actors_on_died(o->actors, on_actor_died, rs);
+    return rs;
 }
 
-size_t mt__worker_tasks_count(const struct mt_worker *w)
+void mt_runs_set_sender(struct mt_runs *rs, mt_runs_send_fn send, void *arg)
 {
-    return w->tasks ? w->tasks->n : 0;
+    rs->send = send;
+    rs->send_arg = arg;
 }
 
-int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
-                          char *err, size_t len)
+int mt_runs_admit(struct mt_runs *rs, const struct mt_run_spec *s, char *err,
+                  size_t len)
 {
     int rc = mt_run_spec_check(s, err, len);
 
     if (rc < 0)
         return rc;
-    if (w->tasks->shutting_down) {
+    if (rs->shutting_down) {
         snprintf(err, len, "worker is stopping");
         return -MT_ECLOSED;
     }
-    if (s->kind != MT_RUN_KIND_COMMAND && !w->execs) {
+    if (s->kind != MT_RUN_KIND_COMMAND && !rs->o.execs) {
         snprintf(err, len, "this worker runs no executors");
         return -MT_EINVAL;
     }
-    if (find(w->tasks, s->task_id, s->attempt)) {
+    if (find(rs, s->task_id, s->attempt)) {
         snprintf(err, len, "task %s attempt %u is already here", s->task_id,
                  s->attempt);
         return -MT_EEXIST;
@@ -648,26 +249,26 @@ int mt__worker_task_admit(struct mt_worker *w, const struct mt_run_spec *s,
 
 /* ==== output ============================================================= */
 
-static void log_open(struct mt_task *t)
+static void log_open(struct mt_run *t)
 {
-    struct mt_tasks *ts = t->ts;
+    struct mt_runs *rs = t->rs;
     char *path;
     int rc;
 
     t->log_tried = true;
-    if (!ts->log_dir)
+    if (!rs->log_dir)
         return;
-    if (!ts->log_dir_made) {
-        rc = mt_sys_mkdir_p(ts->log_dir);
+    if (!rs->log_dir_made) {
+        rc = mt_sys_mkdir_p(rs->log_dir);
         if (rc < 0) {
             MT_WARN("cannot create %s: %s; task output is not logged",
-                    ts->log_dir, mt_strerror(rc));
-            MT_FREE(ts->log_dir);
+                    rs->log_dir, mt_strerror(rc));
+            MT_FREE(rs->log_dir);
             return;
         }
-        ts->log_dir_made = true;
+        rs->log_dir_made = true;
     }
-    path = mt_xasprintf("%s/%s.%u.log", ts->log_dir, t->spec.task_id,
+    path = mt_xasprintf("%s/%s.%u.log", rs->log_dir, t->spec.task_id,
                         t->spec.attempt);
     t->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (t->log_fd < 0)
@@ -677,7 +278,7 @@ static void log_open(struct mt_task *t)
 
 /* Append to the task's log file. The file is local and written through the
  * page cache, so a synchronous write does not hold the loop for long. */
-static void log_write(struct mt_task *t, const char *p, size_t n)
+static void log_write(struct mt_run *t, const char *p, size_t n)
 {
     ssize_t k;
 
@@ -700,51 +301,51 @@ static void log_write(struct mt_task *t, const char *p, size_t n)
     }
 }
 
-static void add_output(struct mt_task *t, uint32_t fd, const void *p,
+static void add_output(struct mt_run *t, uint32_t fd, const void *p,
                        size_t n)
 {
-    struct mt_tasks *ts = t->ts;
+    struct mt_runs *rs = t->rs;
     size_t before = t->out.bytes;
 
     log_write(t, p, n);
-    if (ts->shutting_down)
+    if (rs->shutting_down)
         return;
     mt_outbuf_append(&t->out, fd, p, n);
-    ts->buffered = ts->buffered - before + t->out.bytes;
-    kick(ts);
+    rs->buffered = rs->buffered - before + t->out.bytes;
+    kick(rs);
 }
 
 /* ==== process life ======================================================= */
 
-static void check_closed(struct mt_tasks *ts);
+static void check_closed(struct mt_runs *rs);
 
 /* A command task ended: its result file says what its result is, if it
  * succeeded (task_result.h). A bad file fails the task. */
-static void take_result(struct mt_task *t)
+static void take_result(struct mt_run *t)
 {
-    struct mt_store *st = t->ts->w->store;
+    struct mt_store *st = t->rs->o.store;
 
     if (t->error || t->exit_code != 0) {
-        mt_task_result_discard(st, t->result_path, t->spec.task_id);
+        mt_result_file_discard(st, t->result_path, t->spec.task_id);
         return;
     }
     /* On failure t->error is set: the task ends FAILED with why. */
-    mt_task_result_collect(st, t->result_path, t->spec.task_id,
+    mt_result_file_collect(st, t->result_path, t->spec.task_id,
                            &t->result_stored, &t->error);
 }
 
 /* Every handle is closed: queue the final update. */
-static void task_done(struct mt_task *t)
+static void task_done(struct mt_run *t)
 {
-    struct mt_tasks *ts = t->ts;
+    struct mt_runs *rs = t->rs;
 
     if (t->log_fd >= 0) {
         close(t->log_fd);
         t->log_fd = -1;
     }
-    if (ts->shutting_down) {
-        mt_task_result_discard(NULL, t->result_path, NULL);
-        check_closed(ts);
+    if (rs->shutting_down) {
+        mt_result_file_discard(NULL, t->result_path, NULL);
+        check_closed(rs);
         return;
     }
     if (!t->fn && t->spec.kind == MT_RUN_KIND_COMMAND)
@@ -761,14 +362,14 @@ static void task_done(struct mt_task *t)
                  t->spec.task_id, t->spec.attempt, t->exit_code,
                  (long long)(mt_now_mono_ms() - t->start_ms));
     t->final_pending = true;
-    ts->n_state++;
-    ts->n_final++;
-    kick(ts);
+    rs->n_state++;
+    rs->n_final++;
+    kick(rs);
 }
 
 static void on_closed(uv_handle_t *h)
 {
-    struct mt_task *t = h->data;
+    struct mt_run *t = h->data;
 
     t->open--;
     /* The timer goes last, once the process and both pipes are gone. */
@@ -780,13 +381,13 @@ static void on_closed(uv_handle_t *h)
         task_done(t);
 }
 
-static void close_handle(struct mt_task *t, uv_handle_t *h)
+static void close_handle(struct mt_run *t, uv_handle_t *h)
 {
     if (!uv_is_closing(h))
         uv_close(h, on_closed);
 }
 
-static void close_pipe(struct mt_task *t, int i)
+static void close_pipe(struct mt_run *t, int i)
 {
     if (!t->pipe_open[i])
         return;
@@ -795,7 +396,7 @@ static void close_pipe(struct mt_task *t, int i)
 }
 
 /* Signal the task's process group while it may still have members. */
-static void signal_group(struct mt_task *t, int sig)
+static void signal_group(struct mt_run *t, int sig)
 {
     if (t->pid <= 0 || (t->exited && !t->pipe_open[0] && !t->pipe_open[1]))
         return;
@@ -806,17 +407,17 @@ static void signal_group(struct mt_task *t, int sig)
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
-    struct mt_task *t = h->data;
+    struct mt_run *t = h->data;
 
     /* One buffer serves every pipe: each read is consumed before the next
      * allocation. */
-    buf->base = t->ts->readbuf;
-    buf->len = sizeof(t->ts->readbuf);
+    buf->base = t->rs->readbuf;
+    buf->len = sizeof(t->rs->readbuf);
 }
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
-    struct mt_task *t = s->data;
+    struct mt_run *t = s->data;
     int i = s == (uv_stream_t *)&t->pipes[0] ? 0 : 1;
 
     if (n > 0) {
@@ -834,7 +435,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 /* The process exited but something in its group still holds a pipe. */
 static void on_eof_grace(uv_timer_t *tm)
 {
-    struct mt_task *t = tm->data;
+    struct mt_run *t = tm->data;
 
     MT_WARN("task=%s exited but its process group kept its output open; "
             "killing the group", t->spec.task_id);
@@ -845,7 +446,7 @@ static void on_eof_grace(uv_timer_t *tm)
 
 static void on_proc_exit(uv_process_t *p, int64_t status, int term_signal)
 {
-    struct mt_task *t = p->data;
+    struct mt_run *t = p->data;
 
     t->exited = true;
     t->exit_code = term_signal ? 128 + term_signal : (int32_t)status;
@@ -857,7 +458,7 @@ static void on_proc_exit(uv_process_t *p, int64_t status, int term_signal)
 
 static void on_kill_timer(uv_timer_t *tm)
 {
-    struct mt_task *t = tm->data;
+    struct mt_run *t = tm->data;
 
     MT_INFO("task=%s still running %d ms after SIGTERM: SIGKILL",
             t->spec.task_id, KILL_AFTER_MS);
@@ -867,7 +468,7 @@ static void on_kill_timer(uv_timer_t *tm)
 /* ==== start and stop ====================================================== */
 
 /* The task could not start: report FAILED with why. */
-static void fail_start(struct mt_task *t, int32_t code, char *error)
+static void fail_start(struct mt_run *t, int32_t code, char *error)
 {
     t->exited = true;
     t->exit_code = code;
@@ -880,11 +481,17 @@ static void fail_start(struct mt_task *t, int32_t code, char *error)
         close_handle(t, (uv_handle_t *)&t->timer);
 }
 
-/* The layers of a task's environment over its process's own, in order:
- * the spec's env and unsets, the grant's env and unsets, ours. */
-static void task_lists(const struct mt_task *t, const struct mt_kv_list *own,
+/* The layers of a run's environment over its process's own, in order:
+ * the spec's env and unsets, the grant's env and unsets, then own, which
+ * gets the run's ids here (the caller may add more). */
+static void env_layers(const struct mt_run *t, struct mt_kv_list *own,
                        const struct mt_kv_list *lists[5])
 {
+    char attempt[16];
+
+    snprintf(attempt, sizeof(attempt), "%u", t->spec.attempt);
+    mt_kv_list_set(own, "MANTA_TASK_ID", t->spec.task_id);
+    mt_kv_list_set(own, "MANTA_TASK_ATTEMPT", attempt);
     lists[0] = &t->spec.env;
     lists[1] = &t->spec.env_unset;
     lists[2] = &t->spec.accel_env;
@@ -893,27 +500,22 @@ static void task_lists(const struct mt_task *t, const struct mt_kv_list *own,
 }
 
 /* The environment of a task: the worker's, the spec's, the grant's, ours. */
-static char **task_env(struct mt_task *t)
+static char **task_env(struct mt_run *t)
 {
-    const struct mt_worker *w = t->ts->w;
+    const struct mt_runs_opts *o = &t->rs->o;
     struct mt_kv_list own = {0};
     const struct mt_kv_list *lists[5];
-    char attempt[16];
     char **env;
 
-    snprintf(attempt, sizeof(attempt), "%u", t->spec.attempt);
-    mt_kv_list_set(&own, "MANTA_TASK_ID", t->spec.task_id);
-    mt_kv_list_set(&own, "MANTA_TASK_ATTEMPT", attempt);
-    mt_kv_list_set(&own, "MANTA_NODE_ID", w->node_id);
-    mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", w->cfg->head_addr);
+    env_layers(t, &own, lists);
+    mt_kv_list_set(&own, "MANTA_NODE_ID", o->node_id);
+    mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", o->head_addr);
     mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
-                   w->cfg->object_store_socket ? w->cfg->object_store_socket
-                                               : "");
-    t->result_path = mt_task_result_prepare(w->cfg->temp_dir,
-                                            t->spec.task_id, t->spec.attempt);
+                   o->store_socket ? o->store_socket : "");
+    t->result_path = mt_result_file_prepare(o->temp_dir, t->spec.task_id,
+                                            t->spec.attempt);
     if (t->result_path)
         mt_kv_list_set(&own, "MANTA_RESULT_PATH", t->result_path);
-    task_lists(t, &own, lists);
     env = mt_run_env_build(environ, lists, 5);
     mt_kv_list_release(&own);
     return env;
@@ -933,9 +535,9 @@ static int check_cwd(const char *cwd)
     return 0;
 }
 
-static void spawn(struct mt_task *t)
+static void spawn(struct mt_run *t)
 {
-    uv_loop_t *loop = t->ts->w->loop;
+    uv_loop_t *loop = t->rs->o.loop;
     uv_process_options_t o;
     uv_stdio_container_t io[3];
     const char *cwd = t->spec.cwd && *t->spec.cwd ? t->spec.cwd : NULL;
@@ -986,31 +588,31 @@ static void spawn(struct mt_task *t)
     MT_DEBUG("task=%s attempt=%u started pid=%d: %s", t->spec.task_id,
              t->spec.attempt, t->pid, t->spec.argv[0]);
     t->running_pending = true;
-    t->ts->n_state++;
-    kick(t->ts);
+    t->rs->n_state++;
+    kick(t->rs);
 }
 
 /* ---- function tasks: run on the executor pool ---- */
 
-static struct mt_task *job_task(struct mt_exec_job *j)
+static struct mt_run *job_task(struct mt_exec_job *j)
 {
-    struct mt_task *t = (struct mt_task *)((char *)j -
-                                           offsetof(struct mt_task, job));
+    struct mt_run *t =
+        (struct mt_run *)((char *)j - offsetof(struct mt_run, job));
 
-    MT_ASSERT(t->magic == TASK_MAGIC);
+    MT_ASSERT(t->magic == RUN_MAGIC);
     return t;
 }
 
 static void on_job_start(struct mt_exec_job *j, int pid)
 {
-    struct mt_task *t = job_task(j);
+    struct mt_run *t = job_task(j);
 
     MT_DEBUG("task=%s attempt=%u started on executor pid=%d: %s",
              t->spec.task_id, t->spec.attempt, pid, t->spec.function);
     t->actor_pid = pid > 0 ? (uint32_t)pid : 0;
     t->running_pending = true;
-    t->ts->n_state++;
-    kick(t->ts);
+    t->rs->n_state++;
+    kick(t->rs);
 }
 
 static void on_job_output(struct mt_exec_job *j, uint32_t fd, const void *p,
@@ -1020,25 +622,26 @@ static void on_job_output(struct mt_exec_job *j, uint32_t fd, const void *p,
 }
 
 /* An actor's factory returned 0: the task goes on while the actor lives. */
-static void actor_ready(struct mt_task *t)
+static void actor_ready(struct mt_run *t)
 {
-    mt__wactor_created(t->ts->w, t->spec.task_id, t->spec.attempt, true);
+    mt_hosted_actors_created(t->rs->o.actors, t->spec.task_id,
+                             t->spec.attempt, true);
     t->actor_ready_pending = true;
-    t->ts->n_state++;
-    kick(t->ts);
+    t->rs->n_state++;
+    kick(t->rs);
 }
 
 static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
 {
-    struct mt_task *t = job_task(j);
+    struct mt_run *t = job_task(j);
 
     if (t->spec.kind == MT_RUN_KIND_ACTOR_CREATE) {
-        if (o->end == MT_EXEC_END_OK && !t->ts->shutting_down) {
+        if (o->end == MT_EXEC_END_OK && !t->rs->shutting_down) {
             actor_ready(t);
             return;
         }
-        mt__wactor_created(t->ts->w, t->spec.task_id, t->spec.attempt,
-                           false);
+        mt_hosted_actors_created(t->rs->o.actors, t->spec.task_id,
+                                 t->spec.attempt, false);
     }
     t->exited = true;
     t->exit_code = 0;
@@ -1060,17 +663,13 @@ static void on_job_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
 /* What a function task sees in its executor's environment on top of the
  * executor's own: the spec's env and unsets, the grant's, the task's ids
  * (unsets as bare "K" entries). */
-static char **fn_env(struct mt_task *t)
+static char **fn_env(struct mt_run *t)
 {
     struct mt_kv_list own = {0};
     const struct mt_kv_list *lists[5];
-    char attempt[16];
     char **env;
 
-    snprintf(attempt, sizeof(attempt), "%u", t->spec.attempt);
-    mt_kv_list_set(&own, "MANTA_TASK_ID", t->spec.task_id);
-    mt_kv_list_set(&own, "MANTA_TASK_ATTEMPT", attempt);
-    task_lists(t, &own, lists);
+    env_layers(t, &own, lists);
     env = mt_run_env_overlay(lists, 5);
     mt_kv_list_release(&own);
     return env;
@@ -1078,21 +677,23 @@ static char **fn_env(struct mt_task *t)
 
 /* Hand an actor's creation or method call to actors.c; a call that
  * cannot run ends FAILED (system_failure: the head says "actor died"). */
-static void actor_start(struct mt_task *t)
+static void actor_start(struct mt_run *t)
 {
-    struct mt_worker *w = t->ts->w;
+    struct mt_hosted_actors *ha = t->rs->o.actors;
     const char *why = "cannot start the actor's executor";
     int rc;
 
     if (t->spec.kind == MT_RUN_KIND_ACTOR_CREATE) {
         t->job.req.actor_op = MT_EXEC_ACTOR_CREATE;
-        rc = mt__wactor_create(w, t->spec.task_id, t->spec.attempt, &t->job);
+        rc = mt_hosted_actors_add(ha, t->spec.task_id, t->spec.attempt,
+                                  &t->job);
         if (rc == -MT_EEXIST)
             why = "this actor incarnation is already hosted here";
     } else {
         t->job.req.actor_op = MT_EXEC_ACTOR_METHOD;
-        rc = mt__wactor_call(w, t->spec.actor_id, t->spec.actor_attempt,
-                             t->spec.actor_seq, &t->job, &why);
+        rc = mt_hosted_actors_call(ha, t->spec.actor_id,
+                                   t->spec.actor_attempt, t->spec.actor_seq,
+                                   &t->job, &why);
     }
     if (rc < 0) {
         struct mt_exec_outcome o;
@@ -1105,7 +706,7 @@ static void actor_start(struct mt_task *t)
     }
 }
 
-static void fn_start(struct mt_task *t)
+static void fn_start(struct mt_run *t)
 {
     struct mt_exec_request *r = &t->job.req;
 
@@ -1132,16 +733,14 @@ static void fn_start(struct mt_task *t)
         r->refs[r->n_refs].index = t->spec.refs[i].index;
         memcpy(r->refs[r->n_refs++].id, t->spec.refs[i].id.b, 20);
     }
-    r->store_socket = t->ts->w->store
-                          ? (char *)t->ts->w->cfg->object_store_socket
-                          : NULL;
+    r->store_socket = (char *)t->rs->o.store_socket;
     r->store_results = t->spec.hold_result;
     t->fn = true;
     t->job.on_start = on_job_start;
     t->job.on_output = on_job_output;
     t->job.on_end = on_job_end;
     if (t->spec.kind == MT_RUN_KIND_FUNCTION)
-        mt_exec_pool_submit(t->ts->w->execs, &t->job);
+        mt_exec_pool_submit(t->rs->o.execs, &t->job);
     else
         actor_start(t);
 }
@@ -1149,7 +748,7 @@ static void fn_start(struct mt_task *t)
 /* The object arguments are here (err 0) or cannot be had. */
 static void on_args_ready(void *arg, int err, const char *why)
 {
-    struct mt_task *t = arg;
+    struct mt_run *t = arg;
 
     t->args_job = NULL;
     if (err == 0) {
@@ -1159,37 +758,40 @@ static void on_args_ready(void *arg, int err, const char *why)
     fail_start(t, -1, mt_xstrdup(why));
 }
 
-void mt__worker_task_start(struct mt_worker *w, struct mt_run_spec *s)
+void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s)
 {
-    struct mt_tasks *ts = w->tasks;
-    struct mt_task *t = mt_xcalloc(1, sizeof(*t));
+    struct mt_run *t = mt_xcalloc(1, sizeof(*t));
 
-    t->magic = TASK_MAGIC;
-    t->ts = ts;
+    t->magic = RUN_MAGIC;
+    t->rs = rs;
     t->spec = *s;
     memset(s, 0, sizeof(*s));
     t->log_fd = -1;
     t->start_ms = mt_now_mono_ms();
     mt_outbuf_init(&t->out, MT_OUTPUT_LIMIT);
-    list_append(ts, t);
-    ts->n++;
-    uv_timer_init(w->loop, &t->timer);
+    list_append(rs, t);
+    uv_timer_init(rs->o.loop, &t->timer);
     t->timer.data = t;
     t->open = 1;
     if (t->spec.kind == MT_RUN_KIND_FUNCTION && t->spec.nrefs)
-        t->args_job = mt__worker_args_resolve(w, &t->spec, on_args_ready, t);
+        t->args_job = mt_run_args_resolve(rs->o.store, rs->o.xfers,
+                                          &t->spec, on_args_ready, t);
     else if (t->spec.kind != MT_RUN_KIND_COMMAND)
         fn_start(t);
     else
         spawn(t);
 }
 
-void mt__worker_task_actor_died(struct mt_worker *w, const char *task_id,
-                                uint32_t attempt, const char *why)
+/* An actor that creation task (task_id, attempt) made has died after it
+ * was ready: the task ends FAILED with why and system_failure set (the
+ * head restarts the actor or buries it). */
+static void on_actor_died(void *arg, const char *task_id, uint32_t attempt,
+                          const char *why)
 {
-    struct mt_task *t = find(w->tasks, task_id, attempt);
+    struct mt_runs *rs = arg;
+    struct mt_run *t = find(rs, task_id, attempt);
 
-    if (!t || t->exited || w->tasks->shutting_down)
+    if (!t || t->exited || rs->shutting_down)
         return;
     t->exited = true;
     t->error = mt_xstrdup(why);
@@ -1197,10 +799,10 @@ void mt__worker_task_actor_died(struct mt_worker *w, const char *task_id,
     close_handle(t, (uv_handle_t *)&t->timer);
 }
 
-int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
-                         uint32_t attempt, bool force)
+int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
+                 bool force)
 {
-    struct mt_task *t = find(w->tasks, task_id, attempt);
+    struct mt_run *t = find(rs, task_id, attempt);
 
     if (t && t->args_job && !t->exited) {
         MT_INFO("task=%s attempt=%u stopped while fetching its arguments",
@@ -1213,16 +815,16 @@ int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
     if (t && t->spec.kind == MT_RUN_KIND_ACTOR_CREATE && !t->exited) {
         MT_INFO("task=%s attempt=%u stop requested: killing its actor",
                 task_id, attempt);
-        return mt__wactor_kill(w, task_id, attempt);
+        return mt_hosted_actors_kill(rs->o.actors, task_id, attempt);
     }
     if (t && t->spec.kind == MT_RUN_KIND_ACTOR_METHOD && !t->exited)
-        return mt__wactor_stop_call(w, t->spec.actor_id,
-                                    t->spec.actor_attempt, &t->job);
+        return mt_hosted_actors_stop_call(rs->o.actors, t->spec.actor_id,
+                                          t->spec.actor_attempt, &t->job);
     if (t && t->fn && !t->exited) {
         MT_INFO("task=%s attempt=%u stop requested: %s", task_id, attempt,
                 t->job.queued ? "it leaves the executor queue"
                               : "killing its executor");
-        return mt_exec_pool_stop(w->execs, &t->job);
+        return mt_exec_pool_stop(rs->o.execs, &t->job);
     }
     if (!t || t->pid <= 0 || t->exited)
         return -MT_ENOENT;
@@ -1241,12 +843,12 @@ int mt__worker_task_stop(struct mt_worker *w, const char *task_id,
 
 /* ==== reporting =========================================================== */
 
-static bool report_pending(const struct mt_tasks *ts)
+static bool report_pending(const struct mt_runs *rs)
 {
-    return ts->n_state > 0 || ts->buffered > 0;
+    return rs->n_state > 0 || rs->buffered > 0;
 }
 
-static void batch_add(struct mt_run_batch *b, struct mt_task *t,
+static void batch_add(struct mt_run_batch *b, struct mt_run *t,
                       struct mt_run_report **out)
 {
     struct mt_run_report *r;
@@ -1272,7 +874,7 @@ static void batch_clear(struct mt_run_batch *b)
 /* Hand t's pending updates to the batch, output up to *budget bytes; its
  * final update only when its result fits in *rbudget (or the call carries
  * no result yet), so a call stays well under the rpc message limit. */
-static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
+static bool take_task(struct mt_runs *rs, struct mt_run *t, size_t *budget,
                       size_t *rbudget)
 {
     struct mt_run_report *r = NULL;
@@ -1281,21 +883,21 @@ static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
     if (!t->running_pending && !t->final_pending &&
         !t->actor_ready_pending && mt_outbuf_empty(&t->out))
         return false;
-    batch_add(&ts->batch, t, &r);
+    batch_add(&rs->batch, t, &r);
     if (t->running_pending) {
         r->running = true;
         t->running_pending = false;
-        ts->n_state--;
+        rs->n_state--;
     }
     if (t->actor_ready_pending) {
         r->actor_ready = true;
         r->actor_pid = t->actor_pid;
         t->actor_ready_pending = false;
-        ts->n_state--;
+        rs->n_state--;
     }
     moved = mt_outbuf_take(&t->out, *budget, &r->out);
     *budget -= moved;
-    ts->buffered -= moved;
+    rs->buffered -= moved;
     if (t->final_pending && mt_outbuf_empty(&t->out) &&
         (t->result_size <= *rbudget || *rbudget == MAX_CALL_RESULTS)) {
         *rbudget -= t->result_size < *rbudget ? t->result_size : *rbudget;
@@ -1309,69 +911,69 @@ static bool take_task(struct mt_tasks *ts, struct mt_task *t, size_t *budget,
         r->system_failure = t->system_failure;
         t->final_pending = false;
         t->final_sent = true;
-        ts->n_state--;
-        ts->n_final--;
+        rs->n_state--;
+        rs->n_final--;
     }
     return !mt_outbuf_empty(&r->out);
 }
 
 /* Undo take_task for every task of a failed call. */
-static void put_back(struct mt_tasks *ts)
+static void put_back(struct mt_runs *rs)
 {
-    for (size_t i = 0; i < ts->batch.n; i++) {
-        struct mt_run_report *r = &ts->batch.v[i];
-        struct mt_task *t = r->t;
+    for (size_t i = 0; i < rs->batch.n; i++) {
+        struct mt_run_report *r = &rs->batch.v[i];
+        struct mt_run *t = r->t;
         size_t before = t->out.bytes;
 
         if (r->running) {
             t->running_pending = true;
-            ts->n_state++;
+            rs->n_state++;
         }
         if (r->actor_ready) {
             t->actor_ready_pending = true;
-            ts->n_state++;
+            rs->n_state++;
         }
         mt_outbuf_unshift(&t->out, &r->out);
-        ts->buffered = ts->buffered - before + t->out.bytes;
+        rs->buffered = rs->buffered - before + t->out.bytes;
         if (r->final) {
             t->final_pending = true;
             t->final_sent = false;
-            ts->n_state++;
-            ts->n_final++;
+            rs->n_state++;
+            rs->n_final++;
         }
     }
-    batch_clear(&ts->batch);
+    batch_clear(&rs->batch);
 }
 
 static void on_report_timer(uv_timer_t *tm);
 
-static void retry_later(struct mt_tasks *ts, const char *why)
+static void retry_later(struct mt_runs *rs, const char *why)
 {
-    if (!ts->head_failing)
+    if (!rs->head_failing)
         MT_WARN("cannot report tasks to head %s: %s; keeping updates and "
-                "retrying", ts->w->cfg->head_addr, why);
-    ts->head_failing = true;
-    ts->backoff_ms = ts->backoff_ms ? ts->backoff_ms * 2 : RETRY_MIN_MS;
-    if (ts->backoff_ms > RETRY_MAX_MS)
-        ts->backoff_ms = RETRY_MAX_MS;
-    ts->retrying = true;
-    uv_timer_start(&ts->timer, on_report_timer, (uint64_t)ts->backoff_ms, 0);
+                "retrying", rs->o.head_addr, why);
+    rs->head_failing = true;
+    rs->backoff_ms = rs->backoff_ms ? rs->backoff_ms * 2 : RETRY_MIN_MS;
+    if (rs->backoff_ms > RETRY_MAX_MS)
+        rs->backoff_ms = RETRY_MAX_MS;
+    rs->retrying = true;
+    uv_timer_start(&rs->timer, on_report_timer, (uint64_t)rs->backoff_ms, 0);
 }
 
 /* Build one call from what is pending and send it. */
-static void flush(struct mt_tasks *ts)
+static void flush(struct mt_runs *rs)
 {
-    struct mt_task *t, *next, *rotate = NULL, *rotate_tail = NULL;
+    struct mt_run *t, *next, *rotate = NULL, *rotate_tail = NULL;
     size_t budget = MAX_CALL_OUTPUT, rbudget = MAX_CALL_RESULTS;
     int rc;
 
-    uv_timer_stop(&ts->timer);
-    for (t = ts->head; t; t = next) {
+    uv_timer_stop(&rs->timer);
+    for (t = rs->head; t; t = next) {
         next = t->next;
-        if (!take_task(ts, t, &budget, &rbudget))
+        if (!take_task(rs, t, &budget, &rbudget))
             continue;
         /* Its output went out: move it behind the others (fairness). */
-        list_remove(ts, t);
+        list_remove(rs, t);
         if (rotate_tail)
             rotate_tail->next = t;
         else
@@ -1381,92 +983,86 @@ static void flush(struct mt_tasks *ts)
     }
     for (t = rotate; t; t = next) {
         next = t->next;
-        list_append(ts, t);
+        list_append(rs, t);
     }
-    if (ts->batch.n == 0)
+    if (rs->batch.n == 0)
         return;
-    rc = mt__worker_send_task_report(ts->w, &ts->batch);
+    rc = rs->send ? rs->send(rs->send_arg, &rs->batch) : -MT_ECLOSED;
     if (rc < 0) {
-        put_back(ts);
-        retry_later(ts, mt_strerror(rc));
+        put_back(rs);
+        retry_later(rs, mt_strerror(rc));
         return;
     }
-    ts->in_flight = true;
-    ts->last_send_ms = mt_now_mono_ms();
+    rs->in_flight = true;
+    rs->last_send_ms = mt_now_mono_ms();
 }
 
 static void on_report_timer(uv_timer_t *tm)
 {
-    struct mt_tasks *ts = tm->data;
+    struct mt_runs *rs = tm->data;
 
-    ts->retrying = false;
-    if (!ts->shutting_down && !ts->in_flight && report_pending(ts))
-        flush(ts);
+    rs->retrying = false;
+    if (!rs->shutting_down && !rs->in_flight && report_pending(rs))
+        flush(rs);
 }
 
 /* Something new is pending: send now, or when the window closes. */
-static void kick(struct mt_tasks *ts)
+static void kick(struct mt_runs *rs)
 {
     int64_t wait;
 
-    if (ts->shutting_down || ts->in_flight || ts->retrying ||
-        !report_pending(ts))
+    if (rs->shutting_down || rs->in_flight || rs->retrying ||
+        !report_pending(rs))
         return;
-    if (ts->n_final > 0 || ts->buffered >= FLUSH_BYTES) {
-        flush(ts);
+    if (rs->n_final > 0 || rs->buffered >= FLUSH_BYTES) {
+        flush(rs);
         return;
     }
-    if (uv_is_active((uv_handle_t *)&ts->timer))
+    if (uv_is_active((uv_handle_t *)&rs->timer))
         return;
-    wait = ts->last_send_ms + FLUSH_MS - mt_now_mono_ms();
-    if (ts->n_state > 0 && wait > RUNNING_MS)
+    wait = rs->last_send_ms + FLUSH_MS - mt_now_mono_ms();
+    if (rs->n_state > 0 && wait > RUNNING_MS)
         wait = RUNNING_MS;
     if (wait <= 0) {
-        flush(ts);
+        flush(rs);
         return;
     }
-    uv_timer_start(&ts->timer, on_report_timer, (uint64_t)wait, 0);
+    uv_timer_start(&rs->timer, on_report_timer, (uint64_t)wait, 0);
 }
 
-void mt__worker_tasks_on_reported(struct mt_worker *w, int err,
-                                  const char *msg)
+void mt_runs_report_ended(struct mt_runs *rs, int err, const char *msg)
 {
-    struct mt_tasks *ts = w->tasks;
 
-    ts->in_flight = false;
-    if (ts->shutting_down) {
-        batch_clear(&ts->batch);
+    rs->in_flight = false;
+    if (rs->shutting_down) {
+        batch_clear(&rs->batch);
         return;
     }
     if (err) {
-        put_back(ts);
-        retry_later(ts, msg);
+        put_back(rs);
+        retry_later(rs, msg);
         return;
     }
-    if (ts->head_failing)
-        MT_INFO("reporting tasks to head %s again", w->cfg->head_addr);
-    ts->head_failing = false;
-    ts->backoff_ms = 0;
-    for (size_t i = 0; i < ts->batch.n; i++)
-        if (ts->batch.v[i].final)
-            task_free(ts->batch.v[i].t);
-    batch_clear(&ts->batch);
-    kick(ts);
+    if (rs->head_failing)
+        MT_INFO("reporting tasks to head %s again", rs->o.head_addr);
+    rs->head_failing = false;
+    rs->backoff_ms = 0;
+    for (size_t i = 0; i < rs->batch.n; i++)
+        if (rs->batch.v[i].final)
+            task_free(rs->batch.v[i].t);
+    batch_clear(&rs->batch);
+    kick(rs);
 }
 
 /* ==== shutdown ============================================================ */
 
-void mt__worker_tasks_shutdown(struct mt_worker *w)
+void mt_runs_shutdown(struct mt_runs *rs)
 {
-    struct mt_tasks *ts = w->tasks;
-
-    if (!ts || ts->shutting_down)
+    if (rs->shutting_down)
         return;
-    ts->shutting_down = true;
-    uv_timer_stop(&ts->timer);
-    mt_exec_pool_shutdown(w->execs);
-    mt__wactors_shutdown(w);
-    for (struct mt_task *t = ts->head; t; t = t->next) {
+    rs->shutting_down = true;
+    uv_timer_stop(&rs->timer);
+    for (struct mt_run *t = rs->head; t; t = t->next) {
         mt_args_cancel_safe(t);
         if (t->pid > 0 && !t->exited)
             MT_INFO("task=%s attempt=%u killed: worker stopping",
@@ -1477,34 +1073,31 @@ void mt__worker_tasks_shutdown(struct mt_worker *w)
 
 static void on_timer_closed(uv_handle_t *h)
 {
-    struct mt_tasks *ts = h->data;
+    struct mt_runs *rs = h->data;
 
-    ts->timer_open = false;
-    check_closed(ts);
+    rs->timer_open = false;
+    check_closed(rs);
 }
 
-static void check_closed(struct mt_tasks *ts)
+static void check_closed(struct mt_runs *rs)
 {
-    void (*done)(void *) = ts->closed;
+    void (*done)(void *) = rs->closed;
 
-    if (!done || ts->timer_open)
+    if (!done || rs->timer_open)
         return;
-    for (struct mt_task *t = ts->head; t; t = t->next)
+    for (struct mt_run *t = rs->head; t; t = t->next)
         if (t->open)
             return;
-    ts->closed = NULL;
-    done(ts->closed_arg);
+    rs->closed = NULL;
+    done(rs->closed_arg);
 }
 
-void mt__worker_tasks_close(struct mt_worker *w, void (*done)(void *),
-                            void *arg)
+void mt_runs_close(struct mt_runs *rs, void (*done)(void *), void *arg)
 {
-    struct mt_tasks *ts = w->tasks;
-
-    mt__worker_tasks_shutdown(w);
-    ts->closed = done;
-    ts->closed_arg = arg;
-    for (struct mt_task *t = ts->head; t; t = t->next) {
+    mt_runs_shutdown(rs);
+    rs->closed = done;
+    rs->closed_arg = arg;
+    for (struct mt_run *t = rs->head; t; t = t->next) {
         if (!t->open)
             continue;
         if (t->proc_init)
@@ -1513,21 +1106,18 @@ void mt__worker_tasks_close(struct mt_worker *w, void (*done)(void *),
         close_pipe(t, 1);
         close_handle(t, (uv_handle_t *)&t->timer);
     }
-    if (!uv_is_closing((uv_handle_t *)&ts->timer))
-        uv_close((uv_handle_t *)&ts->timer, on_timer_closed);
+    if (!uv_is_closing((uv_handle_t *)&rs->timer))
+        uv_close((uv_handle_t *)&rs->timer, on_timer_closed);
 }
 
-void mt__worker_tasks_destroy(struct mt_worker *w)
+void mt_runs_destroy(struct mt_runs *rs)
 {
-    struct mt_tasks *ts = w ? w->tasks : NULL;
-
-    if (!ts)
+    if (!rs)
         return;
-    batch_clear(&ts->batch);
-    free(ts->batch.v);
-    while (ts->head)
-        task_free(ts->head);
-    free(ts->log_dir);
-    free(ts);
-    w->tasks = NULL;
+    batch_clear(&rs->batch);
+    free(rs->batch.v);
+    while (rs->head)
+        task_free(rs->head);
+    free(rs->log_dir);
+    free(rs);
 }

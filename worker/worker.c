@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * worker.c -- the worker's membership state machine (see worker.h) and its
- * life cycle. One timer drives membership: while REGISTERING it fires every
- * second to retry; while REGISTERED it fires every report period. Command
- * tasks keep their own handles (tasks.c); stopping kills them first and
- * closes their handles after the rpc server is gone.
+ * worker.c -- the worker daemon's life cycle (see worker.h): it creates
+ * the services in layer order (worker_int.h), serves every rpc adapter's
+ * handlers and lets the adapters wire themselves to the services, then
+ * starts registering with the head.
+ *
+ * Stopping goes down the layers: the runs' process groups, the executors
+ * and the actors are killed and report nothing more, direct calls held by
+ * the adapters fail, the node unregisters (best effort), the rpc server
+ * stops (every call ended), and then each service closes its handles in
+ * turn before done runs. Markers in the session dir: worker.addr once the
+ * server listens, worker.registered each time the head accepts the node.
  */
 #include "worker/worker.h"
 
@@ -15,18 +21,18 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "worker/actors.h"
+#include "common/sys.h"
 #include "worker/executors.h"
-#include "worker/tasks.h"
+#include "worker/rpc_services.h"
+#include "worker/worker_int.h"
 
-#define RETRY_MS 1000
+static const struct mt_worker_adapter *const adapters[] = {
+    &mt_worker_rpc_membership, &mt_worker_rpc_transfer,
+    &mt_worker_rpc_tasks,      &mt_worker_rpc_objects,
+    &mt_worker_rpc_actors,
+};
 
-static void on_timer(uv_timer_t *t);
-
-static void schedule(struct mt_worker *w, int ms)
-{
-    uv_timer_start(&w->timer, on_timer, (uint64_t)ms, 0);
-}
+#define N_ADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
 
 static void write_marker(struct mt_worker *w, const char *name,
                          const char *contents)
@@ -43,81 +49,23 @@ static void write_marker(struct mt_worker *w, const char *name,
     free(path);
 }
 
-static void on_timer(uv_timer_t *t)
+/* The head accepted the node: `manta start` waits for this marker. */
+static void on_registered(void *arg, const char *cluster_id)
 {
-    struct mt_worker *w = t->data;
-    int rc;
+    struct mt_worker *w = arg;
 
-    if (w->state == MT_WORKER_STOPPING || w->call_in_flight)
-        return;
-    rc = w->state == MT_WORKER_REGISTERING ? mt__worker_send_register(w)
-                                           : mt__worker_send_report(w);
-    if (rc < 0) {
-        MT_WARN("cannot contact head: %s", mt_strerror(rc));
-        schedule(w, RETRY_MS);
-        return;
-    }
-    w->call_in_flight = true;
-}
-
-static void head_lost(struct mt_worker *w, const char *msg)
-{
-    if (!w->head_unreachable)
-        MT_WARN("head %s unreachable: %s; retrying", w->cfg->head_addr, msg);
-    w->head_unreachable = true;
-}
-
-static void head_found(struct mt_worker *w)
-{
-    if (w->head_unreachable)
-        MT_INFO("head %s reachable again", w->cfg->head_addr);
-    w->head_unreachable = false;
-}
-
-void mt__worker_on_registered(struct mt_worker *w, int err, const char *msg,
-                              const char *cluster_id, uint32_t period_ms)
-{
-    w->call_in_flight = false;
-    if (w->state == MT_WORKER_STOPPING)
-        return;
-    if (err) {
-        if (err == -MT_EINVAL)
-            MT_ERROR("head rejected registration: %s", msg);
-        else
-            head_lost(w, msg);
-        schedule(w, RETRY_MS);
-        return;
-    }
-    head_found(w);
-    if (period_ms >= 10 && period_ms <= 600000)
-        w->report_period_ms = (int)period_ms;
-    snprintf(w->cluster_id, sizeof(w->cluster_id), "%s", cluster_id);
-    w->state = MT_WORKER_REGISTERED;
-    MT_INFO("registered with head %s node=%s cluster=%s period=%dms",
-            w->cfg->head_addr, w->node_id, w->cluster_id, w->report_period_ms);
+    (void)cluster_id;
     write_marker(w, "worker.registered", w->node_id);
-    schedule(w, w->report_period_ms);
 }
 
-void mt__worker_on_reported(struct mt_worker *w, int err, const char *msg,
-                            bool known)
+static int start_objects(struct mt_worker *w)
 {
-    w->call_in_flight = false;
-    if (w->state == MT_WORKER_STOPPING)
-        return;
-    if (err) {
-        head_lost(w, msg);
-        schedule(w, w->report_period_ms);
-        return;
-    }
-    head_found(w);
-    if (!known) {
-        MT_WARN("head does not know this node (restarted?); registering again");
-        w->state = MT_WORKER_REGISTERING;
-        schedule(w, 0);
-        return;
-    }
-    schedule(w, w->report_period_ms);
+    struct mt_objects_opts o;
+
+    o.capacity = w->cfg->object_store_memory;
+    o.spill_dir = w->cfg->spill_dir;
+    o.socket = w->cfg->object_store_socket;
+    return mt_objects_start(&w->objects, w->loop, &o);
 }
 
 /* The executor pool; without it function tasks are refused, nothing more. */
@@ -145,57 +93,113 @@ static void start_executors(struct mt_worker *w)
         MT_ERROR("cannot start the executor pool: %s", mt_strerror(rc));
 }
 
-int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
-                    struct mt_worker **out)
+static void create_runs(struct mt_worker *w)
 {
-    struct mt_worker *w = mt_xcalloc(1, sizeof(*w));
+    struct mt_runs_opts o;
+
+    o.loop = w->loop;
+    o.node_id = w->node_id;
+    o.head_addr = w->cfg->head_addr;
+    o.temp_dir = w->cfg->temp_dir;
+    o.store_socket = w->cfg->object_store_socket;
+    o.store = w->objects.store;
+    o.xfers = w->xfers;
+    o.execs = w->execs;
+    o.actors = w->actors;
+    w->runs = mt_runs_create(&o);
+}
+
+static void create_membership(struct mt_worker *w)
+{
+    struct mt_membership_opts o;
+
+    o.loop = w->loop;
+    o.node_id = w->node_id;
+    o.head_addr = w->cfg->head_addr;
+    o.report_period_ms = w->cfg->report_period_ms;
+    w->membership = mt_membership_create(&o);
+    mt_membership_on_registered(w->membership, on_registered, w);
+}
+
+/* The services above the store, in layer order, then the adapters' wires
+ * to them. */
+static void create_services(struct mt_worker *w)
+{
+    start_executors(w);
+    w->actors = mt_hosted_actors_create(w->execs);
+    create_runs(w);
+    create_membership(w);
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        if (adapters[i]->start)
+            adapters[i]->start(w);
+}
+
+/* Serve every adapter's handlers on cfg->bind_ip:cfg->port. */
+static int start_server(struct mt_worker *w)
+{
+    const struct mt_rpc_handler *tables[N_ADAPTERS];
     struct mt_rpc_server_opts so;
     char bind[128];
     int rc;
 
-    w->loop = loop;
-    w->cfg = cfg;
-    w->start_time_ms = mt_now_wall_ms();
-    w->report_period_ms = cfg->report_period_ms;
-    if (cfg->node_id)
-        snprintf(w->node_id, sizeof(w->node_id), "%s", cfg->node_id);
-    else
-        mt_random_hex(w->node_id, 16);
-    mt_sys_hostname(w->hostname, sizeof(w->hostname));
-    mt_sys_cpu_sample(&w->cpu_prev);
-    rc = mt__worker_objects_start(w);
-    if (rc < 0)
-        goto out_free;
-    rc = mt_rpc_engine_create(loop, &w->eng);
-    if (rc < 0)
-        goto out_objects;
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        tables[i] = adapters[i]->handlers;
     memset(&so, 0, sizeof(so));
-    snprintf(bind, sizeof(bind), "%s:%d", cfg->bind_ip, cfg->port);
+    w->handlers = mt_rpc_handlers_join(tables, N_ADAPTERS, &so.n_handlers);
+    if (!w->handlers)
+        mt_xoom(sizeof(tables));
+    snprintf(bind, sizeof(bind), "%s:%d", w->cfg->bind_ip, w->cfg->port);
     so.addr = bind;
-    so.handlers = mt_worker_handlers;
-    so.n_handlers = mt_worker_n_handlers;
+    so.handlers = w->handlers;
     so.arg = w;
     rc = mt_rpc_server_start(w->eng, &so, &w->srv, &w->port);
-    if (rc < 0) {
+    if (rc < 0)
         MT_ERROR("cannot listen on %s: %s", bind,
                  rc == -MT_EIO ? "address in use or not on this host"
                                : mt_strerror(rc));
+    return rc;
+}
+
+static void init_identity(struct mt_worker *w)
+{
+    w->start_time_ms = mt_now_wall_ms();
+    if (w->cfg->node_id)
+        snprintf(w->node_id, sizeof(w->node_id), "%s", w->cfg->node_id);
+    else
+        mt_random_hex(w->node_id, 16);
+    mt_sys_hostname(w->hostname, sizeof(w->hostname));
+}
+
+int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
+                    struct mt_worker **out)
+{
+    struct mt_worker *w = mt_xcalloc(1, sizeof(*w));
+    int rc;
+
+    w->loop = loop;
+    w->cfg = cfg;
+    init_identity(w);
+    rc = start_objects(w);
+    if (rc < 0)
+        goto out_free;
+    w->xfers = mt_transfers_create(w->objects.store);
+    rc = mt_rpc_engine_create(loop, &w->eng);
+    if (rc < 0)
+        goto out_objects;
+    rc = start_server(w);
+    if (rc < 0)
         goto out_engine;
-    }
     snprintf(w->address, sizeof(w->address), "%s:%d", cfg->node_ip, w->port);
     rc = mt_rpc_channel_create(w->eng, cfg->head_addr, 0, &w->head);
     if (rc < 0) {
         MT_ERROR("bad head address %s", cfg->head_addr);
         goto out_server;
     }
-    uv_timer_init(loop, &w->timer);
-    w->timer.data = w;
-    mt__worker_tasks_create(w);
-    start_executors(w);
+    create_services(w);
     MT_INFO("worker node=%s listening on %s, head %s", w->node_id, w->address,
             cfg->head_addr);
     write_marker(w, "worker.addr", w->address);
-    schedule(w, 0);
+    mt_membership_start(w->membership);
     *out = w;
     return 0;
 
@@ -204,18 +208,27 @@ out_server:
     mt_rpc_server_stop(w->srv, 0, NULL, NULL);
 out_engine:
     mt_rpc_engine_destroy(w->eng);
+    free(w->handlers);
 out_objects:
-    mt__worker_objects_stop(w);
+    mt_transfers_destroy(w->xfers);
+    mt_objects_stop(&w->objects);
     uv_run(loop, UV_RUN_NOWAIT);
-    mt__worker_objects_destroy(w);
+    mt_objects_release(&w->objects);
 out_free:
     free(w);
     return rc;
 }
 
-static void on_timer_closed(uv_handle_t *h)
+const char *mt_worker_node_id(const struct mt_worker *w)
 {
-    struct mt_worker *w = h->data;
+    return w->node_id;
+}
+
+/* ---- stopping: each step's callback starts the next ---------------------- */
+
+static void on_membership_closed(void *arg)
+{
+    struct mt_worker *w = arg;
 
     if (w->stopped)
         w->stopped(w->stopped_arg);
@@ -225,7 +238,7 @@ static void on_execs_closed(void *arg)
 {
     struct mt_worker *w = arg;
 
-    uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+    mt_membership_close(w->membership, on_membership_closed, w);
 }
 
 static void on_actors_closed(void *arg)
@@ -238,11 +251,11 @@ static void on_actors_closed(void *arg)
         on_execs_closed(w);
 }
 
-static void on_tasks_closed(void *arg)
+static void on_runs_closed(void *arg)
 {
     struct mt_worker *w = arg;
 
-    mt__wactors_close(w, on_actors_closed, w);
+    mt_hosted_actors_close(w->actors, on_actors_closed, w);
 }
 
 static void on_server_stopped(void *arg)
@@ -252,29 +265,34 @@ static void on_server_stopped(void *arg)
     w->srv = NULL;
     mt_rpc_channel_destroy(w->head);
     w->head = NULL;
-    mt__worker_objects_stop(w);
-    mt__worker_tasks_close(w, on_tasks_closed, w);
+    mt_objects_stop(&w->objects);
+    mt_runs_close(w->runs, on_runs_closed, w);
 }
 
-void mt__worker_on_unregistered(struct mt_worker *w)
+static void on_left(void *arg)
 {
-    mt__worker_xfers_cancel(w);
+    struct mt_worker *w = arg;
+
+    mt_transfers_cancel(w->xfers);
     mt_rpc_server_stop(w->srv, 1000, on_server_stopped, w);
 }
 
 void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg)
 {
-    bool was_registered = w->state == MT_WORKER_REGISTERED;
-
-    if (w->state == MT_WORKER_STOPPING)
+    if (w->stopping)
         return;
-    w->state = MT_WORKER_STOPPING;
+    w->stopping = true;
     w->stopped = done;
     w->stopped_arg = arg;
-    uv_timer_stop(&w->timer);
-    mt__worker_tasks_shutdown(w);
-    if (!was_registered || mt__worker_send_unregister(w, "worker stopped") < 0)
-        mt__worker_on_unregistered(w);
+    mt_runs_shutdown(w->runs);
+    mt_exec_pool_shutdown(w->execs);
+    mt_hosted_actors_shutdown(w->actors);
+    /* The pools have forgotten their jobs: now the adapters can end the
+     * calls they hold. */
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        if (adapters[i]->stop)
+            adapters[i]->stop(w);
+    mt_membership_leave(w->membership, "worker stopped", on_left, w);
 }
 
 void mt_worker_destroy(struct mt_worker *w)
@@ -284,9 +302,12 @@ void mt_worker_destroy(struct mt_worker *w)
     /* Runs the loop until every call's last completion is in, so transfers
      * have released their pins before the store goes away. */
     mt_rpc_engine_destroy(w->eng);
-    mt__worker_tasks_destroy(w);
-    mt__wactors_destroy(w);
+    free(w->handlers);
+    mt_runs_destroy(w->runs);
+    mt_hosted_actors_destroy(w->actors);
     mt_exec_pool_destroy(w->execs);
-    mt__worker_objects_destroy(w);
+    mt_membership_destroy(w->membership);
+    mt_transfers_destroy(w->xfers);
+    mt_objects_release(&w->objects);
     free(w);
 }

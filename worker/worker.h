@@ -1,95 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * worker.h -- the manta-worker daemon: its configuration, its state and the
- * life cycle main.c drives.
- *
- * Membership protocol with the head (worker side):
- *   REGISTERING --RegisterNode ok--> REGISTERED --report every period-->
- *   a report answered known=false (the head restarted or declared us dead)
- *   sends the worker back to REGISTERING; unreachable heads are retried every
- *   second without limit, so workers survive head restarts.
+ * worker.h -- the manta-worker daemon's life cycle, as main.c drives it:
+ * start (serve rpcs, then register with the head), stop (unregister, end
+ * every run and executor), destroy. What the daemon is made of:
+ * worker_int.h.
  *
  * THREAD: everything runs on the worker's loop thread.
  */
 #ifndef MT_WORKER_H
 #define MT_WORKER_H
 
-#include <stdbool.h>
-#include <stdint.h>
 #include <uv.h>
 
-#include "common/ids.h"
-#include "common/qty.h"
-#include "common/rpc.h"
-#include "common/sys.h"
+#include "worker/worker_config.h"
 
-struct mt_store;
-struct mt_server;
-struct mt_worker_xfer;
-struct mt_tasks;
-struct mt_exec_pool;
-struct mt_gpu_monitor;
-struct mt_wactor;
-struct mt_wcall;
-
-#define MT_WORKER_VERSION "0.1.0"
-
-struct mt_worker_config {
-    const char *head_addr;     /* host:port */
-    const char *node_ip;       /* advertised (and bound) address */
-    const char *bind_ip;       /* address to bind; node_ip or 0.0.0.0 */
-    int port;                  /* rpc port; 0 picks one */
-    const char *temp_dir;      /* session dir; NULL: write nothing */
-    const char *node_id;       /* NULL: random */
-    struct mt_qty_list resources; /* owned by main */
-    struct mt_kv_list labels;     /* owned by main */
-    int report_period_ms;      /* until the head says otherwise */
-    uint64_t object_store_memory; /* arena bytes */
-    const char *object_store_socket; /* Unix socket path of the store */
-    const char *spill_dir;     /* NULL: never spill */
-    int num_executors;         /* executor pool size, 1..64; 0: none */
-    const char *executor_path; /* the manta-executor binary */
-    struct mt_gpu_monitor *gpu_monitor; /* per-GPU figures; NULL: none */
-};
-
-enum mt_worker_state {
-    MT_WORKER_REGISTERING = 0,
-    MT_WORKER_REGISTERED = 1,
-    MT_WORKER_STOPPING = 2,
-};
-
-/* The daemon. Guarded by: loop thread. */
-struct mt_worker {
-    uv_loop_t *loop;
-    const struct mt_worker_config *cfg;
-    struct mt_rpc_engine *eng;
-    struct mt_rpc_server *srv;
-    struct mt_rpc_channel *head;
-    char node_id[65];
-    char address[128];
-    char hostname[256];
-    char cluster_id[65];
-    int port;
-    int64_t start_time_ms;
-    enum mt_worker_state state;
-    bool call_in_flight;       /* one register/report at a time */
-    bool head_unreachable;     /* for logging transitions once */
-    uint64_t seqno;
-    int report_period_ms;
-    struct mt_cpu_sample cpu_prev;
-    uv_timer_t timer;
-    struct mt_store *store;    /* this node's object store */
-    struct mt_server *store_srv; /* its Unix socket server */
-    struct mt_worker_xfer *xfers; /* object pulls and fetches in flight */
-    struct mt_tasks *tasks;    /* command tasks and their reporter */
-    struct mt_exec_pool *execs; /* executors for function tasks; or NULL */
-    struct mt_wactor *actors;  /* hosted actors (actors.h) */
-    struct mt_wcall *calls;    /* CallActor calls held (rpc_actors.c) */
-    void (*actors_closed)(void *); /* shutdown: all actor pools closed */
-    void *actors_closed_arg;
-    void (*stopped)(void *arg);
-    void *stopped_arg;
-};
+struct mt_worker;
 
 /*
  * mt_worker_start - bind the worker's rpc server and start registering.
@@ -98,6 +23,9 @@ struct mt_worker {
  */
 int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
                     struct mt_worker **out);
+
+/* mt_worker_node_id - the node's id (cfg->node_id or a random one). */
+const char *mt_worker_node_id(const struct mt_worker *w);
 
 /*
  * mt_worker_stop - SIGKILL every task's process group (nothing more is
@@ -108,73 +36,5 @@ void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg);
 
 /* mt_worker_destroy - free after stop completed and the loop is idle. */
 void mt_worker_destroy(struct mt_worker *w);
-
-/* ---- objects.c: the node's object store ---- */
-
-/* Create the store and serve it on cfg->object_store_socket. RET 0/-MT_E*. */
-int mt__worker_objects_start(struct mt_worker *w);
-/* Close the store's socket and every client connection. */
-void mt__worker_objects_stop(struct mt_worker *w);
-/* Free the store; after the loop has run the close callbacks. */
-void mt__worker_objects_destroy(struct mt_worker *w);
-
-/* ---- rpc_transfer.c: object pulls between workers ---- */
-
-void mt__worker_h_pull(struct mt_rpc_call *call, const ProtobufCMessage *req,
-                       void *arg);
-void mt__worker_h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *req,
-                        void *arg);
-/* Cancel every transfer still running (shutdown). */
-void mt__worker_xfers_cancel(struct mt_worker *w);
-
-/* How an internal fetch ended: err 0 (the object is now in the store) or
- * -MT_E* with msg saying why. Runs on the loop thread. */
-typedef void (*mt_worker_fetch_fn)(void *arg, int err, const char *msg);
-
-/*
- * mt__worker_fetch - pull object id from the worker at from into this
- * node's store (the FetchObject path without an incoming call).
- * RET 1 (already here: done is not called), 0 (started: done runs once,
- *     also when mt__worker_xfers_cancel() cuts it short), -MT_E* (could
- *     not start: done is not called)
- */
-int mt__worker_fetch(struct mt_worker *w, const mt_object_id *id,
-                     const char *from, int timeout_ms, mt_worker_fetch_fn done,
-                     void *arg);
-
-/* ---- rpc_objects.c: DeleteObjects (the head frees unreferenced ones) ---- */
-
-void mt__worker_h_delete_objects(struct mt_rpc_call *call,
-                                 const ProtobufCMessage *req, void *arg);
-
-/* ---- rpc_tasks.c: command tasks (state in tasks.c, see tasks.h) ---- */
-
-void mt__worker_h_run_task(struct mt_rpc_call *call,
-                           const ProtobufCMessage *req, void *arg);
-void mt__worker_h_run_tasks(struct mt_rpc_call *call,
-                            const ProtobufCMessage *m, void *arg);
-void mt__worker_h_stop_task(struct mt_rpc_call *call,
-                            const ProtobufCMessage *req, void *arg);
-
-/* ---- rpc_actors.c: direct actor calls (see actors.h) ---- */
-
-void mt__worker_h_call_actor(struct mt_rpc_call *call,
-                             const ProtobufCMessage *req, void *arg);
-
-/* ---- rpc_worker.c ---- */
-extern const struct mt_rpc_handler mt_worker_handlers[];
-extern const size_t mt_worker_n_handlers;
-
-/* Send RegisterNode / ReportNode / UnregisterNode; results come back to
- * mt__worker_on_* below. RET 0 or the mt_rpc_unary error. */
-int mt__worker_send_register(struct mt_worker *w);
-int mt__worker_send_report(struct mt_worker *w);
-int mt__worker_send_unregister(struct mt_worker *w, const char *reason);
-
-void mt__worker_on_registered(struct mt_worker *w, int err, const char *msg,
-                              const char *cluster_id, uint32_t period_ms);
-void mt__worker_on_reported(struct mt_worker *w, int err, const char *msg,
-                            bool known);
-void mt__worker_on_unregistered(struct mt_worker *w);
 
 #endif /* MT_WORKER_H */

@@ -3,7 +3,7 @@
  * test_rpc.c -- the rpc layer against a real in-process server on
  * 127.0.0.1:0: unary, delayed (asynchronous) reply, server streaming,
  * deadline, client cancel, unknown method, malformed payload and graceful
- * stop with a call in flight.
+ * stop with a call in flight; and joining handler tables.
  *
  * Every test runs the loop until its callbacks have fired; nothing sleeps.
  */
@@ -478,6 +478,32 @@ static void test_bad_arguments(void)
                            "UNAVAILABLE");
 }
 
+static void test_handlers_join(void)
+{
+    static const struct mt_rpc_handler a[] = {{&m_echo, h_echo},
+                                              {&m_stream, h_stream},
+                                              {NULL, NULL}};
+    static const struct mt_rpc_handler none[] = {{NULL, NULL}};
+    static const struct mt_rpc_handler b[] = {{&m_hang, h_hang},
+                                              {NULL, NULL}};
+    const struct mt_rpc_handler *const tables[] = {a, none, b};
+    struct mt_rpc_handler *v;
+    size_t n = 99;
+
+    v = mt_rpc_handlers_join(tables, 3, &n);
+    CU_ASSERT_FATAL(v != NULL);
+    CU_ASSERT_EQUAL(n, 3);
+    CU_ASSERT_PTR_EQUAL(v[0].method, &m_echo);
+    CU_ASSERT_PTR_EQUAL(v[1].fn, h_stream);
+    CU_ASSERT_PTR_EQUAL(v[2].method, &m_hang);
+    CU_ASSERT_PTR_NULL(v[3].method); /* ended like each table */
+    free(v);
+    v = mt_rpc_handlers_join(tables, 0, &n);
+    CU_ASSERT_FATAL(v != NULL);
+    CU_ASSERT_EQUAL(n, 0);
+    free(v);
+}
+
 /* Last: stop the server while a call hangs; the grace timer cancels it. */
 static void test_graceful_stop(void)
 {
@@ -513,6 +539,7 @@ CU_TestInfo mt_test_rpc[] = {
     {"malformed_payload", test_malformed_payload},
     {"dead_peer", test_dead_peer},
     {"bad_arguments", test_bad_arguments},
+    {"handlers_join", test_handlers_join},
     {"graceful_stop", test_graceful_stop},
     CU_TEST_INFO_NULL,
 };

@@ -2,7 +2,7 @@
 /*
  * test_convert.c -- proto/convert.h: views of plain C defs survive a trip
  * through the wire format and come back equal; malformed messages are
- * refused with a reason.
+ * refused with a reason; lists keep the entries they should.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +185,24 @@ static void test_lists(void)
     mt_kv_list_release(&kv);
 }
 
+static void test_unsets(void)
+{
+    char *names[] = {(char *)"A", (char *)"B", (char *)"A"};
+    struct mt_kv_list kv = {0};
+
+    CU_ASSERT_EQUAL(mt_kv_unset_from_pb(names, 3, 2, &kv, NULL), -MT_EINVAL);
+    CU_ASSERT_EQUAL(kv.n, 0);
+    CU_ASSERT_EQUAL(mt_kv_unset_from_pb(NULL, 0, 8, &kv, NULL), 0);
+    CU_ASSERT_EQUAL(kv.n, 0);
+    CU_ASSERT_EQUAL_FATAL(mt_kv_unset_from_pb(names, 3, 8, &kv, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(kv.n, 3); /* in order, duplicates kept */
+    for (size_t i = 0; i < 3; i++) {
+        CU_ASSERT_STRING_EQUAL(kv.v[i].key, names[i]);
+        CU_ASSERT_PTR_NULL(kv.v[i].value);
+    }
+    mt_kv_list_release(&kv);
+}
+
 static void test_pg_round_trip(void)
 {
     struct mt_pb_arena a = MT_PB_ARENA_INIT;
@@ -263,6 +281,7 @@ CU_TestInfo mt_test_convert[] = {
     {"task_defaults", test_task_defaults},
     {"task_refused", test_task_refused},
     {"lists", test_lists},
+    {"unsets", test_unsets},
     {"pg_round_trip", test_pg_round_trip},
     {"gang_round_trip", test_gang_round_trip},
     CU_TEST_INFO_NULL,

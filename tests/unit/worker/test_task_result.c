@@ -21,34 +21,34 @@
 
 #define TASK "00000000000000a1"
 
-static int parse(const char *s, size_t len, struct mt_task_result_file *f)
+static int parse(const char *s, size_t len, struct mt_result_file *f)
 {
     char why[256] = "";
 
-    return mt_task_result_parse((const uint8_t *)s, len, f, why, sizeof(why));
+    return mt_result_file_parse((const uint8_t *)s, len, f, why, sizeof(why));
 }
 
 static void test_parse_forms(void)
 {
     char hex[MT_OBJECT_ID_HEX_LEN + 1], line[64];
-    struct mt_task_result_file f;
+    struct mt_result_file f;
     mt_object_id id;
     int n;
 
     CU_ASSERT_EQUAL(parse("", 0, &f), 0);
-    CU_ASSERT_EQUAL(f.kind, MT_TASK_RESULT_NONE);
+    CU_ASSERT_EQUAL(f.kind, MT_RESULT_NONE);
     CU_ASSERT_EQUAL(parse("value\nab\0c", 10, &f), 0);
-    CU_ASSERT_EQUAL(f.kind, MT_TASK_RESULT_VALUE);
+    CU_ASSERT_EQUAL(f.kind, MT_RESULT_VALUE);
     CU_ASSERT_EQUAL(f.value_len, 4);
     CU_ASSERT_EQUAL(memcmp(f.value, "ab\0c", 4), 0);
     CU_ASSERT_EQUAL(mt_object_id_for_task(TASK, &id), 0);
     n = snprintf(line, sizeof(line), "object %s\n",
                  mt_object_id_hex(&id, hex));
     CU_ASSERT_EQUAL(parse(line, (size_t)n, &f), 0);
-    CU_ASSERT_EQUAL(f.kind, MT_TASK_RESULT_OBJECT);
+    CU_ASSERT_EQUAL(f.kind, MT_RESULT_OBJECT);
     CU_ASSERT_TRUE(mt_object_id_eq(&f.id, &id));
     CU_ASSERT_EQUAL(parse(line, (size_t)n - 1, &f), 0); /* no newline */
-    CU_ASSERT_EQUAL(f.kind, MT_TASK_RESULT_OBJECT);
+    CU_ASSERT_EQUAL(f.kind, MT_RESULT_OBJECT);
 }
 
 static void test_parse_refused(void)
@@ -60,22 +60,22 @@ static void test_parse_refused(void)
         "object 0123456789012345678901234567890123456789\n\n",
         " object 0123456789012345678901234567890123456789",
     };
-    struct mt_task_result_file f;
+    struct mt_result_file f;
     char why[256];
     uint8_t *big;
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         why[0] = '\0';
-        CU_ASSERT_EQUAL(mt_task_result_parse((const uint8_t *)bad[i],
+        CU_ASSERT_EQUAL(mt_result_file_parse((const uint8_t *)bad[i],
                                              strlen(bad[i]), &f, why,
                                              sizeof(why)), -MT_EINVAL);
         CU_ASSERT_TRUE(why[0] != '\0');
     }
-    big = mt_xcalloc(1, MT_TASK_RESULT_VALUE_MAX + 7);
+    big = mt_xcalloc(1, MT_RESULT_VALUE_MAX + 7);
     memcpy(big, "value\n", 6);
-    CU_ASSERT_EQUAL(mt_task_result_parse(big, MT_TASK_RESULT_VALUE_MAX + 6,
+    CU_ASSERT_EQUAL(mt_result_file_parse(big, MT_RESULT_VALUE_MAX + 6,
                                          &f, why, sizeof(why)), 0);
-    CU_ASSERT_EQUAL(mt_task_result_parse(big, MT_TASK_RESULT_VALUE_MAX + 7,
+    CU_ASSERT_EQUAL(mt_result_file_parse(big, MT_RESULT_VALUE_MAX + 7,
                                          &f, why, sizeof(why)), -MT_ETOOBIG);
     free(big);
 }
@@ -95,7 +95,7 @@ static void env_init(struct env *e)
 
     snprintf(e->dir, sizeof(e->dir), "/tmp/mt-test-result-XXXXXX");
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(e->dir));
-    e->path = mt_task_result_prepare(e->dir, TASK, 0);
+    e->path = mt_result_file_prepare(e->dir, TASK, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(e->path);
     CU_ASSERT_FATAL(mt_store_create(&o, &e->st) == 0);
     CU_ASSERT_FATAL(mt_object_id_for_task(TASK, &e->id) == 0);
@@ -143,12 +143,12 @@ static void test_collect_value(void)
     env_init(&e);
     CU_ASSERT_STRING_EQUAL(strrchr(e.path, '/'), "/" TASK ".0");
     /* No file: no result. */
-    CU_ASSERT_EQUAL(mt_task_result_collect(e.st, e.path, TASK, &size, &why),
+    CU_ASSERT_EQUAL(mt_result_file_collect(e.st, e.path, TASK, &size, &why),
                     0);
     CU_ASSERT_EQUAL(size, 0);
     CU_ASSERT_PTR_NULL(why);
     write_file(e.path, "value\nhello", 11);
-    CU_ASSERT_EQUAL(mt_task_result_collect(e.st, e.path, TASK, &size, &why),
+    CU_ASSERT_EQUAL(mt_result_file_collect(e.st, e.path, TASK, &size, &why),
                     0);
     CU_ASSERT_EQUAL(size, 5);
     CU_ASSERT_EQUAL(access(e.path, F_OK), -1); /* removed */
@@ -172,7 +172,7 @@ static void test_collect_object(void)
                  mt_object_id_hex(&e.id, hex));
     /* Named but absent: refused, saying so. */
     write_file(e.path, line, (size_t)n);
-    CU_ASSERT_EQUAL(mt_task_result_collect(e.st, e.path, TASK, &size, &why),
+    CU_ASSERT_EQUAL(mt_result_file_collect(e.st, e.path, TASK, &size, &why),
                     -MT_ENOENT);
     CU_ASSERT_PTR_NOT_NULL_FATAL(why);
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "not in this node's store"));
@@ -181,7 +181,7 @@ static void test_collect_object(void)
     /* Present: its size. */
     put_result(&e, "weights!");
     write_file(e.path, line, (size_t)n);
-    CU_ASSERT_EQUAL(mt_task_result_collect(e.st, e.path, TASK, &size, &why),
+    CU_ASSERT_EQUAL(mt_result_file_collect(e.st, e.path, TASK, &size, &why),
                     0);
     CU_ASSERT_EQUAL(size, 8);
     CU_ASSERT_PTR_NULL(why);
@@ -200,7 +200,7 @@ static void test_collect_refused(void)
     /* Garbage: an error naming the file; the stray object goes too. */
     put_result(&e, "stray");
     write_file(e.path, "garbage", 7);
-    CU_ASSERT_EQUAL(mt_task_result_collect(e.st, e.path, TASK, &size, &why),
+    CU_ASSERT_EQUAL(mt_result_file_collect(e.st, e.path, TASK, &size, &why),
                     -MT_EINVAL);
     CU_ASSERT_EQUAL(size, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(why);
@@ -212,22 +212,22 @@ static void test_collect_refused(void)
     /* Another object than the task's result id. */
     write_file(e.path, "object 0123456789012345678901234567890123456789",
                47);
-    CU_ASSERT_EQUAL(mt_task_result_collect(e.st, e.path, TASK, &size, &why),
+    CU_ASSERT_EQUAL(mt_result_file_collect(e.st, e.path, TASK, &size, &why),
                     -MT_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(why && strstr(why, "result id"));
     MT_FREE(why);
     /* Far too big: read only up to the bound, refused. */
-    big = mt_xcalloc(1, 4 * MT_TASK_RESULT_FILE_MAX);
+    big = mt_xcalloc(1, 4 * MT_RESULT_FILE_MAX);
     memcpy(big, "value\n", 6);
-    write_file(e.path, big, 4 * MT_TASK_RESULT_FILE_MAX);
+    write_file(e.path, big, 4 * MT_RESULT_FILE_MAX);
     free(big);
-    CU_ASSERT_EQUAL(mt_task_result_collect(e.st, e.path, TASK, &size, &why),
+    CU_ASSERT_EQUAL(mt_result_file_collect(e.st, e.path, TASK, &size, &why),
                     -MT_ETOOBIG);
     CU_ASSERT_PTR_NOT_NULL(why && strstr(why, "object store"));
     MT_FREE(why);
     /* A directory where the file should be. */
     CU_ASSERT_EQUAL_FATAL(mkdir(e.path, 0755), 0);
-    CU_ASSERT_TRUE(mt_task_result_collect(e.st, e.path, TASK, &size, &why) <
+    CU_ASSERT_TRUE(mt_result_file_collect(e.st, e.path, TASK, &size, &why) <
                    0);
     CU_ASSERT_PTR_NOT_NULL(why);
     MT_FREE(why);
@@ -235,12 +235,12 @@ static void test_collect_refused(void)
     /* Discard after a failed run: file and object gone. */
     put_result(&e, "x");
     write_file(e.path, "value\nx", 7);
-    mt_task_result_discard(e.st, e.path, TASK);
+    mt_result_file_discard(e.st, e.path, TASK);
     CU_ASSERT_EQUAL(access(e.path, F_OK), -1);
     CU_ASSERT_EQUAL(mt_store_contains(e.st, &e.id), -MT_ENOENT);
     /* No channel at all: nothing to do. */
-    CU_ASSERT_EQUAL(mt_task_result_collect(e.st, NULL, TASK, &size, &why), 0);
-    CU_ASSERT_PTR_NULL(mt_task_result_prepare(NULL, TASK, 0));
+    CU_ASSERT_EQUAL(mt_result_file_collect(e.st, NULL, TASK, &size, &why), 0);
+    CU_ASSERT_PTR_NULL(mt_result_file_prepare(NULL, TASK, 0));
     env_release(&e);
 }
 

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rpc_membership.c -- the wire of the node's membership (membership.h):
+ * the link that sends RegisterNode, ReportNode and UnregisterNode to the
+ * head and hands back how they ended, and the GetNodeInfo handler. All
+ * three describe the node the same way: its identity, its resources and
+ * labels, and its host usage with per-GPU figures.
+ *
+ * THREAD: the worker's loop thread only.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "head_service.pb-c.h"
+#include "proto/convert.h"
+#include "proto/services.h"
+#include "worker/gpu_monitor.h"
+#include "worker/rpc_services.h"
+#include "worker_service.pb-c.h"
+
+/* The GPU monitor's latest figures into u->gpus. RET 0 or -MT_ENOMEM. */
+static int gpus_view(struct mt_worker *w, struct mt_pb_arena *a,
+                     Manta__HostUsage *u)
+{
+    struct mt_gpu_stat *st;
+    Manta__GpuStats *g;
+    int n;
+
+    if (!w->cfg->gpu_monitor)
+        return 0;
+    if (!(st = mt_pb_alloc(a, MT_GPU_MAX * sizeof(*st))))
+        return -MT_ENOMEM;
+    n = mt_gpu_monitor_read(w->cfg->gpu_monitor, st, MT_GPU_MAX);
+    g = mt_pb_alloc(a, ((size_t)n + 1) * sizeof(*g));
+    u->gpus = mt_pb_alloc(a, ((size_t)n + 1) * sizeof(*u->gpus));
+    if (!g || !u->gpus)
+        return -MT_ENOMEM;
+    for (int i = 0; i < n; i++) {
+        manta__gpu_stats__init(&g[i]);
+        g[i].index = st[i].index;
+        g[i].id = st[i].id;
+        g[i].name = st[i].name;
+        g[i].uuid = st[i].uuid;
+        g[i].memory_total_bytes = st[i].mem_total;
+        g[i].memory_used_bytes = st[i].mem_used;
+        g[i].utilization_percent = st[i].util_percent;
+        u->gpus[i] = &g[i];
+    }
+    u->n_gpus = (size_t)n;
+    return 0;
+}
+
+/* The host's use now into u, its resources (all available: the head
+ * counts what runs) into res; arrays from a. Aborts when memory runs out. */
+static void usage_view(struct mt_worker *w, struct mt_pb_arena *a,
+                       Manta__HostUsage *u, Manta__ResourceEntry ***res,
+                       size_t *n_res)
+{
+    struct mt_host_usage h;
+
+    manta__host_usage__init(u);
+    mt_membership_usage(w->membership, &h);
+    u->cpu_percent = h.cpu_percent;
+    u->mem_total_bytes = h.mem_total_bytes;
+    u->mem_used_bytes = h.mem_used_bytes;
+    u->num_cpus_online = h.num_cpus_online;
+    if (gpus_view(w, a, u) < 0 ||
+        mt_pb_res_view(a, &w->cfg->resources, res, n_res) < 0)
+        mt_xoom(sizeof(*u));
+}
+
+/* A NodeInfo describing this worker, pointing into w, u and a. */
+static void node_view(struct mt_worker *w, struct mt_pb_arena *a,
+                      Manta__HostUsage *u, Manta__NodeInfo *ni)
+{
+    manta__node_info__init(ni);
+    usage_view(w, a, u, &ni->resources_total, &ni->n_resources_total);
+    if (mt_pb_labels_view(a, &w->cfg->labels, &ni->labels,
+                          &ni->n_labels) < 0)
+        mt_xoom(sizeof(*ni));
+    ni->node_id = w->node_id;
+    ni->address = w->address;
+    ni->node_ip = (char *)w->cfg->node_ip;
+    ni->hostname = w->hostname;
+    ni->state = mt_membership_registered(w->membership)
+                    ? MANTA__NODE_STATE__NODE_STATE_ALIVE
+                    : MANTA__NODE_STATE__NODE_STATE_UNSPECIFIED;
+    ni->n_resources_available = ni->n_resources_total;
+    ni->resources_available = ni->resources_total;
+    ni->usage = u;
+    ni->start_time_ms = w->start_time_ms;
+    ni->pid = (uint32_t)getpid();
+    ni->temp_dir = (char *)(w->cfg->temp_dir ? w->cfg->temp_dir : "");
+    ni->version = (char *)MT_WORKER_VERSION;
+}
+
+/* ---- the link: calls to the head ----------------------------------------- */
+
+static void on_register_done(void *arg, const struct mt_rpc_status *st,
+                             const ProtobufCMessage *resp)
+{
+    const Manta__RegisterNodeReply *r = (const Manta__RegisterNodeReply *)resp;
+    struct mt_worker *w = arg;
+
+    mt_membership_register_ended(w->membership,
+                                 mt_rpc_status_to_err(st->code), st->message,
+                                 r ? r->cluster_id : "",
+                                 r ? r->report_period_ms : 0);
+}
+
+static int register_node(void *arg, int timeout_ms)
+{
+    Manta__RegisterNodeRequest req = MANTA__REGISTER_NODE_REQUEST__INIT;
+    struct mt_worker *w = arg;
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
+    Manta__HostUsage u;
+    Manta__NodeInfo ni;
+    int rc;
+
+    node_view(w, &a, &u, &ni);
+    req.node = &ni;
+    rc = mt_rpc_unary(w->head, &mt_head_register_node, &req.base, timeout_ms,
+                      MT_RPC_WAIT_FOR_READY, on_register_done, w);
+    mt_pb_arena_release(&a);
+    return rc;
+}
+
+static void on_report_done(void *arg, const struct mt_rpc_status *st,
+                           const ProtobufCMessage *resp)
+{
+    const Manta__ReportNodeReply *r = (const Manta__ReportNodeReply *)resp;
+    struct mt_worker *w = arg;
+
+    mt_membership_report_ended(w->membership, mt_rpc_status_to_err(st->code),
+                               st->message, r ? r->known : false);
+}
+
+static int report_node(void *arg, uint64_t seqno, int timeout_ms)
+{
+    Manta__ReportNodeRequest req = MANTA__REPORT_NODE_REQUEST__INIT;
+    struct mt_worker *w = arg;
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
+    Manta__HostUsage u;
+    int rc;
+
+    usage_view(w, &a, &u, &req.resources_available,
+               &req.n_resources_available);
+    req.node_id = w->node_id;
+    req.seqno = seqno;
+    req.usage = &u;
+    rc = mt_rpc_unary(w->head, &mt_head_report_node, &req.base, timeout_ms, 0,
+                      on_report_done, w);
+    mt_pb_arena_release(&a);
+    return rc;
+}
+
+static void on_unregister_done(void *arg, const struct mt_rpc_status *st,
+                               const ProtobufCMessage *resp)
+{
+    struct mt_worker *w = arg;
+
+    (void)resp;
+    mt_membership_unregister_ended(w->membership,
+                                   mt_rpc_status_to_err(st->code),
+                                   st->message);
+}
+
+static int unregister_node(void *arg, const char *reason, int timeout_ms)
+{
+    Manta__UnregisterNodeRequest req = MANTA__UNREGISTER_NODE_REQUEST__INIT;
+    struct mt_worker *w = arg;
+
+    req.node_id = w->node_id;
+    req.reason = (char *)reason;
+    return mt_rpc_unary(w->head, &mt_head_unregister_node, &req.base,
+                        timeout_ms, 0, on_unregister_done, w);
+}
+
+static const struct mt_membership_link head_link = {
+    register_node, report_node, unregister_node};
+
+/* ---- WorkerService ------------------------------------------------------- */
+
+static void h_node_info(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                        void *arg)
+{
+    struct mt_worker *w = arg;
+    Manta__GetNodeInfoReply reply = MANTA__GET_NODE_INFO_REPLY__INIT;
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
+    Manta__HostUsage u;
+    Manta__NodeInfo ni;
+
+    node_view(w, &a, &u, &ni);
+    reply.node = &ni;
+    reply.head_address = (char *)w->cfg->head_addr;
+    reply.registered = mt_membership_registered(w->membership);
+    mt_rpc_reply(call, &reply.base);
+    mt_pb_arena_release(&a);
+}
+
+static void start(struct mt_worker *w)
+{
+    mt_membership_set_link(w->membership, &head_link, w);
+}
+
+static const struct mt_rpc_handler handlers[] = {
+    {&mt_worker_get_node_info, h_node_info},
+    {NULL, NULL},
+};
+
+const struct mt_worker_adapter mt_worker_rpc_membership = {handlers, start,
+                                                           NULL};

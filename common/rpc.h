@@ -9,9 +9,10 @@
  *
  * Servers take a table of handlers, each naming a method (path, request and
  * response descriptors, unary or server-streaming); a daemon whose
- * adapters bring a table each joins them (mt_rpc_handlers_join). A handler receives a call
- * and must end it exactly once with mt_rpc_reply(), mt_rpc_fail() or
- * mt_rpc_stream_finish(), either before returning or later on the loop thread.
+ * adapters bring a table each joins them (mt_rpc_handlers_join). A handler
+ * receives a call and must end it exactly once with mt_rpc_reply(),
+ * mt_rpc_fail() or mt_rpc_stream_finish(), either before returning or
+ * later on the loop thread.
  * Methods nobody registered get UNIMPLEMENTED; payloads that do not decode get
  * INVALID_ARGUMENT; neither reaches a handler.
  *

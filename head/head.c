@@ -56,24 +56,6 @@ static const struct mt_head_adapter *const adapters[] = {
 
 #define N_ADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
 
-/* The handlers of every adapter, as one array. */
-static struct mt_rpc_handler *all_handlers(size_t *n)
-{
-    const struct mt_rpc_handler *e;
-    struct mt_rpc_handler *v;
-    size_t k = 0;
-
-    for (size_t i = 0; i < N_ADAPTERS; i++)
-        for (e = adapters[i]->handlers; e->method; e++)
-            k++;
-    v = mt_xcalloc(k + 1, sizeof(*v));
-    *n = 0;
-    for (size_t i = 0; i < N_ADAPTERS; i++)
-        for (e = adapters[i]->handlers; e->method; e++)
-            v[(*n)++] = *e;
-    return v;
-}
-
 /* Numbers start at a random base so ids differ across restarts. */
 static uint64_t random_base(void)
 {
@@ -171,15 +153,18 @@ static void start_dashboard(struct mt_head *h)
 
 static int serve(struct mt_head *h)
 {
+    const struct mt_rpc_handler *tables[N_ADAPTERS];
     struct mt_rpc_server_opts so;
-    size_t n;
     int rc;
 
-    h->handlers = all_handlers(&n);
+    for (size_t i = 0; i < N_ADAPTERS; i++)
+        tables[i] = adapters[i]->handlers;
     memset(&so, 0, sizeof(so));
+    h->handlers = mt_rpc_handlers_join(tables, N_ADAPTERS, &so.n_handlers);
+    if (!h->handlers)
+        mt_xoom(sizeof(tables));
     so.addr = h->cfg.bind_addr;
     so.handlers = h->handlers;
-    so.n_handlers = n;
     so.arg = h;
     rc = mt_rpc_server_start(h->eng, &so, &h->srv, &h->port);
     if (rc < 0)

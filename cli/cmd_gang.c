@@ -31,6 +31,7 @@
 #include "common/error.h"
 #include "common/strbuf.h"
 #include "head_service.pb-c.h"
+#include "proto/list_json.h"
 #include "proto/services.h"
 
 #define GANG_TIMEOUT_MS 4000
@@ -403,50 +404,6 @@ int mt_cli_gang_run(struct mt_cli_conn *c, const char *addr,
 
 /* ---- manta list gangs / manta gang get|cancel ---------------------------- */
 
-static void json_gang(struct mt_strbuf *sb, const Manta__GangInfo *g)
-{
-    mt_strbuf_adds(sb, "{\"gang_id\": ");
-    mt_strbuf_add_json_str(sb, g->gang_id);
-    mt_strbuf_adds(sb, ", \"name\": ");
-    mt_strbuf_add_json_str(sb, g->name);
-    mt_strbuf_addf(sb, ", \"state\": \"%s\", \"tpu_pod_type\": ",
-                   mt_cli_gang_state_name(g->state));
-    mt_strbuf_add_json_str(sb, g->tpu_pod_type);
-    mt_strbuf_addf(sb, ", \"slices\": %u, \"launch\": \"%s\", \"pg_id\": ",
-                   g->tpu_slices,
-                   g->launch == MANTA__GANG_LAUNCH__GANG_LAUNCH_DEVICE
-                       ? "device" : "host");
-    mt_strbuf_add_json_str(sb, g->pg_id);
-    mt_strbuf_adds(sb, ", \"slice_names\": [");
-    for (size_t i = 0; i < g->n_slice_names; i++) {
-        mt_strbuf_adds(sb, i ? ", " : "");
-        mt_strbuf_add_json_str(sb, g->slice_names[i]);
-    }
-    mt_strbuf_addf(sb, "], \"attempt\": %u, \"max_restarts\": %d, "
-                   "\"exit_code\": %d, \"error\": ", g->attempt,
-                   g->max_restarts, g->exit_code);
-    mt_strbuf_add_json_str(sb, g->error);
-    mt_strbuf_addf(sb, ", \"submit_time_ms\": %lld, \"end_time_ms\": %lld, "
-                   "\"members\": [", (long long)g->submit_time_ms,
-                   (long long)g->end_time_ms);
-    for (size_t i = 0; i < g->n_members; i++) {
-        const Manta__GangMember *m = g->members[i];
-
-        mt_strbuf_addf(sb, "%s{\"rank\": %u, \"slice\": %u, \"host\": %u, "
-                       "\"local\": %u, \"task_id\": ", i ? ", " : "",
-                       m->rank, m->slice, m->host, m->local);
-        mt_strbuf_add_json_str(sb, m->task_id);
-        mt_strbuf_adds(sb, ", \"node_id\": ");
-        mt_strbuf_add_json_str(sb, m->node_id);
-        mt_strbuf_addf(sb, ", \"state\": \"%s\", \"exit_code\": %d, "
-                       "\"error\": ", mt_cli_task_state_name(m->state),
-                       m->exit_code);
-        mt_strbuf_add_json_str(sb, m->error);
-        mt_strbuf_adds(sb, "}");
-    }
-    mt_strbuf_adds(sb, "]}");
-}
-
 static void text_gang_row(struct mt_strbuf *sb, const Manta__GangInfo *g)
 {
     mt_strbuf_addf(sb, "%-16s  %-16s  %-9s  %-10s  %-6s  %-7u  %-8u  %s\n",
@@ -472,13 +429,7 @@ int mt_cli_list_gangs(const char *addr, long limit, bool json)
         return 1;
     }
     if (json) {
-        mt_strbuf_addf(&sb, "{\"total\": %llu, \"gangs\": [",
-                       (unsigned long long)r->total);
-        for (size_t i = 0; i < r->n_gangs; i++) {
-            mt_strbuf_adds(&sb, i ? ", " : "");
-            json_gang(&sb, r->gangs[i]);
-        }
-        mt_strbuf_adds(&sb, "]}\n");
+        mt_list_json_gangs(&sb, r);
     } else {
         mt_strbuf_addf(&sb, "Total: %llu\n\n%-16s  %-16s  %-9s  %-10s  %-6s  "
                        "%-7s  %-8s  %s\n", (unsigned long long)r->total,
@@ -583,7 +534,7 @@ int mt_cmd_gang(int argc, char **argv)
     if (is_get) {
         const Manta__GangInfo *g = ((Manta__GetGangReply *)r)->gang;
         if (g && !strcmp(format, "json")) {
-            json_gang(&sb, g);
+            mt_json_gang(&sb, g);
             mt_strbuf_adds(&sb, "\n");
         } else if (g) {
             text_gang(&sb, g);

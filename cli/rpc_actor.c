@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/strbuf.h"
 #include "head_service.pb-c.h"
+#include "proto/list_json.h"
 #include "proto/services.h"
 
 #define ACTOR_TIMEOUT_MS 4000
@@ -30,31 +31,6 @@ static const char *state_name(int s)
     case MANTA__ACTOR_STATE__ACTOR_STATE_DEAD: return "DEAD";
     default: return "UNKNOWN";
     }
-}
-
-static void json_actor(struct mt_strbuf *sb, const Manta__ActorInfo *a)
-{
-    mt_strbuf_adds(sb, "{\"actor_id\": ");
-    mt_strbuf_add_json_str(sb, a->actor_id);
-    mt_strbuf_adds(sb, ", \"name\": ");
-    mt_strbuf_add_json_str(sb, a->name);
-    mt_strbuf_addf(sb, ", \"state\": \"%s\", \"node_id\": ",
-                   state_name(a->state));
-    mt_strbuf_add_json_str(sb, a->node_id);
-    mt_strbuf_adds(sb, ", \"function\": ");
-    mt_strbuf_add_json_str(sb, a->function);
-    mt_strbuf_addf(sb, ", \"detached\": %s, \"max_restarts\": %d, "
-                   "\"num_restarts\": %u, \"pid\": %u, \"death_reason\": ",
-                   a->detached ? "true" : "false", a->max_restarts,
-                   a->num_restarts, a->pid);
-    mt_strbuf_add_json_str(sb, a->death_reason);
-    mt_strbuf_adds(sb, ", \"owner_id\": ");
-    mt_strbuf_add_json_str(sb, a->owner_id);
-    mt_strbuf_addf(sb, ", \"calls_queued\": %llu, \"calls_dispatched\": %llu"
-                   ", \"create_time_ms\": %lld, \"end_time_ms\": %lld}",
-                   (unsigned long long)a->calls_queued,
-                   (unsigned long long)a->calls_dispatched,
-                   (long long)a->create_time_ms, (long long)a->end_time_ms);
 }
 
 static void text_actors(const Manta__ListActorsReply *r, struct mt_strbuf *sb)
@@ -94,17 +70,10 @@ int mt_cli_list_actors(const char *addr, long limit, bool json)
         return 1;
     }
     r = (Manta__ListActorsReply *)resp;
-    if (json) {
-        mt_strbuf_addf(&sb, "{\"total\": %llu, \"actors\": [",
-                       (unsigned long long)r->total);
-        for (size_t i = 0; i < r->n_actors; i++) {
-            mt_strbuf_adds(&sb, i ? ",\n  " : "\n  ");
-            json_actor(&sb, r->actors[i]);
-        }
-        mt_strbuf_adds(&sb, r->n_actors ? "\n]}\n" : "]}\n");
-    } else {
+    if (json)
+        mt_list_json_actors(&sb, r);
+    else
         text_actors(r, &sb);
-    }
     fputs(mt_strbuf_str(&sb), stdout);
     mt_strbuf_release(&sb);
     manta__list_actors_reply__free_unpacked(r, NULL);
@@ -265,7 +234,7 @@ int mt_cmd_actor(int argc, char **argv)
         rc = kill_actor(head, r->actor->actor_id, a.restart);
     } else if (rc == 0) {
         if (!strcmp(a.format, "json")) {
-            json_actor(&sb, r->actor);
+            mt_json_actor(&sb, r->actor);
             mt_strbuf_adds(&sb, "\n");
         } else {
             mt_strbuf_addf(&sb, "actor %s  name %s  state %s  node %s  pid %u"

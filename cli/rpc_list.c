@@ -29,7 +29,7 @@
 #include "common/sys.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"
-#include "proto/status_json.h"
+#include "proto/list_json.h"
 
 #define LIST_TIMEOUT_MS 4000
 #define LIST_DEFAULT_LIMIT 100
@@ -118,20 +118,6 @@ static int64_t find_qty(Manta__ResourceEntry **e, size_t n, const char *name,
     return dflt;
 }
 
-static void json_res(struct mt_strbuf *sb, Manta__ResourceEntry **e, size_t n)
-{
-    char num[32];
-
-    mt_strbuf_adds(sb, "{");
-    for (size_t i = 0; i < n; i++) {
-        mt_strbuf_adds(sb, i ? ", " : "");
-        mt_strbuf_add_json_str(sb, e[i]->name);
-        mt_strbuf_addf(sb, ": %s",
-                       mt_qty_format(e[i]->quantity, num, sizeof(num)));
-    }
-    mt_strbuf_adds(sb, "}");
-}
-
 /* ---- nodes --------------------------------------------------------------- */
 
 /* "used/total" of one resource on a node; "-" when the node has none. */
@@ -200,44 +186,6 @@ static void nodes_text(const Manta__GetClusterStatusReply *r, size_t shown,
     table_print(&t, sb);
 }
 
-static void nodes_json(const Manta__GetClusterStatusReply *r, size_t shown,
-                       struct mt_strbuf *sb)
-{
-    mt_strbuf_addf(sb, "{\"total\": %zu, \"nodes\": [", r->n_nodes);
-    for (size_t i = 0; i < shown; i++) {
-        const Manta__NodeInfo *n = r->nodes[i];
-
-        mt_strbuf_adds(sb, i ? ",\n  {\"node_id\": " : "\n  {\"node_id\": ");
-        mt_strbuf_add_json_str(sb, n->node_id);
-        mt_strbuf_addf(sb, ", \"state\": \"%s\", \"address\": ",
-                       n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE
-                           ? "ALIVE" : "DEAD");
-        mt_strbuf_add_json_str(sb, n->address);
-        mt_strbuf_adds(sb, ", \"node_ip\": ");
-        mt_strbuf_add_json_str(sb, n->node_ip);
-        mt_strbuf_adds(sb, ", \"hostname\": ");
-        mt_strbuf_add_json_str(sb, n->hostname);
-        mt_strbuf_adds(sb, ", \"resources_total\": ");
-        json_res(sb, n->resources_total, n->n_resources_total);
-        mt_strbuf_adds(sb, ", \"resources_available\": ");
-        json_res(sb, n->resources_available, n->n_resources_available);
-        mt_strbuf_adds(sb, ", \"labels\": {");
-        for (size_t j = 0; j < n->n_labels; j++) {
-            mt_strbuf_adds(sb, j ? ", " : "");
-            mt_strbuf_add_json_str(sb, n->labels[j]->key);
-            mt_strbuf_adds(sb, ": ");
-            mt_strbuf_add_json_str(sb, n->labels[j]->value);
-        }
-        mt_strbuf_addf(sb, "}, \"start_time_ms\": %lld, \"death_reason\": ",
-                       (long long)n->start_time_ms);
-        mt_strbuf_add_json_str(sb, n->death_reason);
-        mt_strbuf_adds(sb, ", \"gpus\": ");
-        mt_status_json_gpus(sb, n->usage);
-        mt_strbuf_adds(sb, "}");
-    }
-    mt_strbuf_adds(sb, shown ? "\n]}\n" : "]}\n");
-}
-
 static int list_nodes(const char *addr, long limit, bool json)
 {
     Manta__GetClusterStatusRequest req =
@@ -258,7 +206,7 @@ static int list_nodes(const char *addr, long limit, bool json)
     r = (Manta__GetClusterStatusReply *)resp;
     shown = r->n_nodes < (size_t)limit ? r->n_nodes : (size_t)limit;
     if (json)
-        nodes_json(r, shown, &sb);
+        mt_list_json_nodes(&sb, r->nodes, shown, r->n_nodes);
     else
         nodes_text(r, shown, &sb);
     fputs(mt_strbuf_str(&sb), stdout);
@@ -313,69 +261,6 @@ static void tasks_text(const Manta__ListTasksReply *r, struct mt_strbuf *sb)
     table_print(&t, sb);
 }
 
-static void json_selector(struct mt_strbuf *sb, const Manta__TaskSpec *s)
-{
-    static const char *ops[] = {"eq", "ne", "in", "notin", "exists",
-                                "notexists"};
-
-    mt_strbuf_adds(sb, "[");
-    for (size_t i = 0; i < s->n_label_selector; i++) {
-        const Manta__LabelMatch *m = s->label_selector[i];
-        unsigned op = (unsigned)m->op;
-
-        mt_strbuf_adds(sb, i ? ", {\"key\": " : "{\"key\": ");
-        mt_strbuf_add_json_str(sb, m->key);
-        mt_strbuf_addf(sb, ", \"op\": \"%s\", \"values\": [",
-                       op < 6 ? ops[op] : "unknown");
-        for (size_t j = 0; j < m->n_values; j++) {
-            mt_strbuf_adds(sb, j ? ", " : "");
-            mt_strbuf_add_json_str(sb, m->values[j]);
-        }
-        mt_strbuf_adds(sb, "]}");
-    }
-    mt_strbuf_adds(sb, "]");
-}
-
-static void json_task(struct mt_strbuf *sb, const Manta__TaskInfo *ti)
-{
-    static const Manta__TaskSpec empty = MANTA__TASK_SPEC__INIT;
-    const Manta__TaskSpec *s = ti->spec ? ti->spec : &empty;
-
-    mt_strbuf_adds(sb, "{\"task_id\": ");
-    mt_strbuf_add_json_str(sb, s->task_id);
-    mt_strbuf_adds(sb, ", \"name\": ");
-    mt_strbuf_add_json_str(sb, s->name);
-    mt_strbuf_addf(sb, ", \"state\": \"%s\", \"node_id\": ",
-                   mt_cli_task_state_name(ti->state));
-    mt_strbuf_add_json_str(sb, ti->node_id);
-    mt_strbuf_addf(sb, ", \"attempt\": %u, \"exit_code\": %d, \"error\": ",
-                   ti->attempt, ti->exit_code);
-    mt_strbuf_add_json_str(sb, ti->error);
-    mt_strbuf_adds(sb, ", \"argv\": [");
-    for (size_t i = 0; i < s->n_argv; i++) {
-        mt_strbuf_adds(sb, i ? ", " : "");
-        mt_strbuf_add_json_str(sb, s->argv[i]);
-    }
-    mt_strbuf_adds(sb, "], \"resources\": ");
-    json_res(sb, s->resources, s->n_resources);
-    mt_strbuf_adds(sb, ", \"label_selector\": ");
-    json_selector(sb, s);
-    mt_strbuf_addf(sb, ", \"priority\": %d, \"max_retries\": %d, "
-                       "\"strategy\": \"%s\"",
-                   s->priority, s->max_retries,
-                   s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD
-                       ? "SPREAD" : "DEFAULT");
-    if (*ti->gang_id) {
-        mt_strbuf_adds(sb, ", \"gang_id\": ");
-        mt_strbuf_add_json_str(sb, ti->gang_id);
-        mt_strbuf_addf(sb, ", \"gang_rank\": %u", ti->gang_rank);
-    }
-    mt_strbuf_addf(sb, ", \"submit_time_ms\": %lld, \"start_time_ms\": %lld, "
-                       "\"end_time_ms\": %lld}",
-                   (long long)ti->submit_time_ms, (long long)ti->start_time_ms,
-                   (long long)ti->end_time_ms);
-}
-
 static int list_tasks(const char *addr, long limit, bool json)
 {
     Manta__ListTasksRequest req = MANTA__LIST_TASKS_REQUEST__INIT;
@@ -393,18 +278,10 @@ static int list_tasks(const char *addr, long limit, bool json)
         return 1;
     }
     r = (Manta__ListTasksReply *)resp;
-    if (json) {
-        mt_strbuf_addf(&sb, "{\"total\": %llu, \"tasks\": [",
-                       (unsigned long long)(r->total > r->n_tasks
-                                                ? r->total : r->n_tasks));
-        for (size_t i = 0; i < r->n_tasks; i++) {
-            mt_strbuf_adds(&sb, i ? ",\n  " : "\n  ");
-            json_task(&sb, r->tasks[i]);
-        }
-        mt_strbuf_adds(&sb, r->n_tasks ? "\n]}\n" : "]}\n");
-    } else {
+    if (json)
+        mt_list_json_tasks(&sb, r);
+    else
         tasks_text(r, &sb);
-    }
     fputs(mt_strbuf_str(&sb), stdout);
     mt_strbuf_release(&sb);
     manta__list_tasks_reply__free_unpacked(r, NULL);
@@ -474,30 +351,6 @@ static void pgs_text(const Manta__ListPlacementGroupsReply *r,
     table_print(&t, sb);
 }
 
-static void json_pg(struct mt_strbuf *sb, const Manta__PlacementGroupInfo *g)
-{
-    mt_strbuf_adds(sb, "{\"pg_id\": ");
-    mt_strbuf_add_json_str(sb, g->pg_id);
-    mt_strbuf_adds(sb, ", \"name\": ");
-    mt_strbuf_add_json_str(sb, g->name);
-    mt_strbuf_addf(sb, ", \"state\": \"%s\", \"strategy\": \"%s\"",
-                   pg_state_name(g->state), pg_strategy_name(g->strategy));
-    mt_strbuf_adds(sb, ", \"bundles\": [");
-    for (size_t b = 0; b < g->n_bundles; b++) {
-        mt_strbuf_adds(sb, b ? ", " : "");
-        json_res(sb, g->bundles[b]->resources, g->bundles[b]->n_resources);
-    }
-    mt_strbuf_adds(sb, "], \"bundle_node_ids\": [");
-    for (size_t b = 0; b < g->n_bundle_node_ids; b++) {
-        mt_strbuf_adds(sb, b ? ", " : "");
-        mt_strbuf_add_json_str(sb, g->bundle_node_ids[b]);
-    }
-    mt_strbuf_adds(sb, "], \"error\": ");
-    mt_strbuf_add_json_str(sb, g->error);
-    mt_strbuf_addf(sb, ", \"create_time_ms\": %lld}",
-                   (long long)g->create_time_ms);
-}
-
 static int list_pgs(const char *addr, long limit, bool json)
 {
     Manta__ListPlacementGroupsRequest req =
@@ -516,17 +369,10 @@ static int list_pgs(const char *addr, long limit, bool json)
         return 1;
     }
     r = (Manta__ListPlacementGroupsReply *)resp;
-    if (json) {
-        mt_strbuf_addf(&sb, "{\"total\": %llu, \"placement_groups\": [",
-                       (unsigned long long)r->total);
-        for (size_t i = 0; i < r->n_groups; i++) {
-            mt_strbuf_adds(&sb, i ? ",\n  " : "\n  ");
-            json_pg(&sb, r->groups[i]);
-        }
-        mt_strbuf_adds(&sb, r->n_groups ? "\n]}\n" : "]}\n");
-    } else {
+    if (json)
+        mt_list_json_pgs(&sb, r);
+    else
         pgs_text(r, &sb);
-    }
     fputs(mt_strbuf_str(&sb), stdout);
     mt_strbuf_release(&sb);
     manta__list_placement_groups_reply__free_unpacked(r, NULL);

@@ -17,6 +17,7 @@
 #include "common/qty.h"
 #include "common/strbuf.h"
 #include "head_service.pb-c.h"
+#include "proto/list_json.h"
 #include "proto/services.h"
 
 #define LIST_TIMEOUT_MS 5000
@@ -39,27 +40,6 @@ static void hex_of(const ProtobufCBinaryData *b, char *out)
     }
     memcpy(id.b, b->data, MT_OBJECT_ID_LEN);
     mt_object_id_hex(&id, out);
-}
-
-static void json_obj(struct mt_strbuf *sb, const Manta__ObjectRecord *o)
-{
-    char hex[MT_OBJECT_ID_HEX_LEN + 1];
-
-    hex_of(&o->object_id, hex);
-    mt_strbuf_addf(sb, "{\"object_id\": \"%s\", \"state\": \"%s\", "
-                   "\"size\": %llu, \"inline\": %s, \"ref_count\": %u, "
-                   "\"locations\": [", hex, state_name(o->state),
-                   (unsigned long long)o->size,
-                   o->is_inline ? "true" : "false", o->ref_count);
-    for (size_t i = 0; i < o->n_node_ids; i++) {
-        mt_strbuf_adds(sb, i ? ", " : "");
-        mt_strbuf_add_json_str(sb, o->node_ids[i]);
-    }
-    mt_strbuf_adds(sb, "], \"owner\": ");
-    mt_strbuf_add_json_str(sb, o->owner);
-    mt_strbuf_adds(sb, ", \"error\": ");
-    mt_strbuf_add_json_str(sb, o->error);
-    mt_strbuf_adds(sb, "}");
 }
 
 static void text_obj(struct mt_strbuf *sb, const Manta__ObjectRecord *o)
@@ -99,13 +79,7 @@ int mt_cli_list_objects(const char *addr, long limit, bool json)
     }
     r = (Manta__ListObjectsReply *)resp;
     if (json) {
-        mt_strbuf_addf(&sb, "{\"total\": %llu, \"objects\": [",
-                       (unsigned long long)r->total);
-        for (size_t i = 0; i < r->n_objects; i++) {
-            mt_strbuf_adds(&sb, i ? ",\n  " : "\n  ");
-            json_obj(&sb, r->objects[i]);
-        }
-        mt_strbuf_adds(&sb, r->n_objects ? "\n]}\n" : "]}\n");
+        mt_list_json_objects(&sb, r);
     } else {
         mt_strbuf_addf(&sb, "Objects: %llu", (unsigned long long)r->total);
         if (r->n_objects < r->total)

@@ -29,9 +29,20 @@ void mt_status_json(struct mt_strbuf *sb,
  * (u->gpus; u may be NULL: []), each
  * {"index", "id", "name", "uuid", "memory_used_bytes",
  *  "memory_total_bytes", "utilization_percent"} with null for unknown.
- * Shared by status and `manta list nodes --format json`.
+ * Shared by status and the node listing (list_json.c).
  * THREAD  any
  */
 void mt_status_json_gpus(struct mt_strbuf *sb, const Manta__HostUsage *u);
+
+/*
+ * mt_status_json_res / mt_status_json_labels - append a resource map
+ * {"CPU": 4, "GPU": 0.5} or a label map {"zone": "a"}. Shared with
+ * list_json.c.
+ * THREAD  any
+ */
+void mt_status_json_res(struct mt_strbuf *sb, Manta__ResourceEntry *const *e,
+                        size_t n);
+void mt_status_json_labels(struct mt_strbuf *sb, Manta__Label *const *l,
+                           size_t n);
 
 #endif /* MT_STATUS_JSON_H */

@@ -70,7 +70,7 @@ static const char *gang_state(int s)
     return NAME_OF(names, s);
 }
 
-/* ---- small pieces ---------------------------------------------------------- */
+/* ---- small pieces -------------------------------------------------------- */
 
 static void json_strings(struct mt_strbuf *sb, char *const *v, size_t n)
 {
@@ -99,27 +99,17 @@ static void close_list(struct mt_strbuf *sb, size_t n)
     mt_strbuf_adds(sb, n ? "\n]}\n" : "]}\n");
 }
 
-/* ---- nodes ----------------------------------------------------------------- */
+/* ---- nodes --------------------------------------------------------------- */
 
 static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
 {
     mt_strbuf_adds(sb, "{\"node_id\": ");
     mt_strbuf_add_json_str(sb, n->node_id);
-    mt_strbuf_addf(sb, ", \"state\": \"%s\", \"address\": ",
+    mt_strbuf_addf(sb, ", \"state\": \"%s\"",
                    n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE ? "ALIVE"
                                                                    : "DEAD");
-    mt_strbuf_add_json_str(sb, n->address);
-    mt_strbuf_adds(sb, ", \"node_ip\": ");
-    mt_strbuf_add_json_str(sb, n->node_ip);
-    mt_strbuf_adds(sb, ", \"hostname\": ");
-    mt_strbuf_add_json_str(sb, n->hostname);
-    mt_strbuf_adds(sb, ", \"resources_total\": ");
-    mt_status_json_res(sb, n->resources_total, n->n_resources_total);
-    mt_strbuf_adds(sb, ", \"resources_available\": ");
-    mt_status_json_res(sb, n->resources_available,
-                       n->n_resources_available);
-    mt_strbuf_adds(sb, ", \"labels\": ");
-    mt_status_json_labels(sb, n->labels, n->n_labels);
+    mt_status_json_node_host(sb, n);
+    mt_status_json_node_res(sb, n);
     mt_strbuf_addf(sb, ", \"start_time_ms\": %lld, \"death_reason\": ",
                    (long long)n->start_time_ms);
     mt_strbuf_add_json_str(sb, n->death_reason);
@@ -139,7 +129,7 @@ void mt_list_json_nodes(struct mt_strbuf *sb, Manta__NodeInfo *const *nodes,
     close_list(sb, n);
 }
 
-/* ---- tasks ----------------------------------------------------------------- */
+/* ---- tasks --------------------------------------------------------------- */
 
 static void json_selector(struct mt_strbuf *sb, const Manta__TaskSpec *s)
 {
@@ -209,7 +199,7 @@ void mt_list_json_tasks(struct mt_strbuf *sb, const Manta__ListTasksReply *r)
     close_list(sb, r->n_tasks);
 }
 
-/* ---- actors ---------------------------------------------------------------- */
+/* ---- actors -------------------------------------------------------------- */
 
 void mt_json_actor(struct mt_strbuf *sb, const Manta__ActorInfo *a)
 {
@@ -247,7 +237,7 @@ void mt_list_json_actors(struct mt_strbuf *sb,
     close_list(sb, r->n_actors);
 }
 
-/* ---- placement groups ------------------------------------------------------ */
+/* ---- placement groups ---------------------------------------------------- */
 
 static void json_pg(struct mt_strbuf *sb, const Manta__PlacementGroupInfo *g)
 {
@@ -282,7 +272,7 @@ void mt_list_json_pgs(struct mt_strbuf *sb,
     close_list(sb, r->n_groups);
 }
 
-/* ---- objects --------------------------------------------------------------- */
+/* ---- objects ------------------------------------------------------------- */
 
 static void json_obj(struct mt_strbuf *sb, const Manta__ObjectRecord *o)
 {
@@ -317,7 +307,7 @@ void mt_list_json_objects(struct mt_strbuf *sb,
     close_list(sb, r->n_objects);
 }
 
-/* ---- gangs ----------------------------------------------------------------- */
+/* ---- gangs --------------------------------------------------------------- */
 
 static void json_member(struct mt_strbuf *sb, const Manta__GangMember *m)
 {

@@ -24,8 +24,8 @@ void mt_status_json_res(struct mt_strbuf *sb, Manta__ResourceEntry *const *e,
     mt_strbuf_adds(sb, "}");
 }
 
-void mt_status_json_labels(struct mt_strbuf *sb, Manta__Label *const *l,
-                           size_t n)
+static void json_labels(struct mt_strbuf *sb, Manta__Label *const *l,
+                        size_t n)
 {
     mt_strbuf_adds(sb, "{");
     for (size_t i = 0; i < n; i++) {
@@ -69,25 +69,35 @@ void mt_status_json_gpus(struct mt_strbuf *sb, const Manta__HostUsage *u)
     mt_strbuf_adds(sb, "]");
 }
 
-static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
+void mt_status_json_node_host(struct mt_strbuf *sb, const Manta__NodeInfo *n)
 {
-    mt_strbuf_adds(sb, "{\"node_id\": ");
-    mt_strbuf_add_json_str(sb, n->node_id);
     mt_strbuf_adds(sb, ", \"address\": ");
     mt_strbuf_add_json_str(sb, n->address);
     mt_strbuf_adds(sb, ", \"node_ip\": ");
     mt_strbuf_add_json_str(sb, n->node_ip);
     mt_strbuf_adds(sb, ", \"hostname\": ");
     mt_strbuf_add_json_str(sb, n->hostname);
-    mt_strbuf_addf(sb, ", \"state\": \"%s\"",
-                   n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE ? "ALIVE"
-                                                                   : "DEAD");
+}
+
+void mt_status_json_node_res(struct mt_strbuf *sb, const Manta__NodeInfo *n)
+{
     mt_strbuf_adds(sb, ", \"resources_total\": ");
     mt_status_json_res(sb, n->resources_total, n->n_resources_total);
     mt_strbuf_adds(sb, ", \"resources_available\": ");
     mt_status_json_res(sb, n->resources_available, n->n_resources_available);
     mt_strbuf_adds(sb, ", \"labels\": ");
-    mt_status_json_labels(sb, n->labels, n->n_labels);
+    json_labels(sb, n->labels, n->n_labels);
+}
+
+static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
+{
+    mt_strbuf_adds(sb, "{\"node_id\": ");
+    mt_strbuf_add_json_str(sb, n->node_id);
+    mt_status_json_node_host(sb, n);
+    mt_strbuf_addf(sb, ", \"state\": \"%s\"",
+                   n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE ? "ALIVE"
+                                                                   : "DEAD");
+    mt_status_json_node_res(sb, n);
     if (n->usage)
         mt_strbuf_addf(sb,
                        ", \"usage\": {\"cpu_percent\": %.1f, "

@@ -35,14 +35,21 @@ void mt_status_json(struct mt_strbuf *sb,
 void mt_status_json_gpus(struct mt_strbuf *sb, const Manta__HostUsage *u);
 
 /*
- * mt_status_json_res / mt_status_json_labels - append a resource map
- * {"CPU": 4, "GPU": 0.5} or a label map {"zone": "a"}. Shared with
- * list_json.c.
+ * mt_status_json_res - append a resource map {"CPU": 4, "GPU": 0.5}.
+ * Shared with list_json.c.
  * THREAD  any
  */
 void mt_status_json_res(struct mt_strbuf *sb, Manta__ResourceEntry *const *e,
                         size_t n);
-void mt_status_json_labels(struct mt_strbuf *sb, Manta__Label *const *l,
-                           size_t n);
+
+/*
+ * mt_status_json_node_host / mt_status_json_node_res - append a node's
+ * `, "address": .., "node_ip": .., "hostname": ..` or its
+ * `, "resources_total": {..}, "resources_available": {..}, "labels": {..}`
+ * members. Shared by the status and the node listing (list_json.c).
+ * THREAD  any
+ */
+void mt_status_json_node_host(struct mt_strbuf *sb, const Manta__NodeInfo *n);
+void mt_status_json_node_res(struct mt_strbuf *sb, const Manta__NodeInfo *n);
 
 #endif /* MT_STATUS_JSON_H */

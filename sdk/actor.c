@@ -424,12 +424,10 @@ static int call_direct(struct mt_client *c, struct mt_actor *a,
     *out = t;
     if (mt__actor_call_post(c, a, addr, inc, caller, seq, method, args, sizes,
                             nargs, t) < 0) {
-        free(addr);
         mt_task_release(t);
         *out = NULL;
         return -MT_ECLOSED; /* or ENOMEM: recorded */
     }
-    free(addr);
     return 0;
 }
 

@@ -91,13 +91,14 @@ int mt__actor_kill_id(struct mt_client *c, const char *id, bool no_restart,
 
 /*
  * mt__actor_call_post - send one call on the direct road: method on
- * actor a (its id, incarnation, caller and seq given) with the arguments
- * (copied). t (one ref taken) and a (one ref taken) complete through
- * mt__actor_direct_done. Caller thread; nobody waits.
- * RET 0, -MT_ENOMEM, -MT_ECLOSED (recorded; refs dropped)
+ * actor a at its worker's address (taken: freed with the call) with its
+ * incarnation, caller and seq, and the arguments (copied). t (one ref
+ * taken) and a (one ref taken) complete through mt__actor_direct_done.
+ * Caller thread; nobody waits.
+ * RET 0, -MT_ENOMEM, -MT_ECLOSED (recorded; refs and address dropped)
  */
 int mt__actor_call_post(struct mt_client *c, struct mt_actor *a,
-                        const char *address, uint32_t incarnation,
+                        char *address, uint32_t incarnation,
                         const char *caller, uint64_t seq, const char *method,
                         const void *const *args, const size_t *sizes,
                         size_t nargs, struct mt_task *t);

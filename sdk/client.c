@@ -326,11 +326,6 @@ int mt__client_start(struct mt_client *c)
     return 0;
 }
 
-bool mt__client_check(const struct mt_client *c)
-{
-    return c && c->magic == MT_CLIENT_MAGIC;
-}
-
 void mt__client_stop(struct mt_client *c)
 {
     struct mt__qnode *n;

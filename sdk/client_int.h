@@ -153,8 +153,12 @@ void mt__client_free(struct mt_client *c);
  */
 void mt__client_stop(struct mt_client *c);
 
-/* mt__client_check - c is a live client (not NULL, right magic). */
-bool mt__client_check(const struct mt_client *c);
+/* mt__client_check - c is a client (not NULL, right magic); on every
+ * public call, so inline. */
+static inline bool mt__client_check(const struct mt_client *c)
+{
+    return c && c->magic == MT_CLIENT_MAGIC;
+}
 
 /* mt__client_wake - any thread: run the loop's wake-up (and the parts'
  * wake hooks) soon. */

@@ -530,7 +530,7 @@ out_nomem:
 }
 
 int mt__actor_call_post(struct mt_client *c, struct mt_actor *a,
-                        const char *address, uint32_t incarnation,
+                        char *address, uint32_t incarnation,
                         const char *caller, uint64_t seq, const char *method,
                         const void *const *args, const size_t *sizes,
                         size_t nargs, struct mt_task *t)
@@ -538,16 +538,17 @@ int mt__actor_call_post(struct mt_client *c, struct mt_actor *a,
     struct call_req *q = mt__req_new(c, &call_ops, sizeof(*q));
 
     if (!q) {
+        free(address);
         mt__task_unref(t);
         mt__actor_unref(a);
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }
     q->task = t;
     q->handle = a;
+    q->address = address;
     q->msg = call_msg(a->id, incarnation, caller, seq, method, args, sizes,
                       nargs);
-    q->address = strdup(address);
-    if (!q->msg || !q->address) {
+    if (!q->msg) {
         mt__req_free(&q->r); /* drops both refs */
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }

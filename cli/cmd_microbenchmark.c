@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/session.h"
 #include "common/parse.h"
 
 #define LOCAL_CPUS "4"
@@ -147,8 +148,11 @@ static int run_local(const char *self, char **bench_argv, int addr_slot)
     fprintf(stderr, "manta microbenchmark: starting a local cluster in %s\n",
             dir);
     rc = run_child(start, RUN_QUIET);
-    if (rc == 0 && !interrupted)
-        rc = mt_cli_head_addr("microbenchmark", NULL, dir, &addr);
+    if (rc == 0 && !interrupted && !(addr = mt_session_head_addr(dir))) {
+        fprintf(stderr, "manta microbenchmark: no head address in %s\n",
+                dir);
+        rc = 1;
+    }
     if (rc == 0 && !interrupted) {
         bench_argv[addr_slot] = addr;
         rc = run_child(bench_argv, 0);

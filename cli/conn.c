@@ -1,24 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * conn.c -- what the commands that talk to the head share: finding the
- * head's address (--address, or head.addr in a session dir), a private
- * loop + rpc engine + channel for one command, and one unary call on it.
+ * conn.c -- how a command reaches the head: a one-shot libmanta client
+ * (MT_CONNECT_ONESHOT: no object store, no event stream, calls that fail
+ * at once when the head is away) for the head given by --address, or
+ * named in a session dir's head.addr; and the arguments of the commands
+ * that act on one task by id.
  */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/session.h"
-#include "common/alloc.h"
 #include "common/parse.h"
-#include "common/error.h"
-#include "common/sys.h"
 
-int mt_cli_head_addr(const char *cmd, const char *addr, const char *dir,
-                     char **out)
+int mt_cli_connect(const char *cmd, const char *addr, const char *dir,
+                   int timeout_ms, mt_client_t **out)
 {
-    char *path, *file_addr;
+    mt_connect_opts o;
+    int rc;
 
     *out = NULL;
     if (addr && dir) {
@@ -26,80 +27,77 @@ int mt_cli_head_addr(const char *cmd, const char *addr, const char *dir,
                 cmd);
         return MT_EXIT_USAGE;
     }
-    if (addr) {
-        if (!mt_parse_host_port(addr)) {
-            fprintf(stderr, "manta %s: invalid --address '%s': expected "
-                            "HOST:PORT\n", cmd, addr);
-            return MT_EXIT_USAGE;
-        }
-        *out = mt_xstrdup(addr);
-        return 0;
+    mt_connect_opts_init(&o);
+    o.flags = MT_CONNECT_ONESHOT;
+    o.temp_dir = dir ? dir : MT_DEFAULT_TEMP_DIR;
+    o.rpc_timeout_ms = timeout_ms;
+    rc = mt_client_connect(addr, &o, out);
+    if (rc == -MT_EINVAL) {
+        fprintf(stderr, "manta %s: invalid --address '%s': expected "
+                        "HOST:PORT\n", cmd, addr ? addr : "");
+        return MT_EXIT_USAGE;
     }
-    dir = dir ? dir : MT_DEFAULT_TEMP_DIR;
-    path = mt_session_path(dir, "head.addr");
-    file_addr = mt_sys_read_file(path);
-    free(path);
-    if (!file_addr || !*file_addr) {
+    if (rc == -MT_ENOENT) {
         fprintf(stderr, "manta %s: no head address in %s (is a cluster "
-                        "running? pass --address HOST:PORT)\n", cmd, dir);
-        free(file_addr);
+                        "running? pass --address HOST:PORT)\n", cmd,
+                o.temp_dir);
         return 1;
     }
-    file_addr[strcspn(file_addr, "\r\n ")] = '\0';
-    *out = file_addr;
+    if (rc < 0) {
+        fprintf(stderr, "manta %s: %s\n", cmd, mt_client_last_error(NULL));
+        return 1;
+    }
     return 0;
 }
 
-void mt_cli_one_line(char *s)
+bool mt_cli_unreachable(int rc)
 {
-    for (; *s; s++)
-        if (*s == '\n' || *s == '\r')
-            *s = ' ';
+    return rc == -MT_EUNAVAIL || rc == -MT_ETIMEDOUT;
 }
 
-int mt_cli_conn_open(struct mt_cli_conn *c, const char *addr)
+int mt_cli_task_args(int argc, char **argv, const char *cmd,
+                     const char *usage, const char **id, bool *flag,
+                     mt_client_t **c)
 {
-    int rc;
+    static const struct option opts[] = {
+        MT_CLI_HEAD_OPTIONS,
+        {"force", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *addr = NULL, *dir = NULL;
+    bool logs = strcmp(cmd, "logs") == 0;
+    int ch, rc;
 
-    memset(c, 0, sizeof(*c));
-    uv_loop_init(&c->loop);
-    rc = mt_rpc_engine_create(&c->loop, &c->eng);
-    if (rc == 0)
-        rc = mt_rpc_channel_create(c->eng, addr, 0, &c->ch);
-    if (rc < 0)
-        mt_cli_conn_close(c);
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
+        if (ch == 'a') {
+            addr = optarg;
+        } else if (ch == 't') {
+            dir = optarg;
+        } else if ((ch == 'f' && !logs) || (ch == 'v' && logs)) {
+            *flag = true;
+        } else if (ch == 'h') {
+            fputs(usage, stdout);
+            return -1;
+        } else {
+            fprintf(stderr, "manta %s: unknown or incomplete option '%s'\n",
+                    cmd, argv[optind - 1]);
+            fputs(usage, stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc || strlen(argv[optind]) != 16 ||
+        strspn(argv[optind], "0123456789abcdef") != 16) {
+        fprintf(stderr, "manta %s: expected one task id (16 hex digits)\n",
+                cmd);
+        fputs(usage, stderr);
+        return MT_EXIT_USAGE;
+    }
+    *id = argv[optind];
+    rc = mt_cli_connect(cmd, addr, dir, MT_CLI_TIMEOUT_MS, c);
+    if (rc == MT_EXIT_USAGE)
+        fputs(usage, stderr);
     return rc;
 }
-
-void mt_cli_conn_close(struct mt_cli_conn *c)
-{
-    mt_rpc_channel_destroy(c->ch);
-    c->ch = NULL;
-    mt_rpc_engine_destroy(c->eng);
-    c->eng = NULL;
-    uv_run(&c->loop, UV_RUN_NOWAIT);
-    uv_loop_close(&c->loop);
-}
-
-int mt_cli_call(const char *addr, const struct mt_rpc_method *m,
-                const ProtobufCMessage *req, int timeout_ms,
-                ProtobufCMessage **resp, char *err, size_t errlen)
-{
-    struct mt_cli_conn c;
-    int rc = mt_cli_conn_open(&c, addr);
-
-    *resp = NULL;
-    if (rc < 0) {
-        snprintf(err, errlen, "%s", mt_strerror(rc));
-        return rc;
-    }
-    rc = mt_rpc_unary_sync(c.ch, m, req, timeout_ms, 0, resp, err, errlen);
-    mt_cli_conn_close(&c);
-    if (rc == 0 && !*resp) {
-        snprintf(err, errlen, "empty reply");
-        rc = -MT_EPROTO;
-    }
-    mt_cli_one_line(err);
-    return rc;
-}
-

@@ -220,3 +220,16 @@ void mt_session_print_log_tail(const char *log_path, int lines)
             p == txt ? p : p + 1);
     free(txt);
 }
+
+char *mt_session_head_addr(const char *dir)
+{
+    char *path = mt_session_path(dir, "head.addr");
+    char *addr = mt_sys_read_file(path);
+
+    free(path);
+    if (addr)
+        addr[strcspn(addr, "\r\n ")] = '\0';
+    if (addr && !*addr)
+        MT_FREE(addr);
+    return addr;
+}

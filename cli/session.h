@@ -51,6 +51,10 @@ pid_t mt_session_spawn(const char *dir, const char *name, char *const argv[],
 char *mt_session_wait_file(const char *dir, const char *file, pid_t pid,
                            int timeout_ms);
 
+/* mt_session_head_addr - the head address in <dir>/head.addr (first
+ * line). RET owned, free with free(); NULL when there is none. */
+char *mt_session_head_addr(const char *dir);
+
 /* mt_session_print_log_tail - print the last lines of a log to stderr. */
 void mt_session_print_log_tail(const char *log_path, int lines);
 

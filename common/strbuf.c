@@ -10,21 +10,36 @@
 
 #include "common/alloc.h"
 
-static void reserve(struct mt_strbuf *sb, size_t extra)
+/* Room for extra more bytes. RET false when a soft buffer could not grow
+ * (or failed before): the append is dropped. */
+static bool reserve(struct mt_strbuf *sb, size_t extra)
 {
-    size_t need = sb->len + extra + 1;
+    size_t need = sb->len + extra + 1, cap;
+    char *p;
 
+    if (sb->failed)
+        return false;
     if (need <= sb->cap)
-        return;
-    sb->cap = sb->cap ? sb->cap : 64;
-    while (sb->cap < need)
-        sb->cap *= 2;
-    sb->buf = mt_xrealloc(sb->buf, sb->cap);
+        return true;
+    cap = sb->cap ? sb->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    if (!sb->soft) {
+        sb->buf = mt_xrealloc(sb->buf, cap);
+    } else if ((p = realloc(sb->buf, cap))) {
+        sb->buf = p;
+    } else {
+        sb->failed = true;
+        return false;
+    }
+    sb->cap = cap;
+    return true;
 }
 
 void mt_strbuf_add(struct mt_strbuf *sb, const char *s, size_t n)
 {
-    reserve(sb, n);
+    if (!reserve(sb, n))
+        return;
     memcpy(sb->buf + sb->len, s, n);
     sb->len += n;
     sb->buf[sb->len] = '\0';
@@ -43,9 +58,8 @@ void mt_strbuf_addf(struct mt_strbuf *sb, const char *fmt, ...)
     va_start(ap, fmt);
     n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n <= 0)
+    if (n <= 0 || !reserve(sb, (size_t)n))
         return;
-    reserve(sb, (size_t)n);
     va_start(ap, fmt);
     vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -93,4 +107,5 @@ void mt_strbuf_release(struct mt_strbuf *sb)
     free(sb->buf);
     sb->buf = NULL;
     sb->len = sb->cap = 0;
+    sb->failed = false;
 }

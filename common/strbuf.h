@@ -6,17 +6,24 @@
 #ifndef MT_STRBUF_H
 #define MT_STRBUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct mt_strbuf {
-    char *buf; /* NUL-terminated; "" before the first append */
+    char *buf;   /* NUL-terminated; "" before the first append */
     size_t len;
     size_t cap;
+    bool soft;   /* out of memory: set failed instead of aborting */
+    bool failed; /* soft only: an append was dropped (contents cut) */
 };
 
-#define MT_STRBUF_INIT {NULL, 0, 0}
+#define MT_STRBUF_INIT {NULL, 0, 0, false, false}
+/* For library code (the SDK): out-of-memory drops the append and every
+ * later one and sets failed, which the caller checks at the end. */
+#define MT_STRBUF_INIT_SOFT {NULL, 0, 0, true, false}
 
-/* Append; the buffer grows as needed (aborts on out-of-memory). */
+/* Append; the buffer grows as needed (aborts on out-of-memory, unless
+ * soft). */
 void mt_strbuf_add(struct mt_strbuf *sb, const char *s, size_t n);
 void mt_strbuf_adds(struct mt_strbuf *sb, const char *s);
 void mt_strbuf_addf(struct mt_strbuf *sb, const char *fmt, ...)

@@ -8,7 +8,8 @@
 
 #include "common/qty.h"
 
-static void json_res(struct mt_strbuf *sb, Manta__ResourceEntry **e, size_t n)
+void mt_status_json_res(struct mt_strbuf *sb, Manta__ResourceEntry *const *e,
+                        size_t n)
 {
     char num[32];
 
@@ -19,6 +20,19 @@ static void json_res(struct mt_strbuf *sb, Manta__ResourceEntry **e, size_t n)
         mt_strbuf_add_json_str(sb, e[i]->name);
         mt_strbuf_addf(sb, ": %s", mt_qty_format(e[i]->quantity, num,
                                                  sizeof(num)));
+    }
+    mt_strbuf_adds(sb, "}");
+}
+
+static void json_labels(struct mt_strbuf *sb, Manta__Label *const *l,
+                        size_t n)
+{
+    mt_strbuf_adds(sb, "{");
+    for (size_t i = 0; i < n; i++) {
+        mt_strbuf_adds(sb, i ? ", " : "");
+        mt_strbuf_add_json_str(sb, l[i]->key);
+        mt_strbuf_adds(sb, ": ");
+        mt_strbuf_add_json_str(sb, l[i]->value);
     }
     mt_strbuf_adds(sb, "}");
 }
@@ -55,32 +69,35 @@ void mt_status_json_gpus(struct mt_strbuf *sb, const Manta__HostUsage *u)
     mt_strbuf_adds(sb, "]");
 }
 
-static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
+void mt_status_json_node_host(struct mt_strbuf *sb, const Manta__NodeInfo *n)
 {
-    mt_strbuf_adds(sb, "{\"node_id\": ");
-    mt_strbuf_add_json_str(sb, n->node_id);
     mt_strbuf_adds(sb, ", \"address\": ");
     mt_strbuf_add_json_str(sb, n->address);
     mt_strbuf_adds(sb, ", \"node_ip\": ");
     mt_strbuf_add_json_str(sb, n->node_ip);
     mt_strbuf_adds(sb, ", \"hostname\": ");
     mt_strbuf_add_json_str(sb, n->hostname);
+}
+
+void mt_status_json_node_res(struct mt_strbuf *sb, const Manta__NodeInfo *n)
+{
+    mt_strbuf_adds(sb, ", \"resources_total\": ");
+    mt_status_json_res(sb, n->resources_total, n->n_resources_total);
+    mt_strbuf_adds(sb, ", \"resources_available\": ");
+    mt_status_json_res(sb, n->resources_available, n->n_resources_available);
+    mt_strbuf_adds(sb, ", \"labels\": ");
+    json_labels(sb, n->labels, n->n_labels);
+}
+
+static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
+{
+    mt_strbuf_adds(sb, "{\"node_id\": ");
+    mt_strbuf_add_json_str(sb, n->node_id);
+    mt_status_json_node_host(sb, n);
     mt_strbuf_addf(sb, ", \"state\": \"%s\"",
                    n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE ? "ALIVE"
                                                                    : "DEAD");
-    mt_strbuf_adds(sb, ", \"resources_total\": ");
-    json_res(sb, n->resources_total, n->n_resources_total);
-    mt_strbuf_adds(sb, ", \"resources_available\": ");
-    json_res(sb, n->resources_available, n->n_resources_available);
-    mt_strbuf_adds(sb, ", \"labels\": {");
-    for (size_t i = 0; i < n->n_labels; i++) {
-        if (i)
-            mt_strbuf_adds(sb, ", ");
-        mt_strbuf_add_json_str(sb, n->labels[i]->key);
-        mt_strbuf_adds(sb, ": ");
-        mt_strbuf_add_json_str(sb, n->labels[i]->value);
-    }
-    mt_strbuf_adds(sb, "}");
+    mt_status_json_node_res(sb, n);
     if (n->usage)
         mt_strbuf_addf(sb,
                        ", \"usage\": {\"cpu_percent\": %.1f, "
@@ -111,9 +128,9 @@ void mt_status_json(struct mt_strbuf *sb,
     mt_strbuf_addf(sb, ", \"head_start_time_ms\": %lld",
                    (long long)r->head_start_time_ms);
     mt_strbuf_adds(sb, ", \"resources_total\": ");
-    json_res(sb, r->resources_total, r->n_resources_total);
+    mt_status_json_res(sb, r->resources_total, r->n_resources_total);
     mt_strbuf_adds(sb, ", \"resources_available\": ");
-    json_res(sb, r->resources_available, r->n_resources_available);
+    mt_status_json_res(sb, r->resources_available, r->n_resources_available);
     mt_strbuf_addf(sb, ", \"pending_tasks\": %llu, \"running_tasks\": %llu",
                    (unsigned long long)r->pending_tasks,
                    (unsigned long long)r->running_tasks);

@@ -29,9 +29,27 @@ void mt_status_json(struct mt_strbuf *sb,
  * (u->gpus; u may be NULL: []), each
  * {"index", "id", "name", "uuid", "memory_used_bytes",
  *  "memory_total_bytes", "utilization_percent"} with null for unknown.
- * Shared by status and `manta list nodes --format json`.
+ * Shared by status and the node listing (list_json.c).
  * THREAD  any
  */
 void mt_status_json_gpus(struct mt_strbuf *sb, const Manta__HostUsage *u);
+
+/*
+ * mt_status_json_res - append a resource map {"CPU": 4, "GPU": 0.5}.
+ * Shared with list_json.c.
+ * THREAD  any
+ */
+void mt_status_json_res(struct mt_strbuf *sb, Manta__ResourceEntry *const *e,
+                        size_t n);
+
+/*
+ * mt_status_json_node_host / mt_status_json_node_res - append a node's
+ * `, "address": .., "node_ip": .., "hostname": ..` or its
+ * `, "resources_total": {..}, "resources_available": {..}, "labels": {..}`
+ * members. Shared by the status and the node listing (list_json.c).
+ * THREAD  any
+ */
+void mt_status_json_node_host(struct mt_strbuf *sb, const Manta__NodeInfo *n);
+void mt_status_json_node_res(struct mt_strbuf *sb, const Manta__NodeInfo *n);
 
 #endif /* MT_STATUS_JSON_H */

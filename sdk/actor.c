@@ -1,64 +1,46 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * actor.c -- the actor API of libmanta (manta/actor.h).
+ * actor.c -- the actor API of libmanta (manta/actor.h) and the client's
+ * actors part.
  *
  * An actor handle is the actor's id plus what it last learnt of where the
- * actor lives. Creating goes through the task path (SubmitTask with kind
- * ACTOR_CREATE); lookups and kills through GetActor / KillActor requests
- * run on the client's loop thread (rpc_actor.c).
+ * actor lives. Creating goes through the task path (a task of kind
+ * ACTOR_CREATE); lookups and kills are calls to the head (rpc_actor.c).
  *
  * Calls take one of two roads. Once the handle has seen the actor ALIVE
  * (mt_actor_get, mt_actor_wait_ready, mt_actor_info_get), calls go straight
  * to the actor's worker (CallActor) under a caller id of the handle's own,
  * numbered 0, 1, 2, ... so the worker runs them in call order; the reply
  * completes a local task. Otherwise, or after a direct call found the
- * actor dead or unreachable, calls go through the head (SubmitTask with
- * kind ACTOR_METHOD, followed by a WatchTask), which queues them while the
+ * actor dead or unreachable, calls go through the head (a task of kind
+ * ACTOR_METHOD, followed by a WatchTask), which queues them while the
  * actor is being created or restarted. MANTA_ACTOR_DIRECT=0 in the
  * environment keeps every call on the head's road.
  *
- * The client remembers the non-detached actors it created (c->owned, under
- * c->mu) and kills them in mt_client_disconnect(), before its loop stops.
+ * The client remembers the non-detached actors it created (under c->mu)
+ * and kills them in mt_client_disconnect(), before its loop stops.
  *
  * THREAD: any. A handle's road (direct, address, caller, next seq) is
  * guarded by its own mutex, taken alone (never with the client's mu);
  * handles are refcounted between the user and direct calls in flight.
  */
+#include "sdk/actor_int.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "common/rpc.h"
 #include "common/sys.h"
-#include "sdk/sdk_int.h"
 
-#define MT_ACTOR_MAGIC 0x6d746163u /* "mtac" */
 #define READY_POLL_MS 20
 #define KILL_AT_DISCONNECT_MS 2000
-
-struct mt_actor {
-    uint32_t magic;              /* MT_ACTOR_MAGIC */
-    atomic_int refs;             /* the user's, and one per direct call */
-    char id[17];                 /* read-only */
-    pthread_mutex_t mu;          /* guards the fields below */
-    bool direct;                 /* calls go straight to the worker */
-    char *address;               /* direct: the worker */
-    uint32_t incarnation;        /* direct: the actor's incarnation */
-    char caller[17];             /* direct: our caller id there */
-    uint64_t next_seq;           /* direct: the next call's number */
-};
 
 struct mt_actor_opts {
     char *name;
     bool detached;
     int max_restarts;
 };
-
-static bool check_client(const struct mt_client *c)
-{
-    return c && c->magic == MT_CLIENT_MAGIC;
-}
 
 static bool check_actor(const struct mt_actor *a)
 {
@@ -67,10 +49,91 @@ static bool check_actor(const struct mt_actor *a)
 
 static int bad_args(mt_client_t *c, const char *what)
 {
-    return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL, "%s", what);
+    return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL, "%s",
+                         what);
 }
 
-/* ---- options ----------------------------------------------------------- */
+/* ---- the actors part ----------------------------------------------------- */
+
+/* Kill the non-detached actors this client created (disconnect). */
+static void actors_leave(struct mt_client *c, void *st)
+{
+    struct mt__actors *as = st;
+    char (*ids)[MT__ACTOR_ID_SIZE];
+    size_t n;
+
+    pthread_mutex_lock(&c->mu);
+    ids = as->owned;
+    n = as->n_owned;
+    as->owned = NULL;
+    as->n_owned = as->cap_owned = 0;
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < n; i++)
+        mt__actor_kill_id(c, ids[i], true, KILL_AT_DISCONNECT_MS, NULL);
+    free(ids);
+}
+
+static void actors_wake(struct mt_client *c, void *st)
+{
+    mt__actor_flush(c);
+}
+
+static void actors_stop(struct mt_client *c, void *st)
+{
+    mt__actor_stop(c);
+}
+
+static void actors_destroy(void *st)
+{
+    struct mt__actors *as = st;
+
+    free(as->owned);
+    free(as->wchans);
+    free(as->abatches);
+    free(as);
+}
+
+static const struct mt__part_ops actors_part = {
+    .leave = actors_leave,
+    .wake = actors_wake,
+    .stop = actors_stop,
+    .destroy = actors_destroy,
+};
+
+int mt__actors_attach(struct mt_client *c)
+{
+    struct mt__actors *as = calloc(1, sizeof(*as));
+
+    if (!as)
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    mt_random_hex(as->owner_id, 16);
+    c->actors = as;
+    mt__client_add_part(c, &actors_part, as);
+    return 0;
+}
+
+/* Remember a non-detached actor for mt_client_disconnect(). */
+static void own(struct mt_client *c, const char *id)
+{
+    struct mt__actors *as = c->actors;
+
+    pthread_mutex_lock(&c->mu);
+    if (as->n_owned == as->cap_owned) {
+        size_t cap = as->cap_owned ? as->cap_owned * 2 : 8;
+        void *v = realloc(as->owned, cap * sizeof(*as->owned));
+
+        if (!v) {
+            pthread_mutex_unlock(&c->mu);
+            return; /* out of memory: it is not killed at disconnect */
+        }
+        as->owned = v;
+        as->cap_owned = cap;
+    }
+    snprintf(as->owned[as->n_owned++], MT__ACTOR_ID_SIZE, "%s", id);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- options ------------------------------------------------------------- */
 
 int mt_actor_opts_create(mt_actor_opts_t **out)
 {
@@ -94,15 +157,9 @@ void mt_actor_opts_destroy(mt_actor_opts_t *o)
 
 int mt_actor_opts_set_name(mt_actor_opts_t *o, const char *name)
 {
-    char *copy = NULL;
-
     if (!o || (name && (!*name || strlen(name) > MT_ACTOR_NAME_MAX)))
         return -MT_EINVAL;
-    if (name && !(copy = strdup(name)))
-        return -MT_ENOMEM;
-    free(o->name);
-    o->name = copy;
-    return 0;
+    return mt_def_set_str(&o->name, name);
 }
 
 int mt_actor_opts_set_detached(mt_actor_opts_t *o, bool detached)
@@ -167,34 +224,25 @@ static bool direct_allowed(void)
 
 /* What GetActor said: take the direct road to an ALIVE actor. A new road
  * gets a new caller id, so its numbering starts clean at 0. */
-static void learn(struct mt_actor *a, const struct mt__actor_info *i)
+static void learn(struct mt_actor *a, const struct mt__actor_desc *d)
 {
     char *addr;
 
-    if (i->state != MT_ACTOR_STATE_ALIVE || !i->address || !*i->address ||
-        !direct_allowed())
+    if (d->info.state != MT_ACTOR_STATE_ALIVE || !d->address ||
+        !*d->address || !direct_allowed())
         return;
     pthread_mutex_lock(&a->mu);
-    if (!a->direct || a->incarnation != i->incarnation ||
-        strcmp(a->address, i->address) != 0) {
-        if ((addr = strdup(i->address))) {
+    if (!a->direct || a->incarnation != d->incarnation ||
+        strcmp(a->address, d->address) != 0) {
+        if ((addr = strdup(d->address))) {
             free(a->address);
             a->address = addr;
-            a->incarnation = i->incarnation;
+            a->incarnation = d->incarnation;
             mt_random_hex(a->caller, 8);
             a->next_seq = 0;
             a->direct = true;
         }
     }
-    pthread_mutex_unlock(&a->mu);
-}
-
-/* A direct call failed for the actor's sake: back to the head's road. */
-static void forget(struct mt_actor *a, uint32_t incarnation)
-{
-    pthread_mutex_lock(&a->mu);
-    if (a->direct && a->incarnation == incarnation)
-        a->direct = false;
     pthread_mutex_unlock(&a->mu);
 }
 
@@ -209,69 +257,13 @@ const char *mt_actor_state_name(mt_actor_state s)
     }
 }
 
-/* Remember a non-detached actor for mt_client_disconnect(). */
-static void own(struct mt_client *c, const char *id)
-{
-    pthread_mutex_lock(&c->mu);
-    if (c->n_owned == c->cap_owned) {
-        size_t cap = c->cap_owned ? c->cap_owned * 2 : 8;
-        void *v = realloc(c->owned, cap * sizeof(*c->owned));
-
-        if (!v) {
-            pthread_mutex_unlock(&c->mu);
-            return; /* out of memory: it is not killed at disconnect */
-        }
-        c->owned = v;
-        c->cap_owned = cap;
-    }
-    snprintf(c->owned[c->n_owned++], 17, "%s", id);
-    pthread_mutex_unlock(&c->mu);
-}
-
-static int post(struct mt_client *c, struct mt__req *r);
-
-/* Ask the loop thread to hold the owner lease (LeaseActorOwner), so the
- * head kills our non-detached actors if this process dies. Best effort:
- * the clean path is mt__actors_disconnect(). */
-static void hold_lease(struct mt_client *c)
-{
-    struct mt__req *r = mt__req_new(MT__REQ_ACTOR_LEASE);
-
-    if (r)
-        post(c, r);
-}
-
 /* ---- create and call ----------------------------------------------------- */
-
-/* Send a built SubmitTaskRequest; RET 0 with *out the task, or -MT_E*. */
-static int submit_msg(struct mt_client *c, void *msg, size_t output_limit,
-                      mt_task_t **out)
-{
-    struct mt__req *r = mt__req_new(MT__REQ_SUBMIT);
-    int rc;
-
-    if (!r) {
-        mt__rpc_submit_free(msg);
-        return mt__set_error(c, -MT_ENOMEM, "out of memory");
-    }
-    r->submit_msg = msg;
-    r->output_limit = output_limit;
-    r->timeout_ms = c->rpc_timeout_ms;
-    r->rpc_flags = MT_RPC_WAIT_FOR_READY;
-    rc = mt__req_run(c, r, c->rpc_timeout_ms + 2000);
-    if (rc < 0)
-        return rc;
-    *out = r->task;
-    r->task = NULL;
-    mt__req_free(r);
-    return 0;
-}
 
 static int check_fn_args(mt_client_t *c, const char *fn,
                          const void *const *args, const size_t *sizes,
                          size_t nargs)
 {
-    if (!fn || !*fn || strlen(fn) > 512)
+    if (!fn || !*fn || strlen(fn) > MT_TASK_MAX_FUNCTION)
         return bad_args(c, "function must be \"lib.so:fn\" or a bare name");
     if (nargs && (!args || !sizes))
         return bad_args(c, "args and sizes are required");
@@ -281,6 +273,37 @@ static int check_fn_args(mt_client_t *c, const char *fn,
     return 0;
 }
 
+/* The function task def of an actor's factory or method: o's (the
+ * defaults when NULL), fn with the arguments, no retries. */
+static struct mt_task_def *actor_def(const struct mt_task_opts *o,
+                                     enum mt_task_kind kind, const char *fn,
+                                     const void *const *args,
+                                     const size_t *sizes, size_t nargs)
+{
+    struct mt_task_def *d = mt__task_def_new(o);
+    struct mt_task_arg *v = calloc(nargs + 1, sizeof(*v));
+    int rc = d && v ? 0 : -MT_ENOMEM;
+
+    for (size_t i = 0; rc == 0 && i < nargs; i++) {
+        v[i].data = (uint8_t *)args[i];
+        v[i].len = sizes[i];
+    }
+    if (rc == 0) {
+        d->kind = kind;
+        d->max_retries = 0;
+        d->hold_result = true; /* big results go to the store */
+        rc = mt_def_set_str(&d->function, fn);
+    }
+    if (rc == 0)
+        rc = mt_task_def_set_args(d, v, nargs);
+    free(v);
+    if (rc < 0) {
+        mt__task_def_free(d);
+        return NULL;
+    }
+    return d;
+}
+
 int mt_actor_create(mt_client_t *c, const char *factory,
                     const void *const *args, const size_t *sizes,
                     size_t nargs, const mt_task_opts_t *task_opts,
@@ -288,33 +311,28 @@ int mt_actor_create(mt_client_t *c, const char *factory,
 {
     static const struct mt_actor_opts no_opts = {NULL, false, 0};
     const struct mt_actor_opts *ao = actor_opts ? actor_opts : &no_opts;
-    struct mt_task_opts def;
-    const struct mt_task_opts *o = task_opts;
+    struct mt_task_def *d;
     mt_task_t *t = NULL;
-    void *msg = NULL;
     int rc;
 
     if (out)
         *out = NULL;
-    if (!check_client(c) || !out)
+    if (!mt__client_check(c) || !out)
         return bad_args(c, "invalid client or out pointer");
     if ((rc = check_fn_args(c, factory, args, sizes, nargs)) < 0)
         return rc;
-    if (!o) {
-        if (mt__opts_init(&def) < 0)
-            return mt__set_error(c, -MT_ENOMEM, "out of memory");
-        o = &def;
+    d = actor_def(task_opts, MT_TASK_KIND_ACTOR_CREATE, factory, args, sizes,
+                  nargs);
+    if (!d || mt_def_set_str(&d->actor_name, ao->name) < 0 ||
+        mt_def_set_str(&d->owner_id, c->actors->owner_id) < 0) {
+        mt__task_def_free(d);
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }
-    rc = mt__rpc_actor_create_build(factory, args, sizes, nargs, o, ao->name,
-                                    ao->detached, ao->max_restarts,
-                                    c->owner_id, &msg);
-    if (o == &def)
-        mt__opts_release(&def);
-    if (rc < 0)
-        return mt__set_error(c, rc, "out of memory");
+    d->detached = ao->detached;
+    d->max_restarts = ao->max_restarts;
     if (!ao->detached)
-        hold_lease(c);
-    rc = submit_msg(c, msg, 0, &t);
+        mt__actor_hold_lease(c);
+    rc = mt__task_submit_def(c, d, 0, 0, &t);
     if (rc < 0)
         return rc;
     rc = actor_new(mt_task_id(t), out);
@@ -326,22 +344,13 @@ int mt_actor_create(mt_client_t *c, const char *factory,
     return 0;
 }
 
-/* ---- the direct road ------------------------------------------------------ */
-
 /* A task that no head knows: a direct call's outcome. refs 1. */
 static struct mt_task *local_task(struct mt_client *c, const char *id)
 {
-    struct mt_task *t = calloc(1, sizeof(*t));
+    struct mt_task *t = mt__task_new(c, id, 0);
 
-    if (!t)
-        return NULL;
-    t->magic = MT_SDK_TASK_MAGIC;
-    atomic_init(&t->refs, 1);
-    t->client = c;
-    snprintf(t->id, sizeof(t->id), "%s", id);
-    t->exit_code = -1;
-    t->state = MT_TASK_STATE_SCHEDULED;
-    atomic_init(&t->settled, true); /* its id is known already */
+    if (t)
+        t->state = MT_TASK_STATE_SCHEDULED;
     return t;
 }
 
@@ -378,73 +387,60 @@ void mt__actor_direct_done(struct mt_client *c, struct mt_actor *a,
     mt__actor_unref(a);
 }
 
-/* Queue r for the loop thread without waiting for it (the loop frees it).
- * RET 0, or -MT_ECLOSED (disconnecting: r is freed here). */
-static int post(struct mt_client *c, struct mt__req *r)
-{
-    pthread_mutex_lock(&c->mu);
-    if (c->stopping) {
-        pthread_mutex_unlock(&c->mu);
-        mt__req_free(r);
-        return mt__set_error(c, -MT_ECLOSED, "the client is disconnecting");
-    }
-    r->abandoned = true;
-    mt__queue_push(&c->q, &r->qn);
-    pthread_mutex_unlock(&c->mu);
-    uv_async_send(&c->wake);
-    return 0;
-}
-
 /* Send one call on the direct road. RET 0 with *out, 1 when the handle is
  * not on it (use the head's), or -MT_E*. */
 static int call_direct(struct mt_client *c, struct mt_actor *a,
                        const char *method, const void *const *args,
                        const size_t *sizes, size_t nargs, mt_task_t **out)
 {
-    struct mt__req *r;
-    char id[64];
+    char id[64], caller[17], *addr;
     uint32_t inc;
-    int rc;
+    uint64_t seq;
+    struct mt_task *t;
 
-    if (!(r = mt__req_new(MT__REQ_ACTOR_CALL)))
-        return mt__set_error(c, -MT_ENOMEM, "out of memory");
     pthread_mutex_lock(&a->mu);
     if (!a->direct) {
         pthread_mutex_unlock(&a->mu);
-        mt__req_free(r);
         return 1;
     }
     inc = a->incarnation;
-    snprintf(id, sizeof(id), "%s.%s.%llu", a->id, a->caller,
-             (unsigned long long)a->next_seq);
-    rc = mt__rpc_actor_direct_build(a->id, inc, a->caller, a->next_seq++,
-                                    method, args, sizes, nargs,
-                                    &r->call_msg);
-    r->actor_address = strdup(a->address);
+    seq = a->next_seq++;
+    memcpy(caller, a->caller, sizeof(caller));
+    addr = strdup(a->address);
     pthread_mutex_unlock(&a->mu);
-    r->task = local_task(c, id);
-    if (rc < 0 || !r->actor_address || !r->task) {
-        mt__req_free(r);
-        forget(a, inc); /* a number was taken and never sent */
+    snprintf(id, sizeof(id), "%s.%s.%llu", a->id, caller,
+             (unsigned long long)seq);
+    if (!addr || !(t = local_task(c, id))) {
+        free(addr);
+        /* A number was taken and never sent: start a new road. */
+        pthread_mutex_lock(&a->mu);
+        if (a->direct && a->incarnation == inc)
+            a->direct = false;
+        pthread_mutex_unlock(&a->mu);
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }
     atomic_fetch_add(&a->refs, 1);
-    r->handle = a;
-    atomic_fetch_add(&r->task->refs, 1);
-    *out = r->task;
-    return post(c, r);
+    atomic_fetch_add(&t->refs, 1);
+    *out = t;
+    if (mt__actor_call_post(c, a, addr, inc, caller, seq, method, args, sizes,
+                            nargs, t) < 0) {
+        mt_task_release(t);
+        *out = NULL;
+        return -MT_ECLOSED; /* or ENOMEM: recorded */
+    }
+    return 0;
 }
 
 int mt_actor_call(mt_client_t *c, const mt_actor_t *a, const char *method,
                   const void *const *args, const size_t *sizes, size_t nargs,
                   mt_task_t **out)
 {
-    void *msg = NULL;
+    struct mt_task_def *d;
     int rc;
 
     if (out)
         *out = NULL;
-    if (!check_client(c) || !out || !check_actor(a))
+    if (!mt__client_check(c) || !out || !check_actor(a))
         return bad_args(c, "invalid client, actor or out pointer");
     if ((rc = check_fn_args(c, method, args, sizes, nargs)) < 0)
         return rc;
@@ -452,51 +448,38 @@ int mt_actor_call(mt_client_t *c, const mt_actor_t *a, const char *method,
                      out);
     if (rc <= 0)
         return rc;
-    rc = mt__rpc_actor_call_build(a->id, method, args, sizes, nargs, &msg);
-    if (rc < 0)
-        return mt__set_error(c, rc, "out of memory");
-    return submit_msg(c, msg, MT_TASK_OUTPUT_DEFAULT, out);
+    d = actor_def(NULL, MT_TASK_KIND_ACTOR_METHOD, method, args, sizes,
+                  nargs);
+    if (!d || mt_def_set_str(&d->actor_id, a->id) < 0) {
+        mt__task_def_free(d);
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    }
+    return mt__task_submit_def(c, d, MT_TASK_OUTPUT_DEFAULT, 0, out);
 }
 
 /* ---- lookups and kills --------------------------------------------------- */
 
-/* Run a GetActor / KillActor request; RET as the request, r owned after. */
-static int run_actor_req(struct mt_client *c, struct mt__req *r)
-{
-    r->timeout_ms = c->rpc_timeout_ms;
-    r->rpc_flags = MT_RPC_WAIT_FOR_READY;
-    return mt__req_run(c, r, c->rpc_timeout_ms + 2000);
-}
-
 static int get_by(mt_client_t *c, const char *id, const char *name,
                   mt_actor_t **out)
 {
-    struct mt__req *r;
+    struct mt__actor_desc d;
     int rc;
 
     if (out)
         *out = NULL;
-    if (!check_client(c) || !out)
+    if (!mt__client_check(c) || !out)
         return bad_args(c, "invalid client or out pointer");
     if (id ? strlen(id) != 16 : (!name || !*name ||
                                  strlen(name) > MT_ACTOR_NAME_MAX))
         return bad_args(c, id ? "an actor id is 16 hex digits"
                               : "an actor name is 1-256 bytes");
-    if (!(r = mt__req_new(MT__REQ_ACTOR_GET)))
-        return mt__set_error(c, -MT_ENOMEM, "out of memory");
-    if (id)
-        snprintf(r->actor_id, sizeof(r->actor_id), "%s", id);
-    else if (!(r->actor_name = strdup(name))) {
-        mt__req_free(r);
-        return mt__set_error(c, -MT_ENOMEM, "out of memory");
-    }
-    rc = run_actor_req(c, r);
+    rc = mt__actor_lookup(c, id, name, &d, NULL);
     if (rc < 0)
         return rc;
-    rc = actor_new(r->actor.id, out);
+    rc = actor_new(d.info.actor_id, out);
     if (rc == 0)
-        learn(*out, &r->actor);
-    mt__req_free(r);
+        learn(*out, &d);
+    mt__actor_desc_release(&d);
     return rc < 0 ? mt__set_error(c, rc, "out of memory") : 0;
 }
 
@@ -516,6 +499,10 @@ void mt_actor_info_init(mt_actor_info *i)
     i->size = sizeof(*i);
 }
 
+/* The part of struct mt_actor_info a caller with `size` bytes has. */
+#define HAS_FIELD(size, f)                                                     \
+    ((size) >= offsetof(mt_actor_info, f) + sizeof(((mt_actor_info *)0)->f))
+
 void mt_actor_info_release(mt_actor_info *i)
 {
     uint32_t size;
@@ -526,38 +513,81 @@ void mt_actor_info_release(mt_actor_info *i)
     free(i->name);
     free(i->node_id);
     free(i->death_reason);
-    memset(i, 0, sizeof(*i));
+    if (HAS_FIELD(size, owner_id)) {
+        free(i->actor_id);
+        free(i->function);
+        free(i->owner_id);
+    }
+    memset(i, 0, size < sizeof(*i) ? size : sizeof(*i));
     i->size = size;
+}
+
+/* Move the fields of src (full size, ours) that dst (a caller's, maybe
+ * older and shorter) has; free the rest of src. */
+static void info_move(mt_actor_info *dst, mt_actor_info *src)
+{
+    uint32_t size = dst->size;
+
+    mt_actor_info_release(dst);
+    memcpy(dst, src, size < sizeof(*src) ? size : sizeof(*src));
+    dst->size = size;
+    if (size >= sizeof(*src))
+        mt_actor_info_init(src);
+    else /* free what did not fit */
+        src->name = src->node_id = src->death_reason = NULL;
+    mt_actor_info_release(src);
+}
+
+/* One lookup into info, with the handle (may be NULL) learning the road. */
+static int lookup(mt_client_t *c, struct mt_actor *a, const char *id,
+                  const char *name, mt_actor_info *info)
+{
+    struct mt__actor_desc d;
+    int rc;
+
+    if (!mt__client_check(c) || !info ||
+        info->size < offsetof(mt_actor_info, actor_id))
+        return bad_args(c, "invalid client, actor or info");
+    if (id ? strlen(id) != 16 : (!name || !*name))
+        return bad_args(c, "give an actor id (16 hex digits) or a name");
+    rc = mt__actor_lookup(c, id, name, &d, NULL);
+    if (rc < 0)
+        return rc;
+    if (a)
+        learn(a, &d);
+    info_move(info, &d.info);
+    free(d.address);
+    return 0;
 }
 
 int mt_actor_info_get(mt_client_t *c, const mt_actor_t *a,
                       mt_actor_info *info)
 {
-    struct mt__req *r;
+    if (!check_actor(a))
+        return bad_args(c, "invalid client, actor or info");
+    return lookup(c, (struct mt_actor *)a, a->id, NULL, info);
+}
+
+int mt_actor_lookup(mt_client_t *c, const char *id, const char *name,
+                    mt_actor_info *info)
+{
+    return lookup(c, NULL, id, name, info);
+}
+
+int mt_actor_lookup_json(mt_client_t *c, const char *id, const char *name,
+                         char **json)
+{
+    struct mt__actor_desc d;
     int rc;
 
-    if (!check_client(c) || !check_actor(a) || !info ||
-        info->size < sizeof(*info))
-        return bad_args(c, "invalid client, actor or info");
-    if (!(r = mt__req_new(MT__REQ_ACTOR_GET)))
-        return mt__set_error(c, -MT_ENOMEM, "out of memory");
-    memcpy(r->actor_id, a->id, sizeof(r->actor_id));
-    rc = run_actor_req(c, r);
-    if (rc < 0)
-        return rc;
-    learn((struct mt_actor *)a, &r->actor);
-    mt_actor_info_release(info);
-    info->state = (mt_actor_state)r->actor.state;
-    info->pid = r->actor.pid;
-    info->num_restarts = r->actor.restarts;
-    info->max_restarts = r->actor.max_restarts;
-    info->detached = r->actor.detached;
-    info->name = r->actor.name;
-    info->node_id = r->actor.node_id;
-    info->death_reason = r->actor.death_reason;
-    r->actor.name = r->actor.node_id = r->actor.death_reason = NULL;
-    mt__req_free(r);
-    return 0;
+    if (!mt__client_check(c) || !json ||
+        (id ? strlen(id) != 16 : (!name || !*name)))
+        return bad_args(c, "give an actor id (16 hex digits) or a name");
+    *json = NULL;
+    rc = mt__actor_lookup(c, id, name, &d, json);
+    if (rc == 0)
+        mt__actor_desc_release(&d);
+    return rc;
 }
 
 int mt_actor_wait_ready(mt_client_t *c, const mt_actor_t *a, int timeout_ms)
@@ -592,45 +622,15 @@ int mt_actor_wait_ready(mt_client_t *c, const mt_actor_t *a, int timeout_ms)
 
 int mt_actor_kill(mt_client_t *c, const mt_actor_t *a, bool no_restart)
 {
-    struct mt__req *r;
-    int rc;
-
-    if (!check_client(c) || !check_actor(a))
+    if (!mt__client_check(c) || !check_actor(a))
         return bad_args(c, "invalid client or actor");
-    if (!(r = mt__req_new(MT__REQ_ACTOR_KILL)))
-        return mt__set_error(c, -MT_ENOMEM, "out of memory");
-    memcpy(r->actor_id, a->id, sizeof(r->actor_id));
-    r->no_restart = no_restart;
-    rc = run_actor_req(c, r);
-    if (rc < 0)
-        return rc;
-    mt__req_free(r);
-    return 0;
+    return mt__actor_kill_id(c, a->id, no_restart, c->rpc_timeout_ms, NULL);
 }
 
-/* ---- disconnect ----------------------------------------------------------- */
-
-void mt__actors_disconnect(struct mt_client *c)
+int mt_actor_kill_id(mt_client_t *c, const char *id, bool no_restart,
+                     mt_actor_state *state)
 {
-    char (*ids)[17];
-    size_t n;
-
-    pthread_mutex_lock(&c->mu);
-    ids = c->owned;
-    n = c->n_owned;
-    c->owned = NULL;
-    c->n_owned = c->cap_owned = 0;
-    pthread_mutex_unlock(&c->mu);
-    for (size_t i = 0; i < n; i++) {
-        struct mt__req *r = mt__req_new(MT__REQ_ACTOR_KILL);
-
-        if (!r)
-            break;
-        memcpy(r->actor_id, ids[i], sizeof(r->actor_id));
-        r->no_restart = true;
-        r->timeout_ms = KILL_AT_DISCONNECT_MS;
-        if (mt__req_run(c, r, KILL_AT_DISCONNECT_MS + 1000) == 0)
-            mt__req_free(r);
-    }
-    free(ids);
+    if (!mt__client_check(c) || !id || strlen(id) != 16)
+        return bad_args(c, "an actor id is 16 hex digits");
+    return mt__actor_kill_id(c, id, no_restart, c->rpc_timeout_ms, state);
 }

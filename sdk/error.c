@@ -13,7 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sdk/sdk_int.h"
+#include "sdk/client_int.h"
+#include "manta/manta.h"
 
 #define MT_ERR_SLOTS 8
 #define MT_ERR_LEN 512

@@ -1,61 +1,51 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * gang.c -- gangs in the SDK (manta/gang.h): options as plain C, then
- * SubmitGang / GetGang / CancelGang on the head through the client's
- * generic unary request (mt__req_unary). The head runs the gang (head/
+ * gang.c -- gangs in the SDK (manta/gang.h): options as a struct
+ * mt_gang_def checked as they are set, then SubmitGang / GetGang /
+ * CancelGang on the head (rpc_gang.c). The head runs the gang (head/
  * gangs.c); a wait here is a poll of GetGang.
  *
  * THREAD: any.
  */
+#include "sdk/gang_int.h"
+
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "head_service.pb-c.h"
-#include "proto/services.h"
-#include "sdk/sdk_int.h"
-#include "manta/gang.h"
-
 #define MAX_STR 4096
 #define MAX_ENV 1024
 #define POLL_MS 100
 
-struct mt_gang_opts {
-    char *pod_type, *topology, *name, *cwd;
-    char **env;                  /* key, value pairs: 2 * nenv strings */
-    size_t nenv;
-    unsigned slices;
-    int launch, max_restarts;
-};
-
 static int set_str(char **dst, const char *s)
 {
-    char *p = NULL;
-
     if (s && strlen(s) > MAX_STR)
         return mt__set_error(NULL, -MT_EINVAL, "string too long");
-    if (s && !(p = strdup(s)))
+    if (mt_def_set_str(dst, s) < 0)
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
-    free(*dst);
-    *dst = p;
     return 0;
 }
 
 int mt_gang_opts_create(mt_gang_opts_t **out, const char *pod_type)
 {
+    struct mt_gang_opts *o;
+
     if (!out || !pod_type || !*pod_type)
         return mt__set_error(NULL, -MT_EINVAL, "a gang needs a pod type, "
                              "e.g. v4-16");
-    if (!(*out = calloc(1, sizeof(**out))))
+    *out = NULL;
+    if (!(o = calloc(1, sizeof(*o))))
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
-    (*out)->slices = 1;
-    (*out)->launch = MT_GANG_LAUNCH_HOST;
-    if (set_str(&(*out)->pod_type, pod_type) < 0) {
-        free(*out);
-        *out = NULL;
+    mt_task_def_init(&o->def.member);
+    o->def.slices = 1;
+    if (set_str(&o->def.pod_type, pod_type) < 0 ||
+        mt_qty_list_put(&o->def.member.res, "CPU", 0) < 0) {
+        mt_gang_opts_destroy(o);
         return -MT_EINVAL;
     }
+    *out = o;
     return 0;
 }
 
@@ -63,13 +53,7 @@ void mt_gang_opts_destroy(mt_gang_opts_t *o)
 {
     if (!o)
         return;
-    for (size_t i = 0; i < 2 * o->nenv; i++)
-        free(o->env[i]);
-    free(o->env);
-    free(o->pod_type);
-    free(o->topology);
-    free(o->name);
-    free(o->cwd);
+    mt_gang_def_release(&o->def);
     free(o);
 }
 
@@ -77,7 +61,7 @@ int mt_gang_opts_set_launch(mt_gang_opts_t *o, mt_gang_launch l)
 {
     if (!o || (l != MT_GANG_LAUNCH_HOST && l != MT_GANG_LAUNCH_DEVICE))
         return mt__set_error(NULL, -MT_EINVAL, "launch is host or device");
-    o->launch = l;
+    o->def.device_launch = l == MT_GANG_LAUNCH_DEVICE;
     return 0;
 }
 
@@ -85,13 +69,13 @@ int mt_gang_opts_set_slices(mt_gang_opts_t *o, unsigned slices)
 {
     if (!o || slices < 1 || slices > 64)
         return mt__set_error(NULL, -MT_EINVAL, "slices must be 1..64");
-    o->slices = slices;
+    o->def.slices = slices;
     return 0;
 }
 
 int mt_gang_opts_set_topology(mt_gang_opts_t *o, const char *t)
 {
-    return o ? set_str(&o->topology, t && *t ? t : NULL)
+    return o ? set_str(&o->def.topology, t)
              : mt__set_error(NULL, -MT_EINVAL, "no options");
 }
 
@@ -99,40 +83,51 @@ int mt_gang_opts_set_max_restarts(mt_gang_opts_t *o, int n)
 {
     if (!o || n < -1)
         return mt__set_error(NULL, -MT_EINVAL, "max_restarts must be >= -1");
-    o->max_restarts = n;
+    o->def.max_restarts = n;
     return 0;
 }
 
 int mt_gang_opts_set_name(mt_gang_opts_t *o, const char *name)
 {
-    return o ? set_str(&o->name, name)
+    return o ? set_str(&o->def.name, name)
              : mt__set_error(NULL, -MT_EINVAL, "no options");
 }
 
 int mt_gang_opts_set_cwd(mt_gang_opts_t *o, const char *dir)
 {
-    return o ? set_str(&o->cwd, dir)
+    return o ? set_str(&o->def.member.cwd, dir)
              : mt__set_error(NULL, -MT_EINVAL, "no options");
 }
 
 int mt_gang_opts_set_env(mt_gang_opts_t *o, const char *key,
                          const char *value)
 {
-    char **v, *k = NULL, *x = NULL;
-
     if (!o || !key || !*key || strchr(key, '=') || !value ||
-        o->nenv >= MAX_ENV)
+        strlen(key) > MAX_STR || strlen(value) > MAX_STR ||
+        o->def.member.env.n >= MAX_ENV)
         return mt__set_error(NULL, -MT_EINVAL, "bad environment variable");
-    if (set_str(&k, key) < 0 || set_str(&x, value) < 0 ||
-        !(v = realloc(o->env, (2 * o->nenv + 2) * sizeof(*v)))) {
-        free(k);
-        free(x);
+    if (mt_kv_list_put(&o->def.member.env, key, value) < 0)
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
-    }
-    o->env = v;
-    v[2 * o->nenv] = k;
-    v[2 * o->nenv + 1] = x;
-    o->nenv++;
+    return 0;
+}
+
+int mt_gang_opts_set_task_opts(mt_gang_opts_t *o,
+                               const mt_task_opts_t *task_opts)
+{
+    struct mt_task_def d;
+
+    if (!o || !task_opts)
+        return mt__set_error(NULL, -MT_EINVAL, "no options");
+    if (task_opts->def.pg_id || task_opts->def.sel.n ||
+        task_opts->def.place != MT_PLACE_DEFAULT)
+        return mt__set_error(NULL, -MT_EINVAL, "a gang places its members "
+                             "itself: no placement group, label selector "
+                             "or strategy in their task options");
+    mt_task_def_init(&d);
+    if (mt_task_def_copy(&d, &task_opts->def) < 0)
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    mt_task_def_release(&o->def.member);
+    o->def.member = d;
     return 0;
 }
 
@@ -142,59 +137,71 @@ int mt_gang_submit(mt_client_t *c, const mt_gang_opts_t *o,
                    const char *const *argv, size_t argc, char *id,
                    size_t idlen)
 {
-    Manta__SubmitGangRequest req = MANTA__SUBMIT_GANG_REQUEST__INIT;
-    Manta__SubmitGangReply *reply = NULL;
-    Manta__TaskSpec spec = MANTA__TASK_SPEC__INIT;
-    Manta__ResourceEntry cpu0 = MANTA__RESOURCE_ENTRY__INIT, *cpu0p = &cpu0;
-    Manta__Label *labs;
-    Manta__Label **labp;
+    struct mt_gang_def d;
     int rc;
 
-    if (!c || !o || !argv || argc == 0 || !argv[0] || !id || idlen < 17)
-        return mt__set_error(c, -MT_EINVAL, "bad gang submit arguments");
-    labs = calloc(o->nenv + 1, sizeof(*labs));
-    labp = calloc(o->nenv + 1, sizeof(*labp));
-    if (!labs || !labp) {
-        free(labs);
-        free(labp);
-        return mt__set_error(c, -MT_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < o->nenv; i++) {
-        manta__label__init(&labs[i]);
-        labs[i].key = o->env[2 * i];
-        labs[i].value = o->env[2 * i + 1];
-        labp[i] = &labs[i];
-    }
-    spec.kind = MANTA__TASK_KIND__TASK_KIND_COMMAND;
-    spec.argv = (char **)argv;
-    spec.n_argv = argc;
-    spec.env = labp;
-    spec.n_env = o->nenv;
-    spec.cwd = o->cwd ? o->cwd : (char *)"";
-    cpu0.name = (char *)"CPU";
-    spec.resources = &cpu0p;
-    spec.n_resources = 1;
-    req.name = o->name ? o->name : (char *)"";
-    req.tpu_pod_type = o->pod_type;
-    req.tpu_topology = o->topology ? o->topology : (char *)"";
-    req.tpu_slices = o->slices;
-    req.launch = (Manta__GangLaunch)o->launch;
-    req.member = &spec;
-    req.max_restarts = o->max_restarts;
-    rc = mt__req_unary(c, &mt_head_submit_gang, &req.base, c->rpc_timeout_ms,
-                       (void **)&reply);
-    free(labs);
-    free(labp);
-    if (rc < 0)
-        return rc;
-    if (!*reply->gang_id || strlen(reply->gang_id) >= idlen)
-        rc = mt__set_error(c, -MT_EPROTO, "the head returned no gang id");
-    else
-        snprintf(id, idlen, "%s", reply->gang_id);
-    mt__rpc_submit_free(reply);
+    if (!mt__client_check(c) || !o || !argv || argc == 0 || !argv[0] ||
+        !id || idlen < 17)
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
+                             "bad gang submit arguments");
+    /* A shallow copy whose member takes argv (borrowed) for this call. */
+    d = o->def;
+    d.member.kind = MT_TASK_KIND_COMMAND;
+    d.member.argv = (char **)argv;
+    d.member.argc = argc;
+    rc = mt__gang_submit(c, &d, id, idlen);
     if (rc == 0)
         mt__clear_error(c);
     return rc;
+}
+
+const char *mt_gang_state_name(mt_gang_state s)
+{
+    switch (s) {
+    case MT_GANG_PENDING: return "PENDING";
+    case MT_GANG_RUNNING: return "RUNNING";
+    case MT_GANG_STOPPING: return "STOPPING";
+    case MT_GANG_FINISHED: return "FINISHED";
+    case MT_GANG_FAILED: return "FAILED";
+    case MT_GANG_CANCELLED: return "CANCELLED";
+    default: return "UNKNOWN";
+    }
+}
+
+int mt_gang_get(mt_client_t *c, const char *id, mt_gang_detail **out)
+{
+    struct mt__gang_detail *d;
+    int rc;
+
+    if (!mt__client_check(c) || !id || !out)
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
+                             "bad gang get arguments");
+    *out = NULL;
+    rc = mt__gang_get(c, id, &d, NULL);
+    if (rc == 0)
+        *out = &d->pub;
+    return rc;
+}
+
+void mt_gang_detail_free(mt_gang_detail *g)
+{
+    struct mt__gang_detail *d;
+
+    if (!g)
+        return;
+    d = (struct mt__gang_detail *)((char *)g -
+                                   offsetof(struct mt__gang_detail, pub));
+    mt__keep_release(&d->keep);
+    free(d);
+}
+
+int mt_gang_get_json(mt_client_t *c, const char *id, char **json)
+{
+    if (!mt__client_check(c) || !id || !json)
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
+                             "bad gang get arguments");
+    *json = NULL;
+    return mt__gang_get(c, id, NULL, json);
 }
 
 static bool ended(int s)
@@ -206,29 +213,20 @@ static bool ended(int s)
 /* One GetGang into info. RET 0 or the call's error. */
 static int get_once(mt_client_t *c, const char *id, mt_gang_info_t *info)
 {
-    Manta__GetGangRequest req = MANTA__GET_GANG_REQUEST__INIT;
-    Manta__GetGangReply *reply = NULL;
-    const Manta__GangInfo *g;
-    int rc;
+    mt_gang_detail *g;
+    int rc = mt_gang_get(c, id, &g);
 
-    req.gang_id = (char *)id;
-    rc = mt__req_unary(c, &mt_head_get_gang, &req.base, c->rpc_timeout_ms,
-                       (void **)&reply);
     if (rc < 0)
         return rc;
-    if (!(g = reply->gang)) {
-        mt__rpc_submit_free(reply);
-        return mt__set_error(c, -MT_EPROTO, "the head sent no gang");
-    }
     memset(info, 0, sizeof(*info));
-    info->state = (mt_gang_state)g->state;
+    info->state = g->state;
     info->attempt = g->attempt;
     info->members = (uint32_t)g->n_members;
     info->exit_code = g->exit_code;
     snprintf(info->slice, sizeof(info->slice), "%s",
              g->n_slice_names ? g->slice_names[0] : "");
     snprintf(info->error, sizeof(info->error), "%s", g->error);
-    mt__rpc_submit_free(reply);
+    mt_gang_detail_free(g);
     return 0;
 }
 
@@ -236,24 +234,23 @@ int mt_gang_wait(mt_client_t *c, const char *id, int timeout_ms,
                  mt_gang_info_t *info)
 {
     struct timespec dl = mt__deadline(timeout_ms < 0 ? 0 : timeout_ms);
-    struct timespec pause = {0, POLL_MS * 1000000L}, now;
+    struct timespec pause = {0, POLL_MS * 1000000L};
     mt_gang_info_t mine;
     int rc;
 
-    if (!c || !id)
-        return mt__set_error(c, -MT_EINVAL, "bad gang wait arguments");
+    if (!mt__client_check(c) || !id)
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
+                             "bad gang wait arguments");
+    if (!info)
+        info = &mine;
     for (;;) {
-        if ((rc = get_once(c, id, info ? info : &mine)) < 0)
+        if ((rc = get_once(c, id, info)) < 0)
             return rc;
-        if (ended((info ? info : &mine)->state))
+        if (ended(info->state))
             return 0;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (timeout_ms >= 0 && (now.tv_sec > dl.tv_sec ||
-                                (now.tv_sec == dl.tv_sec &&
-                                 now.tv_nsec >= dl.tv_nsec)))
+        if (timeout_ms >= 0 && mt__ms_left(&dl) == 0)
             return mt__set_error(c, -MT_ETIMEDOUT, "gang %s still %s", id,
-                                 (info ? info : &mine)->state ==
-                                         MT_GANG_PENDING
+                                 info->state == MT_GANG_PENDING
                                      ? "waiting for slices" : "running");
         nanosleep(&pause, NULL);
     }
@@ -261,16 +258,8 @@ int mt_gang_wait(mt_client_t *c, const char *id, int timeout_ms,
 
 int mt_gang_cancel(mt_client_t *c, const char *id)
 {
-    Manta__CancelGangRequest req = MANTA__CANCEL_GANG_REQUEST__INIT;
-    Manta__CancelGangReply *reply = NULL;
-    int rc;
-
-    if (!c || !id)
-        return mt__set_error(c, -MT_EINVAL, "bad gang cancel arguments");
-    req.gang_id = (char *)id;
-    rc = mt__req_unary(c, &mt_head_cancel_gang, &req.base, c->rpc_timeout_ms,
-                       (void **)&reply);
-    if (rc == 0)
-        mt__rpc_submit_free(reply);
-    return rc;
+    if (!mt__client_check(c) || !id)
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
+                             "bad gang cancel arguments");
+    return mt__gang_cancel(c, id);
 }

@@ -17,27 +17,114 @@
  * sent with others within MT__REL_DELAY_MS, and always before any task
  * this client submits next, so a task naming the object finds it known.
  *
+ * This file also holds the client's objects part (object_int.h): the
+ * queues of registrations and releases, sent by the loop thread, and
+ * flushed when the client disconnects.
+ *
  * A get that misses the local store asks the head (GetObject): a small
  * task result comes back inline and is returned in a heap copy; anything
  * else is pulled to this node by the local worker (FetchObject from each
  * holder in turn) and then mapped like a local object. A task result not
  * produced yet makes the head hold the call until it is, or the timeout.
  */
+#include "sdk/object_int.h"
+
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "objstore/client.h"
 #include "objstore/tensor.h"
-#include "sdk/sdk_int.h"
 
-void mt__store_unref(struct mt__store *s)
+/* ---- the objects part ---------------------------------------------------- */
+
+/* Let queued releases and registrations reach the head before the
+ * channel goes (3 s at most). */
+static void objects_leave(struct mt_client *c, void *st)
 {
-    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+    struct mt__objects *o = st;
+    struct timespec dl = mt__deadline(3000);
+    int rc = 0;
+
+    pthread_mutex_lock(&c->mu);
+    while ((o->n_rel || o->rel_calls || o->n_reg || o->reg_calls) && rc == 0)
+        rc = pthread_cond_timedwait(&c->cv, &c->mu, &dl);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void objects_wake(struct mt_client *c, void *st)
+{
+    mt__rel_kick(c);
+}
+
+static void objects_stop(struct mt_client *c, void *st)
+{
+    mt__objects_stop(c);
+}
+
+static void objects_destroy(void *st)
+{
+    struct mt__objects *o = st;
+
+    free(o->rel_ids);
+    free(o->reg_ids);
+    free(o->reg_sizes);
+    free(o);
+}
+
+static const struct mt__part_ops objects_part = {
+    .leave = objects_leave,
+    .wake = objects_wake,
+    .stop = objects_stop,
+    .destroy = objects_destroy,
+};
+
+int mt__objects_attach(struct mt_client *c)
+{
+    struct mt__objects *o = calloc(1, sizeof(*o));
+
+    if (!o)
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    atomic_init(&o->batching, false);
+    c->objects = o;
+    mt__client_add_part(c, &objects_part, o);
+    return 0;
+}
+
+void mt__objects_set_batching(struct mt_client *c, bool on)
+{
+    atomic_store(&c->objects->batching, on);
+}
+
+void mt__objects_post_release(struct mt_client *c, const mt_object_id *id)
+{
+    struct mt__objects *o;
+    bool wake = false;
+
+    if (!mt__client_lock_live(c))
         return;
-    mt_objc_disconnect(s->objc);
-    free(s);
+    o = c->objects;
+    pthread_mutex_lock(&c->mu);
+    if (!c->stopping && o->n_rel == o->cap_rel) {
+        size_t cap = o->cap_rel ? 2 * o->cap_rel : 64;
+        mt_object_id *v = realloc(o->rel_ids, cap * sizeof(*v));
+
+        if (v) {
+            o->rel_ids = v;
+            o->cap_rel = cap;
+        }
+    }
+    if (!c->stopping && o->n_rel < o->cap_rel) {
+        o->rel_ids[o->n_rel++] = *id;
+        /* The loop thread sends them in batches (mt__rel_kick). */
+        wake = o->n_rel == 1 || o->n_rel == MT__REL_BATCH;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (wake)
+        mt__client_wake(c);
+    mt__client_unlock_live();
 }
 
 /* ---- ids ----------------------------------------------------------------- */
@@ -57,6 +144,17 @@ int mt_object_id_parse(const char *hex, mt_object_id *out)
 bool mt_object_id_equal(const mt_object_id *a, const mt_object_id *b)
 {
     return mt_object_id_eq(a, b);
+}
+
+const char *mt_object_state_name(mt_object_state s)
+{
+    switch (s) {
+    case MT_OBJECT_STATE_PENDING: return "PENDING";
+    case MT_OBJECT_STATE_READY: return "READY";
+    case MT_OBJECT_STATE_LOST: return "LOST";
+    case MT_OBJECT_STATE_FAILED: return "FAILED";
+    default: return "UNKNOWN";
+    }
 }
 
 static int random_id(mt_object_id *id)
@@ -84,7 +182,7 @@ static int no_store(mt_client_t *c)
 
 static bool check_client(const struct mt_client *c)
 {
-    return c && c->magic == MT_CLIENT_MAGIC;
+    return mt__client_check(c);
 }
 
 static int put(mt_client_t *c, const void *data, size_t size, uint32_t flags,
@@ -109,8 +207,8 @@ static int put(mt_client_t *c, const void *data, size_t size, uint32_t flags,
         return mt__set_error(c, rc, "put of %zu bytes as %s failed: %s", size,
                              mt_object_id_hex(&id, hex), mt_strerror(rc));
     if (!(flags & MT_PUT_EVICTABLE) && c->node_id) {
-        rc = atomic_load(&c->cw_state) == MT__CW_READY
-                 ? mt__reg_post(c, &id, size) /* batched, see sdk_int.h */
+        rc = atomic_load(&c->objects->batching)
+                 ? mt__reg_post(c, &id, size) /* see object_int.h */
                  : mt__obj_register(c, &id, size);
         if (rc < 0) {
             char why[256];
@@ -184,10 +282,10 @@ static int inline_buffer(mt_client_t *c, const mt_object_id *id,
 static int no_value(mt_client_t *c, const char *hex,
                     const struct mt__located *l)
 {
-    if (l->state == 4) /* FAILED */
+    if (l->state == MT_OBJECT_STATE_FAILED)
         return mt__set_error(c, -MT_ETASKFAILED, "object %s has no value "
                              "(%s)", hex, l->error);
-    if (l->state == 3) /* LOST */
+    if (l->state == MT_OBJECT_STATE_LOST)
         return mt__set_error(c, -MT_EWORKERDIED, "object %s: %s", hex,
                              l->error);
     return mt__set_error(c, -MT_ETIMEDOUT, "object %s is still pending "
@@ -211,7 +309,7 @@ static int get_remote(mt_client_t *c, const mt_object_id *id, int timeout_ms,
         return 1;
     if (rc < 0)
         return rc;
-    if (l.state != 2) { /* READY */
+    if (l.state != MT_OBJECT_STATE_READY) {
         rc = no_value(c, hex, &l);
     } else if (l.is_inline) {
         rc = inline_buffer(c, id, &l, out);

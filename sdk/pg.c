@@ -1,59 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * pg.c -- placement groups in the SDK (manta/pg.h): options as plain C,
- * then CreatePlacementGroup / WaitPlacementGroup / RemovePlacementGroup on
- * the head through the client's generic unary request (mt__req_unary).
- *
- * Besides rpc_head.c, this is the one SDK file that sees protobuf types:
- * the messages are built on the stack with borrowed pointers and copied by
- * mt__req_unary, so nothing here allocates protobuf memory by hand.
+ * pg.c -- placement groups in the SDK (manta/pg.h): options as a struct
+ * mt_pg_def checked as they are set, handles, and waiting in slices of at
+ * most WAIT_SLICE_MS per call to the head (rpc_pg.c makes the calls).
  *
  * THREAD: any; a handle's bundle nodes are replaced by mt_pg_wait().
  */
+#include "sdk/pg_int.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "head_service.pb-c.h"
-#include "proto/services.h"
-#include "sdk/sdk_int.h"
-#include "manta/pg.h"
-
-#define PG_MAGIC 0x6d747067u     /* "mtpg" */
 #define MAX_NAME 4096
+#define MAX_POD_TYPE 63
+#define MAX_TOPOLOGY 31
 #define WAIT_SLICE_MS 600000     /* one WaitPlacementGroup call at most */
 
-struct pg_bundle {
-    struct mt__res res[MT_PG_MAX_RESOURCES];
-    size_t n;
-};
-
-struct mt_pg_opts {
-    struct pg_bundle *b;
-    size_t n, cap;
-    int strategy;
-    char *name;
-    char pod_type[64];           /* a TPU slice group: the pod type */
-    char topology[32];           /* "" = the pod type's default */
-    uint32_t slices;
-};
-
-struct mt_pg {
-    uint32_t magic;
-    char id[64];
-    size_t n_bundles;
-    char **nodes;                /* per bundle, from the last wait */
-};
-
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-
-    if (p)
-        memcpy(p, s, n);
-    return p;
-}
+_Static_assert(MT_PG_MAX_BUNDLES == MT_PG_DEF_MAX_BUNDLES, "bundles");
+_Static_assert(MT_PG_MAX_RESOURCES == MT_TASK_MAX_RES, "resource kinds");
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -71,11 +36,7 @@ void mt_pg_opts_destroy(mt_pg_opts_t *o)
 {
     if (!o)
         return;
-    for (size_t i = 0; i < o->n; i++)
-        for (size_t j = 0; j < o->b[i].n; j++)
-            free(o->b[i].res[j].name);
-    free(o->b);
-    free(o->name);
+    mt_pg_def_release(&o->def);
     free(o);
 }
 
@@ -84,26 +45,22 @@ int mt_pg_opts_set_strategy(mt_pg_opts_t *o, mt_pg_strategy s)
     if (!o || (int)s < MT_PG_PACK || (int)s > MT_PG_STRICT_SPREAD)
         return mt__set_error(NULL, -MT_EINVAL, "invalid placement strategy "
                              "%d", (int)s);
-    o->strategy = (int)s;
+    o->def.strategy = (int)s;
     return 0;
 }
 
 int mt_pg_opts_set_name(mt_pg_opts_t *o, const char *name)
 {
-    char *copy = NULL;
-
     if (!o || (name && strlen(name) > MAX_NAME))
         return mt__set_error(NULL, -MT_EINVAL, "a group name has at most "
                              "%d bytes", MAX_NAME);
-    if (name && !(copy = dup_str(name)))
+    if (mt_def_set_str(&o->def.name, name) < 0)
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
-    free(o->name);
-    o->name = copy;
     return 0;
 }
 
-/* Check and convert n amounts into b. RET 0 or -MT_E* (last error set). */
-static int bundle_fill(struct pg_bundle *b, const char *const *names,
+/* Check and convert n amounts into l. RET 0 or -MT_E* (last error set). */
+static int bundle_fill(struct mt_qty_list *l, const char *const *names,
                        const double *amounts, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -115,13 +72,11 @@ static int bundle_fill(struct pg_bundle *b, const char *const *names,
         if (q == 0)
             return mt__set_error(NULL, -MT_EINVAL, "bundle amount of %s "
                                  "must be above 0", names[i]);
-        for (size_t j = 0; j < b->n; j++)
-            if (strcmp(b->res[j].name, names[i]) == 0)
-                return mt__set_error(NULL, -MT_EINVAL, "%s given twice in "
-                                     "one bundle", names[i]);
-        if (!(b->res[b->n].name = dup_str(names[i])))
+        if (mt_qty_list_get(l, names[i]) >= 0)
+            return mt__set_error(NULL, -MT_EINVAL, "%s given twice in "
+                                 "one bundle", names[i]);
+        if (mt_qty_list_put(l, names[i], q) < 0)
             return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
-        b->res[b->n++].qty = q;
     }
     return 0;
 }
@@ -129,53 +84,47 @@ static int bundle_fill(struct pg_bundle *b, const char *const *names,
 int mt_pg_opts_add_bundle(mt_pg_opts_t *o, const char *const *names,
                           const double *amounts, size_t n)
 {
-    struct pg_bundle b = {0};
+    struct mt_qty_list l = {0};
+    struct mt_bundle_def *b;
     int rc;
 
     if (!o || !names || !amounts || n == 0 || n > MT_PG_MAX_RESOURCES)
         return mt__set_error(NULL, -MT_EINVAL, "a bundle holds 1 to %d "
                              "resources", MT_PG_MAX_RESOURCES);
-    if (o->n == MT_PG_MAX_BUNDLES)
+    if (o->def.nbundles == MT_PG_MAX_BUNDLES)
         return mt__set_error(NULL, -MT_ERANGE, "at most %d bundles in a "
                              "group", MT_PG_MAX_BUNDLES);
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 4;
-        struct pg_bundle *v = realloc(o->b, cap * sizeof(*v));
-
-        if (!v)
-            return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
-        o->b = v;
-        o->cap = cap;
-    }
-    rc = bundle_fill(&b, names, amounts, n);
+    rc = bundle_fill(&l, names, amounts, n);
+    if (rc == 0 && !(b = mt_pg_def_add_bundle(&o->def)))
+        rc = mt__set_error(NULL, -MT_ENOMEM, "out of memory");
     if (rc < 0) {
-        for (size_t j = 0; j < b.n; j++)
-            free(b.res[j].name);
+        mt_qty_list_release(&l);
         return rc;
     }
-    o->b[o->n] = b;
-    return (int)o->n++;
+    b->res = l;
+    return (int)o->def.nbundles - 1;
 }
-
-/* ---- calls --------------------------------------------------------------- */
 
 int mt_pg_opts_set_tpu_slice(mt_pg_opts_t *o, const char *pod_type,
                              const char *topology, unsigned slices)
 {
-    if (!o || !pod_type || !*pod_type || strlen(pod_type) >= sizeof(o->pod_type)
-        || (topology && strlen(topology) >= sizeof(o->topology)) ||
-        slices < 1 || slices > 64)
+    if (!o || !pod_type || !*pod_type || strlen(pod_type) > MAX_POD_TYPE ||
+        (topology && strlen(topology) > MAX_TOPOLOGY) || slices < 1 ||
+        slices > 64)
         return mt__set_error(NULL, -MT_EINVAL, "bad TPU slice request (pod "
                              "type such as v4-16, 1..64 slices)");
-    snprintf(o->pod_type, sizeof(o->pod_type), "%s", pod_type);
-    snprintf(o->topology, sizeof(o->topology), "%s", topology ? topology : "");
-    o->slices = slices;
+    if (mt_def_set_str(&o->def.tpu_pod_type, pod_type) < 0 ||
+        mt_def_set_str(&o->def.tpu_topology, topology) < 0)
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    o->def.tpu_slices = slices;
     return 0;
 }
 
+/* ---- handles ------------------------------------------------------------- */
+
 static bool check(const struct mt_client *c, const struct mt_pg *pg)
 {
-    return c && pg && pg->magic == PG_MAGIC;
+    return mt__client_check(c) && pg && pg->magic == MT_PG_MAGIC;
 }
 
 static void nodes_free(struct mt_pg *pg)
@@ -187,136 +136,97 @@ static void nodes_free(struct mt_pg *pg)
     pg->nodes = NULL;
 }
 
-/* Send the create request built from o; RET the head's id via reply. */
-static int send_create(mt_client_t *c, const struct mt_pg_opts *o,
-                       Manta__CreatePlacementGroupReply **reply)
+static struct mt_pg *pg_new(const char *id, size_t n_bundles)
 {
-    Manta__CreatePlacementGroupRequest req =
-        MANTA__CREATE_PLACEMENT_GROUP_REQUEST__INIT;
-    Manta__BundleSpec *bs = calloc(o->n, sizeof(*bs));
-    Manta__BundleSpec **bp = calloc(o->n, sizeof(*bp));
-    Manta__ResourceEntry *re = calloc(o->n * MT_PG_MAX_RESOURCES,
-                                      sizeof(*re));
-    Manta__ResourceEntry **rp = calloc(o->n * MT_PG_MAX_RESOURCES,
-                                       sizeof(*rp));
-    int rc = -MT_ENOMEM;
+    struct mt_pg *pg = calloc(1, sizeof(*pg));
 
-    if (bs && bp && re && rp) {
-        for (size_t i = 0; i < o->n; i++) {
-            size_t k = i * MT_PG_MAX_RESOURCES;
-
-            manta__bundle_spec__init(&bs[i]);
-            bp[i] = &bs[i];
-            bs[i].resources = &rp[k];
-            bs[i].n_resources = o->b[i].n;
-            for (size_t j = 0; j < o->b[i].n; j++) {
-                manta__resource_entry__init(&re[k + j]);
-                re[k + j].name = o->b[i].res[j].name;
-                re[k + j].quantity = o->b[i].res[j].qty;
-                rp[k + j] = &re[k + j];
-            }
-        }
-        req.name = o->name ? o->name : (char *)"";
-        req.strategy = (Manta__PlacementStrategy)o->strategy;
-        req.bundles = bp;
-        req.n_bundles = o->n;
-        req.tpu_pod_type = (char *)o->pod_type;
-        req.tpu_topology = (char *)o->topology;
-        req.tpu_slices = o->slices;
-        rc = mt__req_unary(c, &mt_head_create_pg, &req.base,
-                           c->rpc_timeout_ms, (void **)reply);
-    } else {
-        rc = mt__set_error(c, rc, "out of memory");
-    }
-    free(bs);
-    free(bp);
-    free(re);
-    free(rp);
-    return rc;
+    if (!pg)
+        return NULL;
+    pg->magic = MT_PG_MAGIC;
+    snprintf(pg->id, sizeof(pg->id), "%s", id);
+    pg->n_bundles = n_bundles;
+    return pg;
 }
 
 int mt_pg_create(mt_client_t *c, const mt_pg_opts_t *o, mt_pg_t **out)
 {
-    Manta__CreatePlacementGroupReply *reply = NULL;
-    struct mt_pg *pg;
+    char id[64];
     int rc;
 
-    if (!c || !o || !out)
-        return mt__set_error(c, -MT_EINVAL, "NULL argument");
+    if (!mt__client_check(c) || !o || !out)
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
+                             "NULL argument");
     *out = NULL;
-    if (o->n == 0 && !*o->pod_type)
+    if (o->def.nbundles == 0 && !o->def.tpu_pod_type)
         return mt__set_error(c, -MT_EINVAL, "a placement group needs at "
                              "least one bundle");
-    if (o->n && *o->pod_type)
+    if (o->def.nbundles && o->def.tpu_pod_type)
         return mt__set_error(c, -MT_EINVAL, "a TPU slice group takes no "
                              "bundles: it has one per host");
-    rc = send_create(c, o, &reply);
+    rc = mt__pg_create(c, &o->def, id, sizeof(id));
     if (rc < 0)
         return rc;
-    pg = calloc(1, sizeof(*pg));
-    if (!pg || !*reply->pg_id || strlen(reply->pg_id) >= sizeof(pg->id)) {
-        rc = pg ? mt__set_error(c, -MT_EPROTO, "the head returned no group "
-                                "id")
-                : mt__set_error(c, -MT_ENOMEM, "out of memory");
-        free(pg);
-        mt__rpc_submit_free(reply);
-        return rc;
-    }
-    pg->magic = PG_MAGIC;
-    snprintf(pg->id, sizeof(pg->id), "%s", reply->pg_id);
-    pg->n_bundles = o->n; /* a slice group learns its count when placed */
-    mt__rpc_submit_free(reply);
+    /* A slice group learns its bundle count when placed. */
+    if (!(*out = pg_new(id, o->def.nbundles)))
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
     mt__clear_error(c);
-    *out = pg;
     return 0;
 }
 
-/* Keep the bundle nodes of g in pg. */
-static void take_nodes(struct mt_pg *pg, const Manta__PlacementGroupInfo *g)
+int mt_pg_from_id(const char *id, mt_pg_t **out)
 {
-    size_t n = pg->n_bundles ? pg->n_bundles : g->n_bundle_node_ids;
-    char **v = calloc(n ? n : 1, sizeof(*v));
-
-    if (!v)
-        return;
-    nodes_free(pg);
-    pg->n_bundles = n;
-    pg->nodes = v;
-    for (size_t i = 0; i < pg->n_bundles; i++)
-        v[i] = dup_str(i < g->n_bundle_node_ids ? g->bundle_node_ids[i] : "");
+    if (!out || !id || !*id || strlen(id) >= sizeof(((struct mt_pg *)0)->id))
+        return mt__set_error(NULL, -MT_EINVAL, "a placement group id is "
+                             "1 to 63 characters");
+    if (!(*out = pg_new(id, 0)))
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    return 0;
 }
 
-/* One WaitPlacementGroup of up to slice_ms. RET 0 (created), -MT_EAGAIN
- * (not yet), or an error. */
-static int wait_once(mt_client_t *c, struct mt_pg *pg, int slice_ms,
-                     mt_pg_state *state, char *why, size_t whylen)
+/* Keep the bundle nodes of s in pg (the count: ours, or the head's). */
+static void take_nodes(struct mt_pg *pg, struct mt__pg_seen *s)
 {
-    Manta__WaitPlacementGroupRequest req =
-        MANTA__WAIT_PLACEMENT_GROUP_REQUEST__INIT;
-    Manta__WaitPlacementGroupReply *reply = NULL;
-    const Manta__PlacementGroupInfo *g;
-    int rc;
+    size_t n = pg->n_bundles ? pg->n_bundles : s->n_nodes;
 
-    req.pg_id = pg->id;
-    req.timeout_ms = (uint32_t)slice_ms;
-    rc = mt__req_unary(c, &mt_head_wait_pg, &req.base,
-                       slice_ms + c->rpc_timeout_ms, (void **)&reply);
+    nodes_free(pg);
+    if (n > s->n_nodes) { /* a bundle the head did not name: "" */
+        char **v = realloc(s->nodes, (n + 1) * sizeof(*v));
+
+        if (!v)
+            return;
+        s->nodes = v;
+        for (; s->n_nodes < n; s->n_nodes++)
+            if (!(v[s->n_nodes] = strdup("")))
+                return;
+    }
+    pg->nodes = s->nodes;
+    pg->n_bundles = n;
+    for (size_t i = n; i < s->n_nodes; i++)
+        free(s->nodes[i]);
+    s->nodes = NULL;
+    s->n_nodes = 0;
+}
+
+/* One wait of up to slice_ms. RET 0 (created), -MT_EAGAIN (not yet),
+ * -MT_ESTATE (removed), or an error. */
+static int wait_once(mt_client_t *c, struct mt_pg *pg, int slice_ms,
+                     mt_pg_state *state)
+{
+    struct mt__pg_seen s;
+    int rc = mt__pg_wait_once(c, pg->id, slice_ms, &s);
+
     if (rc < 0)
         return rc;
-    g = reply->group;
-    rc = -MT_EPROTO;
-    if (g) {
-        *state = (mt_pg_state)g->state;
-        snprintf(why, whylen, "%s", g->error);
-        rc = -MT_EAGAIN;
-        if (g->state == MANTA__PLACEMENT_GROUP_STATE__PG_STATE_CREATED) {
-            take_nodes(pg, g);
-            rc = 0;
-        } else if (g->state == MANTA__PLACEMENT_GROUP_STATE__PG_STATE_REMOVED) {
-            rc = -MT_ESTATE;
-        }
+    *state = s.state;
+    snprintf(pg->note, sizeof(pg->note), "%s", s.note);
+    rc = -MT_EAGAIN;
+    if (s.state == MT_PG_STATE_CREATED) {
+        take_nodes(pg, &s);
+        rc = 0;
+    } else if (s.state == MT_PG_STATE_REMOVED) {
+        rc = -MT_ESTATE;
     }
-    mt__rpc_submit_free(reply);
+    mt__pg_seen_release(&s);
     return rc;
 }
 
@@ -324,24 +234,17 @@ int mt_pg_wait(mt_client_t *c, mt_pg_t *pg, int timeout_ms, mt_pg_state *state)
 {
     struct timespec dl = mt__deadline(timeout_ms < 0 ? 0 : timeout_ms);
     mt_pg_state st = MT_PG_STATE_UNKNOWN;
-    char why[256] = "";
     int rc;
 
     if (!check(c, pg))
-        return mt__set_error(c, -MT_EINVAL, "invalid client or group");
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or group");
     for (;;) {
         int slice = WAIT_SLICE_MS;
 
-        if (timeout_ms >= 0) {
-            struct timespec now;
-            int64_t left;
-
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            left = (int64_t)(dl.tv_sec - now.tv_sec) * 1000 +
-                   (dl.tv_nsec - now.tv_nsec) / 1000000;
-            slice = left < 0 ? 0 : left < slice ? (int)left : slice;
-        }
-        rc = wait_once(c, pg, slice, &st, why, sizeof(why));
+        if (timeout_ms >= 0 && mt__ms_left(&dl) < slice)
+            slice = mt__ms_left(&dl);
+        rc = wait_once(c, pg, slice, &st);
         if (rc != -MT_EAGAIN || (timeout_ms >= 0 && slice < WAIT_SLICE_MS))
             break;
     }
@@ -352,11 +255,9 @@ int mt_pg_wait(mt_client_t *c, mt_pg_t *pg, int timeout_ms, mt_pg_state *state)
                              pg->id, st == MT_PG_STATE_RESCHEDULING
                                          ? "being placed again"
                                          : "not created yet",
-                             *why ? ": " : "", why);
+                             *pg->note ? ": " : "", pg->note);
     if (rc == -MT_ESTATE)
         return mt__set_error(c, rc, "placement group %s was removed", pg->id);
-    if (rc == -MT_EPROTO)
-        return mt__set_error(c, rc, "the head sent no group");
     if (rc == 0)
         mt__clear_error(c);
     return rc;
@@ -364,29 +265,29 @@ int mt_pg_wait(mt_client_t *c, mt_pg_t *pg, int timeout_ms, mt_pg_state *state)
 
 const char *mt_pg_bundle_node(const mt_pg_t *pg, size_t i)
 {
-    if (!pg || pg->magic != PG_MAGIC || i >= pg->n_bundles)
+    if (!pg || pg->magic != MT_PG_MAGIC || i >= pg->n_bundles)
         return NULL;
     return pg->nodes && pg->nodes[i] ? pg->nodes[i] : "";
 }
 
 size_t mt_pg_num_bundles(const mt_pg_t *pg)
 {
-    return pg && pg->magic == PG_MAGIC ? pg->n_bundles : 0;
+    return pg && pg->magic == MT_PG_MAGIC ? pg->n_bundles : 0;
+}
+
+const char *mt_pg_note(const mt_pg_t *pg)
+{
+    return pg && pg->magic == MT_PG_MAGIC ? pg->note : "";
 }
 
 int mt_pg_remove(mt_client_t *c, mt_pg_t *pg)
 {
-    Manta__RemovePlacementGroupRequest req =
-        MANTA__REMOVE_PLACEMENT_GROUP_REQUEST__INIT;
-    void *reply = NULL;
     int rc;
 
     if (!check(c, pg))
-        return mt__set_error(c, -MT_EINVAL, "invalid client or group");
-    req.pg_id = pg->id;
-    rc = mt__req_unary(c, &mt_head_remove_pg, &req.base, c->rpc_timeout_ms,
-                       &reply);
-    mt__rpc_submit_free(reply);
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or group");
+    rc = mt__pg_remove(c, pg->id);
     if (rc == 0)
         mt__clear_error(c);
     return rc;
@@ -394,16 +295,27 @@ int mt_pg_remove(mt_client_t *c, mt_pg_t *pg)
 
 const char *mt_pg_id(const mt_pg_t *pg)
 {
-    return pg && pg->magic == PG_MAGIC ? pg->id : NULL;
+    return pg && pg->magic == MT_PG_MAGIC ? pg->id : NULL;
 }
 
 void mt_pg_release(mt_pg_t *pg)
 {
-    if (!pg || pg->magic != PG_MAGIC)
+    if (!pg || pg->magic != MT_PG_MAGIC)
         return;
     nodes_free(pg);
     pg->magic = 0;
     free(pg);
+}
+
+const char *mt_pg_state_name(mt_pg_state s)
+{
+    switch (s) {
+    case MT_PG_STATE_PENDING: return "PENDING";
+    case MT_PG_STATE_CREATED: return "CREATED";
+    case MT_PG_STATE_RESCHEDULING: return "RESCHEDULING";
+    case MT_PG_STATE_REMOVED: return "REMOVED";
+    default: return "UNKNOWN";
+    }
 }
 
 int mt_task_opts_set_placement_group(mt_task_opts_t *o, const mt_pg_t *pg,
@@ -412,16 +324,19 @@ int mt_task_opts_set_placement_group(mt_task_opts_t *o, const mt_pg_t *pg,
     if (!o)
         return mt__set_error(NULL, -MT_EINVAL, "no options");
     if (!pg) {
-        o->pg_id[0] = '\0';
-        o->bundle = -1;
+        mt_def_set_str(&o->def.pg_id, NULL);
+        o->def.bundle = -1;
         return 0;
     }
-    if (pg->magic != PG_MAGIC || bundle < -1 ||
-        (bundle >= 0 && (size_t)bundle >= pg->n_bundles))
+    /* A group whose bundle count is not known yet takes any index. */
+    if (pg->magic != MT_PG_MAGIC || bundle < -1 ||
+        bundle >= MT_PG_MAX_BUNDLES ||
+        (bundle >= 0 && pg->n_bundles && (size_t)bundle >= pg->n_bundles))
         return mt__set_error(NULL, -MT_EINVAL, "bundle %d is not in the "
                              "group (it has %zu; -1 for any)", bundle,
                              pg->n_bundles);
-    snprintf(o->pg_id, sizeof(o->pg_id), "%s", pg->id);
-    o->bundle = bundle;
+    if (mt_def_set_str(&o->def.pg_id, pg->id) < 0)
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    o->def.bundle = bundle;
     return 0;
 }

@@ -11,6 +11,8 @@
  *
  * THREAD: the caller's; the store client is thread-safe.
  */
+#include "sdk/object_int.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,7 +23,6 @@
 #include "common/sys.h"
 #include "objstore/client.h"
 #include "objstore/tensor.h"
-#include "sdk/sdk_int.h"
 #include "manta/result.h"
 
 int mt_task_result_id(const char *task_id, mt_object_id *out)
@@ -67,7 +68,7 @@ static int report(mt_client_t *c, const void *data, size_t size,
     mt_object_id id;
     int rc;
 
-    if (!c || c->magic != MT_CLIENT_MAGIC || (size && !data))
+    if (!mt__client_check(c) || (size && !data))
         return mt__set_error(NULL, -MT_EINVAL, "invalid client or data");
     rc = task_target(c, &id, &path);
     if (rc < 0)
@@ -122,7 +123,7 @@ int mt_report_result_tensor(mt_client_t *c, const void *data, size_t size,
     struct mt_tensor_desc t;
     int rc;
 
-    if (!c || c->magic != MT_CLIENT_MAGIC)
+    if (!mt__client_check(c))
         return mt__set_error(NULL, -MT_EINVAL, "invalid client");
     rc = tensor_desc(c, &t, size, code, bits, ndim, shape);
     return rc < 0 ? rc : report(c, data, size, &t);
@@ -138,7 +139,7 @@ int mt_report_result_object(mt_client_t *c, const mt_object_id *id,
     mt_buffer_t *b;
     int rc;
 
-    if (!c || c->magic != MT_CLIENT_MAGIC || !id)
+    if (!mt__client_check(c) || !id)
         return mt__set_error(NULL, -MT_EINVAL, "invalid client or id");
     rc = mt_get(c, id, timeout_ms, &b);
     if (rc < 0)

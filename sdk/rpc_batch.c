@@ -6,14 +6,15 @@
  *
  * At connect the client opens WatchTasks under a random id and waits for
  * the head's first (empty) message. From then on a submit does not wait
- * for the head: the caller builds the spec, gives the task a tag (a number
+ * for the head: the caller builds the def, gives the task a tag (a number
  * of this client), posts both to the loop thread and returns the handle.
- * The loop thread keeps the task in a map by tag and the spec in a pending
+ * The loop thread keeps the task in a map by tag and the def in a pending
  * list; whenever fewer than MAX_BATCHES SubmitTasks calls are in flight it
- * sends up to MAX_BATCH pending specs in one call. The reply gives each
- * task its id, or the head's reason for refusing it (the task then ends
- * FAILED). Events come on the stream in batches, each with its task's tag;
- * a task leaves the map with its final event.
+ * sends up to MAX_BATCH pending defs in one call, as views on them
+ * (proto/convert.h). The reply gives each task its id, or the head's
+ * reason for refusing it (the task then ends FAILED). Events come on the
+ * stream in batches, each with its task's tag; a task leaves the map with
+ * its final event.
  *
  * When the stream ends (head gone, connection cut, cut off as too slow)
  * the client falls back to the one-by-one path for good: tasks that have
@@ -28,6 +29,8 @@
  *
  * THREAD: the loop thread, except mt__cw_connect and mt__cw_post (callers).
  */
+#include "sdk/task_int.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,38 +41,24 @@
 
 #include "common/rpc.h"
 #include "head_service.pb-c.h"
+#include "proto/convert.h"
 #include "proto/services.h"
-#include "sdk/sdk_int.h"
+#include "sdk/object_int.h"
 
 #define MAX_BATCH 1024     /* specs per SubmitTasks */
 #define MAX_BATCHES 2      /* SubmitTasks calls in flight */
 
-/* ---- ending tasks ------------------------------------------------------------ */
-
-static void free_spec(struct mt_task *t)
+static void set_state(struct mt_client *c, int state)
 {
-    if (t->spec)
-        manta__task_spec__free_unpacked(t->spec, NULL);
-    t->spec = NULL;
+    atomic_store(&c->tasks->cw_state, state);
+    mt__objects_set_batching(c, state == MT__CW_READY);
 }
 
-void mt__task_end(struct mt_client *c, struct mt_task *t, int lost,
-                  const char *why)
+/* Take t out of the map; drop the map's reference when it was there. */
+static void forget(struct mt_client *c, struct mt_task *t)
 {
-    pthread_mutex_lock(&c->mu);
-    if (!t->ended) {
-        if (lost) {
-            t->lost = lost;
-        } else {
-            t->state = MT_TASK_STATE_FAILED;
-            t->ended = true;
-        }
-        free(t->error);
-        t->error = strdup(why);
-    }
-    atomic_store(&t->settled, true);
-    pthread_cond_broadcast(&c->cv);
-    pthread_mutex_unlock(&c->mu);
+    if (mt__tagmap_take(&c->tasks->cw_tasks, t->tag, t))
+        mt__task_unref(t);
 }
 
 /*
@@ -83,56 +72,60 @@ static void watch_alone(struct mt_client *c, struct mt_task *t)
     t->out.len = t->err.len = 0;
     t->out.dropped = t->err.dropped = 0;
     pthread_mutex_unlock(&c->mu);
-    mt__rpc_watch(c, t);
+    mt__task_watch(c, t);
 }
 
-static void hand_over(struct mt_client *c, struct mt_task *t)
+/* ---- the stream ---------------------------------------------------------- */
+
+/* Apply one event to the task it names. RET the task when it ended (taken
+ * out of the map, with the map's ref), else NULL. mu held. */
+static struct mt_task *apply_locked(struct mt_client *c,
+                                    const struct mt__task_event *ev)
 {
-    if (mt__tagmap_take(&c->cw_tasks, t))
-        watch_alone(c, t);
+    struct mt__tagmap *m = &c->tasks->cw_tasks;
+    size_t j = mt__tagmap_find(m, ev->tag);
+    struct mt_task *t;
+
+    if (j == SIZE_MAX)
+        return NULL;
+    t = m->slots[j].item;
+    if (!t->id[0] && *ev->task_id && strlen(ev->task_id) < sizeof(t->id)) {
+        memcpy(t->id, ev->task_id, strlen(ev->task_id) + 1);
+        atomic_store(&t->settled, true);
+    }
+    mt__task_apply_locked(t, ev);
+    if (!t->ended)
+        return NULL;
+    mt__tagmap_del(m, j);
+    return t;
 }
-
-static void submit_alone(struct mt_client *c, struct mt_task *t, void *spec);
-
-/* ---- the stream ------------------------------------------------------------ */
 
 static void on_cw_message(void *arg, const ProtobufCMessage *msg)
 {
     const Manta__TaskEvents *m = (const Manta__TaskEvents *)msg;
     struct mt_client *c = arg;
-    struct mt_task *done[64];
+    struct mt_task *done[64], *t;
+    struct mt__task_event ev;
     size_t n_done = 0;
 
-    if (c->cw_open) {
-        atomic_store(&c->cw_state, MT__CW_READY);
-        mt__req_complete(c, c->cw_open, 0, NULL);
-        c->cw_open = NULL;
+    if (c->tasks->cw_open) {
+        set_state(c, MT__CW_READY);
+        mt__req_complete(c, c->tasks->cw_open, 0, NULL);
+        c->tasks->cw_open = NULL;
     }
     pthread_mutex_lock(&c->mu);
     for (size_t i = 0; i < m->n_events; i++) {
-        const Manta__TaskEvent *ev = m->events[i];
-        size_t j = mt__tagmap_find(&c->cw_tasks, ev->client_tag);
-        struct mt_task *t;
-
-        if (j == SIZE_MAX)
+        mt__task_event_decode(m->events[i], &ev);
+        if (!(t = apply_locked(c, &ev)))
             continue;
-        t = c->cw_tasks.slots[j];
-        if (!t->id[0] && *ev->task_id && strlen(ev->task_id) < sizeof(t->id)) {
-            memcpy(t->id, ev->task_id, strlen(ev->task_id) + 1);
-            atomic_store(&t->settled, true);
+        if (n_done == sizeof(done) / sizeof(done[0])) {
+            pthread_mutex_unlock(&c->mu);
+            for (size_t k = 0; k < n_done; k++)
+                mt__task_unref(done[k]);
+            n_done = 0;
+            pthread_mutex_lock(&c->mu);
         }
-        mt__apply_event_locked(t, ev);
-        if (t->ended) {
-            mt__tagmap_del(&c->cw_tasks, j);
-            if (n_done == sizeof(done) / sizeof(done[0])) {
-                pthread_mutex_unlock(&c->mu);
-                for (size_t k = 0; k < n_done; k++)
-                    mt__task_unref(done[k]);
-                n_done = 0;
-                pthread_mutex_lock(&c->mu);
-            }
-            done[n_done++] = t;
-        }
+        done[n_done++] = t;
     }
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
@@ -140,38 +133,29 @@ static void on_cw_message(void *arg, const ProtobufCMessage *msg)
         mt__task_unref(done[k]);
 }
 
-static void on_cw_done(void *arg, const struct mt_rpc_status *st,
-                       const ProtobufCMessage *resp)
+/* The watch is gone: tasks not sent yet go one by one; tasks with an id
+ * get their own watch; the others wait in the map for their batch's
+ * reply. */
+static void fall_back(struct mt_client *c)
 {
-    struct mt_client *c = arg;
-    char why[256];
+    struct mt__tasks *ts = c->tasks;
 
-    (void)resp;
-    c->n_watches--;
-    c->cw_stream = NULL;
-    atomic_store(&c->cw_state, MT__CW_BROKEN);
-    mt__status_text(st, "the client watch ended", why, sizeof(why));
-    if (c->cw_open) {
-        mt__req_complete(c, c->cw_open, st->code ? mt__status_err(st)
-                                                 : -MT_EPROTO, why);
-        c->cw_open = NULL;
+    for (size_t i = 0; i < ts->n_pend && !c->closing; i++) {
+        struct mt_task *t = ts->pend[i];
+        struct mt_task_def *d = t->def;
+
+        t->def = NULL;
+        if (mt__tagmap_take(&ts->cw_tasks, t->tag, t))
+            mt__task_submit_posted(c, t, d);
+        else
+            mt__task_def_free(d);
     }
-    /* Tasks not sent yet go one by one; tasks with an id get their own
-     * watch; the others wait in the map for their batch's reply. */
-    for (size_t i = 0; i < c->n_pend && !c->closing; i++) {
-        struct mt_task *t = c->pend[i];
-        void *spec = t->spec;
+    ts->n_pend = 0;
+    for (size_t j = 0; j < ts->cw_tasks.cap && !c->closing;) {
+        struct mt_task *t = ts->cw_tasks.slots[j].item;
 
-        t->spec = NULL;
-        if (mt__tagmap_take(&c->cw_tasks, t))
-            submit_alone(c, t, spec);
-    }
-    c->n_pend = 0;
-    for (size_t j = 0; j < c->cw_tasks.cap;) {
-        struct mt_task *t = c->cw_tasks.slots[j];
-
-        if (t && t->id[0] && !c->closing) {
-            mt__tagmap_del(&c->cw_tasks, j); /* may shift another into j */
+        if (t && t->id[0]) {
+            mt__tagmap_del(&ts->cw_tasks, j); /* may shift another into j */
             watch_alone(c, t);
             continue;
         }
@@ -179,138 +163,160 @@ static void on_cw_done(void *arg, const struct mt_rpc_status *st,
     }
 }
 
-int mt__cw_start_open(struct mt_client *c, struct mt__req *r)
+static void on_cw_done(void *arg, const struct mt_rpc_status *st,
+                       const ProtobufCMessage *resp)
+{
+    struct mt_client *c = arg;
+    char why[256], text[200];
+
+    c->n_streams--;
+    c->tasks->cw_stream = NULL;
+    set_state(c, MT__CW_BROKEN);
+    mt__rpc_text(st, text, sizeof(text));
+    snprintf(why, sizeof(why), "the client watch ended: %s", text);
+    if (c->tasks->cw_open) {
+        mt__req_complete(c, c->tasks->cw_open,
+                         st->code ? mt__rpc_err(st) : -MT_EPROTO, why);
+        c->tasks->cw_open = NULL;
+    }
+    fall_back(c);
+}
+
+static int cw_open_start(struct mt_client *c, struct mt__req *r)
 {
     Manta__WatchTasksRequest req = MANTA__WATCH_TASKS_REQUEST__INIT;
+    struct mt__tasks *ts = c->tasks;
     uint64_t rnd[2] = {0, 0};
     int rc;
 
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
         rnd[0] ^= (uint64_t)getpid() << 32 ^ c->serial;
-    snprintf(c->cw_id, sizeof(c->cw_id), "%016llx%016llx",
+    snprintf(ts->cw_id, sizeof(ts->cw_id), "%016llx%016llx",
              (unsigned long long)rnd[0], (unsigned long long)rnd[1]);
-    req.watcher_id = c->cw_id;
+    req.watcher_id = ts->cw_id;
     rc = mt_rpc_stream_open(c->ch, &mt_head_watch_tasks, &req.base, 0,
                             r->rpc_flags, on_cw_message, on_cw_done, c,
-                            &c->cw_stream);
+                            &ts->cw_stream);
     if (rc < 0)
         return rc;
-    c->n_watches++;
-    c->cw_open = r;
+    c->n_streams++;
+    ts->cw_open = r;
     return 0;
 }
 
+static const struct mt__req_ops cw_open_ops = {
+    .start = cw_open_start,
+};
+
 int mt__cw_connect(struct mt_client *c, int timeout_ms)
 {
-    struct mt__req *r = mt__req_new(MT__REQ_CW_OPEN);
+    struct mt__req *r = mt__req_new(c, &cw_open_ops, sizeof(*r));
     int rc;
 
     if (!r)
         return -MT_ENOMEM;
-    r->rpc_flags = MT_RPC_WAIT_FOR_READY;
     rc = mt__req_run(c, r, timeout_ms);
     if (rc == 0)
         mt__req_free(r);
     return rc;
 }
 
-/* ---- submitting ------------------------------------------------------------- */
+/* ---- submitting ---------------------------------------------------------- */
 
-int mt__cw_post(struct mt_client *c, void *msg, size_t output_limit,
-                struct mt_task **out)
+/* A submit handed to the loop: the task (one ref, then the map's) and its
+ * def (owned until it joins the pending list). */
+struct post_req {
+    struct mt__req r;
+    struct mt_task *task;
+    struct mt_task_def *def;
+};
+
+static void post_release(struct mt__req *r)
 {
-    struct mt__req *r = mt__req_new(MT__REQ_SUBMIT_ASYNC);
-    struct mt_task *t = r ? mt__task_new(c, NULL, output_limit) : NULL;
+    struct post_req *p = (struct post_req *)r;
+
+    mt__task_unref(p->task);
+    mt__task_def_free(p->def);
+}
+
+/* Make room for one more pending task. RET false on ENOMEM. */
+static bool pend_room(struct mt__tasks *ts)
+{
+    size_t cap = ts->cap_pend ? 2 * ts->cap_pend : 1024;
+    struct mt_task **v;
+
+    if (ts->n_pend < ts->cap_pend)
+        return true;
+    if (!(v = realloc(ts->pend, cap * sizeof(*v))))
+        return false;
+    ts->pend = v;
+    ts->cap_pend = cap;
+    return true;
+}
+
+static int post_start(struct mt_client *c, struct mt__req *r)
+{
+    struct post_req *p = (struct post_req *)r;
+    struct mt__tasks *ts = c->tasks;
+    struct mt_task *t = p->task;
+
+    if (atomic_load(&ts->cw_state) != MT__CW_READY) { /* one by one now */
+        p->task = NULL;
+        mt__task_submit_posted(c, t, p->def);
+        p->def = NULL;
+    } else if (!pend_room(ts) || mt__tagmap_put(&ts->cw_tasks, t->tag,
+                                                t) < 0) {
+        mt__task_end(c, t, -MT_ENOMEM, "out of memory");
+    } else {
+        p->task = NULL; /* its ref is now the map's */
+        t->def = p->def;
+        p->def = NULL;
+        ts->pend[ts->n_pend++] = t;
+        if (ts->n_batches == 0)
+            mt__cw_pump(c); /* an idle client sends at once */
+    }
+    mt__req_complete(c, r, 0, NULL); /* abandoned: frees p */
+    return 0;
+}
+
+static void post_drop(struct mt_client *c, struct mt__req *r)
+{
+    mt__task_end(c, ((struct post_req *)r)->task, -MT_ECLOSED,
+                 "the client was disconnected");
+    mt__req_complete(c, r, -MT_ECLOSED, NULL);
+}
+
+static const struct mt__req_ops post_ops = {
+    .start = post_start,
+    .drop = post_drop,
+    .release = post_release,
+};
+
+int mt__cw_post(struct mt_client *c, struct mt_task_def *d,
+                size_t output_limit, struct mt_task **out)
+{
+    struct post_req *p = mt__req_new(c, &post_ops, sizeof(*p));
+    struct mt_task *t = p ? mt__task_new(c, NULL, output_limit) : NULL;
 
     *out = NULL;
     if (!t) {
-        free(r);
-        mt__rpc_submit_free(msg);
+        free(p);
+        mt__task_def_free(d);
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }
-    t->tag = atomic_fetch_add(&c->next_tag, 1) + 1;
+    t->tag = atomic_fetch_add(&c->tasks->next_tag, 1) + 1;
     atomic_fetch_add(&t->refs, 1); /* the request's, then the map's */
-    r->task = t;
-    r->submit_msg = msg;
-    pthread_mutex_lock(&c->mu);
-    if (c->stopping) {
-        pthread_mutex_unlock(&c->mu);
-        mt__req_free(r);
+    p->task = t;
+    p->def = d;
+    if (mt__req_post(c, &p->r) < 0) { /* frees p and its ref */
         mt__task_unref(t);
-        return mt__set_error(c, -MT_ECLOSED, "the client is disconnecting");
+        return -MT_ECLOSED;
     }
-    mt__queue_push(&c->q, &r->qn);
-    pthread_mutex_unlock(&c->mu);
-    uv_async_send(&c->wake);
     *out = t;
     return 0;
 }
 
-/* Submit t on its own (SubmitTask, then its own watch): the fallback once
- * the watch is gone. Takes the caller's ref on t and the spec (owned). */
-static void submit_alone(struct mt_client *c, struct mt_task *t, void *spec)
-{
-    struct mt__req *r = mt__req_new(MT__REQ_SUBMIT);
-    Manta__SubmitTaskRequest *m = malloc(sizeof(*m));
-
-    if (!r || !m) {
-        free(r);
-        free(m);
-        manta__task_spec__free_unpacked(spec, NULL);
-        mt__task_end(c, t, -MT_ENOMEM, "out of memory");
-        mt__task_unref(t);
-        return;
-    }
-    manta__submit_task_request__init(m);
-    m->spec = spec;
-    r->submit_msg = m;
-    r->task = t;           /* on_submit_done fills in its id */
-    r->abandoned = true;   /* nobody waits: completing frees it */
-    r->timeout_ms = c->rpc_timeout_ms;
-    r->rpc_flags = MT_RPC_WAIT_FOR_READY;
-    mt__rpc_start(c, r);
-}
-
-void mt__cw_take(struct mt_client *c, struct mt__req *r)
-{
-    Manta__SubmitTaskRequest *m = r->submit_msg;
-    struct mt_task *t = r->task;
-
-    if (c->closing) {
-        mt__task_end(c, t, -MT_ECLOSED, "the client was disconnected");
-        mt__req_free(r); /* drops its ref on t */
-        return;
-    }
-    if (atomic_load(&c->cw_state) != MT__CW_READY) {
-        r->kind = MT__REQ_SUBMIT; /* the watch is gone: one by one */
-        r->abandoned = true;
-        r->timeout_ms = c->rpc_timeout_ms;
-        r->rpc_flags = MT_RPC_WAIT_FOR_READY;
-        mt__rpc_start(c, r);
-        return;
-    }
-    if (c->n_pend == c->cap_pend) {
-        size_t cap = c->cap_pend ? 2 * c->cap_pend : 1024;
-        struct mt_task **v = realloc(c->pend, cap * sizeof(*v));
-
-        if (v) {
-            c->pend = v;
-            c->cap_pend = cap;
-        }
-    }
-    if (c->n_pend == c->cap_pend || mt__tagmap_put(&c->cw_tasks, t) < 0) {
-        mt__task_end(c, t, -MT_ENOMEM, "out of memory");
-        mt__req_free(r);
-        return;
-    }
-    r->task = NULL; /* its ref is now the map's */
-    t->spec = m->spec;
-    m->spec = NULL;
-    c->pend[c->n_pend++] = t;
-    mt__req_free(r);
-    if (c->n_batches == 0)
-        mt__cw_pump(c); /* an idle client sends at once */
-}
+/* ---- batches ------------------------------------------------------------- */
 
 struct batch {
     struct mt_client *c;
@@ -321,7 +327,7 @@ struct batch {
 static void batch_reply(struct batch *b, const Manta__SubmitTasksReply *m)
 {
     struct mt_client *c = b->c;
-    bool fallback = atomic_load(&c->cw_state) != MT__CW_READY;
+    bool fallback = atomic_load(&c->tasks->cw_state) != MT__CW_READY;
 
     for (size_t i = 0; i < b->n; i++) {
         struct mt_task *t = b->tasks[i];
@@ -336,14 +342,13 @@ static void batch_reply(struct batch *b, const Manta__SubmitTasksReply *m)
             atomic_store(&t->settled, true);
             pthread_cond_broadcast(&c->cv);
             pthread_mutex_unlock(&c->mu);
-            if (fallback)
-                hand_over(c, t);
+            if (fallback && mt__tagmap_take(&c->tasks->cw_tasks, t->tag, t))
+                watch_alone(c, t);
             continue;
         }
         snprintf(why, sizeof(why), "the head refused the task: %s", err);
         mt__task_end(c, t, 0, why);
-        if (mt__tagmap_take(&c->cw_tasks, t))
-            mt__task_unref(t);
+        forget(c, t);
     }
 }
 
@@ -352,22 +357,22 @@ static void on_batch_done(void *arg, const struct mt_rpc_status *st,
 {
     struct batch *b = arg;
     struct mt_client *c = b->c;
-    char why[256];
+    char why[256], text[200];
 
     c->n_calls--;
-    c->n_batches--;
+    c->tasks->n_batches--;
     if (st->code == 0) {
         batch_reply(b, (const Manta__SubmitTasksReply *)resp);
     } else {
-        int err = mt__status_err(st);
+        int err = mt__rpc_err(st);
 
-        mt__status_text(st, "submitting to the head failed", why,
-                        sizeof(why));
+        mt__rpc_text(st, text, sizeof(text));
+        snprintf(why, sizeof(why), "submitting to the head failed: %s",
+                 text);
         for (size_t i = 0; i < b->n; i++) {
-            mt__task_end(c, b->tasks[i], err == -MT_EINVAL ? 0 : -MT_EUNAVAIL,
-                     why);
-            if (mt__tagmap_take(&c->cw_tasks, b->tasks[i]))
-                mt__task_unref(b->tasks[i]);
+            mt__task_end(c, b->tasks[i],
+                         err == -MT_EINVAL ? 0 : -MT_EUNAVAIL, why);
+            forget(c, b->tasks[i]);
         }
     }
     for (size_t i = 0; i < b->n; i++)
@@ -377,77 +382,90 @@ static void on_batch_done(void *arg, const struct mt_rpc_status *st,
         mt__cw_pump(c);
 }
 
-/* Send up to MAX_BATCH pending specs in one call. RET 0 or -MT_E*. */
+/* Views on the first n pending defs, in the arena. RET 0, -MT_ENOMEM. */
+static int batch_view(struct mt_client *c, struct mt_pb_arena *a, size_t n,
+                      Manta__SubmitTasksRequest *req)
+{
+    Manta__TaskSpec **specs = mt_pb_alloc(a, n * sizeof(*specs));
+    uint64_t *tags = mt_pb_alloc(a, n * sizeof(*tags));
+    protobuf_c_boolean *output = mt_pb_alloc(a, n * sizeof(*output));
+
+    if (!specs || !tags || !output)
+        return -MT_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        struct mt_task *t = c->tasks->pend[i];
+
+        if (!(specs[i] = mt_pb_alloc(a, sizeof(*specs[i]))) ||
+            mt_pb_task_spec_view(a, t->def, specs[i]) < 0)
+            return -MT_ENOMEM;
+        tags[i] = t->tag;
+        output[i] = t->output_limit > 0;
+    }
+    req->watcher_id = c->tasks->cw_id;
+    req->specs = specs;
+    req->n_specs = req->n_tags = req->n_output = n;
+    req->tags = tags;
+    req->output = output;
+    return 0;
+}
+
+/* Send up to MAX_BATCH pending defs in one call. RET 0 or -MT_E*. */
 static int send_batch(struct mt_client *c)
 {
     Manta__SubmitTasksRequest req = MANTA__SUBMIT_TASKS_REQUEST__INIT;
-    size_t n = c->n_pend < MAX_BATCH ? c->n_pend : MAX_BATCH;
+    struct mt__tasks *ts = c->tasks;
+    size_t n = ts->n_pend < MAX_BATCH ? ts->n_pend : MAX_BATCH;
     struct batch *b = malloc(sizeof(*b) + n * sizeof(b->tasks[0]));
-    Manta__TaskSpec **specs = calloc(n, sizeof(*specs));
-    uint64_t *tags = calloc(n, sizeof(*tags));
-    protobuf_c_boolean *output = calloc(n, sizeof(*output));
-    int rc = -MT_ENOMEM;
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
+    int rc = b ? batch_view(c, &a, n, &req) : -MT_ENOMEM;
 
-    if (b && specs && tags && output) {
-        b->c = c;
-        b->n = n;
-        for (size_t i = 0; i < n; i++) {
-            struct mt_task *t = c->pend[i];
-
-            b->tasks[i] = t;
-            atomic_fetch_add(&t->refs, 1);
-            specs[i] = t->spec;
-            tags[i] = t->tag;
-            output[i] = t->output_limit > 0;
-        }
-        req.watcher_id = c->cw_id;
-        req.specs = specs;
-        req.n_specs = req.n_tags = req.n_output = n;
-        req.tags = tags;
-        req.output = output;
+    if (rc == 0)
         rc = mt_rpc_unary(c->ch, &mt_head_submit_tasks, &req.base,
                           c->rpc_timeout_ms, 0, on_batch_done, b);
-        if (rc < 0) {
-            for (size_t i = 0; i < n; i++)
-                atomic_fetch_sub(&b->tasks[i]->refs, 1); /* map keeps one */
-        }
-    }
-    if (rc == 0) {
-        for (size_t i = 0; i < n; i++)
-            free_spec(c->pend[i]);
-        memmove(c->pend, c->pend + n, (c->n_pend - n) * sizeof(*c->pend));
-        c->n_pend -= n;
-        c->n_calls++;
-        c->n_batches++;
-    } else {
+    mt_pb_arena_release(&a);
+    if (rc < 0) {
         free(b);
+        return rc;
     }
-    free(specs);
-    free(tags);
-    free(output);
-    return rc;
+    b->c = c;
+    b->n = n;
+    for (size_t i = 0; i < n; i++) {
+        struct mt_task *t = ts->pend[i];
+
+        b->tasks[i] = t;
+        atomic_fetch_add(&t->refs, 1);
+        mt__task_def_free(t->def);
+        t->def = NULL;
+    }
+    memmove(ts->pend, ts->pend + n, (ts->n_pend - n) * sizeof(*ts->pend));
+    ts->n_pend -= n;
+    c->n_calls++;
+    ts->n_batches++;
+    return 0;
 }
 
 void mt__cw_pump(struct mt_client *c)
 {
+    struct mt__tasks *ts = c->tasks;
+
     /* Puts first: the head must know every object a task names. */
-    if (c->n_pend && mt__reg_busy(c)) {
+    if (ts->n_pend && mt__reg_busy(c)) {
         mt__reg_send(c);
         if (mt__reg_busy(c))
-            return; /* on_reg_done pumps again */
+            return; /* their reply wakes the loop, which pumps again */
     }
-    while (c->n_pend && c->n_batches < MAX_BATCHES &&
-           atomic_load(&c->cw_state) == MT__CW_READY) {
+    while (ts->n_pend && ts->n_batches < MAX_BATCHES &&
+           atomic_load(&ts->cw_state) == MT__CW_READY) {
         int rc = send_batch(c);
 
         if (rc < 0) { /* cannot send: end what waits */
-            while (c->n_pend) {
-                struct mt_task *t = c->pend[--c->n_pend];
+            while (ts->n_pend) {
+                struct mt_task *t = ts->pend[--ts->n_pend];
 
-                free_spec(t);
+                mt__task_def_free(t->def);
+                t->def = NULL;
                 mt__task_end(c, t, rc, "cannot send the task to the head");
-                if (mt__tagmap_take(&c->cw_tasks, t))
-                    mt__task_unref(t);
+                forget(c, t);
             }
             return;
         }
@@ -456,23 +474,24 @@ void mt__cw_pump(struct mt_client *c)
 
 void mt__cw_stop(struct mt_client *c)
 {
-    for (size_t i = 0; i < c->n_pend; i++)
-        free_spec(c->pend[i]);
-    c->n_pend = 0;
-    for (size_t j = 0; j < c->cw_tasks.cap; j++) {
-        struct mt_task *t = c->cw_tasks.slots[j];
+    struct mt__tasks *ts = c->tasks;
+
+    for (size_t i = 0; i < ts->n_pend; i++) {
+        mt__task_def_free(ts->pend[i]->def);
+        ts->pend[i]->def = NULL;
+    }
+    ts->n_pend = 0;
+    for (size_t j = 0; j < ts->cw_tasks.cap; j++) {
+        struct mt_task *t = ts->cw_tasks.slots[j].item;
 
         if (!t)
             continue;
-        c->cw_tasks.slots[j] = NULL;
+        ts->cw_tasks.slots[j].item = NULL;
         mt__task_end(c, t, -MT_ECLOSED, "the client was disconnected");
         mt__task_unref(t);
     }
-    mt__tagmap_release(&c->cw_tasks);
-    free(c->pend);
-    c->pend = NULL;
-    c->cap_pend = 0;
-    atomic_store(&c->cw_state, MT__CW_BROKEN);
+    mt__tagmap_release(&ts->cw_tasks);
+    set_state(c, MT__CW_BROKEN);
     /* The stream itself is cancelled by mt_rpc_channel_destroy(); its
      * on_cw_done still runs and finds nothing left to do. */
 }

@@ -1,37 +1,97 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * task.c -- the public task calls: submit, wait (one, any, all), cancel,
- * results, references.
+ * task.c -- the public task calls (submit, wait for one, any or all,
+ * cancel, results, references) and the client's tasks part.
  *
- * A task handle is shared by the user and the client's watch of it, so it
- * is reference counted (atomically: mt_task_release() must work after the
- * client is gone). While the client lives, the task's state is read and
- * written under c->mu; the loop thread broadcasts c->cv on every change,
- * which is what the waits below sleep on.
+ * A submit turns the options into a def of its own (the options may be
+ * destroyed at once) and hands it to rpc_batch.c (batched, the normal
+ * case) or rpc_task.c (one by one). Waits sleep on c->cv, which the loop
+ * thread broadcasts on every change of a task (see task_int.h).
  */
+#include "sdk/task_int.h"
+
 #include <errno.h>
 #include <stdio.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/rpc.h"
-#include "sdk/sdk_int.h"
-
-static bool check_client(const struct mt_client *c)
-{
-    return c && c->magic == MT_CLIENT_MAGIC;
-}
+#include "sdk/object_int.h"
 
 static bool check_task(const struct mt_client *c, const struct mt_task *t)
 {
     return t && t->magic == MT_SDK_TASK_MAGIC && t->client == c;
 }
 
+/* ---- the tasks part ------------------------------------------------------ */
+
+static void tasks_wake(struct mt_client *c, void *st)
+{
+    mt__cw_pump(c);
+}
+
+static void tasks_stop(struct mt_client *c, void *st)
+{
+    struct mt__tasks *ts = st;
+
+    mt__tasks_stop_watches(c);
+    mt__cw_stop(c);
+    if (ts->timer_ready)
+        uv_close((uv_handle_t *)&ts->retry_timer, NULL);
+    ts->timer_ready = false;
+}
+
+static void tasks_destroy(void *st)
+{
+    struct mt__tasks *ts = st;
+
+    mt__tagmap_release(&ts->cw_tasks);
+    free(ts->pend);
+    free(ts);
+}
+
+static const struct mt__part_ops tasks_part = {
+    .wake = tasks_wake,
+    .stop = tasks_stop,
+    .destroy = tasks_destroy,
+};
+
+int mt__tasks_attach(struct mt_client *c)
+{
+    struct mt__tasks *ts = calloc(1, sizeof(*ts));
+
+    if (!ts)
+        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    atomic_init(&ts->cw_state, MT__CW_OFF);
+    atomic_init(&ts->next_tag, 0);
+    c->tasks = ts;
+    mt__client_add_part(c, &tasks_part, ts);
+    return 0;
+}
+
+/* ---- handles ------------------------------------------------------------- */
+
+struct mt_task *mt__task_new(struct mt_client *c, const char *id,
+                             size_t output_limit)
+{
+    struct mt_task *t = calloc(1, sizeof(*t));
+
+    if (!t)
+        return NULL;
+    t->magic = MT_SDK_TASK_MAGIC;
+    atomic_init(&t->refs, 1);
+    t->client = c;
+    snprintf(t->id, sizeof(t->id), "%s", id ? id : "");
+    atomic_init(&t->settled, id != NULL);
+    t->output_limit = output_limit;
+    t->exit_code = -1;
+    return t;
+}
+
 void mt__task_unref(struct mt_task *t)
 {
     if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
         return;
+    mt__task_def_free(t->def);
     free(t->error);
     free(t->node_id);
     free(t->value);
@@ -39,6 +99,69 @@ void mt__task_unref(struct mt_task *t)
     free(t->err.data);
     t->magic = 0;
     free(t);
+}
+
+bool mt__task_final(int st)
+{
+    return st == MT_TASK_STATE_FINISHED || st == MT_TASK_STATE_FAILED ||
+           st == MT_TASK_STATE_CANCELLED;
+}
+
+/* Replace *dst by a copy of s ("" for NULL); out of memory keeps the old. */
+static void set_text(char **dst, const char *s)
+{
+    char *p = strdup(s ? s : "");
+
+    if (p) {
+        free(*dst);
+        *dst = p;
+    }
+}
+
+void mt__task_apply_locked(struct mt_task *t, const struct mt__task_event *ev)
+{
+    struct mt__outbuf *b = ev->fd == 2 ? &t->err : &t->out;
+
+    if (ev->output_len && t->output_limit &&
+        mt__outbuf_append(b, t->output_limit, ev->output,
+                          ev->output_len) < 0)
+        b->dropped += ev->output_len; /* out of memory: lose this piece */
+    if (!ev->state || t->ended)
+        return;
+    t->state = ev->state;
+    t->attempt = ev->attempt;
+    if (*ev->node_id)
+        set_text(&t->node_id, ev->node_id);
+    if (*ev->error || mt__task_final(t->state))
+        set_text(&t->error, ev->error);
+    if (!mt__task_final(t->state))
+        return;
+    t->exit_code = t->state == MT_TASK_STATE_FINISHED ? ev->exit_code : -1;
+    t->ended = true;
+    t->actor_died = ev->actor_died;
+    atomic_store(&t->settled, true);
+    if (ev->result_len && !t->value && (t->value = malloc(ev->result_len))) {
+        memcpy(t->value, ev->result, ev->result_len);
+        t->value_len = ev->result_len;
+    }
+}
+
+void mt__task_end(struct mt_client *c, struct mt_task *t, int lost,
+                  const char *why)
+{
+    pthread_mutex_lock(&c->mu);
+    if (!t->ended) {
+        if (lost) {
+            t->lost = lost;
+        } else {
+            t->state = MT_TASK_STATE_FAILED;
+            t->ended = true;
+        }
+        set_text(&t->error, why);
+    }
+    atomic_store(&t->settled, true);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
 }
 
 /*
@@ -55,7 +178,7 @@ static bool wait_id(struct mt_task *t)
     if (atomic_load(&t->settled))
         return t->id[0] != '\0';
     pthread_mutex_lock(&c->mu);
-    dl = mt__deadline(c->rpc_timeout_ms + 2000);
+    dl = mt__deadline(c->rpc_timeout_ms + MT__WAIT_GRACE_MS);
     while (!atomic_load(&t->settled) &&
            pthread_cond_timedwait(&c->cv, &c->mu, &dl) == 0)
         ;
@@ -72,7 +195,7 @@ void mt_task_release(mt_task_t *t)
      * be learning the task's id: wait for it). */
     if (t && t->magic == MT_SDK_TASK_MAGIC && t->holds_result &&
         (!t->tag || wait_id(t)) && mt_object_id_for_task(t->id, &id) == 0)
-        mt__client_post_release(t->client, &id);
+        mt__objects_post_release(t->client, &id);
     mt__task_unref(t);
 }
 
@@ -110,57 +233,83 @@ const char *mt_task_state_name(mt_task_state s)
 
 /* ---- submit -------------------------------------------------------------- */
 
-/* Build with build(), send, and hand back the task. */
-static int submit_with(mt_client_t *c, const mt_task_opts_t *opts,
-                       mt_task_t **out,
-                       int (*build)(const struct mt_task_opts *o, void *arg,
-                                    void **msg),
-                       void *arg)
+void mt__task_def_free(struct mt_task_def *d)
 {
-    struct mt_task_opts def;
-    const struct mt_task_opts *o = opts;
-    struct mt__req *r;
-    int rc;
-
-    if (!o) {
-        if (mt__opts_init(&def) < 0)
-            return mt__set_error(c, -MT_ENOMEM, "out of memory");
-        o = &def;
-    }
-    r = mt__req_new(MT__REQ_SUBMIT);
-    rc = r ? build(o, arg, &r->submit_msg) : -MT_ENOMEM;
-    if (r) {
-        r->output_limit = o->output_limit;
-        r->timeout_ms = c->rpc_timeout_ms;
-        r->rpc_flags = MT_RPC_WAIT_FOR_READY;
-    }
-    if (o == &def)
-        mt__opts_release(&def);
-    if (rc < 0) {
-        mt__req_free(r);
-        return mt__set_error(c, rc, "out of memory");
-    }
-    if (atomic_load(&c->cw_state) == MT__CW_READY) { /* batched: no wait */
-        void *msg = r->submit_msg;
-        size_t limit = r->output_limit;
-
-        r->submit_msg = NULL;
-        mt__req_free(r);
-        return mt__cw_post(c, msg, limit, out);
-    }
-    mt__reg_flush(c); /* puts queued while batching: the head first */
-    rc = mt__req_run(c, r, c->rpc_timeout_ms + 2000);
-    if (rc < 0)
-        return rc;
-    *out = r->task;
-    r->task = NULL;
-    mt__req_free(r);
-    return 0;
+    if (!d)
+        return;
+    mt_task_def_release(d);
+    free(d);
 }
 
-static int build_command(const struct mt_task_opts *o, void *arg, void **msg)
+struct mt_task_def *mt__task_def_new(const struct mt_task_opts *o)
 {
-    return mt__rpc_submit_build(arg, o, msg);
+    struct mt_task_def *d = malloc(sizeof(*d));
+    struct mt_task_opts def;
+    int rc;
+
+    if (!d)
+        return NULL;
+    mt_task_def_init(d);
+    if (o) {
+        rc = mt_task_def_copy(d, &o->def);
+    } else if ((rc = mt__opts_init(&def)) == 0) {
+        *d = def.def; /* take the defaults' def */
+        mt_task_def_init(&def.def);
+    }
+    if (!o)
+        mt__opts_release(&def);
+    if (rc < 0) {
+        mt__task_def_free(d);
+        return NULL;
+    }
+    if (d->pg_id) /* a placement group wins over the strategy */
+        d->place = MT_PLACE_PG;
+    return d;
+}
+
+int mt__task_submit_def(struct mt_client *c, struct mt_task_def *d,
+                        size_t output_limit, unsigned how,
+                        struct mt_task **out)
+{
+    bool follow = !(how & MT__SUBMIT_NO_FOLLOW);
+
+    *out = NULL;
+    if (follow && (how & MT__SUBMIT_BATCH) &&
+        atomic_load(&c->tasks->cw_state) == MT__CW_READY)
+        return mt__cw_post(c, d, output_limit, out); /* no waiting */
+    mt__reg_flush(c); /* puts queued while batching: the head first */
+    return mt__task_submit_one(c, d, output_limit, follow, out);
+}
+
+/* Submit the def of o with fill()'s fields. RET as mt_submit_command. */
+static int submit(mt_client_t *c, const mt_task_opts_t *o, mt_task_t **out,
+                  int (*fill)(struct mt_task_def *d, const void *arg),
+                  const void *arg)
+{
+    struct mt_task_def *d = mt__task_def_new(o);
+    bool follow = !o || !o->no_follow;
+
+    if (!d || fill(d, arg) < 0) {
+        mt__task_def_free(d);
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    }
+    d->hold_result &= follow; /* nobody would release it */
+    return mt__task_submit_def(c, d, o ? o->output_limit
+                                       : MT_TASK_OUTPUT_DEFAULT,
+                               follow ? MT__SUBMIT_BATCH
+                                      : MT__SUBMIT_NO_FOLLOW,
+                               out);
+}
+
+static int fill_command(struct mt_task_def *d, const void *arg)
+{
+    const char *const *argv = arg;
+    size_t n = 0;
+
+    while (argv[n])
+        n++;
+    d->kind = MT_TASK_KIND_COMMAND;
+    return mt_def_set_strv(&d->argv, &d->argc, argv, n);
 }
 
 int mt_submit_command(mt_client_t *c, const char *const *argv,
@@ -168,56 +317,55 @@ int mt_submit_command(mt_client_t *c, const char *const *argv,
 {
     if (out)
         *out = NULL;
-    if (!check_client(c) || !out)
-        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+    if (!mt__client_check(c) || !out)
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "invalid client or out pointer");
     if (!argv || !argv[0] || !*argv[0])
         return mt__set_error(c, -MT_EINVAL, "empty argv: name a program");
-    return submit_with(c, opts, out, build_command, (void *)argv);
+    return submit(c, opts, out, fill_command, argv);
 }
 
+/* A function task's arguments, by value or by reference. */
 struct fn_call {
     const char *function;
-    const void *const *args;
-    const size_t *sizes;
+    struct mt_task_arg *args;    /* borrowed values */
     size_t nargs;
 };
 
-static int build_function(const struct mt_task_opts *o, void *arg, void **msg)
+static int fill_function(struct mt_task_def *d, const void *arg)
 {
     const struct fn_call *f = arg;
 
-    return mt__rpc_submit_fn_build(f->function, f->args, f->sizes, f->nargs,
-                                   o, msg);
+    d->kind = MT_TASK_KIND_FUNCTION;
+    d->hold_result = true; /* released with the task (mt_task_release) */
+    if (mt_def_set_str(&d->function, f->function) < 0)
+        return -MT_ENOMEM;
+    return mt_task_def_set_args(d, f->args, f->nargs);
 }
 
-struct args_build {
-    const char *function;
-    const mt_arg *args;
-    size_t nargs;
-};
-
-static int build_function_args(const struct mt_task_opts *o, void *arg,
-                               void **msg)
+static int submit_fn(mt_client_t *c, struct fn_call *f,
+                     const mt_task_opts_t *opts, mt_task_t **out)
 {
-    const struct args_build *a = arg;
+    int rc = submit(c, opts, out, fill_function, f);
 
-    return mt__rpc_submit_args_build(a->function, a->args, a->nargs, o, msg);
+    if (rc == 0) /* released by mt_task_release */
+        (*out)->holds_result = !(*out)->unfollowed;
+    return rc;
 }
 
 int mt_submit_function_args(mt_client_t *c, const char *function,
                             const mt_arg *args, size_t nargs,
                             const mt_task_opts_t *opts, mt_task_t **out)
 {
-    struct args_build a = {function, args, nargs};
+    struct fn_call f = {function, NULL, nargs};
     size_t bytes = 0;
     int rc;
 
     if (out)
         *out = NULL;
-    if (!check_client(c) || !out || !function || !*function ||
+    if (!mt__client_check(c) || !out || !function || !*function ||
         (nargs && !args))
-        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "invalid client, function, args or out");
     for (size_t i = 0; i < nargs; i++) {
         if (args[i].kind != MT_ARG_VALUE && args[i].kind != MT_ARG_REF)
@@ -227,13 +375,20 @@ int mt_submit_function_args(mt_client_t *c, const char *function,
             return mt__set_error(c, -MT_EINVAL, "argument %zu: no data", i);
         bytes += args[i].kind == MT_ARG_VALUE ? args[i].size : 0;
     }
-    if (bytes > (16u << 20))
+    if (bytes > MT_TASK_MAX_ARG_BYTES)
         return mt__set_error(c, -MT_EINVAL, "arguments by value larger than "
                              "16 MiB: put them in the object store and pass "
                              "refs");
-    rc = submit_with(c, opts, out, build_function_args, &a);
-    if (rc == 0)
-        (*out)->holds_result = true;
+    if (!(f.args = calloc(nargs + 1, sizeof(*f.args))))
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nargs; i++) {
+        f.args[i].is_ref = args[i].kind == MT_ARG_REF;
+        f.args[i].ref = args[i].ref;
+        f.args[i].data = f.args[i].is_ref ? NULL : (uint8_t *)args[i].data;
+        f.args[i].len = f.args[i].is_ref ? 0 : args[i].size;
+    }
+    rc = submit_fn(c, &f, opts, out);
+    free(f.args);
     return rc;
 }
 
@@ -242,14 +397,15 @@ int mt_submit_function(mt_client_t *c, const char *function,
                        size_t nargs, const mt_task_opts_t *opts,
                        mt_task_t **out)
 {
-    struct fn_call f = {function, args, sizes, nargs};
+    struct fn_call f = {function, NULL, nargs};
+    int rc;
 
     if (out)
         *out = NULL;
-    if (!check_client(c) || !out)
-        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+    if (!mt__client_check(c) || !out)
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "invalid client or out pointer");
-    if (!function || !*function || strlen(function) > 512)
+    if (!function || !*function || strlen(function) > MT_TASK_MAX_FUNCTION)
         return mt__set_error(c, -MT_EINVAL, "function must be \"lib.so:fn\" "
                                             "or a registered name");
     if (nargs && (!args || !sizes))
@@ -257,10 +413,14 @@ int mt_submit_function(mt_client_t *c, const char *function,
     for (size_t i = 0; i < nargs; i++)
         if (sizes[i] && !args[i])
             return mt__set_error(c, -MT_EINVAL, "argument %zu is NULL", i);
-    int rc = submit_with(c, opts, out, build_function, &f);
-
-    if (rc == 0)
-        (*out)->holds_result = true; /* released by mt_task_release */
+    if (!(f.args = calloc(nargs + 1, sizeof(*f.args))))
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nargs; i++) {
+        f.args[i].data = (uint8_t *)args[i];
+        f.args[i].len = sizes[i];
+    }
+    rc = submit_fn(c, &f, opts, out);
+    free(f.args);
     return rc;
 }
 
@@ -334,7 +494,7 @@ static int ended_rc(int state)
     return state == MT_TASK_STATE_CANCELLED ? -MT_ECANCELED : -MT_ETASKFAILED;
 }
 
-/* Sleep on c->cv until pred holds or the deadline. Called with mu held. */
+/* Sleep on c->cv until woken or the deadline. Called with mu held. */
 static bool wait_locked(struct mt_client *c, const struct timespec *dl,
                         int timeout_ms)
 {
@@ -361,29 +521,45 @@ static int timeout_error(struct mt_client *c, struct mt_task *t, int state,
                          t->id, mt_task_state_name(state), timeout_ms, note);
 }
 
-int mt_task_wait(mt_client_t *c, mt_task_t *t, int timeout_ms,
-                 mt_task_result *res)
+static int not_followed(struct mt_client *c, const struct mt_task *t)
+{
+    return mt__set_error(c, -MT_ESTATE, "task %s was submitted not to be "
+                         "followed: watch it with mt_watch_open()", t->id);
+}
+
+/* Wait for t under mu and take its outcome. RET as mt_task_wait. */
+static int wait_outcome(struct mt_client *c, struct mt_task *t,
+                        int timeout_ms, mt_task_result *tmp)
 {
     struct timespec dl = mt__deadline(timeout_ms < 0 ? 0 : timeout_ms);
-    mt_task_result tmp;
-    int rc;
+    int rc = -MT_ETIMEDOUT;
 
-    if (!check_client(c) || !check_task(c, t))
-        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
-                             "invalid client or task (not of this client)");
-    mt_task_result_init(&tmp);
     pthread_mutex_lock(&c->mu);
     while (!t->ended && !t->lost && wait_locked(c, &dl, timeout_ms))
         ;
-    tmp.state = (mt_task_state)t->state;
+    tmp->state = (mt_task_state)t->state;
     if (t->ended || t->lost)
-        rc = fill_result_locked(t, &tmp) < 0 ? -MT_ENOMEM
+        rc = fill_result_locked(t, tmp) < 0 ? -MT_ENOMEM
              : t->ended && t->actor_died     ? -MT_EACTORDIED
              : t->ended                      ? ended_rc(t->state)
                                              : t->lost;
-    else
-        rc = -MT_ETIMEDOUT;
     pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int mt_task_wait(mt_client_t *c, mt_task_t *t, int timeout_ms,
+                 mt_task_result *res)
+{
+    mt_task_result tmp;
+    int rc;
+
+    if (!mt__client_check(c) || !check_task(c, t))
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or task (not of this client)");
+    if (t->unfollowed)
+        return not_followed(c, t);
+    mt_task_result_init(&tmp);
+    rc = wait_outcome(c, t, timeout_ms, &tmp);
     if (rc == -MT_ENOMEM) {
         mt_task_result_release(&tmp);
         return mt__set_error(c, rc, "out of memory");
@@ -418,13 +594,17 @@ int mt_wait_tasks(mt_client_t *c, mt_task_t *const *tasks, size_t n,
     struct timespec dl = mt__deadline(timeout_ms < 0 ? 0 : timeout_ms);
     size_t done;
 
-    if (!check_client(c) || (n && !tasks) || num_ready > n || n > INT32_MAX)
-        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+    if (!mt__client_check(c) || (n && !tasks) || num_ready > n ||
+        n > INT32_MAX)
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "invalid client, tasks or num_ready");
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (!check_task(c, tasks[i]))
             return mt__set_error(c, -MT_EINVAL, "tasks[%zu] is not a task "
                                  "of this client", i);
+        if (tasks[i]->unfollowed)
+            return not_followed(c, tasks[i]);
+    }
     pthread_mutex_lock(&c->mu);
     for (;;) {
         done = 0;
@@ -445,24 +625,25 @@ int mt_wait_tasks(mt_client_t *c, mt_task_t *const *tasks, size_t n,
 
 int mt_task_cancel(mt_client_t *c, mt_task_t *t, bool force)
 {
-    struct mt__req *r;
-    int rc;
-
-    if (!check_client(c) || !check_task(c, t))
-        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+    if (!mt__client_check(c) || !check_task(c, t))
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "invalid client or task (not of this client)");
     if (t->tag && !wait_id(t))
         return mt__set_error(c, -MT_ENOENT, "the task never reached the "
                              "head: %s", t->error ? t->error : "no id");
-    r = mt__req_new(MT__REQ_CANCEL);
-    if (!r)
-        return mt__set_error(c, -MT_ENOMEM, "out of memory");
-    snprintf(r->task_id, sizeof(r->task_id), "%s", t->id);
-    r->force = force;
-    r->timeout_ms = c->rpc_timeout_ms;
-    rc = mt__req_run(c, r, c->rpc_timeout_ms + 2000);
-    if (rc < 0)
-        return rc;
-    mt__req_free(r);
-    return 0;
+    return mt__task_cancel_id(c, t->id, force, NULL);
+}
+
+int mt_task_cancel_id(mt_client_t *c, const char *task_id, bool force,
+                      mt_task_state *state)
+{
+    int st = 0, rc;
+
+    if (!mt__client_check(c) || !task_id || !*task_id)
+        return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or task id");
+    rc = mt__task_cancel_id(c, task_id, force, &st);
+    if (rc == 0 && state)
+        *state = (mt_task_state)st;
+    return rc;
 }

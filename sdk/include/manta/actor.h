@@ -77,7 +77,7 @@ typedef enum mt_actor_state {
 
 #define MT_ACTOR_NAME_MAX 256
 
-/* ---- options ----------------------------------------------------------- */
+/* ---- options ------------------------------------------------------------- */
 
 /*
  * mt_actor_opts_create - anonymous, owned by its client (not detached),
@@ -162,8 +162,11 @@ MT_EXTERN int mt_actor_get_id(mt_client_t *c, const char *id,
 MT_EXTERN const char *mt_actor_id(const mt_actor_t *a);
 
 /*
- * What the head knows of an actor, filled by mt_actor_info_get(). Initialize
- * with mt_actor_info_init(); free with mt_actor_info_release().
+ * What the head knows of an actor, filled by mt_actor_info_get() and
+ * mt_actor_lookup(). Initialize with mt_actor_info_init(); free with
+ * mt_actor_info_release(). The library writes only the first `size`
+ * bytes, so a program built against an older header (without the fields
+ * from actor_id on) keeps working.
  */
 typedef struct mt_actor_info {
     uint32_t size;           /* sizeof(mt_actor_info); set by _init */
@@ -175,6 +178,13 @@ typedef struct mt_actor_info {
     uint32_t num_restarts;
     int max_restarts;        /* -1: without limit */
     bool detached;
+    char *actor_id;          /* 16 hex digits */
+    char *function;          /* its factory, "lib.so:fn" */
+    char *owner_id;          /* the client that created it */
+    uint64_t calls_queued;   /* calls the head holds for it now */
+    uint64_t calls_dispatched; /* calls the head sent it so far */
+    int64_t create_time_ms;  /* wall clock */
+    int64_t end_time_ms;     /* DEAD: when; 0 otherwise */
 } mt_actor_info;
 
 /* mt_actor_info_init - zero i and set i->size. */
@@ -255,6 +265,38 @@ MT_EXTERN void mt_actor_release(mt_actor_t *a);
 
 /* mt_actor_state_name - "ALIVE", ... for a state. RET a static string. */
 MT_EXTERN const char *mt_actor_state_name(mt_actor_state s);
+
+/* ---- by id or name, without a handle (tools: `manta actor`) -------------- */
+
+/*
+ * mt_actor_lookup - ask the head about the actor with this id (16 hex
+ * digits), or, with id NULL, the live actor with this name.
+ * OUT info  set up with mt_actor_info_init() (what it held is released)
+ * RET 0, -MT_ENOENT (no such actor: the last error is the head's "NOT_FOUND:
+ *     ..."), -MT_EINVAL, -MT_EUNAVAIL, -MT_ETIMEDOUT, -MT_ECLOSED, -MT_ENOMEM
+ * THREAD any
+ */
+MT_EXTERN int mt_actor_lookup(mt_client_t *c, const char *id,
+                              const char *name, mt_actor_info *info);
+
+/*
+ * mt_actor_lookup_json - the same, as the one JSON object `manta actor get
+ * --format json` prints (a line; the fields of `manta list actors`).
+ * OUT json  returns owned text, free with mt_free()
+ * RET as mt_actor_lookup
+ */
+MT_EXTERN int mt_actor_lookup_json(mt_client_t *c, const char *id,
+                                   const char *name, char **json);
+
+/*
+ * mt_actor_kill_id - mt_actor_kill() by id, without a handle.
+ * OUT state  NULL, or the actor's state right after the request (the kill
+ *            takes effect soon after: mt_actor_lookup() shows it end)
+ * RET as mt_actor_kill
+ * THREAD any
+ */
+MT_EXTERN int mt_actor_kill_id(mt_client_t *c, const char *id,
+                               bool no_restart, mt_actor_state *state);
 
 #ifdef __cplusplus
 }

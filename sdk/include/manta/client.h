@@ -12,8 +12,6 @@
  * Errors: functions return 0 (or a count) or a negative code (error.h).
  * After a failure, mt_client_last_error() gives a one-line message for the
  * calling thread's last failed call on that client.
- *
- * Not in this release: actors.
  */
 #ifndef MANTA_CLIENT_H
 #define MANTA_CLIENT_H
@@ -35,6 +33,13 @@ typedef struct mt_client mt_client_t;
 #define MT_CONNECT_NO_BATCH 0x2u /* submit and follow each task on its own
                                     (one call and one stream per task), as
                                     0.1 did: for comparison and debugging */
+#define MT_CONNECT_ONESHOT 0x4u  /* for a tool that makes a few calls and
+                                    exits (the manta command): connect does
+                                    not contact the head, maps no store and
+                                    opens no event stream (NO_STORE and
+                                    NO_BATCH); a call fails at once with
+                                    -MT_EUNAVAIL when the head cannot be
+                                    reached instead of waiting for it */
 
 /*
  * Options for mt_client_connect(). Fill with mt_connect_opts_init() and
@@ -66,7 +71,8 @@ MT_EXTERN void mt_connect_opts_init(mt_connect_opts *o);
 /*
  * mt_client_connect - connect to the cluster whose head is at address.
  *
- * The head must answer within opts->connect_timeout_ms. Then the local
+ * The head must answer within opts->connect_timeout_ms (not contacted at
+ * all with MT_CONNECT_ONESHOT). Then the local
  * object store is mapped: opts->store_socket when given (failing to map it
  * fails the connect), else <temp dir>/objstore.sock when address is NULL,
  * else the store of a live node of this cluster on this host. Without a
@@ -147,6 +153,13 @@ MT_EXTERN int mt_cluster_resources(mt_client_t *c, const char *name,
  * THREAD any
  */
 MT_EXTERN int mt_cluster_nodes(mt_client_t *c);
+
+/*
+ * mt_free - free text or memory the library returned owned and says to
+ * free with mt_free() (JSON from admin.h, ...). NULL ok.
+ * THREAD any
+ */
+MT_EXTERN void mt_free(void *p);
 
 #ifdef __cplusplus
 }

@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "manta/client.h"
+#include "manta/task.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -108,6 +109,18 @@ MT_EXTERN int mt_gang_opts_set_env(mt_gang_opts_t *o, const char *key,
 MT_EXTERN int mt_gang_opts_set_cwd(mt_gang_opts_t *o, const char *dir);
 
 /*
+ * mt_gang_opts_set_task_opts - the options of every member's task, copied
+ * from a task's: resources per member (beyond its share of the slice's
+ * chips), environment and unset variables, working directory, priority,
+ * name and retries. It replaces what mt_gang_opts_set_env() and
+ * mt_gang_opts_set_cwd() set; placement options are refused (-MT_EINVAL),
+ * the gang places its members itself. Without it a member takes no CPU.
+ * RET 0, -MT_EINVAL, -MT_ENOMEM
+ */
+MT_EXTERN int mt_gang_opts_set_task_opts(mt_gang_opts_t *o,
+                                         const mt_task_opts_t *task_opts);
+
+/*
  * mt_gang_submit - start a gang running argv on every member.
  * IN  argv, argc  the program and its arguments (borrowed; copied)
  * OUT id          the gang's id, NUL-terminated, into idlen bytes (>= 17)
@@ -133,6 +146,66 @@ MT_EXTERN int mt_gang_wait(mt_client_t *c, const char *id, int timeout_ms,
 /* mt_gang_cancel - stop every member and end the gang CANCELLED.
  * RET 0, -MT_ENOENT, -MT_EUNAVAIL, -MT_ETIMEDOUT, -MT_ECLOSED. */
 MT_EXTERN int mt_gang_cancel(mt_client_t *c, const char *id);
+
+/* mt_gang_state_name - "RUNNING", ... RET a static string. */
+MT_EXTERN const char *mt_gang_state_name(mt_gang_state s);
+
+/* One member of a gang's current attempt. */
+typedef struct mt_gang_member_info {
+    uint32_t rank;              /* RANK (device launch) or host index */
+    uint32_t slice;             /* MEGASCALE_SLICE_ID */
+    uint32_t host;              /* TPU_WORKER_ID */
+    uint32_t local;             /* LOCAL_RANK */
+    const char *task_id;        /* this attempt's task; "" not yet */
+    const char *node_id;
+    mt_task_state state;
+    int exit_code;
+    const char *error;
+} mt_gang_member_info;
+
+/* A gang as the head describes it (mt_gang_get(), mt_list()); the library
+ * owns it: strings valid until it is freed. */
+typedef struct mt_gang_detail {
+    const char *gang_id;
+    const char *name;
+    mt_gang_state state;
+    const char *pod_type;       /* "v4-16" */
+    uint32_t slices;
+    mt_gang_launch launch;
+    const char *pg_id;          /* its slice placement group */
+    const char *const *slice_names; /* the slices it holds, by slice id */
+    size_t n_slice_names;
+    uint32_t attempt;           /* 0 for the first run */
+    int max_restarts;           /* -1: no limit */
+    const mt_gang_member_info *members; /* the current attempt's */
+    size_t n_members;
+    int exit_code;              /* FAILED: the failed member's */
+    const char *error;          /* why it failed, restarted or waits */
+    int64_t submit_time_ms;     /* wall clock */
+    int64_t end_time_ms;
+    const char *const *argv;    /* the program every member runs */
+    size_t argc;
+} mt_gang_detail;
+
+/*
+ * mt_gang_get - ask the head about a gang now.
+ * OUT out  returns owned detail, free with mt_gang_detail_free()
+ * RET 0, -MT_ENOENT (the last error is the head's "NOT_FOUND: ..."),
+ *     -MT_EUNAVAIL, -MT_ETIMEDOUT, -MT_ECLOSED, -MT_ENOMEM
+ */
+MT_EXTERN int mt_gang_get(mt_client_t *c, const char *id,
+                          mt_gang_detail **out);
+
+/* mt_gang_detail_free - free a detail. NULL ok. */
+MT_EXTERN void mt_gang_detail_free(mt_gang_detail *g);
+
+/*
+ * mt_gang_get_json - the gang as one JSON object and a newline, as `manta
+ * gang get --format json` prints it (the fields of `manta list gangs`).
+ * OUT json  returns owned text, free with mt_free()
+ * RET as mt_gang_get
+ */
+MT_EXTERN int mt_gang_get_json(mt_client_t *c, const char *id, char **json);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,9 @@
  *   object.h  put and get objects and tensors in the node's store
  *   pg.h      placement groups: reserve bundles, run tasks in them
  *   actor.h   actors: stateful executors whose methods run in order
+ *   gang.h    gangs: one program over whole TPU slices
+ *   result.h  a command task's result object
+ *   admin.h   cluster status, listings, following tasks by id (tools)
  *
  * Guide and complete example: docs/sdk.md.
  */
@@ -26,6 +29,7 @@
 #include "manta/actor.h"
 #include "manta/gang.h"
 #include "manta/result.h"
+#include "manta/admin.h"
 
 #define MT_SDK_VERSION_MAJOR 0
 #define MT_SDK_VERSION_MINOR 1

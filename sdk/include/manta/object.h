@@ -55,6 +55,16 @@ typedef struct mt_object_id {
                                  registered with the head, so it cannot be
                                  passed by reference or read elsewhere */
 
+/* Where an object is in its life, as the head's directory says (see
+ * mt_list() in admin.h). Values are stable. */
+typedef enum mt_object_state {
+    MT_OBJECT_STATE_UNKNOWN = 0,
+    MT_OBJECT_STATE_PENDING = 1, /* a task result not produced yet */
+    MT_OBJECT_STATE_READY = 2,
+    MT_OBJECT_STATE_LOST = 3,    /* every copy was on nodes that died */
+    MT_OBJECT_STATE_FAILED = 4,  /* its producing task failed */
+} mt_object_state;
+
 /* DLPack type codes for tensors. */
 typedef enum mt_dtype_code {
     MT_DTYPE_INT = 0,
@@ -80,6 +90,9 @@ MT_EXTERN int mt_object_id_parse(const char *hex, mt_object_id *out);
 /* mt_object_id_equal - true when both ids have the same bytes. */
 MT_EXTERN bool mt_object_id_equal(const mt_object_id *a,
                                   const mt_object_id *b);
+
+/* mt_object_state_name - "READY", ... RET a static string. */
+MT_EXTERN const char *mt_object_state_name(mt_object_state s);
 
 /*
  * mt_put - store a copy of size bytes as a new object and register it

@@ -153,8 +153,31 @@ MT_EXTERN int mt_pg_wait(mt_client_t *c, mt_pg_t *pg, int timeout_ms,
  */
 MT_EXTERN const char *mt_pg_bundle_node(const mt_pg_t *pg, size_t i);
 
-/* mt_pg_num_bundles - the group's bundle count. */
+/* mt_pg_num_bundles - the group's bundle count; 0 until known (a slice
+ * group, or one named by mt_pg_from_id, learns it at its first wait). */
 MT_EXTERN size_t mt_pg_num_bundles(const mt_pg_t *pg);
+
+/*
+ * mt_pg_note - the head's note on the group at the last mt_pg_wait(): why
+ * it is not created yet (e.g. "infeasible: ..."), "" when none.
+ * RET borrowed, valid until the next mt_pg_wait() or mt_pg_release() on pg
+ * THREAD not concurrently with mt_pg_wait() on the same handle
+ */
+MT_EXTERN const char *mt_pg_note(const mt_pg_t *pg);
+
+/*
+ * mt_pg_from_id - a handle on an existing group, by the id the head gave
+ * it (`manta placement-group create` prints it), for mt_pg_wait(),
+ * mt_pg_remove() and mt_task_opts_set_placement_group(). Nothing is asked
+ * of the head: an unknown id fails at the first call (-MT_ENOENT).
+ * OUT out  returns owned handle, free with mt_pg_release()
+ * RET 0, -MT_EINVAL, -MT_ENOMEM
+ * THREAD any
+ */
+MT_EXTERN int mt_pg_from_id(const char *id, mt_pg_t **out);
+
+/* mt_pg_state_name - "PENDING", "CREATED", ... RET a static string. */
+MT_EXTERN const char *mt_pg_state_name(mt_pg_state s);
 
 /*
  * mt_pg_remove - give the group back: its tasks are stopped and its
@@ -182,7 +205,8 @@ MT_EXTERN void mt_pg_release(mt_pg_t *pg);
  * resources come out of the bundle's reservation; a task asking for more
  * than its bundle holds stays pending.
  * IN  pg  borrowed; its id is copied
- * RET 0, -MT_EINVAL (bundle below -1 or past the group's bundles)
+ * RET 0, -MT_EINVAL (bundle below -1, or past the group's bundles when
+ *     their count is known)
  */
 MT_EXTERN int mt_task_opts_set_placement_group(mt_task_opts_t *o,
                                                const mt_pg_t *pg, int bundle);

@@ -91,7 +91,7 @@ typedef enum mt_strategy {
 #define MT_TASK_MAX_LABEL_VALUES 8 /* values in one expression */
 #define MT_TASK_OUTPUT_DEFAULT (1u << 20) /* bytes kept per stream */
 
-/* ---- options ----------------------------------------------------------- */
+/* ---- options ------------------------------------------------------------- */
 
 /*
  * mt_task_opts_create - options with every default: 1 CPU, no selector,
@@ -134,6 +134,19 @@ MT_EXTERN int mt_task_opts_add_label_match(mt_task_opts_t *o, const char *key,
                                            mt_label_op op,
                                            const char *const *values,
                                            size_t n);
+
+/*
+ * mt_task_opts_set_label_selector - replace the selector with the one in
+ * text, the form `manta submit --label-selector` takes: comma-separated
+ * expressions that must all hold,
+ *   key=v  key!=v  key in (a|b)  key notin (a|b)  key  !key
+ * (`key=a|b` and `key!=a|b` are short for in / notin). NULL clears it.
+ * The rules of mt_task_opts_add_label_match() apply to each expression.
+ * RET 0, -MT_EINVAL (the last error says what is wrong with the text),
+ *     -MT_ENOMEM; o is unchanged on failure
+ */
+MT_EXTERN int mt_task_opts_set_label_selector(mt_task_opts_t *o,
+                                              const char *text);
 
 /* mt_task_opts_set_priority - higher runs first (default 0). RET 0. */
 MT_EXTERN int mt_task_opts_set_priority(mt_task_opts_t *o, int32_t priority);
@@ -183,6 +196,16 @@ MT_EXTERN int mt_task_opts_set_strategy(mt_task_opts_t *o,
 MT_EXTERN int mt_task_opts_set_output_limit(mt_task_opts_t *o, size_t bytes);
 
 /*
+ * mt_task_opts_set_follow - with false, the client does not follow the
+ * task: the submit waits for the head's id (it is never batched), the
+ * handle gives mt_task_id() and mt_task_cancel(), and mt_task_wait() /
+ * mt_wait_tasks() fail with -MT_ESTATE; a function task's result is not
+ * held for you. For tools that print the id, or follow the task's events
+ * themselves (mt_watch_open(), manta/admin.h). Default true. RET 0.
+ */
+MT_EXTERN int mt_task_opts_set_follow(mt_task_opts_t *o, bool follow);
+
+/*
  * mt_task_opts_add_code_path - a folder where the workers look for a
  * function task's library (absolute paths; the folder must exist on the
  * worker's node). Up to 64.
@@ -190,7 +213,7 @@ MT_EXTERN int mt_task_opts_set_output_limit(mt_task_opts_t *o, size_t bytes);
  */
 MT_EXTERN int mt_task_opts_add_code_path(mt_task_opts_t *o, const char *dir);
 
-/* ---- submitting and following ----------------------------------------- */
+/* ---- submitting and following -------------------------------------------- */
 
 /*
  * mt_submit_command - run argv[0] with its arguments as a task.

@@ -2,8 +2,10 @@
 /*
  * test_strbuf.c -- the growable string buffer of common/strbuf.h: appends,
  * printf-style appends that outgrow the buffer, release and reuse, and JSON
- * string escaping of quotes, backslashes and control characters.
+ * string escaping of quotes, backslashes and control characters, and the
+ * soft mode that fails instead of aborting.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "common/strbuf.h"
@@ -146,6 +148,25 @@ static void test_json_str_appends(void)
     mt_strbuf_release(&sb);
 }
 
+/* A soft buffer works as any other, and one append too big to allocate
+ * drops it and every later one instead of aborting. */
+static void test_soft(void)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT_SOFT;
+
+    mt_strbuf_addf(&sb, "%d", 42);
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "42");
+    CU_ASSERT_FALSE(sb.failed);
+#ifndef __SANITIZE_ADDRESS__ /* ASan aborts on absurd sizes itself */
+    mt_strbuf_add(&sb, "x", SIZE_MAX >> 2);
+    CU_ASSERT_TRUE(sb.failed);
+    mt_strbuf_adds(&sb, "more");
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "42");
+#endif
+    mt_strbuf_release(&sb);
+    CU_ASSERT_FALSE(sb.failed);
+}
+
 CU_TestInfo mt_test_strbuf[] = {
     {"empty", test_empty},
     {"add", test_add},
@@ -153,5 +174,6 @@ CU_TestInfo mt_test_strbuf[] = {
     {"addf", test_addf},
     {"json_str", test_json_str},
     {"json_str_appends", test_json_str_appends},
+    {"soft", test_soft},
     CU_TEST_INFO_NULL,
 };

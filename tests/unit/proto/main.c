@@ -3,9 +3,11 @@
 #include "tests/unit/unit.h"
 
 extern CU_TestInfo mt_test_convert[];
+extern CU_TestInfo mt_test_list_json[];
 
 static const struct mt_suite suites[] = {
     {"convert", mt_test_convert, NULL, NULL},
+    {"list_json", mt_test_list_json, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

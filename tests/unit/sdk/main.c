@@ -7,6 +7,8 @@ extern CU_TestInfo mt_test_sdk_queue[];
 extern CU_TestInfo mt_test_sdk_task_opts[];
 extern CU_TestInfo mt_test_sdk_tagmap[];
 extern CU_TestInfo mt_test_sdk_result[];
+extern CU_TestInfo mt_test_sdk_watch[];
+extern CU_TestInfo mt_test_sdk_labels[];
 
 static const struct mt_suite suites[] = {
     {"error", mt_test_sdk_error, NULL, NULL},
@@ -14,6 +16,8 @@ static const struct mt_suite suites[] = {
     {"task_opts", mt_test_sdk_task_opts, NULL, NULL},
     {"tagmap", mt_test_sdk_tagmap, NULL, NULL},
     {"result", mt_test_sdk_result, NULL, NULL},
+    {"watch", mt_test_sdk_watch, NULL, NULL},
+    {"labels", mt_test_sdk_labels, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -4,7 +4,9 @@
  *
  * This file includes only the public header, as a user would, so its
  * mirrored codes can be checked against common/error.h's table, which
- * mt_error_name() reads: every public code must carry its own name.
+ * mt_error_name() reads: every public code must carry its own name. The
+ * public label operators are handed to test_labels.c, which holds them
+ * against common/selector.h's.
  */
 #include <errno.h>
 #include <string.h>
@@ -30,6 +32,14 @@ static const struct {
     {MT_ETASKFAILED, "MT_ETASKFAILED"},
     {MT_EVERSION, "MT_EVERSION"},
 };
+
+/* The public mt_label_op values, in order (checked in test_labels.c). */
+const int mt_test_public_label_ops[] = {
+    MT_LABEL_EQ,     MT_LABEL_NE,     MT_LABEL_IN,
+    MT_LABEL_NOT_IN, MT_LABEL_EXISTS, MT_LABEL_NOT_EXISTS,
+};
+const size_t mt_test_n_public_label_ops =
+    sizeof(mt_test_public_label_ops) / sizeof(mt_test_public_label_ops[0]);
 
 static void test_codes_mirror_common(void)
 {

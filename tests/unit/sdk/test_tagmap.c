@@ -2,26 +2,31 @@
 /*
  * test_tagmap.c -- sdk/tagmap.c: put, find and delete against a reference
  * array over thousands of random operations (growth and backward-shift
- * deletion included), and take of a task that is not there.
+ * deletion included), and take of an item that is not there.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "sdk/sdk_int.h"
+#include "sdk/tagmap.h"
 #include "tests/unit/unit.h"
 
 #define N 3000
 
-static bool find_is(const struct mt__tagmap *m, const struct mt_task *t)
+/* An item with its tag, as the client watch's tasks carry theirs. */
+struct item {
+    uint64_t tag;
+};
+
+static bool find_is(const struct mt__tagmap *m, const struct item *t)
 {
     size_t j = mt__tagmap_find(m, t->tag);
 
-    return j != SIZE_MAX && m->slots[j] == t;
+    return j != SIZE_MAX && m->slots[j].item == t;
 }
 
 static void test_random_ops(void)
 {
-    static struct mt_task tasks[N];
+    static struct item tasks[N];
     static bool in[N];
     struct mt__tagmap m = {0};
     size_t n_in = 0;
@@ -38,11 +43,12 @@ static void test_random_ops(void)
         int i = rand() % N;
 
         if (!in[i]) {
-            CU_ASSERT_EQUAL_FATAL(mt__tagmap_put(&m, &tasks[i]), 0);
+            CU_ASSERT_EQUAL_FATAL(
+                mt__tagmap_put(&m, tasks[i].tag, &tasks[i]), 0);
             in[i] = true;
             n_in++;
         } else if (rand() % 2) {
-            CU_ASSERT_TRUE(mt__tagmap_take(&m, &tasks[i]));
+            CU_ASSERT_TRUE(mt__tagmap_take(&m, tasks[i].tag, &tasks[i]));
             in[i] = false;
             n_in--;
         } else {
@@ -64,18 +70,18 @@ static void test_random_ops(void)
 static void test_empty_and_missing(void)
 {
     struct mt__tagmap m = {0};
-    struct mt_task a, b;
+    struct item a, b;
 
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
     a.tag = 1;
     b.tag = 2;
     CU_ASSERT_EQUAL(mt__tagmap_find(&m, 1), SIZE_MAX);
-    CU_ASSERT_FALSE(mt__tagmap_take(&m, &a));
-    CU_ASSERT_EQUAL(mt__tagmap_put(&m, &a), 0);
-    CU_ASSERT_FALSE(mt__tagmap_take(&m, &b));
-    CU_ASSERT_TRUE(mt__tagmap_take(&m, &a));
-    CU_ASSERT_FALSE(mt__tagmap_take(&m, &a));
+    CU_ASSERT_FALSE(mt__tagmap_take(&m, a.tag, &a));
+    CU_ASSERT_EQUAL(mt__tagmap_put(&m, a.tag, &a), 0);
+    CU_ASSERT_FALSE(mt__tagmap_take(&m, b.tag, &b));
+    CU_ASSERT_TRUE(mt__tagmap_take(&m, a.tag, &a));
+    CU_ASSERT_FALSE(mt__tagmap_take(&m, a.tag, &a));
     CU_ASSERT_EQUAL(m.n, 0);
     mt__tagmap_release(&m);
 }

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_task_opts.c -- sdk/task_opts.c: option checks and defaults, the
- * bounded output buffer, building the submit request, and each thread's
- * own last error.
+ * test_task_opts.c -- sdk/task_opts.c: option checks and defaults (the
+ * options are a struct mt_task_def), the label selector in text form, the
+ * bounded output buffer, the spec a submit sends (a proto/convert view of
+ * the def) and each thread's own last error.
  */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sdk/sdk_int.h"
+#include "sdk/task_int.h"
+#include "manta/pg.h"
+#include "proto/convert.h"
 #include "tests/unit/unit.h"
 
 static void test_defaults(void)
@@ -17,12 +20,13 @@ static void test_defaults(void)
     mt_task_opts_t *o;
 
     CU_ASSERT_FATAL(mt_task_opts_create(&o) == 0);
-    CU_ASSERT_EQUAL(o->n_res, 1);
-    CU_ASSERT_STRING_EQUAL(o->res[0].name, "CPU");
-    CU_ASSERT_EQUAL(o->res[0].qty, 10000);
-    CU_ASSERT_EQUAL(o->max_retries, -1);
+    CU_ASSERT_EQUAL(o->def.res.n, 1);
+    CU_ASSERT_STRING_EQUAL(o->def.res.v[0].name, "CPU");
+    CU_ASSERT_EQUAL(o->def.res.v[0].qty, 10000);
+    CU_ASSERT_EQUAL(o->def.max_retries, -1);
     CU_ASSERT_EQUAL(o->output_limit, MT_TASK_OUTPUT_DEFAULT);
-    CU_ASSERT_EQUAL(o->strategy, MT_STRATEGY_DEFAULT);
+    CU_ASSERT_EQUAL(o->def.place, MT_PLACE_DEFAULT);
+    CU_ASSERT_EQUAL(o->def.kind, MT_TASK_KIND_COMMAND);
     mt_task_opts_destroy(o);
     mt_task_opts_destroy(NULL);
 }
@@ -35,8 +39,8 @@ static void test_resources(void)
     CU_ASSERT_FATAL(mt_task_opts_create(&o) == 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "GPU", 0.5), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "GPU", 2), 0);
-    CU_ASSERT_EQUAL(o->n_res, 2); /* replaced, not added */
-    CU_ASSERT_EQUAL(o->res[1].qty, 20000);
+    CU_ASSERT_EQUAL(o->def.res.n, 2); /* replaced, not added */
+    CU_ASSERT_EQUAL(o->def.res.v[1].qty, 20000);
     CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "GPU", 1.5), -MT_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(mt_client_last_error(NULL), "whole"));
     CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "TPU", 4), 0);
@@ -48,8 +52,12 @@ static void test_resources(void)
     CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "bad name", 1), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "", 1), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "CPU", 0), 0);
-    CU_ASSERT_EQUAL(o->res[0].qty, 0);
-    for (int i = 0; o->n_res < MT_TASK_MAX_RESOURCES; i++) {
+    CU_ASSERT_EQUAL(o->def.res.v[0].qty, 0);
+    /* Memory in bytes fits, up to what fixed point holds in an int64. */
+    CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "memory", 0x1p40), 0);
+    CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "memory", 1e16),
+                    -MT_EINVAL);
+    for (int i = 0; o->def.res.n < MT_TASK_MAX_RESOURCES; i++) {
         snprintf(name, sizeof(name), "r%d", i);
         CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, name, 1), 0);
     }
@@ -80,9 +88,9 @@ static void test_label_matches(void)
                                                  two, 1), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_add_label_match(o, "k", (mt_label_op)9,
                                                  two, 1), -MT_EINVAL);
-    CU_ASSERT_EQUAL(o->n_match, 2);
-    CU_ASSERT_STRING_EQUAL(o->match[0].values[1], "b");
-    while (o->n_match < MT_TASK_MAX_LABEL_MATCHES)
+    CU_ASSERT_EQUAL(o->def.sel.n, 2);
+    CU_ASSERT_STRING_EQUAL(o->def.sel.v[0].values[1], "b");
+    while (o->def.sel.n < MT_TASK_MAX_LABEL_MATCHES)
         CU_ASSERT_EQUAL(mt_task_opts_add_label_match(o, "k", MT_LABEL_EQ,
                                                      two, 1), 0);
     CU_ASSERT_EQUAL(mt_task_opts_add_label_match(o, "k", MT_LABEL_EQ, two,
@@ -98,28 +106,29 @@ static void test_strings(void)
     CU_ASSERT_EQUAL(mt_task_opts_set_env(o, "A", "1"), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_env(o, "A", "2"), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_env(o, "B", ""), 0);
-    CU_ASSERT_EQUAL(o->n_env, 2);
-    CU_ASSERT_STRING_EQUAL(o->env[0].value, "2");
+    CU_ASSERT_EQUAL(o->def.env.n, 2);
+    CU_ASSERT_STRING_EQUAL(o->def.env.v[0].value, "2");
     CU_ASSERT_EQUAL(mt_task_opts_set_env(o, "A=B", "x"), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_set_env(o, "", "x"), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, "TPU_VISIBLE_CHIPS"), 0);
     CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, "A"), 0);
     CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, "A"), 0); /* a repeat */
-    CU_ASSERT_EQUAL(o->n_env_unset, 2);
-    CU_ASSERT_STRING_EQUAL(o->env_unset[1], "A");
-    CU_ASSERT_EQUAL(o->n_env, 2); /* sets and unsets are kept apart */
+    CU_ASSERT_EQUAL(o->def.n_env_unset, 2);
+    CU_ASSERT_STRING_EQUAL(o->def.env_unset[1], "A");
+    CU_ASSERT_EQUAL(o->def.env.n, 2); /* sets and unsets are kept apart */
     CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, "A=B"), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, ""), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_unset_env(o, NULL), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_set_name(o, "job"), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_name(o, NULL), 0);
-    CU_ASSERT_PTR_NULL(o->name);
+    CU_ASSERT_PTR_NULL(o->def.name);
     CU_ASSERT_EQUAL(mt_task_opts_set_cwd(o, ""), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_set_cwd(o, "/tmp"), 0);
-    CU_ASSERT_STRING_EQUAL(o->cwd, "/tmp");
+    CU_ASSERT_STRING_EQUAL(o->def.cwd, "/tmp");
     CU_ASSERT_EQUAL(mt_task_opts_set_cwd(o, "sub/dir"), 0);
-    CU_ASSERT_EQUAL(o->cwd[0], '/'); /* from the test's working directory */
-    CU_ASSERT_PTR_NOT_NULL(strstr(o->cwd, "/sub/dir"));
+    /* from the test's working directory */
+    CU_ASSERT_EQUAL(o->def.cwd[0], '/');
+    CU_ASSERT_PTR_NOT_NULL(strstr(o->def.cwd, "/sub/dir"));
     CU_ASSERT_EQUAL(mt_task_opts_set_max_retries(o, -2), -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_opts_set_max_retries(o, 0), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_strategy(o, (mt_strategy)7), -MT_EINVAL);
@@ -130,12 +139,15 @@ static void test_strings(void)
     mt_task_opts_destroy(o);
 }
 
-static void test_submit_build(void)
+/* The def a submit makes from the options, and the spec view of it. */
+static void test_spec_view(void)
 {
-    const char *argv[] = {"sh", "-c", "echo hi", NULL};
     const char *vals[] = {"a"};
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
+    struct mt_task_def *d;
     mt_task_opts_t *o;
-    void *msg = NULL;
+    mt_pg_t *pg;
+    Manta__TaskSpec s;
 
     CU_ASSERT_FATAL(mt_task_opts_create(&o) == 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_resource(o, "GPU", 1), 0);
@@ -145,11 +157,62 @@ static void test_submit_build(void)
     CU_ASSERT_EQUAL(mt_task_opts_add_label_match(o, "z", MT_LABEL_EQ, vals,
                                                  1), 0);
     CU_ASSERT_EQUAL(mt_task_opts_set_name(o, "n"), 0);
-    /* Every piece malloc'd on its own: freeing must be clean (ASan). */
-    CU_ASSERT_EQUAL(mt__rpc_submit_build(argv, o, &msg), 0);
-    CU_ASSERT_PTR_NOT_NULL(msg);
-    mt__rpc_submit_free(msg);
-    mt__rpc_submit_free(NULL);
+    CU_ASSERT_EQUAL(mt_task_opts_set_strategy(o, MT_STRATEGY_SPREAD), 0);
+    CU_ASSERT_FATAL(mt_pg_from_id("0123456789abcdef", &pg) == 0);
+    CU_ASSERT_EQUAL(mt_task_opts_set_placement_group(o, pg, 3), 0);
+    d = mt__task_def_new(o);
+    mt_task_opts_destroy(o); /* the def is a copy */
+    mt_pg_release(pg);
+    CU_ASSERT_FATAL(d != NULL);
+    CU_ASSERT_EQUAL(d->place, MT_PLACE_PG); /* the group wins */
+    CU_ASSERT_FATAL(mt_pb_task_spec_view(&a, d, &s) == 0);
+    CU_ASSERT_EQUAL(s.n_resources, 2);
+    CU_ASSERT_STRING_EQUAL(s.resources[0]->name, "CPU");
+    CU_ASSERT_EQUAL(s.resources[0]->quantity, 0);
+    CU_ASSERT_EQUAL(s.n_env, 1);
+    CU_ASSERT_EQUAL(s.n_env_unset, 1);
+    CU_ASSERT_EQUAL(s.n_label_selector, 1);
+    CU_ASSERT_STRING_EQUAL(s.name, "n");
+    CU_ASSERT_STRING_EQUAL(s.placement_group_id, "0123456789abcdef");
+    CU_ASSERT_EQUAL(s.bundle_index, 3);
+    CU_ASSERT_EQUAL(s.strategy,
+                    MANTA__SCHEDULING_STRATEGY__STRATEGY_PLACEMENT_GROUP);
+    mt_pb_arena_release(&a);
+    mt__task_def_free(d);
+    /* The defaults, without options. */
+    CU_ASSERT_FATAL((d = mt__task_def_new(NULL)) != NULL);
+    CU_ASSERT_EQUAL(d->res.n, 1);
+    CU_ASSERT_EQUAL(d->max_retries, -1);
+    mt__task_def_free(d);
+    mt__task_def_free(NULL);
+}
+
+/* The text form goes through common/selector.h: all or nothing. */
+static void test_selector_text(void)
+{
+    mt_task_opts_t *o;
+
+    CU_ASSERT_FATAL(mt_task_opts_create(&o) == 0);
+    CU_ASSERT_EQUAL(mt_task_opts_set_label_selector(
+                        o, "zone in (a|b),!spot,gpu,x!=y,w notin (c,d)"),
+                    0);
+    CU_ASSERT_EQUAL(o->def.sel.n, 5);
+    CU_ASSERT_EQUAL(o->def.sel.v[0].op, MT_LABEL_IN);
+    CU_ASSERT_EQUAL(o->def.sel.v[1].op, MT_LABEL_NOT_EXISTS);
+    CU_ASSERT_EQUAL(o->def.sel.v[4].n, 2);
+    /* A bad text keeps the selector as it was and says why. */
+    CU_ASSERT_EQUAL(mt_task_opts_set_label_selector(o, "zone in (a|b"),
+                    -MT_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(mt_client_last_error(NULL), ")"));
+    CU_ASSERT_EQUAL(mt_task_opts_set_label_selector(o, "k0,k1,k2,k3,k4,k5,"
+                                                       "k6,k7,k8"),
+                    -MT_EINVAL);
+    CU_ASSERT_EQUAL(o->def.sel.n, 5);
+    /* A text replaces; NULL clears. */
+    CU_ASSERT_EQUAL(mt_task_opts_set_label_selector(o, "a=b"), 0);
+    CU_ASSERT_EQUAL(o->def.sel.n, 1);
+    CU_ASSERT_EQUAL(mt_task_opts_set_label_selector(o, NULL), 0);
+    CU_ASSERT_EQUAL(o->def.sel.n, 0);
     mt_task_opts_destroy(o);
 }
 
@@ -204,7 +267,8 @@ CU_TestInfo mt_test_sdk_task_opts[] = {
     {"resources", test_resources},
     {"label_matches", test_label_matches},
     {"strings", test_strings},
-    {"submit_build", test_submit_build},
+    {"spec_view", test_spec_view},
+    {"selector_text", test_selector_text},
     {"outbuf", test_outbuf},
     {"last_error_per_thread", test_last_error_per_thread},
     CU_TEST_INFO_NULL,

@@ -1,22 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rpc_pg.c -- `manta placement-group create|wait|remove`: reserve bundles
- * of resources atomically on the head, wait for the reservation, give it
- * back. Tasks then run inside with `manta submit --placement-group ID`.
+ * cmd_pg.c -- `manta placement-group create|wait|remove`: reserve bundles
+ * of resources atomically, wait for the reservation, give it back, through
+ * libmanta (manta/pg.h; a group named by id with mt_pg_from_id). Tasks
+ * then run inside with `manta submit --placement-group ID`.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "common/alloc.h"
 #include "common/parse.h"
-#include "common/error.h"
 #include "common/qty.h"
-#include "head_service.pb-c.h"
-#include "proto/services.h"
 
 #define PG_TIMEOUT_MS 5000
 #define MAX_BUNDLES 1024
@@ -51,16 +50,10 @@ static void usage(FILE *f)
             "when the group is not created in time. wait exits 0 once created.\n");
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "manta placement-group: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
-    usage(stderr);
-    return MT_EXIT_USAGE;
-}
+#define usage_error(...) \
+    mt_cli_usage_error("placement-group", usage, __VA_ARGS__)
 
-/* ---- bundles JSON ---------------------------------------------------------- */
+/* ---- bundles JSON -------------------------------------------------------- */
 
 struct bundles {
     struct mt_qty_list *v;
@@ -139,40 +132,47 @@ static int parse_strategy(const char *s)
 
 /* ---- calls --------------------------------------------------------------- */
 
-static int call(const char *addr, const struct mt_rpc_method *m,
-                const ProtobufCMessage *req, int timeout_ms,
-                ProtobufCMessage **resp)
+/* libmanta or the head refused: say why. RET 1. */
+static int failed(mt_client_t *c)
 {
-    char err[512] = "";
-    int rc = mt_cli_call(addr, m, req, timeout_ms, resp, err, sizeof(err));
-
-    if (rc < 0)
-        fprintf(stderr, "manta placement-group: %s\n", err);
-    return rc;
+    fprintf(stderr, "manta placement-group: %s\n", mt_client_last_error(c));
+    return 1;
 }
 
-/* Wait up to seconds for id; RET the exit code (0 when created). */
-static int wait_created(const char *addr, const char *id, long seconds)
+/* Wait up to seconds for pg; RET the exit code (0 when created). */
+static int wait_created(mt_client_t *c, mt_pg_t *pg, long seconds)
 {
-    Manta__WaitPlacementGroupRequest req = MANTA__WAIT_PLACEMENT_GROUP_REQUEST__INIT;
-    Manta__WaitPlacementGroupReply *r;
-    ProtobufCMessage *resp = NULL;
-    int ok;
+    int rc = mt_pg_wait(c, pg, (int)(seconds * 1000), NULL);
 
-    req.pg_id = (char *)id;
-    req.timeout_ms = (uint32_t)(seconds * 1000);
-    if (call(addr, &mt_head_wait_pg, &req.base,
-             (int)(seconds * 1000) + PG_TIMEOUT_MS, &resp) < 0)
+    if (rc == -MT_ETIMEDOUT || rc == -MT_ESTATE) {
+        fprintf(stderr, "manta placement-group: %s is not created%s%s\n",
+                mt_pg_id(pg), *mt_pg_note(pg) ? ": " : " yet",
+                mt_pg_note(pg));
         return 1;
-    r = (Manta__WaitPlacementGroupReply *)resp;
-    ok = r->group &&
-         r->group->state == MANTA__PLACEMENT_GROUP_STATE__PG_STATE_CREATED;
-    if (!ok)
-        fprintf(stderr, "manta placement-group: %s is not created%s%s\n", id,
-                r->group && *r->group->error ? ": " : " yet",
-                r->group ? r->group->error : "");
-    protobuf_c_message_free_unpacked(resp, NULL);
-    return ok ? 0 : 1;
+    }
+    return rc < 0 ? failed(c) : 0;
+}
+
+static int do_remove(mt_client_t *c, mt_pg_t *pg, long unused)
+{
+    if (mt_pg_remove(c, pg) < 0)
+        return failed(c);
+    printf("Removed placement group %s.\n", mt_pg_id(pg));
+    return 0;
+}
+
+/* Run fn on the group with this id. RET its exit code. */
+static int by_id(mt_client_t *c, const char *id,
+                 int (*fn)(mt_client_t *c, mt_pg_t *pg, long arg), long arg)
+{
+    mt_pg_t *pg;
+    int rc;
+
+    if (mt_pg_from_id(id, &pg) < 0)
+        return failed(NULL);
+    rc = fn(c, pg, arg);
+    mt_pg_release(pg);
+    return rc;
 }
 
 /* A TPU slice group instead of bundles (tpu NULL: none). */
@@ -181,79 +181,67 @@ struct slice_req {
     long slices;
 };
 
-static int do_create(const char *addr, const struct bundles *b, int strategy,
-                     const char *name, long wait_s,
-                     const struct slice_req *sr)
+/* The group's options from the command line. RET 0, or 1 (said why). */
+static int group_opts(const struct bundles *b, int strategy, const char *name,
+                      const struct slice_req *sr, mt_pg_opts_t **out)
 {
-    Manta__CreatePlacementGroupRequest req =
-        MANTA__CREATE_PLACEMENT_GROUP_REQUEST__INIT;
-    Manta__BundleSpec *bs = mt_xcalloc(b->n, sizeof(*bs));
-    Manta__BundleSpec **bp = mt_xcalloc(b->n, sizeof(*bp));
-    Manta__ResourceEntry *res, **rp;
-    ProtobufCMessage *resp = NULL;
-    size_t nres = 0, k = 0;
-    int rc;
+    mt_pg_opts_t *o;
+    int rc = mt_pg_opts_create(&o);
 
-    for (size_t i = 0; i < b->n; i++)
-        nres += b->v[i].n;
-    res = mt_xcalloc(nres, sizeof(*res));
-    rp = mt_xcalloc(nres, sizeof(*rp));
-    for (size_t i = 0; i < b->n; i++) {
-        manta__bundle_spec__init(&bs[i]);
-        bs[i].resources = rp + k;
-        bs[i].n_resources = b->v[i].n;
-        for (size_t j = 0; j < b->v[i].n; j++, k++) {
-            manta__resource_entry__init(&res[k]);
-            res[k].name = b->v[i].v[j].name;
-            res[k].quantity = b->v[i].v[j].qty;
-            rp[k] = &res[k];
+    if (rc == 0)
+        rc = mt_pg_opts_set_strategy(o, (mt_pg_strategy)strategy);
+    if (rc == 0)
+        rc = mt_pg_opts_set_name(o, name);
+    if (rc == 0 && sr->tpu)
+        rc = mt_pg_opts_set_tpu_slice(o, sr->tpu, NULL,
+                                      (unsigned)sr->slices);
+    for (size_t i = 0; rc >= 0 && i < b->n; i++) {
+        const char *names[MT_PG_MAX_RESOURCES + 1];
+        double amounts[MT_PG_MAX_RESOURCES + 1];
+        size_t n = b->v[i].n < MT_PG_MAX_RESOURCES + 1
+                       ? b->v[i].n : MT_PG_MAX_RESOURCES + 1;
+
+        for (size_t j = 0; j < n; j++) {
+            names[j] = b->v[i].v[j].name;
+            amounts[j] = (double)b->v[i].v[j].qty / MT_QTY_SCALE;
         }
-        bp[i] = &bs[i];
+        rc = mt_pg_opts_add_bundle(o, names, amounts, b->v[i].n);
     }
-    req.name = (char *)(name ? name : "");
-    req.strategy = (Manta__PlacementStrategy)strategy;
-    req.n_bundles = b->n;
-    req.bundles = bp;
-    req.tpu_pod_type = (char *)(sr->tpu ? sr->tpu : "");
-    req.tpu_slices = (uint32_t)sr->slices;
-    rc = call(addr, &mt_head_create_pg, &req.base, PG_TIMEOUT_MS, &resp);
-    free(bs);
-    free(bp);
-    free(res);
-    free(rp);
-    if (rc < 0)
-        return 1;
-    printf("%s\n", ((Manta__CreatePlacementGroupReply *)resp)->pg_id);
-    fflush(stdout);
-    rc = wait_s > 0 ? wait_created(
-                          addr, ((Manta__CreatePlacementGroupReply *)resp)->pg_id,
-                          wait_s)
-                    : 0;
-    protobuf_c_message_free_unpacked(resp, NULL);
-    return rc;
-}
-
-static int do_remove(const char *addr, const char *id)
-{
-    Manta__RemovePlacementGroupRequest req =
-        MANTA__REMOVE_PLACEMENT_GROUP_REQUEST__INIT;
-    ProtobufCMessage *resp = NULL;
-
-    req.pg_id = (char *)id;
-    if (call(addr, &mt_head_remove_pg, &req.base, PG_TIMEOUT_MS, &resp) < 0)
-        return 1;
-    protobuf_c_message_free_unpacked(resp, NULL);
-    printf("Removed placement group %s.\n", id);
+    if (rc < 0) {
+        mt_pg_opts_destroy(o);
+        return failed(NULL);
+    }
+    *out = o;
     return 0;
 }
 
-/* ---- command ---------------------------------------------------------------- */
+static int do_create(mt_client_t *c, const struct bundles *b, int strategy,
+                     const char *name, long wait_s,
+                     const struct slice_req *sr)
+{
+    mt_pg_opts_t *o;
+    mt_pg_t *pg;
+    int rc;
+
+    if (group_opts(b, strategy, name, sr, &o))
+        return 1;
+    rc = mt_pg_create(c, o, &pg);
+    mt_pg_opts_destroy(o);
+    if (rc < 0)
+        return failed(c);
+    printf("%s\n", mt_pg_id(pg));
+    fflush(stdout);
+    rc = wait_s > 0 ? wait_created(c, pg, wait_s) : 0;
+    mt_pg_release(pg);
+    return rc;
+}
+
+/* ---- command ------------------------------------------------------------- */
 
 int mt_cmd_pg(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"address", required_argument, NULL, 'a'},
-        {"temp-dir", required_argument, NULL, 't'},
+        MT_CLI_HEAD_OPTIONS,
         {"bundles", required_argument, NULL, 'b'},
         {"strategy", required_argument, NULL, 's'},
         {"name", required_argument, NULL, 'n'},
@@ -268,9 +256,10 @@ int mt_cmd_pg(int argc, char **argv)
     struct bundles b = {NULL, 0, 0};
     long wait_s = 0, timeout_s = 30;
     int c, strategy = 0, rc;
-    char err[256] = "", *head = NULL;
+    char err[256] = "";
     const char *verb;
     struct slice_req sr = {NULL, 1};
+    mt_client_t *cl;
 
     optind = 1;
     opterr = 0;
@@ -326,7 +315,7 @@ int mt_cmd_pg(int argc, char **argv)
     } else {
         return usage_error("unknown action '%s'", verb);
     }
-    rc = mt_cli_head_addr("placement-group", addr, dir, &head);
+    rc = mt_cli_connect("placement-group", addr, dir, PG_TIMEOUT_MS, &cl);
     if (rc) {
         bundles_release(&b);
         if (rc == MT_EXIT_USAGE)
@@ -334,12 +323,12 @@ int mt_cmd_pg(int argc, char **argv)
         return rc;
     }
     if (strcmp(verb, "create") == 0)
-        rc = do_create(head, &b, strategy, name, wait_s, &sr);
+        rc = do_create(cl, &b, strategy, name, wait_s, &sr);
     else if (strcmp(verb, "wait") == 0)
-        rc = wait_created(head, argv[optind + 1], timeout_s);
+        rc = by_id(cl, argv[optind + 1], wait_created, timeout_s);
     else
-        rc = do_remove(head, argv[optind + 1]);
+        rc = by_id(cl, argv[optind + 1], do_remove, 0);
     bundles_release(&b);
-    free(head);
+    mt_client_disconnect(cl);
     return rc;
 }

@@ -199,16 +199,6 @@ const char *mt_actor_id(const mt_actor_t *a)
     return check_actor(a) ? a->id : "";
 }
 
-void mt__actor_unref(struct mt_actor *a)
-{
-    if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
-        return;
-    pthread_mutex_destroy(&a->mu);
-    free(a->address);
-    a->magic = 0;
-    free(a);
-}
-
 void mt_actor_release(mt_actor_t *a)
 {
     if (check_actor(a))
@@ -354,39 +344,6 @@ static struct mt_task *local_task(struct mt_client *c, const char *id)
     return t;
 }
 
-void mt__actor_direct_done(struct mt_client *c, struct mt_actor *a,
-                           struct mt_task *t, bool ok, const uint8_t *result,
-                           size_t len, const char *error, bool actor_died)
-{
-    uint8_t *v = ok && len ? malloc(len) : NULL;
-    char *e = strdup(ok ? "" : error && *error ? error : "the call failed");
-
-    if (v)
-        memcpy(v, result, len);
-    pthread_mutex_lock(&c->mu);
-    t->state = ok ? MT_TASK_STATE_FINISHED : MT_TASK_STATE_FAILED;
-    t->exit_code = ok ? 0 : -1;
-    t->value = v;
-    t->value_len = v ? len : 0;
-    free(t->error);
-    t->error = e;
-    t->actor_died = !ok && actor_died;
-    t->ended = true;
-    if (ok && len && !v)
-        t->lost = -MT_ENOMEM;
-    pthread_cond_broadcast(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-    if (!ok && actor_died) {
-        /* The incarnation is gone (or out of reach): the head's road
-         * queues calls until it is back. */
-        pthread_mutex_lock(&a->mu);
-        a->direct = false;
-        pthread_mutex_unlock(&a->mu);
-    }
-    mt__task_unref(t);
-    mt__actor_unref(a);
-}
-
 /* Send one call on the direct road. RET 0 with *out, 1 when the handle is
  * not on it (use the head's), or -MT_E*. */
 static int call_direct(struct mt_client *c, struct mt_actor *a,
@@ -491,35 +448,6 @@ int mt_actor_get(mt_client_t *c, const char *name, mt_actor_t **out)
 int mt_actor_get_id(mt_client_t *c, const char *id, mt_actor_t **out)
 {
     return get_by(c, id, NULL, out);
-}
-
-void mt_actor_info_init(mt_actor_info *i)
-{
-    memset(i, 0, sizeof(*i));
-    i->size = sizeof(*i);
-}
-
-/* The part of struct mt_actor_info a caller with `size` bytes has. */
-#define HAS_FIELD(size, f)                                                     \
-    ((size) >= offsetof(mt_actor_info, f) + sizeof(((mt_actor_info *)0)->f))
-
-void mt_actor_info_release(mt_actor_info *i)
-{
-    uint32_t size;
-
-    if (!i)
-        return;
-    size = i->size;
-    free(i->name);
-    free(i->node_id);
-    free(i->death_reason);
-    if (HAS_FIELD(size, owner_id)) {
-        free(i->actor_id);
-        free(i->function);
-        free(i->owner_id);
-    }
-    memset(i, 0, size < sizeof(*i) ? size : sizeof(*i));
-    i->size = size;
 }
 
 /* Move the fields of src (full size, ours) that dst (a caller's, maybe

@@ -7,7 +7,9 @@
  *
  * Creating an actor and calling it through the head are tasks (task_int.h);
  * GetActor / KillActor are calls to the head; direct calls go to the
- * actor's worker, batched per wake-up of the loop (rpc_actor.c).
+ * actor's worker, batched per wake-up of the loop (rpc_actor.c). Files,
+ * lowest first: actor_handle.c (the handle and the info struct),
+ * rpc_actor.c, actor.c (the public API).
  */
 #ifndef MT_SDK_ACTOR_INT_H
 #define MT_SDK_ACTOR_INT_H
@@ -35,7 +37,7 @@ struct mt_actor {
     uint64_t next_seq;           /* direct: the next call's number */
 };
 
-/* mt__actor_unref - drop a handle reference. NULL ok. */
+/* mt__actor_unref - drop a handle reference (actor_handle.c). NULL ok. */
 void mt__actor_unref(struct mt_actor *a);
 
 /* An actor as GetActor describes it (plain C; strings owned). */
@@ -104,7 +106,8 @@ int mt__actor_call_post(struct mt_client *c, struct mt_actor *a,
                         size_t nargs, struct mt_task *t);
 
 /* Loop thread: a direct call ended: complete t (one ref taken) and tell
- * the handle (one ref taken). ok/actor_died as CallActorReply. */
+ * the handle (one ref taken). ok/actor_died as CallActorReply.
+ * (actor_handle.c) */
 void mt__actor_direct_done(struct mt_client *c, struct mt_actor *a,
                            struct mt_task *t, bool ok, const uint8_t *result,
                            size_t len, const char *error, bool actor_died);

@@ -15,6 +15,11 @@
  * Specs travel as plain C (struct mt_task_def, owned by the request or the
  * task until sent); rpc_task.c and rpc_batch.c turn them into protobuf
  * views (proto/convert.h) only for the call that sends them.
+ *
+ * Files, lowest first (each calls only those before it): task_opts.c
+ * (options, defs), task_state.c (a handle's state), watch_queue.c (a
+ * watch's events), rpc_task.c, rpc_batch.c (the loop thread's calls),
+ * task.c and watch.c (the public API).
  */
 #ifndef MT_SDK_TASK_INT_H
 #define MT_SDK_TASK_INT_H
@@ -49,7 +54,7 @@ void mt__opts_release(struct mt_task_opts *o);
  */
 int mt__res_amount(const char *name, double amount, int64_t *q);
 
-/* ---- a task -------------------------------------------------------------- */
+/* ---- a task (task_state.c; defs in task_opts.c) --------------------------- */
 
 /* Captured output of one stream: the last `limit` bytes. */
 struct mt__outbuf {
@@ -233,12 +238,19 @@ void mt__task_watch(struct mt_client *c, struct mt_task *t);
 /* Loop thread: end every task waiting for a watch or a retry (stop). */
 void mt__tasks_stop_watches(struct mt_client *c);
 
-/* ---- following tasks by id (watch.c; streams in rpc_task.c) -------------- */
+/* ---- following tasks by id (watch.c; queue in watch_queue.c; streams in
+ * rpc_task.c) ---- */
 
 #define MT_WATCH_MAGIC 0x6d747774u /* "mtwt" */
 
-struct mt__wev;
 struct mt__wstream;
+
+/* A queued event and the bytes its pointers point into. */
+struct mt__wev {
+    struct mt__wev *next;
+    mt_watch_event ev;
+    char buf[];
+};
 
 /*
  * A watch (manta/admin.h): events queued by the loop thread, taken by the

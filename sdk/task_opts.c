@@ -321,3 +321,39 @@ int mt__outbuf_append(struct mt__outbuf *b, size_t limit, const void *p,
     b->len += n;
     return 0;
 }
+
+/* ---- the def a submit sends ---------------------------------------------- */
+
+void mt__task_def_free(struct mt_task_def *d)
+{
+    if (!d)
+        return;
+    mt_task_def_release(d);
+    free(d);
+}
+
+struct mt_task_def *mt__task_def_new(const struct mt_task_opts *o)
+{
+    struct mt_task_def *d = malloc(sizeof(*d));
+    struct mt_task_opts def;
+    int rc;
+
+    if (!d)
+        return NULL;
+    mt_task_def_init(d);
+    if (o) {
+        rc = mt_task_def_copy(d, &o->def);
+    } else if ((rc = mt__opts_init(&def)) == 0) {
+        *d = def.def; /* take the defaults' def */
+        mt_task_def_init(&def.def);
+    }
+    if (!o)
+        mt__opts_release(&def);
+    if (rc < 0) {
+        mt__task_def_free(d);
+        return NULL;
+    }
+    if (d->pg_id) /* a placement group wins over the strategy */
+        d->place = MT_PLACE_PG;
+    return d;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * task_state.c -- a task handle inside libmanta and how its state moves:
+ * created (with or without the head's id), events applied as the head
+ * sends them, ended without a final event when a watch is lost or a
+ * submit refused, freed with its last reference. The calls that make
+ * these happen are rpc_task.c and rpc_batch.c (the loop thread) and
+ * task.c (the public API); this file calls neither.
+ *
+ * THREAD: events are applied with the client's mu held; references are
+ * atomic.
+ */
+#include "sdk/task_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mt_task *mt__task_new(struct mt_client *c, const char *id,
+                             size_t output_limit)
+{
+    struct mt_task *t = calloc(1, sizeof(*t));
+
+    if (!t)
+        return NULL;
+    t->magic = MT_SDK_TASK_MAGIC;
+    atomic_init(&t->refs, 1);
+    t->client = c;
+    snprintf(t->id, sizeof(t->id), "%s", id ? id : "");
+    atomic_init(&t->settled, id != NULL);
+    t->output_limit = output_limit;
+    t->exit_code = -1;
+    return t;
+}
+
+void mt__task_unref(struct mt_task *t)
+{
+    if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
+        return;
+    mt__task_def_free(t->def);
+    free(t->error);
+    free(t->node_id);
+    free(t->value);
+    free(t->out.data);
+    free(t->err.data);
+    t->magic = 0;
+    free(t);
+}
+
+bool mt__task_final(int st)
+{
+    return st == MT_TASK_STATE_FINISHED || st == MT_TASK_STATE_FAILED ||
+           st == MT_TASK_STATE_CANCELLED;
+}
+
+/* Replace *dst by a copy of s ("" for NULL); out of memory keeps the old. */
+static void set_text(char **dst, const char *s)
+{
+    char *p = strdup(s ? s : "");
+
+    if (p) {
+        free(*dst);
+        *dst = p;
+    }
+}
+
+void mt__task_apply_locked(struct mt_task *t, const struct mt__task_event *ev)
+{
+    struct mt__outbuf *b = ev->fd == 2 ? &t->err : &t->out;
+
+    if (ev->output_len && t->output_limit &&
+        mt__outbuf_append(b, t->output_limit, ev->output,
+                          ev->output_len) < 0)
+        b->dropped += ev->output_len; /* out of memory: lose this piece */
+    if (!ev->state || t->ended)
+        return;
+    t->state = ev->state;
+    t->attempt = ev->attempt;
+    if (*ev->node_id)
+        set_text(&t->node_id, ev->node_id);
+    if (*ev->error || mt__task_final(t->state))
+        set_text(&t->error, ev->error);
+    if (!mt__task_final(t->state))
+        return;
+    t->exit_code = t->state == MT_TASK_STATE_FINISHED ? ev->exit_code : -1;
+    t->ended = true;
+    t->actor_died = ev->actor_died;
+    atomic_store(&t->settled, true);
+    if (ev->result_len && !t->value && (t->value = malloc(ev->result_len))) {
+        memcpy(t->value, ev->result, ev->result_len);
+        t->value_len = ev->result_len;
+    }
+}
+
+void mt__task_end(struct mt_client *c, struct mt_task *t, int lost,
+                  const char *why)
+{
+    pthread_mutex_lock(&c->mu);
+    if (!t->ended) {
+        if (lost) {
+            t->lost = lost;
+        } else {
+            t->state = MT_TASK_STATE_FAILED;
+            t->ended = true;
+        }
+        set_text(&t->error, why);
+    }
+    atomic_store(&t->settled, true);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}

@@ -692,6 +692,10 @@ struct mt_head_task *mt_head_tasks_apply(struct mt_head_tasks *ts,
             t->state = MT_TASK_RUNNING;
             t->start_ms = mt_now_wall_ms();
             notify(ts, t);
+            /* Cancelled while its worker was taking it (the report may
+             * come before the RunTasks answer): stop it now. */
+            if (t->cancel_requested)
+                stop_on_worker(ts, t, false);
         }
         break;
     case MT_TASK_FINISHED:

@@ -32,6 +32,8 @@
 #include <time.h>
 
 #include "common/sys.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 
 #define READY_POLL_MS 20
 #define KILL_AT_DISCONNECT_MS 2000

@@ -20,6 +20,8 @@
 #include <strings.h>
 
 #include "sdk/actor_int.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/gang_int.h"
 #include "sdk/object_int.h"
 #include "sdk/pg_int.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * client.c -- the core of a client (client_int.h): its loop thread, the
- * request handoff, the parts' hooks, the live-client registry and the
- * generic call to the head.
+ * client.c -- the core of a client (client.h; its types in client_int.h):
+ * its loop thread, the request handoff, the parts' hooks, the live-client
+ * registry and the generic call to the head.
  *
  * DESIGN: mt__client_new creates the loop, the rpc engine and the channel
  * on the caller's thread, then mt__client_start hands them to a new thread
@@ -15,7 +15,7 @@
  * mt_rpc_engine_destroy() runs the loop until every cancelled call has
  * delivered its callback, so no callback can run after the thread is gone.
  */
-#include "sdk/client_int.h"
+#include "sdk/client.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +24,7 @@
 #include "common/rpc.h"
 #include "common/strbuf.h"
 #include "objstore/client.h"
+#include "sdk/error.h"
 
 static atomic_uint_fast64_t next_serial;
 
@@ -438,7 +439,9 @@ struct head_call {
     ProtobufCMessage *reply;     /* owned copy of the reply */
 };
 
-void *mt__msg_copy(const void *msg)
+/* mt__msg_copy - an owned deep copy of a ProtobufCMessage (packed, then
+ * unpacked). RET NULL on ENOMEM. THREAD any. */
+static void *mt__msg_copy(const void *msg)
 {
     const ProtobufCMessage *m = msg;
     size_t n = protobuf_c_message_get_packed_size(m);

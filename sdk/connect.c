@@ -11,7 +11,7 @@
  * status, the store and the watch: it contacts the head only for the
  * calls it makes, and they fail fast when the head is away.
  */
-#include "sdk/client_int.h"
+#include "sdk/client.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@
 #include "objstore/client.h"
 #include "sdk/actor_int.h"
 #include "sdk/admin_int.h"
+#include "sdk/error.h"
 #include "sdk/object_int.h"
 #include "sdk/task_int.h"
 

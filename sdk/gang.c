@@ -15,6 +15,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "sdk/client.h"
+#include "sdk/error.h"
+
 #define MAX_STR 4096
 #define MAX_ENV 1024
 #define POLL_MS 100

@@ -37,6 +37,8 @@
 
 #include "objstore/client.h"
 #include "objstore/tensor.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 
 /* ---- the objects part ---------------------------------------------------- */
 

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sdk/client.h"
+#include "sdk/error.h"
+
 #define MAX_NAME 4096
 #define MAX_POD_TYPE 63
 #define MAX_TOPOLOGY 31

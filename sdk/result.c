@@ -23,6 +23,7 @@
 #include "common/sys.h"
 #include "objstore/client.h"
 #include "objstore/tensor.h"
+#include "sdk/error.h"
 #include "manta/result.h"
 
 int mt_task_result_id(const char *task_id, mt_object_id *out)

@@ -27,6 +27,8 @@
 #include "head_service.pb-c.h"
 #include "proto/list_json.h"
 #include "proto/services.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/rpc_reply.h"
 #include "worker_service.pb-c.h"
 

@@ -36,13 +36,14 @@
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
-
 #include <grpc/status.h>
 
 #include "common/rpc.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
 #include "proto/services.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/object_int.h"
 
 #define MAX_BATCH 1024     /* specs per SubmitTasks */

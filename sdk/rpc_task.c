@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 #include <grpc/status.h>
 
 #include "common/rpc.h"
@@ -29,6 +28,8 @@
 #include "proto/convert.h"
 #include "proto/list_json.h"
 #include "proto/services.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/rpc_reply.h"
 
 /* ---- events -------------------------------------------------------------- */

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/object_int.h"
 
 static bool check_task(const struct mt_client *c, const struct mt_task *t)

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sdk/error.h"
+
 #define MAX_STR 4096
 #define MAX_OUTPUT_LIMIT (64u << 20)
 

@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sdk/client.h"
+#include "sdk/error.h"
+
 static bool check_watch(const struct mt_watch *w)
 {
     return w && w->magic == MT_WATCH_MAGIC;

@@ -34,6 +34,9 @@
 #include "common/sys.h"
 #include "sdk/client.h"
 #include "sdk/error.h"
+#include "sdk/task.h"
+#include "sdk/task_opts.h"
+#include "sdk/task_state.h"
 
 #define READY_POLL_MS 20
 #define KILL_AT_DISCONNECT_MS 2000

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sdk/task_state.h"
+
 void mt__actor_unref(struct mt_actor *a)
 {
     if (!a || atomic_fetch_sub(&a->refs, 1) != 1)

@@ -25,7 +25,7 @@
 #include "sdk/gang_int.h"
 #include "sdk/object_int.h"
 #include "sdk/pg_int.h"
-#include "sdk/task_int.h"
+#include "sdk/rpc_task.h"
 
 /* A listing as handed out: the public part, then what frees it. */
 struct listing {

@@ -26,7 +26,8 @@
 #include "sdk/admin_int.h"
 #include "sdk/error.h"
 #include "sdk/object_int.h"
-#include "sdk/task_int.h"
+#include "sdk/rpc_batch.h"
+#include "sdk/task.h"
 
 #define DEFAULT_TEMP_DIR "/tmp/manta"
 #define DEFAULT_CONNECT_MS 5000

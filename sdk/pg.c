@@ -14,6 +14,7 @@
 
 #include "sdk/client.h"
 #include "sdk/error.h"
+#include "sdk/task_opts.h"
 
 #define MAX_NAME 4096
 #define MAX_POD_TYPE 63

@@ -30,6 +30,7 @@
 #include "sdk/client.h"
 #include "sdk/error.h"
 #include "sdk/rpc_reply.h"
+#include "sdk/task_state.h"
 #include "worker_service.pb-c.h"
 
 #define DIRECT_DEADLINE_MS (1000 * 60 * 60 * 24 * 7)

@@ -29,7 +29,7 @@
  *
  * THREAD: the loop thread, except mt__cw_connect and mt__cw_post (callers).
  */
-#include "sdk/task_int.h"
+#include "sdk/rpc_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +45,10 @@
 #include "sdk/client.h"
 #include "sdk/error.h"
 #include "sdk/object_int.h"
+#include "sdk/rpc_task.h"
+#include "sdk/tagmap.h"
+#include "sdk/task_opts.h"
+#include "sdk/task_state.h"
 
 #define MAX_BATCH 1024     /* specs per SubmitTasks */
 #define MAX_BATCHES 2      /* SubmitTasks calls in flight */

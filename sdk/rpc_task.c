@@ -16,7 +16,7 @@
  * thread, the rest on the loop thread; task fields are written under the
  * client's mutex.
  */
-#include "sdk/task_int.h"
+#include "sdk/rpc_task.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,9 @@
 #include "sdk/client.h"
 #include "sdk/error.h"
 #include "sdk/rpc_reply.h"
+#include "sdk/task_opts.h"
+#include "sdk/task_state.h"
+#include "sdk/watch_queue.h"
 
 /* ---- events -------------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
  * Pure: no threads, no I/O. Failures are recorded as the calling thread's
  * last error with no client (mt_client_last_error(NULL)).
  */
-#include "sdk/task_int.h"
+#include "sdk/task_opts.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,7 +28,8 @@ _Static_assert(MT_TASK_MAX_RESOURCES == MT_TASK_MAX_RES, "resource kinds");
 _Static_assert(MT_TASK_MAX_LABEL_MATCHES == MT_SEL_MAX_EXPRS, "expressions");
 _Static_assert(MT_TASK_MAX_LABEL_VALUES == MT_SEL_MAX_VALUES, "values");
 
-int mt__opts_init(struct mt_task_opts *o)
+/* mt__opts_init - the defaults of mt_task_opts_create. RET 0, -MT_ENOMEM. */
+static int mt__opts_init(struct mt_task_opts *o)
 {
     memset(o, 0, sizeof(*o));
     mt_task_def_init(&o->def);
@@ -36,7 +37,7 @@ int mt__opts_init(struct mt_task_opts *o)
     return mt_qty_list_put(&o->def.res, "CPU", MT_QTY_SCALE);
 }
 
-void mt__opts_release(struct mt_task_opts *o)
+static void mt__opts_release(struct mt_task_opts *o)
 {
     mt_task_def_release(&o->def);
 }

@@ -23,8 +23,8 @@
 #include "sdk/client.h"
 #include "sdk/error.h"
 #include "sdk/gang_int.h"
-#include "sdk/object_int.h"
 #include "sdk/pg_int.h"
+#include "sdk/rpc_object.h"
 #include "sdk/rpc_task.h"
 
 /* A listing as handed out: the public part, then what frees it. */

@@ -25,7 +25,7 @@
 #include "sdk/actor_int.h"
 #include "sdk/admin_int.h"
 #include "sdk/error.h"
-#include "sdk/object_int.h"
+#include "sdk/object.h"
 #include "sdk/rpc_batch.h"
 #include "sdk/task.h"
 

@@ -11,7 +11,7 @@
  *
  * THREAD: the caller's; the store client is thread-safe.
  */
-#include "sdk/object_int.h"
+#include "sdk/error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +23,6 @@
 #include "common/sys.h"
 #include "objstore/client.h"
 #include "objstore/tensor.h"
-#include "sdk/error.h"
 #include "manta/result.h"
 
 int mt_task_result_id(const char *task_id, mt_object_id *out)

@@ -17,8 +17,9 @@
 
 #include "sdk/client.h"
 #include "sdk/error.h"
-#include "sdk/object_int.h"
+#include "sdk/object.h"
 #include "sdk/rpc_batch.h"
+#include "sdk/rpc_object.h"
 #include "sdk/rpc_task.h"
 #include "sdk/tagmap.h"
 #include "sdk/task_opts.h"

@@ -24,7 +24,7 @@
  * guarded by its own mutex, taken alone (never with the client's mu);
  * handles are refcounted between the user and direct calls in flight.
  */
-#include "sdk/actor_int.h"
+#include "sdk/actor.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +32,10 @@
 #include <time.h>
 
 #include "common/sys.h"
+#include "sdk/actor_handle.h"
 #include "sdk/client.h"
 #include "sdk/error.h"
+#include "sdk/rpc_actor.h"
 #include "sdk/task.h"
 #include "sdk/task_opts.h"
 #include "sdk/task_state.h"

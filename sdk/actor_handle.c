@@ -10,7 +10,7 @@
  *
  * THREAD: any; a handle's road is guarded by its own mutex.
  */
-#include "sdk/actor_int.h"
+#include "sdk/actor_handle.h"
 
 #include <stddef.h>
 #include <stdlib.h>

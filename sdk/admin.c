@@ -19,11 +19,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sdk/actor_int.h"
 #include "sdk/client.h"
 #include "sdk/error.h"
 #include "sdk/gang_int.h"
 #include "sdk/pg_int.h"
+#include "sdk/rpc_actor.h"
 #include "sdk/rpc_object.h"
 #include "sdk/rpc_task.h"
 

@@ -11,8 +11,6 @@
 
 #include "sdk/client_int.h"
 
-#include <stdbool.h>
-#include <stddef.h>
 #include <time.h>
 
 struct mt_rpc_method;

@@ -22,7 +22,7 @@
 #include "common/parse.h"
 #include "common/rpc.h"
 #include "objstore/client.h"
-#include "sdk/actor_int.h"
+#include "sdk/actor.h"
 #include "sdk/admin_int.h"
 #include "sdk/error.h"
 #include "sdk/object.h"

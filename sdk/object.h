@@ -11,8 +11,6 @@
 
 #include "sdk/client_int.h"
 
-#include <stdbool.h>
-
 /* mt__objects_attach - give c its objects part. RET 0, -MT_ENOMEM. */
 int mt__objects_attach(struct mt_client *c);
 

@@ -17,11 +17,6 @@
 #define MT_SDK_RPC_OBJECT_H
 
 #include "sdk/client_int.h"
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
 #include "manta/admin.h"
 
 #define MT__REL_BATCH 256     /* releases sent at once when this many */

@@ -23,9 +23,9 @@
 #include "common/rpc.h"
 #include "objstore/client.h"
 #include "sdk/actor.h"
-#include "sdk/admin_int.h"
 #include "sdk/error.h"
 #include "sdk/object.h"
+#include "sdk/rpc_admin.h"
 #include "sdk/rpc_batch.h"
 #include "sdk/task.h"
 

@@ -7,7 +7,7 @@
  *
  * THREAD: the caller's.
  */
-#include "sdk/admin_int.h"
+#include "sdk/rpc_admin.h"
 
 #include <stdlib.h>
 #include <string.h>

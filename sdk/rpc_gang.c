@@ -7,7 +7,7 @@
  *
  * THREAD: the caller's.
  */
-#include "sdk/gang_int.h"
+#include "sdk/rpc_gang.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  *
  * THREAD: the caller's.
  */
-#include "sdk/pg_int.h"
+#include "sdk/rpc_pg.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -25,6 +25,7 @@
 #include "common/strbuf.h"
 #include "objstore/client.h"
 #include "sdk/error.h"
+#include "sdk/queue.h"
 
 static atomic_uint_fast64_t next_serial;
 

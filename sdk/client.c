@@ -440,9 +440,9 @@ struct head_call {
     ProtobufCMessage *reply;     /* owned copy of the reply */
 };
 
-/* mt__msg_copy - an owned deep copy of a ProtobufCMessage (packed, then
+/* msg_copy - an owned deep copy of a ProtobufCMessage (packed, then
  * unpacked). RET NULL on ENOMEM. THREAD any. */
-static void *mt__msg_copy(const void *msg)
+static void *msg_copy(const void *msg)
 {
     const ProtobufCMessage *m = msg;
     size_t n = protobuf_c_message_get_packed_size(m);
@@ -496,7 +496,7 @@ static void on_head_call_done(void *arg, const struct mt_rpc_status *st,
         mt__req_complete(c, &h->r, mt__rpc_err(st), msg);
         return;
     }
-    h->reply = mt__msg_copy(resp);
+    h->reply = msg_copy(resp);
     mt__req_complete(c, &h->r, h->reply ? 0 : -MT_ENOMEM,
                      h->reply ? NULL : "out of memory");
 }
@@ -525,7 +525,7 @@ int mt__head_call(struct mt_client *c, const struct mt_rpc_method *method,
     int rc;
 
     *reply = NULL;
-    if (!h || !(h->msg = mt__msg_copy(req))) {
+    if (!h || !(h->msg = msg_copy(req))) {
         mt__req_free(h ? &h->r : NULL);
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }

@@ -113,8 +113,8 @@ int mt__head_call(struct mt_client *c, const struct mt_rpc_method *method,
                   const void *req, int timeout_ms, unsigned flags,
                   void **reply);
 
-/* mt__msg_free - free a message from mt__msg_copy / mt__head_call. NULL
- * ok. */
+/* mt__msg_free - free a message from mt__head_call (or client.c's
+ * msg_copy). NULL ok. */
 void mt__msg_free(void *msg);
 
 /* mt__rpc_text - "STATUS: message" for a failed call (the status's

@@ -24,7 +24,7 @@
  * guarded by its own mutex, taken alone (never with the client's mu);
  * handles are refcounted between the user and direct calls in flight.
  */
-#include "sdk/actor_int.h"
+#include "sdk/actor.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +32,13 @@
 #include <time.h>
 
 #include "common/sys.h"
+#include "sdk/actor_handle.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
+#include "sdk/rpc_actor.h"
+#include "sdk/task.h"
+#include "sdk/task_opts.h"
+#include "sdk/task_state.h"
 
 #define READY_POLL_MS 20
 #define KILL_AT_DISCONNECT_MS 2000

@@ -10,11 +10,13 @@
  *
  * THREAD: any; a handle's road is guarded by its own mutex.
  */
-#include "sdk/actor_int.h"
+#include "sdk/actor_handle.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sdk/task_state.h"
 
 void mt__actor_unref(struct mt_actor *a)
 {

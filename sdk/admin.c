@@ -12,18 +12,20 @@
  *
  * THREAD: any.
  */
-#include "sdk/admin_int.h"
+#include "sdk/rpc_admin.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "sdk/actor_int.h"
-#include "sdk/gang_int.h"
-#include "sdk/object_int.h"
-#include "sdk/pg_int.h"
-#include "sdk/task_int.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
+#include "sdk/rpc_actor.h"
+#include "sdk/rpc_gang.h"
+#include "sdk/rpc_object.h"
+#include "sdk/rpc_pg.h"
+#include "sdk/rpc_task.h"
 
 /* A listing as handed out: the public part, then what frees it. */
 struct listing {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * client.c -- the core of a client (client_int.h): its loop thread, the
- * request handoff, the parts' hooks, the live-client registry and the
- * generic call to the head.
+ * client.c -- the core of a client (client.h; its types in client_int.h):
+ * its loop thread, the request handoff, the parts' hooks, the live-client
+ * registry and the generic call to the head.
  *
  * DESIGN: mt__client_new creates the loop, the rpc engine and the channel
  * on the caller's thread, then mt__client_start hands them to a new thread
@@ -15,7 +15,7 @@
  * mt_rpc_engine_destroy() runs the loop until every cancelled call has
  * delivered its callback, so no callback can run after the thread is gone.
  */
-#include "sdk/client_int.h"
+#include "sdk/client.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +24,8 @@
 #include "common/rpc.h"
 #include "common/strbuf.h"
 #include "objstore/client.h"
+#include "sdk/error.h"
+#include "sdk/queue.h"
 
 static atomic_uint_fast64_t next_serial;
 
@@ -438,7 +440,9 @@ struct head_call {
     ProtobufCMessage *reply;     /* owned copy of the reply */
 };
 
-void *mt__msg_copy(const void *msg)
+/* msg_copy - an owned deep copy of a ProtobufCMessage (packed, then
+ * unpacked). RET NULL on ENOMEM. THREAD any. */
+static void *msg_copy(const void *msg)
 {
     const ProtobufCMessage *m = msg;
     size_t n = protobuf_c_message_get_packed_size(m);
@@ -492,7 +496,7 @@ static void on_head_call_done(void *arg, const struct mt_rpc_status *st,
         mt__req_complete(c, &h->r, mt__rpc_err(st), msg);
         return;
     }
-    h->reply = mt__msg_copy(resp);
+    h->reply = msg_copy(resp);
     mt__req_complete(c, &h->r, h->reply ? 0 : -MT_ENOMEM,
                      h->reply ? NULL : "out of memory");
 }
@@ -521,7 +525,7 @@ int mt__head_call(struct mt_client *c, const struct mt_rpc_method *method,
     int rc;
 
     *reply = NULL;
-    if (!h || !(h->msg = mt__msg_copy(req))) {
+    if (!h || !(h->msg = msg_copy(req))) {
         mt__req_free(h ? &h->r : NULL);
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }

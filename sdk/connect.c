@@ -11,7 +11,7 @@
  * status, the store and the watch: it contacts the head only for the
  * calls it makes, and they fail fast when the head is away.
  */
-#include "sdk/client_int.h"
+#include "sdk/client.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,10 +22,12 @@
 #include "common/parse.h"
 #include "common/rpc.h"
 #include "objstore/client.h"
-#include "sdk/actor_int.h"
-#include "sdk/admin_int.h"
-#include "sdk/object_int.h"
-#include "sdk/task_int.h"
+#include "sdk/actor.h"
+#include "sdk/error.h"
+#include "sdk/object.h"
+#include "sdk/rpc_admin.h"
+#include "sdk/rpc_batch.h"
+#include "sdk/task.h"
 
 #define DEFAULT_TEMP_DIR "/tmp/manta"
 #define DEFAULT_CONNECT_MS 5000

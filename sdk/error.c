@@ -9,11 +9,12 @@
  * client at a freed client's address does not inherit its message.
  * Serial 0 stands for "no client" (mt_client_connect, option setters).
  */
+#include "sdk/error.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "sdk/client_int.h"
 #include "manta/manta.h"
 
 #define MT_ERR_SLOTS 8

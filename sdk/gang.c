@@ -7,7 +7,7 @@
  *
  * THREAD: any.
  */
-#include "sdk/gang_int.h"
+#include "sdk/rpc_gang.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -15,9 +15,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "sdk/client.h"
+#include "sdk/error.h"
+#include "sdk/task_int.h"
+
 #define MAX_STR 4096
 #define MAX_ENV 1024
 #define POLL_MS 100
+
+struct mt_gang_opts {
+    struct mt_gang_def def;      /* member: argv set at submit */
+};
 
 static int set_str(char **dst, const char *s)
 {

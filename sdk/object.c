@@ -17,9 +17,9 @@
  * sent with others within MT__REL_DELAY_MS, and always before any task
  * this client submits next, so a task naming the object finds it known.
  *
- * This file also holds the client's objects part (object_int.h): the
- * queues of registrations and releases, sent by the loop thread, and
- * flushed when the client disconnects.
+ * This file also holds the client's objects part (object.h; its struct in
+ * rpc_object.h): the queues of registrations and releases, sent by the
+ * loop thread, and flushed when the client disconnects.
  *
  * A get that misses the local store asks the head (GetObject): a small
  * task result comes back inline and is returned in a heap copy; anything
@@ -27,7 +27,7 @@
  * holder in turn) and then mapped like a local object. A task result not
  * produced yet makes the head hold the call until it is, or the timeout.
  */
-#include "sdk/object_int.h"
+#include "sdk/object.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +37,9 @@
 
 #include "objstore/client.h"
 #include "objstore/tensor.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
+#include "sdk/rpc_object.h"
 
 /* ---- the objects part ---------------------------------------------------- */
 
@@ -208,7 +211,7 @@ static int put(mt_client_t *c, const void *data, size_t size, uint32_t flags,
                              mt_object_id_hex(&id, hex), mt_strerror(rc));
     if (!(flags & MT_PUT_EVICTABLE) && c->node_id) {
         rc = atomic_load(&c->objects->batching)
-                 ? mt__reg_post(c, &id, size) /* see object_int.h */
+                 ? mt__reg_post(c, &id, size) /* see rpc_object.h */
                  : mt__obj_register(c, &id, size);
         if (rc < 0) {
             char why[256];
@@ -255,6 +258,19 @@ int mt_put_tensor(mt_client_t *c, const void *data, size_t size,
 }
 
 /* ---- get ----------------------------------------------------------------- */
+
+/* A buffer: a pinned mapping in the store, or an inline value's copy. */
+struct mt_buffer {
+    struct mt__store *store;  /* one ref; NULL for an inline value */
+    uint8_t *owned;           /* an inline value's heap copy, or NULL */
+    mt_object_id id;
+    const uint8_t *data;
+    size_t size;
+    bool is_tensor;
+    uint8_t code, bits;
+    uint32_t ndim;
+    int64_t shape[MT_TENSOR_MAX_NDIM];
+};
 
 /* An inline value as a buffer (heap copy; no store behind it). */
 static int inline_buffer(mt_client_t *c, const mt_object_id *id,

@@ -6,11 +6,15 @@
  *
  * THREAD: any; a handle's bundle nodes are replaced by mt_pg_wait().
  */
-#include "sdk/pg_int.h"
+#include "sdk/rpc_pg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sdk/client.h"
+#include "sdk/error.h"
+#include "sdk/task_opts.h"
 
 #define MAX_NAME 4096
 #define MAX_POD_TYPE 63
@@ -19,6 +23,22 @@
 
 _Static_assert(MT_PG_MAX_BUNDLES == MT_PG_DEF_MAX_BUNDLES, "bundles");
 _Static_assert(MT_PG_MAX_RESOURCES == MT_TASK_MAX_RES, "resource kinds");
+
+#define MT_PG_MAGIC 0x6d747067u  /* "mtpg" */
+
+struct mt_pg_opts {
+    struct mt_pg_def def;
+};
+
+/* A group this client created or named. Its bundle count is 0 until known
+ * (a slice group, or one named by id, learns it from its first wait). */
+struct mt_pg {
+    uint32_t magic;              /* MT_PG_MAGIC */
+    char id[64];
+    size_t n_bundles;
+    char **nodes;                /* per bundle, from the last wait */
+    char note[256];              /* the head's note at the last wait */
+};
 
 /* ---- options ------------------------------------------------------------- */
 

@@ -11,7 +11,7 @@
  *
  * THREAD: the caller's; the store client is thread-safe.
  */
-#include "sdk/object_int.h"
+#include "sdk/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

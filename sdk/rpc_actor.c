@@ -9,14 +9,15 @@
  * puts it in the batch of the calls queued in the same wake-up for the
  * same worker, caller and actor incarnation; the batch goes as one
  * CallActor at the end of the wake-up (or when full), on a channel kept
- * per worker address. The reply completes each call's task (actor.c,
- * mt__actor_direct_done). The deadline is far away on purpose: a method
- * may run for as long as it likes, and mt_task_wait() has its own timeout.
+ * per worker address. The reply completes each call's task
+ * (actor_handle.c, mt__actor_direct_done). The deadline is far away on
+ * purpose: a method may run for as long as it likes, and mt_task_wait()
+ * has its own timeout.
  *
  * THREAD: lookups, kills and posting run on the caller's thread; the rest
  * on the loop thread.
  */
-#include "sdk/actor_int.h"
+#include "sdk/rpc_actor.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,11 @@
 #include "head_service.pb-c.h"
 #include "proto/list_json.h"
 #include "proto/services.h"
+#include "sdk/actor_handle.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/rpc_reply.h"
+#include "sdk/task_state.h"
 #include "worker_service.pb-c.h"
 
 #define DIRECT_DEADLINE_MS (1000 * 60 * 60 * 24 * 7)

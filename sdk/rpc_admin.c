@@ -7,7 +7,7 @@
  *
  * THREAD: the caller's.
  */
-#include "sdk/admin_int.h"
+#include "sdk/rpc_admin.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,8 @@
 #include "proto/list_json.h"
 #include "proto/services.h"
 #include "proto/status_json.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/rpc_reply.h"
 
 void mt__status_free(struct mt__status *s)

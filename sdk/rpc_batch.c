@@ -29,21 +29,27 @@
  *
  * THREAD: the loop thread, except mt__cw_connect and mt__cw_post (callers).
  */
-#include "sdk/task_int.h"
+#include "sdk/rpc_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
-
 #include <grpc/status.h>
 
 #include "common/rpc.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
 #include "proto/services.h"
-#include "sdk/object_int.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
+#include "sdk/object.h"
+#include "sdk/rpc_object.h"
+#include "sdk/rpc_task.h"
+#include "sdk/tagmap.h"
+#include "sdk/task_opts.h"
+#include "sdk/task_state.h"
 
 #define MAX_BATCH 1024     /* specs per SubmitTasks */
 #define MAX_BATCHES 2      /* SubmitTasks calls in flight */

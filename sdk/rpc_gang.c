@@ -7,7 +7,7 @@
  *
  * THREAD: the caller's.
  */
-#include "sdk/gang_int.h"
+#include "sdk/rpc_gang.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,8 @@
 #include "proto/convert.h"
 #include "proto/list_json.h"
 #include "proto/services.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/rpc_reply.h"
 
 int mt__gang_submit(struct mt_client *c, const struct mt_gang_def *d,

@@ -4,7 +4,7 @@
  * protobuf types: RegisterObjects (puts, one or batched), ReleaseObjects
  * (one call, or the batched releases of task results), GetObject (where is
  * it, or its inline value) on the head, and FetchObject on this node's
- * worker (pull a copy here). Replies become plain C (object_int.h) before
+ * worker (pull a copy here). Replies become plain C (rpc_object.h) before
  * the caller sees them.
  *
  * The caller-thread calls go through mt__head_call (a copied request);
@@ -14,7 +14,7 @@
  * THREAD: mt__obj_* and mt__reg_post/flush on the caller's thread; the
  * batching (mt__reg_send, mt__rel_kick, the timer) on the loop thread.
  */
-#include "sdk/object_int.h"
+#include "sdk/rpc_object.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +24,8 @@
 #include "head_service.pb-c.h"
 #include "proto/list_json.h"
 #include "proto/services.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/rpc_reply.h"
 #include "worker_service.pb-c.h"
 

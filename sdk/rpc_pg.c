@@ -7,7 +7,7 @@
  *
  * THREAD: the caller's.
  */
-#include "sdk/pg_int.h"
+#include "sdk/rpc_pg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,8 @@
 #include "proto/convert.h"
 #include "proto/list_json.h"
 #include "proto/services.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/rpc_reply.h"
 
 int mt__pg_create(struct mt_client *c, const struct mt_pg_def *d, char *id,

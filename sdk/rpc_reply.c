@@ -11,6 +11,8 @@
 #include "common/qty.h"
 #include "common/rpc.h"
 #include "common/strbuf.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 
 mt_resource *mt__res_view(struct mt__keep *k, Manta__ResourceEntry *const *v,
                           size_t n)

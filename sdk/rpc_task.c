@@ -16,12 +16,11 @@
  * thread, the rest on the loop thread; task fields are written under the
  * client's mutex.
  */
-#include "sdk/task_int.h"
+#include "sdk/rpc_task.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 #include <grpc/status.h>
 
 #include "common/rpc.h"
@@ -29,7 +28,12 @@
 #include "proto/convert.h"
 #include "proto/list_json.h"
 #include "proto/services.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
 #include "sdk/rpc_reply.h"
+#include "sdk/task_opts.h"
+#include "sdk/task_state.h"
+#include "sdk/watch_queue.h"
 
 /* ---- events -------------------------------------------------------------- */
 

@@ -8,14 +8,22 @@
  * case) or rpc_task.c (one by one). Waits sleep on c->cv, which the loop
  * thread broadcasts on every change of a task (see task_int.h).
  */
-#include "sdk/task_int.h"
+#include "sdk/task.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sdk/object_int.h"
+#include "sdk/client.h"
+#include "sdk/error.h"
+#include "sdk/object.h"
+#include "sdk/rpc_batch.h"
+#include "sdk/rpc_object.h"
+#include "sdk/rpc_task.h"
+#include "sdk/tagmap.h"
+#include "sdk/task_opts.h"
+#include "sdk/task_state.h"
 
 static bool check_task(const struct mt_client *c, const struct mt_task *t)
 {

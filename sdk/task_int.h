@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * task_int.h -- tasks inside libmanta: options (a struct mt_task_def plus
- * what only the SDK uses), the task a client follows, the client's tasks
- * part, and the calls of rpc_task.c (SubmitTask, WatchTask, CancelTask)
- * and rpc_batch.c (the client watch: SubmitTasks + WatchTasks), the two
- * files that see their protobuf types. Public side: manta/task.h.
+ * task_int.h -- the task types inside libmanta: options (a struct
+ * mt_task_def plus what only the SDK uses), the task a client follows,
+ * the client's tasks part and a watch of tasks by id. Types only: each
+ * call is declared in the header of the file that makes it (below).
+ * Public side: manta/task.h (and the watch in manta/admin.h).
  *
  * A task handle is shared by the user and the client's watch of it, so it
  * is reference counted (atomically: mt_task_release() must work after the
@@ -16,10 +16,14 @@
  * task until sent); rpc_task.c and rpc_batch.c turn them into protobuf
  * views (proto/convert.h) only for the call that sends them.
  *
- * Files, lowest first (each calls only those before it): task_opts.c
- * (options, defs), task_state.c (a handle's state), watch_queue.c (a
- * watch's events), rpc_task.c, rpc_batch.c (the loop thread's calls),
- * task.c and watch.c (the public API).
+ * Files, lowest first (each calls only those before it), with their
+ * headers: task_opts.c (options, defs, output buffers; task_opts.h),
+ * task_state.c (a handle's state; task_state.h), watch_queue.c (a watch's
+ * events; watch_queue.h), rpc_task.c (SubmitTask, WatchTask, CancelTask;
+ * rpc_task.h) and rpc_batch.c (the client watch: SubmitTasks + WatchTasks;
+ * rpc_batch.h), the loop thread's calls and the two files that see the
+ * task rpcs' protobuf types, then task.c (task.h) and watch.c, the public
+ * API.
  */
 #ifndef MT_SDK_TASK_INT_H
 #define MT_SDK_TASK_INT_H
@@ -43,18 +47,7 @@ struct mt_task_opts {
     bool no_follow;          /* mt_task_opts_set_follow(o, false) */
 };
 
-/* mt__opts_init - the defaults of mt_task_opts_create. RET 0, -MT_ENOMEM. */
-int mt__opts_init(struct mt_task_opts *o);
-void mt__opts_release(struct mt_task_opts *o);
-
-/*
- * mt__res_amount - check a resource name and amount (the rules of
- * mt_task_opts_set_resource) and convert the amount to fixed point.
- * RET 0, -MT_EINVAL (last error set, no client)
- */
-int mt__res_amount(const char *name, double amount, int64_t *q);
-
-/* ---- a task (task_state.c; defs in task_opts.c) --------------------------- */
+/* ---- a task (task_state.h; defs and output buffers in task_opts.h) ------- */
 
 /* Captured output of one stream: the last `limit` bytes. */
 struct mt__outbuf {
@@ -63,10 +56,6 @@ struct mt__outbuf {
     size_t cap;
     uint64_t dropped;
 };
-
-/* mt__outbuf_append - keep the last limit bytes. RET 0, -MT_ENOMEM. */
-int mt__outbuf_append(struct mt__outbuf *b, size_t limit, const void *p,
-                      size_t n);
 
 /* One TaskEvent as plain C; every pointer borrows from the message. */
 struct mt__task_event {
@@ -122,50 +111,6 @@ struct mt_task {
     struct mt_task_def *def;      /* owned spec until sent (batched) */
 };
 
-/* mt__task_new - a task handle with one ref (id NULL: not known yet). RET
- * NULL on ENOMEM. */
-struct mt_task *mt__task_new(struct mt_client *c, const char *id,
-                             size_t output_limit);
-
-/* mt__task_unref - drop one reference; frees at zero. NULL ok. */
-void mt__task_unref(struct mt_task *t);
-
-/* mt__task_apply_locked - apply ev to t. c->mu held. */
-void mt__task_apply_locked(struct mt_task *t, const struct mt__task_event *ev);
-
-/*
- * mt__task_end - end t without a final event from the head: lost (lost is
- * its -MT_E* code) or, with lost 0, FAILED (refused). why is borrowed.
- * Takes c->mu; a task that has ended already is left alone.
- */
-void mt__task_end(struct mt_client *c, struct mt_task *t, int lost,
-                  const char *why);
-
-/* mt__task_final - FINISHED, FAILED or CANCELLED. */
-bool mt__task_final(int state);
-
-/* How to submit (mt__task_submit_def). */
-#define MT__SUBMIT_BATCH 0x1u     /* batched when the client watch is up */
-#define MT__SUBMIT_NO_FOLLOW 0x2u /* one by one, and not followed */
-
-/*
- * mt__task_submit_def - submit d (taken, freed on failure) and return the
- * task: batched (MT__SUBMIT_BATCH and the client watch is up), else one
- * by one (waiting for the head's id), followed unless MT__SUBMIT_NO_FOLLOW.
- * OUT out  owned task, free with mt_task_release()
- * RET 0 or -MT_E* (recorded on c)
- */
-int mt__task_submit_def(struct mt_client *c, struct mt_task_def *d,
-                        size_t output_limit, unsigned how,
-                        struct mt_task **out);
-
-/* mt__task_def_new - a copy of o's def (the defaults when o is NULL) for
- * a submit. RET NULL on ENOMEM. */
-struct mt_task_def *mt__task_def_new(const struct mt_task_opts *o);
-
-/* mt__task_def_free - release and free a def. NULL ok. */
-void mt__task_def_free(struct mt_task_def *d);
-
 /* ---- the tasks part ------------------------------------------------------ */
 
 /* mt__tasks.cw_state */
@@ -194,52 +139,8 @@ struct mt__tasks {
     unsigned n_batches;       /* SubmitTasks calls in flight */
 };
 
-/* mt__tasks_attach - give c its tasks part. RET 0, -MT_ENOMEM. */
-int mt__tasks_attach(struct mt_client *c);
-
-/* ---- rpc_task.c ---------------------------------------------------------- */
-
-/* mt__task_event_decode - a Manta__TaskEvent (borrowed) as plain C; ev
- * borrows from it. */
-void mt__task_event_decode(const void *pb, struct mt__task_event *ev);
-
-/*
- * mt__task_submit_one - SubmitTask d (taken) and, when follow, follow the
- * task on its own WatchTask; waits for the head's answer (caller thread).
- * OUT out  owned task, free with mt_task_release()
- * RET 0 or -MT_E* (recorded on c: the call's status, "INVALID_ARGUMENT:
- *     ...")
- */
-int mt__task_submit_one(struct mt_client *c, struct mt_task_def *d,
-                        size_t output_limit, bool follow,
-                        struct mt_task **out);
-
-/* Loop thread: SubmitTask d (taken) for t, whose handle exists (one ref
- * taken): nobody waits; the reply gives t its id and a watch, or ends it.
- */
-void mt__task_submit_posted(struct mt_client *c, struct mt_task *t,
-                            struct mt_task_def *d);
-
-/* mt__task_cancel_id - CancelTask. OUT state: the state after the request
- * (may be NULL). RET 0 or -MT_E* (recorded on c: "NOT_FOUND: ..."). */
-int mt__task_cancel_id(struct mt_client *c, const char *id, bool force,
-                       int *state);
-
-/* mt__task_list - ListTasks (f checked, state its value): the entries
- * into l (their memory in keep) or, with json, the JSON text (owned).
- * RET 0 or -MT_E* (recorded on c) */
-int mt__task_list(struct mt_client *c, const mt_list_filter *f, int state,
-                  mt_listing *l, struct mt__keep *keep, char **json);
-
-/* Loop thread: follow t on a WatchTask of its own (or queue it for a
- * slot). Takes one ref. */
-void mt__task_watch(struct mt_client *c, struct mt_task *t);
-
-/* Loop thread: end every task waiting for a watch or a retry (stop). */
-void mt__tasks_stop_watches(struct mt_client *c);
-
-/* ---- following tasks by id (watch.c; queue in watch_queue.c; streams in
- * rpc_task.c) ---- */
+/* ---- following tasks by id (watch.c; queue in watch_queue.h; streams in
+ * rpc_task.h) ---- */
 
 #define MT_WATCH_MAGIC 0x6d747774u /* "mtwt" */
 
@@ -272,49 +173,5 @@ struct mt_watch {
     /* Loop thread only: */
     struct mt__wstream *streams; /* open streams */
 };
-
-/* mt__watch_event - queue ev (borrowed) of task_id as OUTPUT and STATE
- * events. THREAD any (the loop's). */
-void mt__watch_event(struct mt_watch *w, const char *task_id,
-                     const struct mt__task_event *ev);
-
-/* mt__watch_end - queue task_id's END: lost 0 (it ended) or why the watch
- * lost it (why borrowed). */
-void mt__watch_end(struct mt_watch *w, const char *task_id, int lost,
-                   const char *why);
-
-/* mt__watch_unref - drop one reference; frees at zero. */
-void mt__watch_unref(struct mt_watch *w);
-
-/* mt__watch_follow - post the opening of one stream per id (copied) for w.
- * RET 0, -MT_ENOMEM, -MT_ECLOSED (recorded on w's client). */
-int mt__watch_follow(struct mt_watch *w, const char *const *ids, size_t n);
-
-/* mt__watch_stop - post the cancel of w's streams. RET 0, -MT_ECLOSED. */
-int mt__watch_stop(struct mt_watch *w);
-
-/* ---- rpc_batch.c (the client watch) -------------------------------------- */
-
-/*
- * mt__cw_connect - open the client watch and wait up to timeout_ms for the
- * head to register it (caller thread, at connect). Failing leaves the
- * client on the one-by-one path. RET 0 or the error (not recorded).
- */
-int mt__cw_connect(struct mt_client *c, int timeout_ms);
-
-/*
- * mt__cw_post - caller thread: hand d (taken) to the loop for batching and
- * return at once with the task handle.
- * OUT out  owned task, free with mt_task_release()
- * RET 0, -MT_ECLOSED, -MT_ENOMEM (recorded on c)
- */
-int mt__cw_post(struct mt_client *c, struct mt_task_def *d,
-                size_t output_limit, struct mt_task **out);
-
-/* Loop thread: send what waits, as far as the calls in flight allow. */
-void mt__cw_pump(struct mt_client *c);
-
-/* Loop thread: end the watch and every task it follows (disconnect). */
-void mt__cw_stop(struct mt_client *c);
 
 #endif /* MT_SDK_TASK_INT_H */

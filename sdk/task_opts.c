@@ -9,7 +9,7 @@
  * Pure: no threads, no I/O. Failures are recorded as the calling thread's
  * last error with no client (mt_client_last_error(NULL)).
  */
-#include "sdk/task_int.h"
+#include "sdk/task_opts.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "sdk/error.h"
 
 #define MAX_STR 4096
 #define MAX_OUTPUT_LIMIT (64u << 20)
@@ -26,7 +28,8 @@ _Static_assert(MT_TASK_MAX_RESOURCES == MT_TASK_MAX_RES, "resource kinds");
 _Static_assert(MT_TASK_MAX_LABEL_MATCHES == MT_SEL_MAX_EXPRS, "expressions");
 _Static_assert(MT_TASK_MAX_LABEL_VALUES == MT_SEL_MAX_VALUES, "values");
 
-int mt__opts_init(struct mt_task_opts *o)
+/* opts_init - the defaults of mt_task_opts_create. RET 0, -MT_ENOMEM. */
+static int opts_init(struct mt_task_opts *o)
 {
     memset(o, 0, sizeof(*o));
     mt_task_def_init(&o->def);
@@ -34,7 +37,7 @@ int mt__opts_init(struct mt_task_opts *o)
     return mt_qty_list_put(&o->def.res, "CPU", MT_QTY_SCALE);
 }
 
-void mt__opts_release(struct mt_task_opts *o)
+static void opts_release(struct mt_task_opts *o)
 {
     mt_task_def_release(&o->def);
 }
@@ -44,9 +47,9 @@ int mt_task_opts_create(mt_task_opts_t **out)
     struct mt_task_opts *o = malloc(sizeof(*o));
 
     *out = NULL;
-    if (!o || mt__opts_init(o) < 0) {
+    if (!o || opts_init(o) < 0) {
         if (o)
-            mt__opts_release(o);
+            opts_release(o);
         free(o);
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
     }
@@ -58,7 +61,7 @@ void mt_task_opts_destroy(mt_task_opts_t *o)
 {
     if (!o)
         return;
-    mt__opts_release(o);
+    opts_release(o);
     free(o);
 }
 
@@ -343,12 +346,12 @@ struct mt_task_def *mt__task_def_new(const struct mt_task_opts *o)
     mt_task_def_init(d);
     if (o) {
         rc = mt_task_def_copy(d, &o->def);
-    } else if ((rc = mt__opts_init(&def)) == 0) {
+    } else if ((rc = opts_init(&def)) == 0) {
         *d = def.def; /* take the defaults' def */
         mt_task_def_init(&def.def);
     }
     if (!o)
-        mt__opts_release(&def);
+        opts_release(&def);
     if (rc < 0) {
         mt__task_def_free(d);
         return NULL;

@@ -10,11 +10,13 @@
  * THREAD: events are applied with the client's mu held; references are
  * atomic.
  */
-#include "sdk/task_int.h"
+#include "sdk/task_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sdk/task_opts.h"
 
 struct mt_task *mt__task_new(struct mt_client *c, const char *id,
                              size_t output_limit)

@@ -13,11 +13,15 @@
  * THREAD: the queue is guarded by the watch's own mutex (never taken with
  * the client's).
  */
-#include "sdk/task_int.h"
+#include "sdk/watch_queue.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sdk/client.h"
+#include "sdk/error.h"
+#include "sdk/rpc_task.h"
 
 static bool check_watch(const struct mt_watch *w)
 {

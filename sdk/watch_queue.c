@@ -11,7 +11,7 @@
  * THREAD: the queue is guarded by the watch's own mutex (never taken with
  * the client's).
  */
-#include "sdk/task_int.h"
+#include "sdk/watch_queue.h"
 
 #include <stdlib.h>
 #include <string.h>

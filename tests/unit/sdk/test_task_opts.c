@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sdk/task_int.h"
+#include "sdk/task_opts.h"
 #include "manta/pg.h"
 #include "proto/convert.h"
 #include "tests/unit/unit.h"

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sdk/task_int.h"
+#include "sdk/rpc_task.h"
+#include "sdk/task_state.h"
+#include "sdk/watch_queue.h"
 #include "head_service.pb-c.h"
 #include "tests/unit/unit.h"
 

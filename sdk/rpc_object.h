@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * object_int.h -- objects inside libmanta: buffers, the client's objects
- * part (puts to register and references to release, sent in batches) and
- * the object calls of rpc_object.c, the one file that sees their protobuf
- * types. Public side: manta/object.h (object.c) and manta/result.h
- * (result.c).
+ * rpc_object.h -- the object calls of rpc_object.c, the one file that sees
+ * their protobuf types, and the client's objects part (puts to register
+ * and references to release, sent in batches) that rpc_object.c sends and
+ * object.c fills. The user-facing side is manta/object.h (object.c).
  *
  * Puts and gets run on the caller's thread against the store (the store
  * client is blocking and thread-safe); only what the head must know goes
@@ -14,8 +13,8 @@
  * task this client submits next, so a task naming the object finds it
  * known (the task module calls mt__reg_flush / mt__reg_send for that).
  */
-#ifndef MT_SDK_OBJECT_INT_H
-#define MT_SDK_OBJECT_INT_H
+#ifndef MT_SDK_RPC_OBJECT_H
+#define MT_SDK_RPC_OBJECT_H
 
 #include "sdk/client_int.h"
 #include "manta/admin.h"
@@ -23,18 +22,7 @@
 #define MT__REL_BATCH 256     /* releases sent at once when this many */
 #define MT__REL_DELAY_MS 20   /* else this long after the first */
 
-/* A buffer: a pinned mapping in the store, or an inline value's copy. */
-struct mt_buffer {
-    struct mt__store *store;  /* one ref; NULL for an inline value */
-    uint8_t *owned;           /* an inline value's heap copy, or NULL */
-    mt_object_id id;
-    const uint8_t *data;
-    size_t size;
-    bool is_tensor;
-    uint8_t code, bits;
-    uint32_t ndim;
-    int64_t shape[MT_TENSOR_MAX_NDIM];
-};
+/* ---- the objects part ---------------------------------------------------- */
 
 /* The client's objects part. Guarded by c->mu unless marked. */
 struct mt__objects {
@@ -55,18 +43,6 @@ struct mt__objects {
     bool rel_armed;
     struct mt_rpc_channel *worker_ch; /* to c->worker_address, on first use */
 };
-
-/* mt__objects_attach - give c its objects part. RET 0, -MT_ENOMEM. */
-int mt__objects_attach(struct mt_client *c);
-
-/* mt__objects_set_batching - batch registrations (true) or send each put's
- * at once (false). THREAD any. */
-void mt__objects_set_batching(struct mt_client *c, bool on);
-
-/* mt__objects_post_release - queue a release of id on c without waiting,
- * if c is still connected (c may be a dangling pointer: it is used only
- * when found among the live clients). THREAD any. */
-void mt__objects_post_release(struct mt_client *c, const mt_object_id *id);
 
 /* ---- registration (rpc_object.c) ----------------------------------------- */
 
@@ -128,4 +104,4 @@ int mt__obj_fetch(struct mt_client *c, const mt_object_id *id,
 int mt__object_list(struct mt_client *c, const mt_list_filter *f, int state,
                     mt_listing *l, struct mt__keep *keep, char **json);
 
-#endif /* MT_SDK_OBJECT_INT_H */
+#endif /* MT_SDK_RPC_OBJECT_H */

@@ -1,44 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * actor_int.h -- actors inside libmanta: the handle, the client's actors
- * part (the actors it owns, channels to workers for direct calls, the
- * owner lease) and the calls of rpc_actor.c, the one file that sees their
- * protobuf types. Public side: manta/actor.h (actor.c).
- *
- * Creating an actor and calling it through the head are tasks (task_int.h);
- * GetActor / KillActor are calls to the head; direct calls go to the
- * actor's worker, batched per wake-up of the loop (rpc_actor.c). Files,
- * lowest first: actor_handle.c (the handle and the info struct),
- * rpc_actor.c, actor.c (the public API).
+ * rpc_actor.h -- the calls of rpc_actor.c, the one file that sees the
+ * actor calls' protobuf types (GetActor, KillActor, ListActors, the owner
+ * lease, direct calls to the actor's worker), and the client's actors
+ * part they use (the actors it owns, channels to workers for direct
+ * calls, the owner lease). The user-facing side is manta/actor.h
+ * (actor.c) and the listing in manta/admin.h.
  */
-#ifndef MT_SDK_ACTOR_INT_H
-#define MT_SDK_ACTOR_INT_H
+#ifndef MT_SDK_RPC_ACTOR_H
+#define MT_SDK_RPC_ACTOR_H
 
-#include "sdk/task_int.h"
+#include "sdk/actor_handle.h"
+#include "manta/actor.h"
 #include "manta/admin.h"
-
-#define MT_ACTOR_MAGIC 0x6d746163u /* "mtac" */
-#define MT__ACTOR_ID_SIZE 17
-
-/*
- * A handle: the actor's id plus what it last learnt of where the actor
- * lives. Refcounted between the user and direct calls in flight; the road
- * fields are guarded by mu, taken alone (never with the client's mu).
- */
-struct mt_actor {
-    uint32_t magic;              /* MT_ACTOR_MAGIC */
-    atomic_int refs;
-    char id[MT__ACTOR_ID_SIZE];  /* read-only */
-    pthread_mutex_t mu;
-    bool direct;                 /* calls go straight to the worker */
-    char *address;               /* direct: the worker */
-    uint32_t incarnation;        /* direct: the actor's incarnation */
-    char caller[17];             /* direct: our caller id there */
-    uint64_t next_seq;           /* direct: the next call's number */
-};
-
-/* mt__actor_unref - drop a handle reference (actor_handle.c). NULL ok. */
-void mt__actor_unref(struct mt_actor *a);
 
 /* An actor as GetActor describes it (plain C; strings owned). */
 struct mt__actor_desc {
@@ -61,11 +35,6 @@ struct mt__actors {
     size_t n_abatches, cap_abatches;
     struct mt_rpc_stream *lease; /* LeaseActorOwner while open */
 };
-
-/* mt__actors_attach - give c its actors part. RET 0, -MT_ENOMEM. */
-int mt__actors_attach(struct mt_client *c);
-
-/* ---- rpc_actor.c --------------------------------------------------------- */
 
 /*
  * mt__actor_lookup - GetActor by id (16 hex digits) or, with id NULL, by
@@ -105,13 +74,6 @@ int mt__actor_call_post(struct mt_client *c, struct mt_actor *a,
                         const void *const *args, const size_t *sizes,
                         size_t nargs, struct mt_task *t);
 
-/* Loop thread: a direct call ended: complete t (one ref taken) and tell
- * the handle (one ref taken). ok/actor_died as CallActorReply.
- * (actor_handle.c) */
-void mt__actor_direct_done(struct mt_client *c, struct mt_actor *a,
-                           struct mt_task *t, bool ok, const uint8_t *result,
-                           size_t len, const char *error, bool actor_died);
-
 /* mt__actor_hold_lease - post LeaseActorOwner if not open (best effort). */
 void mt__actor_hold_lease(struct mt_client *c);
 
@@ -121,4 +83,4 @@ void mt__actor_flush(struct mt_client *c);
 /* Loop thread: stop: cancel the lease, close the channels to workers. */
 void mt__actor_stop(struct mt_client *c);
 
-#endif /* MT_SDK_ACTOR_INT_H */
+#endif /* MT_SDK_RPC_ACTOR_H */

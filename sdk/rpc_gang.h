@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * gang_int.h -- gangs inside libmanta: options as a struct mt_gang_def
- * (common/defs.h) and the calls of rpc_gang.c, the one file that sees
- * their protobuf types. Public side: manta/gang.h (gang.c).
+ * rpc_gang.h -- the calls of rpc_gang.c, the one file that sees the gang
+ * calls' protobuf types: submit from a struct mt_gang_def
+ * (common/defs.h), get a gang's detail, cancel, list. The user-facing
+ * side is manta/gang.h (gang.c) and the listing in manta/admin.h.
  */
-#ifndef MT_SDK_GANG_INT_H
-#define MT_SDK_GANG_INT_H
+#ifndef MT_SDK_RPC_GANG_H
+#define MT_SDK_RPC_GANG_H
 
-#include "sdk/task_int.h"
+#include "sdk/client_int.h"
+#include "common/defs.h"
 #include "manta/admin.h"
 #include "manta/gang.h"
-
-struct mt_gang_opts {
-    struct mt_gang_def def;      /* member: argv set at submit */
-};
 
 /* A detail as handed out: the public part, then what frees it. */
 struct mt__gang_detail {
@@ -41,4 +39,4 @@ int mt__gang_cancel(struct mt_client *c, const char *id);
 int mt__gang_list(struct mt_client *c, const mt_list_filter *f, int state,
                   mt_listing *l, struct mt__keep *keep, char **json);
 
-#endif /* MT_SDK_GANG_INT_H */
+#endif /* MT_SDK_RPC_GANG_H */

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * admin_int.h -- the cluster's status and node listing inside libmanta,
- * and the calls of rpc_admin.c, the one file that sees GetClusterStatus's
+ * rpc_admin.h -- the cluster's status and node listing inside libmanta:
+ * the calls of rpc_admin.c, the one file that sees GetClusterStatus's
  * protobuf types. Public side: manta/admin.h (admin.c, which also lists
  * the other kinds through their modules) and the cluster queries of
  * manta/client.h.
  */
-#ifndef MT_SDK_ADMIN_INT_H
-#define MT_SDK_ADMIN_INT_H
+#ifndef MT_SDK_RPC_ADMIN_H
+#define MT_SDK_RPC_ADMIN_H
 
 #include "sdk/client_int.h"
 #include "manta/admin.h"
@@ -39,4 +39,4 @@ int mt__status_get(struct mt_client *c, int timeout_ms, unsigned flags,
 int mt__node_list(struct mt_client *c, const mt_list_filter *f, int state,
                   mt_listing *l, struct mt__keep *keep, char **json);
 
-#endif /* MT_SDK_ADMIN_INT_H */
+#endif /* MT_SDK_RPC_ADMIN_H */

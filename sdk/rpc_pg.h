@@ -1,30 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * pg_int.h -- placement groups inside libmanta: options as a struct
- * mt_pg_def (common/defs.h), the handle, and the calls of rpc_pg.c, the
- * one file that sees their protobuf types. Public side: manta/pg.h (pg.c).
+ * rpc_pg.h -- the calls of rpc_pg.c, the one file that sees the placement
+ * group calls' protobuf types: create from a struct mt_pg_def
+ * (common/defs.h), wait, remove, list. The user-facing side is
+ * manta/pg.h (pg.c) and the listing in manta/admin.h.
  */
-#ifndef MT_SDK_PG_INT_H
-#define MT_SDK_PG_INT_H
+#ifndef MT_SDK_RPC_PG_H
+#define MT_SDK_RPC_PG_H
 
-#include "sdk/task_int.h"
+#include "sdk/client_int.h"
+#include "common/defs.h"
 #include "manta/admin.h"
-
-#define MT_PG_MAGIC 0x6d747067u  /* "mtpg" */
-
-struct mt_pg_opts {
-    struct mt_pg_def def;
-};
-
-/* A group this client created or named. Its bundle count is 0 until known
- * (a slice group, or one named by id, learns it from its first wait). */
-struct mt_pg {
-    uint32_t magic;              /* MT_PG_MAGIC */
-    char id[64];
-    size_t n_bundles;
-    char **nodes;                /* per bundle, from the last wait */
-    char note[256];              /* the head's note at the last wait */
-};
+#include "manta/pg.h"
 
 /* What one WaitPlacementGroup saw. Owned strings. */
 struct mt__pg_seen {
@@ -55,4 +42,4 @@ int mt__pg_remove(struct mt_client *c, const char *id);
 int mt__pg_list(struct mt_client *c, const mt_list_filter *f, int state,
                 mt_listing *l, struct mt__keep *keep, char **json);
 
-#endif /* MT_SDK_PG_INT_H */
+#endif /* MT_SDK_RPC_PG_H */

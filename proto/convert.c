@@ -2,13 +2,15 @@
 /*
  * convert.c -- protobuf <-> plain C for the shared shapes (see convert.h).
  *
- * Views: every array a message needs is one arena block; strings are
+ * Views: every array a message needs is one arena allocation; strings are
  * borrowed from the plain C source, with NULL read as protobuf-c's "".
  * Copies: built with the non-aborting list and def setters of common/, so
  * the SDK can use them; a failure releases what was built.
  */
 #include "proto/convert.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,31 +20,49 @@
 
 /* ---- arenas --------------------------------------------------------------- */
 
+struct mt_pb_chunk {
+    struct mt_pb_chunk *next;
+    size_t used, size;
+    _Alignas(max_align_t) unsigned char data[];
+};
+
 void *mt_pb_alloc(struct mt_pb_arena *a, size_t n)
 {
+    const size_t align = _Alignof(max_align_t);
+    struct mt_pb_chunk *c = a->chunks;
     void *p;
 
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 16;
-        void **v = realloc(a->blocks, cap * sizeof(*v));
-
-        if (!v)
-            return NULL;
-        a->blocks = v;
-        a->cap = cap;
-    }
-    if (!(p = calloc(1, n ? n : 1)))
+    if (n > SIZE_MAX / 2)
         return NULL;
-    a->blocks[a->n++] = p;
-    return p;
+    n = n ? (n + align - 1) & ~(align - 1) : align;
+    if (!c || c->size - c->used < n) {
+        size_t size = n > MT_PB_ARENA_CHUNK ? n : MT_PB_ARENA_CHUNK;
+
+        if (!(c = malloc(sizeof(*c) + size)))
+            return NULL;
+        c->used = 0;
+        c->size = size;
+        if (size > MT_PB_ARENA_CHUNK && a->chunks) {
+            /* a large block: keep cutting the current chunk after it */
+            c->next = a->chunks->next;
+            a->chunks->next = c;
+        } else {
+            c->next = a->chunks;
+            a->chunks = c;
+        }
+    }
+    p = c->data + c->used;
+    c->used += n;
+    return memset(p, 0, n);
 }
 
 void mt_pb_arena_release(struct mt_pb_arena *a)
 {
-    for (size_t i = 0; i < a->n; i++)
-        free(a->blocks[i]);
-    free(a->blocks);
-    memset(a, 0, sizeof(*a));
+    for (struct mt_pb_chunk *c = a->chunks, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    a->chunks = NULL;
 }
 
 /* n entries of size sz plus the n pointers to them, in one block. */

@@ -29,13 +29,20 @@
 
 /* ---- arenas for views ----------------------------------------------------- */
 
-/* Blocks freed together. Zeroed (or MT_PB_ARENA_INIT) is empty. */
+/*
+ * Memory freed together: allocations are cut from chunks of
+ * MT_PB_ARENA_CHUNK bytes (a larger one gets a chunk of its own), so a
+ * view of a whole batch costs a few mallocs, not one per array. Zeroed (or
+ * MT_PB_ARENA_INIT) is empty.
+ */
+struct mt_pb_chunk;
+
 struct mt_pb_arena {
-    void **blocks;
-    size_t n, cap;
+    struct mt_pb_chunk *chunks; /* the one being cut first */
 };
 
-#define MT_PB_ARENA_INIT {NULL, 0, 0}
+#define MT_PB_ARENA_INIT {NULL}
+#define MT_PB_ARENA_CHUNK 4096
 
 /* mt_pb_alloc - n zeroed bytes owned by a. RET NULL on out-of-memory. */
 void *mt_pb_alloc(struct mt_pb_arena *a, size_t n);

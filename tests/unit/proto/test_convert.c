@@ -4,6 +4,8 @@
  * through the wire format and come back equal; malformed messages are
  * refused with a reason; lists keep the entries they should.
  */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,7 +278,39 @@ static void test_gang_round_trip(void)
     mt_gang_def_release(&g);
 }
 
+/* The arena: zeroed, aligned, non-overlapping pieces, small ones cut from
+ * shared chunks, large ones whole; all freed at once (ASan checks it). */
+static void test_arena(void)
+{
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
+    unsigned char *p[200];
+    unsigned char *big;
+
+    for (int i = 0; i < 200; i++) {
+        p[i] = mt_pb_alloc(&a, (size_t)(i % 37));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p[i]);
+        CU_ASSERT_EQUAL((uintptr_t)p[i] % _Alignof(max_align_t), 0);
+        for (int j = 0; j < i % 37; j++)
+            CU_ASSERT_EQUAL(p[i][j], 0);
+        memset(p[i], 0xab, (size_t)(i % 37));
+    }
+    big = mt_pb_alloc(&a, 3 * MT_PB_ARENA_CHUNK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    CU_ASSERT_EQUAL(big[3 * MT_PB_ARENA_CHUNK - 1], 0);
+    memset(big, 0xcd, 3 * MT_PB_ARENA_CHUNK);
+    /* the chunk being cut is still used after a large piece */
+    CU_ASSERT_PTR_NOT_NULL(mt_pb_alloc(&a, 8));
+    for (int i = 1; i < 200; i++)
+        if (i % 37 > 1)
+            CU_ASSERT_EQUAL(p[i][0], 0xab);
+    CU_ASSERT_PTR_NULL(mt_pb_alloc(&a, SIZE_MAX - 4));
+    mt_pb_arena_release(&a);
+    CU_ASSERT_PTR_NULL(a.chunks);
+    mt_pb_arena_release(&a);
+}
+
 CU_TestInfo mt_test_convert[] = {
+    {"arena", test_arena},
     {"task_round_trip", test_task_round_trip},
     {"task_defaults", test_task_defaults},
     {"task_refused", test_task_refused},

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/conn.h"
 #include "cli/session.h"
 #include "common/parse.h"
 

@@ -5,7 +5,8 @@
  */
 #include <stdio.h>
 
-#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/conn.h"
 
 static const char usage[] =
     "usage: manta cancel TASK_ID [--force] [--address HOST:PORT | --temp-dir DIR]\n"

@@ -6,7 +6,9 @@
  */
 #include <stdio.h>
 
-#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/conn.h"
+#include "cli/follow.h"
 
 static const char usage[] =
     "usage: manta logs TASK_ID [--address HOST:PORT | --temp-dir DIR] [-v]\n"

@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/session.h"
 #include "common/parse.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/session.h"
 #include "common/alloc.h"
 #include "common/parse.h"

@@ -15,7 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/conn.h"
 #include "cli/session.h"
 #include "common/parse.h"
 #include "common/qty.h"

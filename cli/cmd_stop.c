@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/session.h"
 #include "common/parse.h"
 #include "common/sys.h"

@@ -19,7 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/conn.h"
+#include "cli/interrupt.h"
+#include "cli/follow.h"
+#include "cli/follow_gang.h"
 #include "cli/session.h"
 #include "common/alloc.h"
 #include "common/parse.h"

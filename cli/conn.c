@@ -7,11 +7,12 @@
  * that act on one task by id.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/conn.h"
 #include "cli/session.h"
 #include "common/parse.h"
 
@@ -100,4 +101,18 @@ int mt_cli_task_args(int argc, char **argv, const char *cmd,
     if (rc == MT_EXIT_USAGE)
         fputs(usage, stderr);
     return rc;
+}
+
+int mt_cli_usage_error(const char *cmd, void (*cmd_usage)(FILE *f),
+                       const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "manta %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    cmd_usage(stderr);
+    return MT_EXIT_USAGE;
 }

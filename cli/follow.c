@@ -16,7 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli/follow.h"
+#include "cli/interrupt.h"
 
 #define POLL_MS 100
 

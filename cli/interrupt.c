@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * interrupt.c -- Ctrl-C while a command follows a task or a gang (see
- * cli.h): SIGINT is blocked everywhere and taken by a thread of its own
+ * interrupt.h): SIGINT is blocked everywhere and taken by a thread of its own
  * with sigwait(), so no libmanta thread is ever interrupted. The first
  * Ctrl-C is handed to the follower, which cancels what it follows between
  * events; the second leaves at once.
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli/interrupt.h"
 
 static void *wait_sigint(void *arg)
 {

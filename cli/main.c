@@ -3,11 +3,10 @@
  * main.c -- the `manta` command: dispatch to a subcommand.
  */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/commands.h"
 #include "common/parse.h"
 #include "common/log.h"
 
@@ -42,20 +41,6 @@ static void usage(FILE *f)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nRun `manta <command> --help` for a command's options.\n");
-}
-
-int mt_cli_usage_error(const char *cmd, void (*cmd_usage)(FILE *f),
-                       const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, "manta %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    cmd_usage(stderr);
-    return MT_EXIT_USAGE;
 }
 
 int main(int argc, char **argv)

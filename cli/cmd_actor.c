@@ -139,7 +139,7 @@ static int parse(int argc, char **argv, struct actor_args *a)
     return 0;
 }
 
-int mt_cmd_actor(int argc, char **argv)
+static int cmd_actor(int argc, char **argv)
 {
     struct actor_args a = {NULL, NULL, NULL, NULL, "text", false};
     mt_client_t *c;
@@ -162,3 +162,7 @@ int mt_cmd_actor(int argc, char **argv)
     mt_client_disconnect(c);
     return rc;
 }
+
+const struct mt_cli_command mt_cli_cmd_actor = {
+    "actor", cmd_actor,
+    "show or kill an actor"};

@@ -14,7 +14,7 @@ static const char usage[] =
     "Cancel a task: a pending one at once, a running one with SIGTERM to\n"
     "its process group (SIGKILL with --force, or after 5 s).\n";
 
-int mt_cmd_cancel(int argc, char **argv)
+static int cmd_cancel(int argc, char **argv)
 {
     const char *id = NULL;
     bool force = false;
@@ -32,3 +32,7 @@ int mt_cmd_cancel(int argc, char **argv)
     mt_client_disconnect(c);
     return rc < 0 ? 1 : 0;
 }
+
+const struct mt_cli_command mt_cli_cmd_cancel = {
+    "cancel", cmd_cancel,
+    "cancel a pending or running task"};

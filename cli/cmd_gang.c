@@ -75,7 +75,7 @@ static int gang_cmd(mt_client_t *c, const char *verb, const char *id,
     return 0;
 }
 
-int mt_cmd_gang(int argc, char **argv)
+static int cmd_gang(int argc, char **argv)
 {
     const char *addr = NULL, *dir = NULL, *format = "text", *id = NULL;
     mt_client_t *c;
@@ -109,3 +109,7 @@ int mt_cmd_gang(int argc, char **argv)
     mt_client_disconnect(c);
     return rc;
 }
+
+const struct mt_cli_command mt_cli_cmd_gang = {
+    "gang", cmd_gang,
+    "show or cancel a gang (TPU slice program)"};

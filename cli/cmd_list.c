@@ -504,7 +504,7 @@ static int parse(int argc, char **argv, struct list_args *a)
     return 0;
 }
 
-int mt_cmd_list(int argc, char **argv)
+static int cmd_list(int argc, char **argv)
 {
     struct list_args a = {NULL, NULL, "text", NULL, {0}};
     mt_client_t *c;
@@ -523,3 +523,7 @@ int mt_cmd_list(int argc, char **argv)
     mt_client_disconnect(c);
     return rc;
 }
+
+const struct mt_cli_command mt_cli_cmd_list = {
+    "list", cmd_list,
+    "list nodes, tasks, actors, placement groups or objects"};

@@ -17,7 +17,7 @@ static const char usage[] =
     "runs, follow it to the end; exit with the task's exit code, as\n"
     "`manta submit` does. Ctrl-C stops following; the task goes on.\n";
 
-int mt_cmd_logs(int argc, char **argv)
+static int cmd_logs(int argc, char **argv)
 {
     const char *id = NULL;
     bool verbose = false;
@@ -30,3 +30,7 @@ int mt_cmd_logs(int argc, char **argv)
     mt_client_disconnect(c);
     return rc;
 }
+
+const struct mt_cli_command mt_cli_cmd_logs = {
+    "logs", cmd_logs,
+    "print and follow a task's output"};

@@ -171,7 +171,7 @@ static int run_local(const char *self, char **bench_argv, int addr_slot)
     return rc;
 }
 
-int mt_cmd_microbenchmark(int argc, char **argv)
+static int cmd_microbenchmark(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"address", required_argument, NULL, 'a'},
@@ -257,3 +257,7 @@ bad_usage:
     usage(stderr);
     return MT_EXIT_USAGE;
 }
+
+const struct mt_cli_command mt_cli_cmd_microbenchmark = {
+    "microbenchmark", cmd_microbenchmark,
+    "measure tasks, actors, objects and placement groups (Ray's suite)"};

@@ -239,7 +239,7 @@ static int do_create(mt_client_t *c, const struct bundles *b, int strategy,
 
 /* ---- command ------------------------------------------------------------- */
 
-int mt_cmd_pg(int argc, char **argv)
+static int cmd_pg(int argc, char **argv)
 {
     static const struct option opts[] = {
         MT_CLI_HEAD_OPTIONS,
@@ -333,3 +333,7 @@ int mt_cmd_pg(int argc, char **argv)
     mt_client_disconnect(cl);
     return rc;
 }
+
+const struct mt_cli_command mt_cli_cmd_pg = {
+    "placement-group", cmd_pg,
+    "create, wait for or remove a placement group"};

@@ -367,7 +367,7 @@ static void print_dashboard(const char *dir)
     free(path);
 }
 
-int mt_cmd_start(int argc, char **argv)
+static int cmd_start(int argc, char **argv)
 {
     struct start_opts o;
     char *head_addr = NULL, *node = NULL;
@@ -415,3 +415,7 @@ int mt_cmd_start(int argc, char **argv)
     free(node);
     return 0;
 }
+
+const struct mt_cli_command mt_cli_cmd_start = {
+    "start", cmd_start,
+    "start a head and/or a worker on this machine"};

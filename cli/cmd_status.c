@@ -237,7 +237,7 @@ static int show(mt_client_t *c, bool json)
     return 0;
 }
 
-int mt_cmd_status(int argc, char **argv)
+static int cmd_status(int argc, char **argv)
 {
     static const struct option opts[] = {
         MT_CLI_HEAD_OPTIONS,
@@ -283,3 +283,7 @@ int mt_cmd_status(int argc, char **argv)
     mt_client_disconnect(cl);
     return rc;
 }
+
+const struct mt_cli_command mt_cli_cmd_status = {
+    "status", cmd_status,
+    "show nodes and resources of a cluster"};

@@ -75,7 +75,7 @@ static int stop_one(const char *dir, const char *name, bool force,
     return 1;
 }
 
-int mt_cmd_stop(int argc, char **argv)
+static int cmd_stop(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"temp-dir", required_argument, NULL, 't'},
@@ -132,3 +132,7 @@ int mt_cmd_stop(int argc, char **argv)
         printf("No Manta processes running for %s.\n", dir);
     return failed ? 1 : 0;
 }
+
+const struct mt_cli_command mt_cli_cmd_stop = {
+    "stop", cmd_stop,
+    "stop what this machine started"};

@@ -614,7 +614,7 @@ static int run(const struct submit_opts *o)
     return rc;
 }
 
-int mt_cmd_submit(int argc, char **argv)
+static int cmd_submit(int argc, char **argv)
 {
     struct submit_opts o;
     int rc;
@@ -626,3 +626,7 @@ int mt_cmd_submit(int argc, char **argv)
     opts_release(&o);
     return rc < 0 ? 0 : rc;
 }
+
+const struct mt_cli_command mt_cli_cmd_submit = {
+    "submit", cmd_submit,
+    "run a command as a task and relay its output"};

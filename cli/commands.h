@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * commands.h -- the `manta` command's subcommands, dispatched by main.c,
- * one per cmd_<name>.c. Each takes the arguments after its name (argv[0]
- * is the subcommand) and returns the process exit code: 0 success, 1
+ * one per cmd_<name>.c. Each returns the process exit code: 0 success, 1
  * failure, 2 bad usage (MT_EXIT_USAGE, common/parse.h); `manta submit`
  * passes on its task's exit code instead.
  *
@@ -16,16 +15,25 @@
 #ifndef MT_CLI_COMMANDS_H
 #define MT_CLI_COMMANDS_H
 
-int mt_cmd_start(int argc, char **argv);
-int mt_cmd_stop(int argc, char **argv);
-int mt_cmd_status(int argc, char **argv);
-int mt_cmd_submit(int argc, char **argv);
-int mt_cmd_list(int argc, char **argv);
-int mt_cmd_pg(int argc, char **argv);
-int mt_cmd_logs(int argc, char **argv);
-int mt_cmd_cancel(int argc, char **argv);
-int mt_cmd_microbenchmark(int argc, char **argv);
-int mt_cmd_actor(int argc, char **argv);
-int mt_cmd_gang(int argc, char **argv);
+/* A subcommand: its name, what `manta --help` says of it, and its entry,
+ * which takes the arguments after the name (argv[0] is the name). */
+struct mt_cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+};
+
+/* One per cmd_<name>.c, in the order `manta --help` lists them. */
+extern const struct mt_cli_command mt_cli_cmd_start;
+extern const struct mt_cli_command mt_cli_cmd_stop;
+extern const struct mt_cli_command mt_cli_cmd_status;
+extern const struct mt_cli_command mt_cli_cmd_submit;
+extern const struct mt_cli_command mt_cli_cmd_logs;
+extern const struct mt_cli_command mt_cli_cmd_cancel;
+extern const struct mt_cli_command mt_cli_cmd_list;
+extern const struct mt_cli_command mt_cli_cmd_actor;
+extern const struct mt_cli_command mt_cli_cmd_gang;
+extern const struct mt_cli_command mt_cli_cmd_pg;
+extern const struct mt_cli_command mt_cli_cmd_microbenchmark;
 
 #endif /* MT_CLI_COMMANDS_H */

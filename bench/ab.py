@@ -3,9 +3,12 @@
 run alternately (A B A B ...) so that whatever else the machine does hits
 both alike, then the median of each metric per build and their ratio.
 
-A metric whose ratio B/A is under 0.95 is marked; with N=3 on a 2-core VM
-the run-to-run spread is often 10-20 %, so re-run the marked metrics alone
-(--only) with a larger N before believing them.
+Two ratios per metric: of the medians, and the median of each round's
+B/A (paired: a machine whose speed drifts during the sitting moves both
+runs of a round alike). A metric whose paired ratio is under 0.95 is
+marked; with N=3 on a 2-core VM the run-to-run spread is often 10-20 %, so
+re-run the marked metrics alone (--only) with a larger N before believing
+them.
 
 usage: bench/ab.py BUILD_A BUILD_B [--runs N] [--only NAME,...]
                    [--seconds S] [--keep DIR]
@@ -54,16 +57,19 @@ def main():
                           "w") as f:
                     json.dump(r, f)
             print("run %d %s done" % (i + 1, side), file=sys.stderr)
-    print("%-36s %14s %14s %7s" % ("metric (median of %d)" % args.runs,
-                                   "A", "B", "B/A"))
+    print("%-36s %14s %14s %7s %7s" % ("metric (median of %d)" % args.runs,
+                                       "A", "B", "B/A", "paired"))
     for name, first in results["a"][0].items():
         if not first:
             continue
         va = statistics.median(r[name]["value"] for r in results["a"])
         vb = statistics.median(r[name]["value"] for r in results["b"])
         ratio = vb / va if va else float("nan")
-        print("%-36s %14.4g %14.4g %6.2f%s" % (name, va, vb, ratio,
-                                               "  <" if ratio < 0.95 else ""))
+        paired = statistics.median(
+            b[name]["value"] / a[name]["value"] if a[name]["value"] else
+            float("nan") for a, b in zip(results["a"], results["b"]))
+        print("%-36s %14.4g %14.4g %7.2f %7.2f%s" % (
+            name, va, vb, ratio, paired, "  <" if paired < 0.95 else ""))
 
 
 if __name__ == "__main__":

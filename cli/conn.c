@@ -3,12 +3,13 @@
  * conn.c -- how a command reaches the head: a one-shot libmanta client
  * (MT_CONNECT_ONESHOT: no object store, no event stream, calls that fail
  * at once when the head is away) for the head given by --address, or
- * named in a session dir's head.addr; and the arguments of the commands
- * that act on one task by id.
+ * named in a session dir's head.addr; the arguments of the commands
+ * that act on one task by id; and the one way every command reports bad
+ * usage.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 

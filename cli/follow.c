@@ -10,14 +10,13 @@
  * When a Ctrl-C is ours (submit), the loop wakes every POLL_MS to see if
  * one came, and cancels the task then.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/follow.h"
 #include "cli/interrupt.h"
+#include "common/sys.h"
 
 #define POLL_MS 100
 
@@ -45,18 +44,8 @@ static bool final_state(int st)
 static void relay(struct follow *f, int fd, const uint8_t *p, size_t n)
 {
     fd = fd == 2 ? 2 : 1;
-    while (n && !f->out_closed[fd]) {
-        ssize_t k = write(fd, p, n);
-
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            f->out_closed[fd] = true; /* a closed pipe: drop the rest */
-            break;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
+    if (!f->out_closed[fd] && mt_sys_write_all(fd, p, n) < 0)
+        f->out_closed[fd] = true; /* a closed pipe: drop the rest */
 }
 
 static void set_str(char **dst, const char *s)

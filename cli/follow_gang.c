@@ -15,12 +15,10 @@
  * `manta gang get|cancel ID` is cmd_gang.c; `manta list gangs` is in
  * cmd_list.c.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli/follow_gang.h"
 #include "cli/conn.h"
@@ -28,6 +26,7 @@
 #include "common/alloc.h"
 #include "common/parse.h"
 #include "common/strbuf.h"
+#include "common/sys.h"
 
 #define POLL_MS 200
 #define POLL_FAILS_MAX 25        /* 5 s without an answer: give up */
@@ -64,29 +63,17 @@ static bool gang_final(int s)
 
 /* ---- member output ------------------------------------------------------- */
 
-static void write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return; /* a closed pipe: drop it */
-        p += k;
-        n -= (size_t)k;
-    }
-}
-
 static void emit_line(const struct member *m, int fd, const char *p,
                       size_t n)
 {
     char pre[32];
     int k = snprintf(pre, sizeof(pre), "[rank %u] ", m->rank);
 
-    write_all(fd, pre, (size_t)k);
-    write_all(fd, p, n);
+    /* a closed pipe: the rest is dropped */
+    (void)mt_sys_write_all(fd, pre, (size_t)k);
+    (void)mt_sys_write_all(fd, p, n);
     if (!n || p[n - 1] != '\n')
-        write_all(fd, "\n", 1);
+        (void)mt_sys_write_all(fd, "\n", 1);
 }
 
 /* Output chunk of fd (1 or 2): whole lines go out prefixed, the rest waits

@@ -192,9 +192,10 @@ int mt_sys_mkdir_p(const char *path)
     return rc;
 }
 
-/* Write all n bytes of p to fd. RET 0 or -errno. */
-static int write_all(int fd, const char *p, size_t n)
+int mt_sys_write_all(int fd, const void *buf, size_t n)
 {
+    const char *p = buf;
+
     while (n) {
         ssize_t k = write(fd, p, n);
         if (k < 0 && errno == EINTR)
@@ -218,7 +219,7 @@ int mt_sys_write_file_atomic(const char *path, const char *contents)
         rc = -errno;
         goto out;
     }
-    rc = write_all(fd, contents, strlen(contents));
+    rc = mt_sys_write_all(fd, contents, strlen(contents));
     if (close(fd) < 0 && rc == 0)
         rc = -errno;
     if (rc == 0 && rename(tmp, path) < 0)

@@ -59,6 +59,13 @@ void mt_sys_hostname(char *buf, size_t len);
 int mt_sys_mkdir_p(const char *path);
 
 /*
+ * mt_sys_write_all - write all n bytes of p to fd, again after EINTR and
+ * short writes. Never aborts.
+ * RET 0 or -errno (-EIO when fd takes nothing)
+ */
+int mt_sys_write_all(int fd, const void *p, size_t n);
+
+/*
  * mt_sys_write_file_atomic - write contents to path via a temporary file and
  * rename(), so readers never see half a file. Never aborts (no mt_x*
  * allocation), so the SDK may call it.

@@ -32,6 +32,7 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/sys.h"
 #include "objstore/allocator.h"
 #include "objstore/arena.h"
 #include "objstore/idmap.h"
@@ -155,21 +156,6 @@ static void free_entry(struct mt_store *st, struct entry *e)
 
 /* ---- spilling ---- */
 
-static int write_all(int fd, const uint8_t *p, uint64_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (uint64_t)w;
-    }
-    return 0;
-}
-
 static int read_all(int fd, uint8_t *p, uint64_t n)
 {
     while (n > 0) {
@@ -197,7 +183,8 @@ static int spill_entry(struct mt_store *st, struct entry *e)
         MT_ERROR("open(\"%s\") failed: %s", path, strerror(errno));
         return -MT_EIO;
     }
-    rc = write_all(fd, st->arena.base + e->block->offset, total_size(e));
+    rc = mt_sys_write_all(fd, st->arena.base + e->block->offset,
+                          total_size(e));
     if (close(fd) < 0 || rc < 0) {
         MT_ERROR("spill write \"%s\" failed: %s", path, strerror(errno));
         unlink(path);

@@ -10,11 +10,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/parse.h"
@@ -359,6 +361,45 @@ static void test_write_read_file(void)
     rm_tree(root);
 }
 
+/* mt_sys_write_all: everything through a pipe (more than its buffer, read
+ * by a child), and -EPIPE, not a signal, once the reader is gone. */
+static void test_write_all(void)
+{
+    static char big[256 * 1024];
+    int fds[2];
+    pid_t pid;
+    int status;
+
+    memset(big, 'x', sizeof(big));
+    CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
+    pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        char buf[4096];
+        size_t got = 0;
+        ssize_t k;
+
+        close(fds[1]);
+        while ((k = read(fds[0], buf, sizeof(buf))) > 0)
+            got += (size_t)k;
+        _exit(got == sizeof(big) ? 0 : 1);
+    }
+    close(fds[0]);
+    CU_ASSERT_EQUAL(mt_sys_write_all(fds[1], big, sizeof(big)), 0);
+    close(fds[1]);
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
+    close(fds[0]);
+    signal(SIGPIPE, SIG_IGN);
+    CU_ASSERT_EQUAL(mt_sys_write_all(fds[1], "x", 1), -EPIPE);
+    signal(SIGPIPE, SIG_DFL);
+    close(fds[1]);
+    CU_ASSERT_EQUAL(mt_sys_write_all(-1, "x", 1), -EBADF);
+    CU_ASSERT_EQUAL(mt_sys_write_all(-1, "x", 0), 0);
+}
+
 CU_TestInfo mt_test_sys[] = {
     {"random_hex", test_random_hex},
     {"random_hex_charset", test_random_hex_charset},
@@ -369,6 +410,7 @@ CU_TestInfo mt_test_sys[] = {
     {"cpu_percent", test_cpu_percent},
     {"mkdir_p", test_mkdir_p},
     {"write_read_file", test_write_read_file},
+    {"write_all", test_write_all},
     CU_TEST_INFO_NULL,
 };
 

@@ -466,11 +466,34 @@ int mt_task_wait(mt_client_t *c, mt_task_t *t, int timeout_ms,
     return 0;
 }
 
+/* t has ended, or its client lost track of it. c->mu held. */
+static bool task_over(const struct mt_task *t)
+{
+    return t->ended || t->lost;
+}
+
+/* How many of tasks[from, n) are over, plus from (those before are); each
+ * one's flag into ready[i - from] when ready. c->mu held. */
+static size_t count_over(mt_task_t *const *tasks, size_t from, size_t n,
+                         bool *ready)
+{
+    size_t done = from;
+
+    for (size_t i = from; i < n; i++) {
+        bool r = task_over(tasks[i]);
+
+        done += r;
+        if (ready)
+            ready[i - from] = r;
+    }
+    return done;
+}
+
 int mt_wait_tasks(mt_client_t *c, mt_task_t *const *tasks, size_t n,
                   size_t num_ready, int timeout_ms, bool *ready)
 {
     struct timespec dl = mt__deadline(timeout_ms < 0 ? 0 : timeout_ms);
-    size_t done;
+    size_t first = 0, done; /* tasks[0, first) have ended */
 
     if (!mt__client_check(c) || (n && !tasks) || num_ready > n ||
         n > INT32_MAX)
@@ -485,16 +508,23 @@ int mt_wait_tasks(mt_client_t *c, mt_task_t *const *tasks, size_t n,
     }
     pthread_mutex_lock(&c->mu);
     for (;;) {
-        done = 0;
-        for (size_t i = 0; i < n; i++) {
-            bool r = tasks[i]->ended || tasks[i]->lost;
-            done += r;
+        /* Tasks end for good, and mostly in the order they were sent:
+         * skip the run of ended ones once, and when all must end, look no
+         * further than the first that has not (one pass in all, not one
+         * per wake-up). */
+        while (first < n && task_over(tasks[first])) {
             if (ready)
-                ready[i] = r;
+                ready[first] = true;
+            first++;
         }
-        if (done >= num_ready || !wait_locked(c, &dl, timeout_ms))
+        if (first == n)
+            break;
+        if (num_ready < n && count_over(tasks, first, n, NULL) >= num_ready)
+            break;
+        if (!wait_locked(c, &dl, timeout_ms))
             break;
     }
+    done = count_over(tasks, first, n, ready ? ready + first : NULL);
     pthread_mutex_unlock(&c->mu);
     return (int)done;
 }

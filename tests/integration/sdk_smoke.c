@@ -164,6 +164,19 @@ static int case_wait(void)
     /* Any: the quick one. */
     n = mt_wait_tasks(c, t, 2, 1, 20000, ready);
     CHECK(n == 1 && ready[0] && !ready[1]);
+    /* The same two the other way round: an ended task after one that has
+     * not is counted and flagged, for "all" (timing out) and for "any". */
+    {
+        mt_task_t *rev[2] = {t[1], t[0]};
+        bool r2[2] = {true, false};
+
+        n = mt_wait_tasks(c, rev, 2, 2, 300, r2);
+        CHECK(n == 1 && !r2[0] && r2[1]);
+        r2[0] = true;
+        r2[1] = false;
+        n = mt_wait_tasks(c, rev, 2, 1, 20000, r2);
+        CHECK(n == 1 && !r2[0] && r2[1]);
+    }
     /* All, with a timeout: returns after about 500 ms with one ended. */
     t0 = now_s();
     n = mt_wait_tasks(c, t, 3, 3, 500, ready);

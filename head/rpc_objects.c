@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
+#include "proto/convert.h"
 #include "proto/services.h"
 
 #define LIST_DEFAULT 100
@@ -34,14 +35,6 @@ struct mt_obj_get {
 static struct mt_obj_table *tab(struct mt_head *h)
 {
     return mt_head_objects_table(h->objects);
-}
-
-static int take_id(const ProtobufCBinaryData *b, mt_object_id *id)
-{
-    if (b->len != MT_OBJECT_ID_LEN)
-        return -MT_EINVAL;
-    memcpy(id->b, b->data, MT_OBJECT_ID_LEN);
-    return 0;
 }
 
 static struct mt_node *alive_node(struct mt_head *h, const char *id)
@@ -185,12 +178,12 @@ static void h_register_objects(struct mt_rpc_call *call,
         return;
     }
     for (size_t i = 0; i < req->n_objects; i++)
-        if (take_id(&req->objects[i]->object_id, &id) < 0) {
+        if (mt_pb_object_id(&req->objects[i]->object_id, &id) < 0) {
             mt_rpc_fail(call, -MT_EINVAL, "object ids are 20 bytes");
             return;
         }
     for (size_t i = 0; i < req->n_objects; i++) {
-        take_id(&req->objects[i]->object_id, &id);
+        mt_pb_object_id(&req->objects[i]->object_id, &id);
         mt_head_objects_put(h->objects, req->node_id, &id,
                             req->objects[i]->size);
     }
@@ -207,7 +200,7 @@ static void h_release_objects(struct mt_rpc_call *call,
     mt_object_id id;
 
     for (size_t i = 0; i < req->n_object_ids; i++)
-        if (take_id(&req->object_ids[i], &id) < 0 ||
+        if (mt_pb_object_id(&req->object_ids[i], &id) < 0 ||
             !mt_head_objects_release(h->objects, &id))
             reply.unknown++;
     mt_rpc_reply(call, &reply.base);
@@ -223,7 +216,7 @@ static void h_get_object(struct mt_rpc_call *call, const ProtobufCMessage *m,
     struct mt_obj *o;
     mt_object_id id;
 
-    if (take_id(&req->object_id, &id) < 0) {
+    if (mt_pb_object_id(&req->object_id, &id) < 0) {
         mt_rpc_fail(call, -MT_EINVAL, "object ids are 20 bytes");
         return;
     }

@@ -255,6 +255,14 @@ int mt_pb_gang_request_view(struct mt_pb_arena *a, const struct mt_gang_def *g,
 
 /* ---- protobuf -> plain C ---------------------------------------------------- */
 
+int mt_pb_object_id(const ProtobufCBinaryData *b, mt_object_id *id)
+{
+    if (b->len != MT_OBJECT_ID_LEN)
+        return -MT_EINVAL;
+    memcpy(id->b, b->data, MT_OBJECT_ID_LEN);
+    return 0;
+}
+
 static int refuse(const char **why, const char *reason)
 {
     if (why)
@@ -348,13 +356,12 @@ static int args_from_pb(const Manta__TaskSpec *s, struct mt_task_def *d,
                                              ? &s->arg_refs[d->nargs] : NULL;
 
         if (ref && ref->len) {
-            if (ref->len != MT_OBJECT_ID_LEN)
+            if (mt_pb_object_id(ref, &g->ref) < 0)
                 return refuse(why, "an object reference must be 20 bytes");
             if (s->args[d->nargs].len)
                 return refuse(why, "an argument passed by reference must "
                                    "have no value");
             g->is_ref = true;
-            memcpy(g->ref.b, ref->data, MT_OBJECT_ID_LEN);
             continue;
         }
         g->len = s->args[d->nargs].len;

@@ -77,6 +77,10 @@ int mt_pb_gang_request_view(struct mt_pb_arena *a, const struct mt_gang_def *g,
 
 /* ---- protobuf -> plain C (owned copies) ---------------------------------- */
 
+/* mt_pb_object_id - a bytes field as an object id. RET 0, -MT_EINVAL (not
+ * MT_OBJECT_ID_LEN bytes; *id untouched). */
+int mt_pb_object_id(const ProtobufCBinaryData *b, mt_object_id *id);
+
 /*
  * Each fills an empty destination. Lists are refused beyond max entries
  * (later duplicates replace earlier ones, which costs O(n^2)); resource

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "objstore/store.h"
+#include "proto/convert.h"
 #include "proto/services.h"
 #include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
@@ -38,9 +39,8 @@ static void h_delete_objects(struct mt_rpc_call *call,
         return;
     }
     for (size_t i = 0; i < req->n_object_ids; i++) {
-        if (req->object_ids[i].len != MT_OBJECT_ID_LEN)
+        if (mt_pb_object_id(&req->object_ids[i], &id) < 0)
             continue;
-        memcpy(id.b, req->object_ids[i].data, MT_OBJECT_ID_LEN);
         if (mt_store_delete(w->objects.store, &id) == 0)
             reply.deleted++;
     }

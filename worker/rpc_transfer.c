@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "objstore/store.h"
 #include "objstore/transfer.h"
+#include "proto/convert.h"
 #include "proto/services.h"
 #include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
@@ -49,14 +50,6 @@ struct pull_in {
     struct mt_rpc_channel *ch;
     struct mt_rpc_stream *stream;
 };
-
-static int take_id(const ProtobufCBinaryData *b, mt_object_id *id)
-{
-    if (b->len != MT_OBJECT_ID_LEN)
-        return -MT_EINVAL;
-    memcpy(id->b, b->data, MT_OBJECT_ID_LEN);
-    return 0;
-}
 
 /* ---- object info <-> protobuf -------------------------------------------- */
 
@@ -176,7 +169,7 @@ static void h_pull(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt_object_id id;
     int rc;
 
-    if (take_id(&req->object_id, &id) < 0) {
+    if (mt_pb_object_id(&req->object_id, &id) < 0) {
         mt_rpc_fail(call, -MT_EINVAL, "object_id must be 20 bytes");
         return;
     }
@@ -296,7 +289,7 @@ static void h_fetch(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt_object_id id;
     int rc;
 
-    if (take_id(&req->object_id, &id) < 0 || !req->from_address ||
+    if (mt_pb_object_id(&req->object_id, &id) < 0 || !req->from_address ||
         !strchr(req->from_address, ':')) {
         mt_rpc_fail(call, -MT_EINVAL, "need a 20-byte object_id and "
                                       "from_address host:port");

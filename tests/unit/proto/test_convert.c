@@ -309,7 +309,27 @@ static void test_arena(void)
     mt_pb_arena_release(&a);
 }
 
+/* A bytes field is an object id only at exactly MT_OBJECT_ID_LEN bytes. */
+static void test_object_id(void)
+{
+    uint8_t raw[MT_OBJECT_ID_LEN + 1];
+    ProtobufCBinaryData b = {MT_OBJECT_ID_LEN, raw};
+    mt_object_id id;
+
+    for (size_t i = 0; i < sizeof(raw); i++)
+        raw[i] = (uint8_t)i;
+    CU_ASSERT_EQUAL(mt_pb_object_id(&b, &id), 0);
+    CU_ASSERT_EQUAL(memcmp(id.b, raw, MT_OBJECT_ID_LEN), 0);
+    memset(&id, 0xee, sizeof(id));
+    b.len = MT_OBJECT_ID_LEN + 1;
+    CU_ASSERT_EQUAL(mt_pb_object_id(&b, &id), -MT_EINVAL);
+    b.len = 0;
+    CU_ASSERT_EQUAL(mt_pb_object_id(&b, &id), -MT_EINVAL);
+    CU_ASSERT_EQUAL(id.b[0], 0xee); /* untouched when refused */
+}
+
 CU_TestInfo mt_test_convert[] = {
+    {"object_id", test_object_id},
     {"arena", test_arena},
     {"task_round_trip", test_task_round_trip},
     {"task_defaults", test_task_defaults},

@@ -18,23 +18,14 @@
 #include "sdk/client.h"
 #include "sdk/error.h"
 #include "sdk/task_int.h"
+#include "sdk/task_opts.h"
 
-#define MAX_STR 4096
 #define MAX_ENV 1024
 #define POLL_MS 100
 
 struct mt_gang_opts {
     struct mt_gang_def def;      /* member: argv set at submit */
 };
-
-static int set_str(char **dst, const char *s)
-{
-    if (s && strlen(s) > MAX_STR)
-        return mt__set_error(NULL, -MT_EINVAL, "string too long");
-    if (mt_def_set_str(dst, s) < 0)
-        return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
-    return 0;
-}
 
 int mt_gang_opts_create(mt_gang_opts_t **out, const char *pod_type)
 {
@@ -48,7 +39,7 @@ int mt_gang_opts_create(mt_gang_opts_t **out, const char *pod_type)
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
     mt_task_def_init(&o->def.member);
     o->def.slices = 1;
-    if (set_str(&o->def.pod_type, pod_type) < 0 ||
+    if (mt__opts_set_str(&o->def.pod_type, pod_type, "pod_type") < 0 ||
         mt_qty_list_put(&o->def.member.res, "CPU", 0) < 0) {
         mt_gang_opts_destroy(o);
         return -MT_EINVAL;
@@ -83,7 +74,7 @@ int mt_gang_opts_set_slices(mt_gang_opts_t *o, unsigned slices)
 
 int mt_gang_opts_set_topology(mt_gang_opts_t *o, const char *t)
 {
-    return o ? set_str(&o->def.topology, t)
+    return o ? mt__opts_set_str(&o->def.topology, t, "topology")
              : mt__set_error(NULL, -MT_EINVAL, "no options");
 }
 
@@ -97,13 +88,13 @@ int mt_gang_opts_set_max_restarts(mt_gang_opts_t *o, int n)
 
 int mt_gang_opts_set_name(mt_gang_opts_t *o, const char *name)
 {
-    return o ? set_str(&o->def.name, name)
+    return o ? mt__opts_set_str(&o->def.name, name, "name")
              : mt__set_error(NULL, -MT_EINVAL, "no options");
 }
 
 int mt_gang_opts_set_cwd(mt_gang_opts_t *o, const char *dir)
 {
-    return o ? set_str(&o->def.member.cwd, dir)
+    return o ? mt__opts_set_str(&o->def.member.cwd, dir, "cwd")
              : mt__set_error(NULL, -MT_EINVAL, "no options");
 }
 
@@ -111,7 +102,7 @@ int mt_gang_opts_set_env(mt_gang_opts_t *o, const char *key,
                          const char *value)
 {
     if (!o || !key || !*key || strchr(key, '=') || !value ||
-        strlen(key) > MAX_STR || strlen(value) > MAX_STR ||
+        strlen(key) > MT__OPT_STR_MAX || strlen(value) > MT__OPT_STR_MAX ||
         o->def.member.env.n >= MAX_ENV)
         return mt__set_error(NULL, -MT_EINVAL, "bad environment variable");
     if (mt_kv_list_put(&o->def.member.env, key, value) < 0)

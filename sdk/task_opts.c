@@ -20,7 +20,6 @@
 
 #include "sdk/error.h"
 
-#define MAX_STR 4096
 #define MAX_OUTPUT_LIMIT (64u << 20)
 
 /* The public limits are the shared ones. */
@@ -174,12 +173,11 @@ int mt_task_opts_set_max_retries(mt_task_opts_t *o, int retries)
     return 0;
 }
 
-/* Replace *dst by a copy of s (NULL clears). */
-static int set_str(char **dst, const char *s, const char *what)
+int mt__opts_set_str(char **dst, const char *s, const char *what)
 {
-    if (s && strlen(s) > MAX_STR)
+    if (s && strlen(s) > MT__OPT_STR_MAX)
         return mt__set_error(NULL, -MT_EINVAL, "%s longer than %d bytes",
-                             what, MAX_STR);
+                             what, MT__OPT_STR_MAX);
     return mt_def_set_str(dst, s) < 0 ? no_memory() : 0;
 }
 
@@ -187,26 +185,26 @@ int mt_task_opts_set_name(mt_task_opts_t *o, const char *name)
 {
     if (!o)
         return mt__set_error(NULL, -MT_EINVAL, "no options");
-    return set_str(&o->def.name, name, "name");
+    return mt__opts_set_str(&o->def.name, name, "name");
 }
 
 /* A relative dir is taken from the driver's working directory, as
  * `manta submit --cwd` does. */
 int mt_task_opts_set_cwd(mt_task_opts_t *o, const char *dir)
 {
-    char here[4096], path[MAX_STR + 2];
+    char here[4096], path[MT__OPT_STR_MAX + 2];
 
     if (!o || (dir && !*dir))
         return mt__set_error(NULL, -MT_EINVAL, "invalid cwd: empty");
     if (!dir || dir[0] == '/')
-        return set_str(&o->def.cwd, dir, "cwd");
+        return mt__opts_set_str(&o->def.cwd, dir, "cwd");
     if (!getcwd(here, sizeof(here)))
         return mt__set_error(NULL, -errno, "getcwd: %s", strerror(errno));
     if ((size_t)snprintf(path, sizeof(path), "%s/%s", here, dir) >=
         sizeof(path))
         return mt__set_error(NULL, -MT_EINVAL, "cwd longer than %d bytes",
-                             MAX_STR);
-    return set_str(&o->def.cwd, path, "cwd");
+                             MT__OPT_STR_MAX);
+    return mt__opts_set_str(&o->def.cwd, path, "cwd");
 }
 
 /* Append s (copied) to the list *v of *n strings. RET 0 or ENOMEM. */
@@ -225,7 +223,7 @@ static int strv_add(char ***v, size_t *n, const char *s)
 
 int mt_task_opts_add_code_path(mt_task_opts_t *o, const char *dir)
 {
-    if (!o || !dir || !*dir || strlen(dir) > MAX_STR)
+    if (!o || !dir || !*dir || strlen(dir) > MT__OPT_STR_MAX)
         return mt__set_error(NULL, -MT_EINVAL, "invalid code path folder");
     if (o->def.n_code_path >= MT_TASK_MAX_CODE_PATH)
         return mt__set_error(NULL, -MT_EINVAL, "at most %d code path "
@@ -240,15 +238,16 @@ int mt_task_opts_set_env(mt_task_opts_t *o, const char *key,
         return mt__set_error(NULL, -MT_EINVAL, "invalid environment "
                              "variable '%s': expected a key without '=' "
                              "and a value", key ? key : "(null)");
-    if (strlen(key) > MAX_STR || strlen(value) > MAX_STR)
+    if (strlen(key) > MT__OPT_STR_MAX || strlen(value) > MT__OPT_STR_MAX)
         return mt__set_error(NULL, -MT_EINVAL, "environment variable '%.64s' "
-                             "longer than %d bytes", key, MAX_STR);
+                             "longer than %d bytes", key, MT__OPT_STR_MAX);
     return mt_kv_list_put(&o->def.env, key, value) < 0 ? no_memory() : 0;
 }
 
 int mt_task_opts_unset_env(mt_task_opts_t *o, const char *key)
 {
-    if (!o || !key || !*key || strchr(key, '=') || strlen(key) > MAX_STR)
+    if (!o || !key || !*key || strchr(key, '=') ||
+        strlen(key) > MT__OPT_STR_MAX)
         return mt__set_error(NULL, -MT_EINVAL, "invalid environment "
                              "variable name '%.64s'", key ? key : "(null)");
     for (size_t i = 0; i < o->def.n_env_unset; i++)

@@ -10,12 +10,20 @@
 
 #include "sdk/task_int.h"
 
+#define MT__OPT_STR_MAX 4096 /* bytes in one string option */
+
 /*
  * mt__res_amount - check a resource name and amount (the rules of
  * mt_task_opts_set_resource) and convert the amount to fixed point.
  * RET 0, -MT_EINVAL (last error set, no client)
  */
 int mt__res_amount(const char *name, double amount, int64_t *q);
+
+/* mt__opts_set_str - replace *dst by a copy of s (NULL or "" clears) for
+ * an option setter; what names the option in the error.
+ * RET 0, -MT_EINVAL (over MT__OPT_STR_MAX bytes), -MT_ENOMEM (recorded,
+ * no client) */
+int mt__opts_set_str(char **dst, const char *s, const char *what);
 
 /* mt__task_def_new - a copy of o's def (the defaults when o is NULL) for
  * a submit. RET NULL on ENOMEM. */

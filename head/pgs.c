@@ -314,12 +314,3 @@ void mt_head_pg_remove(struct mt_head_pgs *pgs, struct mt_head_pg *pg)
     notify(pgs, pg);
     mt_head_sched_kick(pgs->hs);
 }
-
-const char *mt_head_pg_state_name(enum mt_head_pg_state s)
-{
-    static const char *names[] = {"UNSPECIFIED", "PENDING", "CREATED",
-                                  "RESCHEDULING", "REMOVED"};
-
-    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s]
-                                                           : "UNKNOWN";
-}

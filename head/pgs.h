@@ -99,7 +99,4 @@ void mt_head_pg_remove(struct mt_head_pgs *pgs, struct mt_head_pg *pg);
  * move groups). */
 void mt_head_pg_refresh(struct mt_head_pgs *pgs, struct mt_head_pg *pg);
 
-/* mt_head_pg_state_name - "PENDING", "CREATED", ... */
-const char *mt_head_pg_state_name(enum mt_head_pg_state s);
-
 #endif /* MT_HEAD_PGS_H */

@@ -41,7 +41,8 @@
     XX(EWORKERDIED, 0, "the worker running it died")                           \
     XX(EACTORDIED, 0, "the actor died")                                        \
     XX(ETASKFAILED, 0, "the task raised an error")                             \
-    XX(EVERSION, 0, "incompatible version or layout")
+    XX(EVERSION, 0, "incompatible version or layout")                         \
+    XX(EAUTH, 0, "wrong or missing cluster token")
 
 enum mt_errno {
     MT__ERR_FIRST = MT_ERR_BASE - 1,

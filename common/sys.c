@@ -180,16 +180,32 @@ int mt_sys_mkdir_p(const char *path)
         if (*s != '/')
             continue;
         *s = '\0';
-        if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+        if (mkdir(p, 0700) < 0 && errno != EEXIST) {
             rc = -errno;
             break;
         }
         *s = '/';
     }
-    if (rc == 0 && mkdir(p, 0755) < 0 && errno != EEXIST)
+    if (rc == 0 && mkdir(p, 0700) < 0 && errno != EEXIST)
         rc = -errno;
     free(p);
     return rc;
+}
+
+int mt_sys_mkdir_private(const char *path)
+{
+    struct stat st;
+    int rc = mt_sys_mkdir_p(path);
+
+    if (rc < 0)
+        return rc;
+    if (lstat(path, &st) < 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+        return -EPERM;
+    if ((st.st_mode & 077) && chmod(path, 0700) < 0)
+        return -errno;
+    return 0;
 }
 
 int mt_sys_write_all(int fd, const void *buf, size_t n)
@@ -215,7 +231,7 @@ int mt_sys_write_file_atomic(const char *path, const char *contents)
 
     if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
         return -ENOMEM; /* no abort: libmanta calls this too */
-    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
         rc = -errno;
         goto out;
     }

@@ -53,10 +53,17 @@ void mt_sys_primary_ip(char *buf, size_t len);
 void mt_sys_hostname(char *buf, size_t len);
 
 /*
- * mt_sys_mkdir_p - create a directory and its parents (mode 0755).
+ * mt_sys_mkdir_p - create a directory and its parents (new ones 0700).
  * RET 0 or -errno
  */
 int mt_sys_mkdir_p(const char *path);
+
+/*
+ * mt_sys_mkdir_private - mt_sys_mkdir_p, then make sure path is a directory
+ * of this uid (not a link) with mode 0700, tightening an older one.
+ * RET 0, -EPERM (owned by someone else, or not a directory), -errno
+ */
+int mt_sys_mkdir_private(const char *path);
 
 /*
  * mt_sys_write_all - write all n bytes of p to fd, again after EINTR and
@@ -67,7 +74,7 @@ int mt_sys_write_all(int fd, const void *p, size_t n);
 
 /*
  * mt_sys_write_file_atomic - write contents to path via a temporary file and
- * rename(), so readers never see half a file. Never aborts (no mt_x*
+ * rename(), so readers never see half a file; the file is 0600. Never aborts (no mt_x*
  * allocation), so the SDK may call it.
  * RET 0 or -errno (-ENOMEM included)
  */

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * head_config.h -- what the head is started with (main.c fills it from
- * flags): addresses, the session dir, storage, timing and port ranges.
+ * flags): addresses, the session dir, storage, timing, port ranges and
+ * the credentials every caller must present.
  */
 #ifndef MT_HEAD_CONFIG_H
 #define MT_HEAD_CONFIG_H
 
 #define MT_VERSION "0.1.0"
 #define MT_HEAD_DEFAULT_PORT 6380
+
+struct mt_security;
 
 struct mt_head_config {
     const char *bind_addr;      /* "0.0.0.0:6380" */
@@ -18,6 +21,9 @@ struct mt_head_config {
     int node_timeout_ms;        /* silence before DEAD; default 3000 */
     int grace_ms;               /* graceful shutdown budget; default 2000 */
     int dashboard_port;         /* HTTP dashboard; 0 picks one, -1 = off */
+    const char *dashboard_host; /* its bind address; default 127.0.0.1 */
+    const struct mt_security *sec; /* token (NULL: --auth none) and TLS
+                                      PEMs; borrowed, outlives the head */
     int gang_port_lo;           /* ports gangs hand their members */
     int gang_port_hi;           /* (inclusive; 0, 0: 8470-8999) */
 };

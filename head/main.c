@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/auth.h"
 #include "common/parse.h"
 #include "common/daemon.h"
 #include "common/error.h"
@@ -32,13 +33,23 @@ static void usage(FILE *f)
             "Normally started by `manta start --head`.\n"
             "\n"
             "  --port P               rpc port (default %d; 0 picks one)\n"
-            "  --node-ip IP           address to bind and advertise\n"
-            "                         (default: bind all, advertise the\n"
-            "                         primary IPv4 address)\n"
+            "  --node-ip IP           address to bind and advertise (default:\n"
+            "                         the primary IPv4 address; 0.0.0.0 binds\n"
+            "                         all and advertises the primary one)\n"
             "  --temp-dir DIR         session dir; head.addr and dashboard.addr\n"
             "                         are written there\n"
             "  --dashboard-port D     serve the dashboard and /metrics over HTTP\n"
             "                         on D (0 picks one; default: no dashboard)\n"
+            "  --dashboard-host IP    dashboard bind address (default 127.0.0.1)\n"
+            "  --token-file PATH      the cluster token every caller must present\n"
+            "                         (default: $MANTA_AUTH_TOKEN,\n"
+            "                         $MANTA_AUTH_TOKEN_FILE, <temp-dir>/token;\n"
+            "                         a new one is made there when none exists)\n"
+            "  --auth none            accept calls without a token: anyone who\n"
+            "                         reaches the port runs commands as this user\n"
+            "  --tls-cert/--tls-key F serve TLS with this PEM certificate and key\n"
+            "  --tls-ca F             PEM CA: require client certificates it\n"
+            "                         signed, and verify peers with it\n"
             "  --storage SPEC         state backend: memory (default)\n"
             "  --report-period-ms N   how often workers report (default 1000)\n"
             "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"
@@ -61,13 +72,20 @@ static void stop_head(void *d, void (*done)(void *arg), void *arg)
 }
 
 enum { O_PORT = 256, O_IP, O_TMP, O_STORAGE, O_PERIOD, O_TIMEOUT, O_GRACE,
-       O_LOG, O_VERSION, O_DASH, O_GANG_PORTS };
+       O_LOG, O_VERSION, O_DASH, O_GANG_PORTS, O_DASH_HOST, O_TOKEN_FILE,
+       O_AUTH, O_TLS_CERT, O_TLS_KEY, O_TLS_CA };
 
 static const struct option opts[] = {
     {"port", required_argument, NULL, O_PORT},
     {"node-ip", required_argument, NULL, O_IP},
     {"temp-dir", required_argument, NULL, O_TMP},
     {"dashboard-port", required_argument, NULL, O_DASH},
+    {"dashboard-host", required_argument, NULL, O_DASH_HOST},
+    {"token-file", required_argument, NULL, O_TOKEN_FILE},
+    {"auth", required_argument, NULL, O_AUTH},
+    {"tls-cert", required_argument, NULL, O_TLS_CERT},
+    {"tls-key", required_argument, NULL, O_TLS_KEY},
+    {"tls-ca", required_argument, NULL, O_TLS_CA},
     {"storage", required_argument, NULL, O_STORAGE},
     {"report-period-ms", required_argument, NULL, O_PERIOD},
     {"node-timeout-ms", required_argument, NULL, O_TIMEOUT},
@@ -118,6 +136,48 @@ static bool parse_port_range(const char *s, struct mt_head_config *cfg)
     return true;
 }
 
+/*
+ * The head's credentials: those given, else a new token stored 0600 as
+ * <temp-dir>/token for the CLI and joining nodes. RET 0 or -1 (said why).
+ */
+static int load_credentials(const struct mt_security_src *src,
+                            const char *temp_dir, struct mt_security *sec)
+{
+    char err[512], tok[MT_AUTH_TOKEN_HEX + 1], *path;
+    int rc = mt_security_load(src, sec, err, sizeof(err));
+
+    if (rc == 0 && !sec->token && !src->auth_none) {
+        if (!temp_dir) {
+            snprintf(err, sizeof(err), "no cluster token: give --token-file, "
+                     "MANTA_AUTH_TOKEN(_FILE), or --temp-dir to keep a new "
+                     "one (or --auth none)");
+            rc = -MT_EINVAL;
+        } else if ((rc = mt_sys_mkdir_private(temp_dir)) < 0 ||
+                   (rc = mt_auth_token_generate(tok)) < 0) {
+            snprintf(err, sizeof(err), "cannot make a cluster token under %s: "
+                     "%s", temp_dir, mt_strerror(rc));
+        } else {
+            path = mt_xasprintf("%s/token", temp_dir);
+            rc = mt_auth_token_write(path, tok);
+            snprintf(err, sizeof(err), "cannot write %s: %s", path,
+                     mt_strerror(rc));
+            free(path);
+            if (rc == 0)
+                sec->token = mt_xstrdup(tok);
+        }
+    }
+    if (rc < 0) {
+        fprintf(stderr, "manta-head: %s\n", err);
+        mt_security_free(sec);
+        return -1;
+    }
+    if (src->auth_none)
+        MT_WARN("AUTH IS OFF (--auth none): anyone who can reach this head's "
+                "port can run any command on every node of the cluster as "
+                "this user");
+    return 0;
+}
+
 static int bad_value(const char *flag, const char *v)
 {
     fprintf(stderr, "manta-head: invalid value for --%s: '%s'\n", flag, v);
@@ -127,8 +187,12 @@ static int bad_value(const char *flag, const char *v)
 
 int main(int argc, char **argv)
 {
-    struct mt_head_config cfg = {NULL, NULL, NULL, "memory", 1000, 3000, 2000,
-                                 -1, 0, 0};
+    struct mt_head_config cfg = {
+        .storage = "memory", .report_period_ms = 1000,
+        .node_timeout_ms = 3000, .grace_ms = 2000, .dashboard_port = -1,
+        .dashboard_host = "127.0.0.1"};
+    struct mt_security_src src = {0};
+    struct mt_security sec;
     long port = MT_HEAD_DEFAULT_PORT, v;
     const char *node_ip = NULL;
     char ip[64], bind[128], *addr_path;
@@ -153,6 +217,28 @@ int main(int argc, char **argv)
             if (!mt_parse_int(optarg, 0, 65535, &v))
                 return bad_value("dashboard-port", optarg);
             cfg.dashboard_port = (int)v;
+            break;
+        case O_DASH_HOST:
+            if (!mt_valid_ipv4(optarg))
+                return bad_value("dashboard-host", optarg);
+            cfg.dashboard_host = optarg;
+            break;
+        case O_TOKEN_FILE:
+            src.token_file = optarg;
+            break;
+        case O_AUTH:
+            if (strcmp(optarg, "none") != 0 && strcmp(optarg, "token") != 0)
+                return bad_value("auth", optarg);
+            src.auth_none = strcmp(optarg, "none") == 0;
+            break;
+        case O_TLS_CERT:
+            src.tls_cert = optarg;
+            break;
+        case O_TLS_KEY:
+            src.tls_key = optarg;
+            break;
+        case O_TLS_CA:
+            src.tls_ca = optarg;
             break;
         case O_STORAGE:
             cfg.storage = optarg;
@@ -204,15 +290,17 @@ int main(int argc, char **argv)
                         "--report-period-ms\n");
     mt_log_init("head", (enum mt_log_level)level, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (node_ip) {
-        snprintf(ip, sizeof(ip), "%s", node_ip);
-        snprintf(bind, sizeof(bind), "%s:%ld", node_ip, port);
-    } else {
+    if (!node_ip || strcmp(node_ip, "0.0.0.0") == 0)
         mt_sys_primary_ip(ip, sizeof(ip));
-        snprintf(bind, sizeof(bind), "0.0.0.0:%ld", port);
-    }
+    else
+        snprintf(ip, sizeof(ip), "%s", node_ip);
+    snprintf(bind, sizeof(bind), "%s:%ld", node_ip ? node_ip : ip, port);
     cfg.bind_addr = bind;
     cfg.node_ip = ip;
+    src.session_dir = cfg.temp_dir;
+    if (load_credentials(&src, cfg.temp_dir, &sec) < 0)
+        return MT_EXIT_USAGE;
+    cfg.sec = &sec;
 
     loop = uv_default_loop();
     rc = mt_head_start(loop, &cfg, &head);
@@ -223,7 +311,7 @@ int main(int argc, char **argv)
     }
     mt_daemon_init(&daemon_, loop, stop_head, head);
     if (cfg.temp_dir) {
-        rc = mt_sys_mkdir_p(cfg.temp_dir);
+        rc = mt_sys_mkdir_private(cfg.temp_dir);
         if (rc == 0)
             rc = write_dashboard_addr(cfg.temp_dir, mt_head_dashboard_url(head));
         addr_path = mt_xasprintf("%s/head.addr", cfg.temp_dir);
@@ -242,5 +330,6 @@ int main(int argc, char **argv)
     if (uv_loop_close(loop) != 0)
         MT_WARN("loop closed with handles still open");
     MT_INFO("head stopped");
+    mt_security_free(&sec);
     return rc < 0 ? 1 : 0;
 }

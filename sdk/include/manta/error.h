@@ -58,6 +58,8 @@ enum mt_errno {
     MT_EACTORDIED = 1020,  /* the actor died */
     MT_ETASKFAILED = 1021, /* the task could not run or finish */
     MT_EVERSION = 1022,    /* incompatible version or layout */
+    MT_EAUTH = 1023,       /* wrong or missing cluster token, or TLS
+                              credentials the peer refused */
 };
 #endif
 

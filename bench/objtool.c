@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/auth.h"
 #include "common/error.h"
 #include "common/ids.h"
 #include "common/qty.h"
@@ -121,11 +122,13 @@ static int cmd_fetch(const char *addr, const char *idhex, const char *from)
     Manta__FetchObjectRequest req = MANTA__FETCH_OBJECT_REQUEST__INIT;
     Manta__FetchObjectReply *r = NULL;
     struct mt_rpc_engine *eng;
-    struct mt_rpc_channel *ch;
+    struct mt_rpc_channel *ch = NULL;
     ProtobufCMessage *resp = NULL;
     mt_object_id id;
     uv_loop_t loop;
     char err[512] = "";
+    struct mt_security_src src = {0};
+    struct mt_security sec;
     int rc;
 
     if (mt_object_id_from_hex(idhex, &id) < 0)
@@ -136,7 +139,13 @@ static int cmd_fetch(const char *addr, const char *idhex, const char *from)
     req.timeout_ms = 120000;
     uv_loop_init(&loop);
     mt_rpc_engine_create(&loop, &eng);
-    rc = mt_rpc_channel_create(eng, addr, 0, &ch);
+    /* The cluster token and TLS files from the environment (MANTA_*). */
+    rc = mt_security_load(&src, &sec, err, sizeof(err));
+    if (rc == 0)
+        rc = mt_rpc_engine_set_security(eng, &sec);
+    mt_security_free(&sec);
+    if (rc == 0)
+        rc = mt_rpc_channel_create(eng, addr, 0, &ch);
     if (rc == 0)
         rc = mt_rpc_unary_sync(ch, &mt_worker_fetch_object, &req.base, 130000,
                                0, &resp, err, sizeof(err));

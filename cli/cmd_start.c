@@ -7,6 +7,7 @@
  * Option values are checked here, before anything starts, with the same
  * parsers the daemons use, so a typo fails fast with a usage message.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "common/alloc.h"
+#include "common/auth.h"
+#include "common/error.h"
 #include "common/parse.h"
 #include "common/qty.h"
 #include "common/sys.h"
@@ -43,6 +46,21 @@ static void usage(FILE *f)
             "  --node-ip IP           this node's address (default: primary IPv4)\n"
             "  --temp-dir DIR         session dir (default %s)\n"
             "  --no-worker            with --head: start only the head\n"
+            "security (docs/security.md):\n"
+            "  --token-file PATH      the cluster token (default: with --head a\n"
+            "                         new one; to join, $MANTA_AUTH_TOKEN or\n"
+            "                         $MANTA_AUTH_TOKEN_FILE); kept 0600 as\n"
+            "                         <temp-dir>/token for the manta command\n"
+            "  --auth none            no token: anyone who reaches a port runs\n"
+            "                         commands as this user (not for shared\n"
+            "                         networks)\n"
+            "  --tls-cert F, --tls-key F  this node's PEM certificate and key:\n"
+            "                         every rpc speaks TLS (`manta tls-init`\n"
+            "                         makes a test CA and certificates)\n"
+            "  --tls-ca F             PEM CA: verify peers and require client\n"
+            "                         certificates (mutual TLS)\n"
+            "  --dashboard-host IP    with --head: dashboard bind address\n"
+            "                         (default 127.0.0.1)\n"
             "node options:\n"
             "  --num-cpus N           CPUs to offer (default: detected)\n"
             "  --num-gpus N           GPUs to offer (default: detected NVIDIA\n"
@@ -80,12 +98,18 @@ struct start_opts {
     const char *executors;
     const char *dev_root, *sys_root, *tpu_md_url;
     const char *period, *timeout, *log_level;
+    const char *dashboard_host;
+    struct mt_security_src sec;
+    char *token_path;    /* <temp-dir>/token, given to the daemons; NULL
+                            with --auth none */
+    char *tls_files[3];  /* owned absolute paths behind sec.tls_* */
     long start_timeout_s;
 };
 
 enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
        O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT,
-       O_OSM, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_GANGPORTS };
+       O_OSM, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_GANGPORTS,
+       O_DASH_HOST, O_SEC };
 
 static const struct option opts[] = {
     {"head", no_argument, NULL, O_HEAD},
@@ -110,6 +134,8 @@ static const struct option opts[] = {
     {"dev-root", required_argument, NULL, O_DEVROOT},
     {"sys-root", required_argument, NULL, O_SYSROOT},
     {"tpu-metadata-url", required_argument, NULL, O_MDURL},
+    {"dashboard-host", required_argument, NULL, O_DASH_HOST},
+    MT_SECURITY_LONGOPTS(O_SEC),
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -139,6 +165,9 @@ static int check_values(const struct start_opts *o)
         return bad("dashboard-port", o->dashboard_port, NULL);
     if (o->node_ip && !mt_valid_ipv4(o->node_ip))
         return bad("node-ip", o->node_ip, "expected an IPv4 address");
+    if (o->dashboard_host && !mt_valid_ipv4(o->dashboard_host))
+        return bad("dashboard-host", o->dashboard_host,
+                   "expected an IPv4 address");
     if (o->num_cpus && mt_qty_parse(o->num_cpus, &q) < 0)
         return bad("num-cpus", o->num_cpus, "expected a number >= 0");
     if (o->num_gpus && (mt_qty_parse(o->num_gpus, &q) < 0 || q % MT_QTY_SCALE))
@@ -198,6 +227,7 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_DEVROOT: o->dev_root = optarg; break;
         case O_SYSROOT: o->sys_root = optarg; break;
         case O_MDURL: o->tpu_md_url = optarg; break;
+        case O_DASH_HOST: o->dashboard_host = optarg; break;
         case O_WAIT:
             if (!mt_parse_int(optarg, 1, 3600, &o->start_timeout_s))
                 return bad("start-timeout", optarg, NULL);
@@ -206,6 +236,11 @@ static int parse(int argc, char **argv, struct start_opts *o)
             usage(stdout);
             return -1;
         default:
+            if (c >= O_SEC && c < O_SEC + MT_SEC_N_OPTS) {
+                if (mt_security_src_set(&o->sec, c - O_SEC, optarg) < 0)
+                    return bad("auth", optarg, "expected token or none");
+                break;
+            }
             fprintf(stderr, "manta start: unknown or incomplete option '%s'\n",
                     argv[optind - 1]);
             usage(stderr);
@@ -230,6 +265,8 @@ static int parse(int argc, char **argv, struct start_opts *o)
         return bad("dashboard-port", o->dashboard_port, "only with --head");
     if (o->gang_ports && !o->head)
         return bad("gang-ports", o->gang_ports, "only with --head");
+    if (o->dashboard_host && !o->head)
+        return bad("dashboard-host", o->dashboard_host, "only with --head");
     return check_values(o);
 }
 
@@ -239,6 +276,18 @@ static void add(char **args, int *n, const char *flag, const char *value)
         return;
     args[(*n)++] = (char *)flag;
     args[(*n)++] = (char *)value;
+}
+
+/* The credential flags every daemon of this session gets. */
+static void add_security(const struct start_opts *o, char **args, int *n)
+{
+    if (o->token_path)
+        add(args, n, "--token-file", o->token_path);
+    else
+        add(args, n, "--auth", "none");
+    add(args, n, "--tls-cert", o->sec.tls_cert);
+    add(args, n, "--tls-key", o->sec.tls_key);
+    add(args, n, "--tls-ca", o->sec.tls_ca);
 }
 
 /* Spawn a daemon and wait for its marker file; RET owned contents or NULL. */
@@ -284,7 +333,9 @@ static char *start_head(const struct start_opts *o)
     add(args, &n, "--node-ip", o->node_ip);
     add(args, &n, "--temp-dir", o->temp_dir);
     add(args, &n, "--dashboard-port", o->dashboard_port);
+    add(args, &n, "--dashboard-host", o->dashboard_host);
     add(args, &n, "--gang-ports", o->gang_ports);
+    add_security(o, args, &n);
     add(args, &n, "--report-period-ms", o->period);
     add(args, &n, "--node-timeout-ms", o->timeout);
     add(args, &n, "--log-level", o->log_level);
@@ -298,6 +349,7 @@ static char *start_worker(const struct start_opts *o, const char *head)
 
     add(args, &n, "--address", head);
     add(args, &n, "--node-ip", o->node_ip);
+    add_security(o, args, &n);
     add(args, &n, "--temp-dir", o->temp_dir);
     add(args, &n, "--num-cpus", o->num_cpus);
     add(args, &n, "--num-gpus", o->num_gpus);
@@ -322,12 +374,15 @@ static int prepare_dir(const struct start_opts *o)
     const char *names[] = {o->head ? "head" : NULL,
                            o->no_worker ? NULL : "worker"};
     char *logs = mt_xasprintf("%s/logs", o->temp_dir);
-    int rc = mt_sys_mkdir_p(logs);
+    int rc = mt_sys_mkdir_private(o->temp_dir);
 
+    if (rc == 0)
+        rc = mt_sys_mkdir_p(logs);
     free(logs);
     if (rc < 0) {
         fprintf(stderr, "manta start: cannot create %s: %s\n", o->temp_dir,
-                strerror(-rc));
+                rc == -EPERM ? "it is not a directory of this user"
+                             : strerror(-rc));
         return 1;
     }
     for (int i = 0; i < 2; i++) {
@@ -350,70 +405,211 @@ static int prepare_dir(const struct start_opts *o)
     return 0;
 }
 
-/* The head writes dashboard.addr before head.addr: show it. */
-static void print_dashboard(const char *dir)
+/* A TLS file's absolute path (the daemons and the session file need one),
+ * owned by *keep. RET 0 or the exit code. */
+static int absolute(const char *flag, const char **path, char **keep)
 {
+    if (!*path)
+        return 0;
+    if (!(*keep = realpath(*path, NULL))) {
+        fprintf(stderr, "manta start: --%s %s: %s\n", flag, *path,
+                strerror(errno));
+        return 1;
+    }
+    *path = *keep;
+    return 0;
+}
+
+/* <temp-dir>/tls names the TLS files for the manta command and drivers on
+ * this machine; without TLS a stale one is removed. RET 0 or -errno. */
+static int write_tls_file(const struct start_opts *o)
+{
+    char *path = mt_session_path(o->temp_dir, "tls");
+    int rc = 0;
+
+    if (o->sec.tls_cert || o->sec.tls_ca) {
+        char *text = mt_xasprintf("cert=%s\nkey=%s\nca=%s\n",
+                                  o->sec.tls_cert ? o->sec.tls_cert : "",
+                                  o->sec.tls_key ? o->sec.tls_key : "",
+                                  o->sec.tls_ca ? o->sec.tls_ca : "");
+        rc = mt_sys_write_file_atomic(path, text);
+        free(text);
+    } else if (unlink(path) < 0 && errno != ENOENT) {
+        rc = -errno;
+    }
+    free(path);
+    return rc;
+}
+
+/* The token for this session's daemons: the one given, else (--head) a
+ * new one; NULL with --auth none. RET 0 or the exit code. */
+static int pick_token(const struct start_opts *o, char **token)
+{
+    struct mt_security sec;
+    char err[512], tok[MT_AUTH_TOKEN_HEX + 1];
+    struct mt_security_src src = {o->sec.token_file, o->sec.auth_none, NULL,
+                                  NULL, NULL, NULL};
+    int rc = mt_security_load(&src, &sec, err, sizeof(err));
+
+    *token = NULL;
+    if (rc == 0 && !sec.token && !o->sec.auth_none) {
+        if (!o->head) {
+            snprintf(err, sizeof(err), "joining needs the cluster token: give "
+                     "--token-file (a copy of the head's <temp-dir>/token) or "
+                     "set MANTA_AUTH_TOKEN");
+            rc = -MT_EINVAL;
+        } else if ((rc = mt_auth_token_generate(tok)) < 0) {
+            snprintf(err, sizeof(err), "cannot make a cluster token: %s",
+                     strerror(-rc));
+        } else {
+            sec.token = mt_xstrdup(tok);
+        }
+    }
+    if (rc == 0)
+        *token = sec.token ? mt_xstrdup(sec.token) : NULL;
+    else
+        fprintf(stderr, "manta start: %s\n", err);
+    mt_security_free(&sec);
+    return rc < 0 ? 1 : 0;
+}
+
+/*
+ * The session's credentials: the token kept 0600 as <temp-dir>/token (the
+ * daemons read it there too) and the TLS files named in <temp-dir>/tls.
+ * RET 0 or the exit code.
+ */
+static int prepare_credentials(struct start_opts *o)
+{
+    char *token = NULL, *path = mt_session_path(o->temp_dir, "token");
+    int rc;
+
+    if ((rc = absolute("tls-cert", &o->sec.tls_cert, &o->tls_files[0])) ||
+        (rc = absolute("tls-key", &o->sec.tls_key, &o->tls_files[1])) ||
+        (rc = absolute("tls-ca", &o->sec.tls_ca, &o->tls_files[2])) ||
+        (rc = pick_token(o, &token))) {
+        free(path);
+        return rc;
+    }
+    if (token)
+        rc = mt_auth_token_write(path, token);
+    else if (unlink(path) < 0 && errno != ENOENT)
+        rc = -errno;
+    if (rc == 0)
+        rc = write_tls_file(o);
+    if (rc < 0) {
+        fprintf(stderr, "manta start: cannot write the credentials under %s: "
+                "%s\n", o->temp_dir, strerror(-rc));
+        free(path);
+        path = NULL;
+    }
+    if (token) {
+        explicit_bzero(token, strlen(token));
+        free(token);
+    } else {
+        free(path);
+        path = NULL;
+    }
+    o->token_path = path;
+    return rc < 0 ? 1 : 0;
+}
+
+/* The head writes dashboard.addr before head.addr: show it, with the
+ * token as a ?token= link that logs the browser in. */
+static void print_dashboard(const struct start_opts *o)
+{
+    const char *dir = o->temp_dir;
     char *path = mt_session_path(dir, "dashboard.addr");
     char *url = mt_sys_read_file(path);
+    char *token = o->token_path ? mt_sys_read_file(o->token_path) : NULL;
 
+    if (token)
+        token[strcspn(token, "\r\n")] = '\0';
     if (url && *url) {
         url[strcspn(url, "\r\n ")] = '\0';
-        printf("Dashboard: %s (Prometheus metrics at %s/metrics)\n\n", url,
+        printf("Dashboard: %s (Prometheus metrics at %s/metrics)\n", url,
                url);
+        if (token)
+            printf("Open it logged in: %s/?token=%s\n", url, token);
+        printf("\n");
     } else {
         printf("Dashboard: not serving (see %s/logs/head.log)\n\n", dir);
     }
+    free(token);
     free(url);
     free(path);
 }
 
-static int cmd_start(int argc, char **argv)
+/* How another machine joins: the token file and TLS flags it needs. */
+static void print_join(const struct start_opts *o, const char *head_addr)
 {
-    struct start_opts o;
-    char *head_addr = NULL, *node = NULL;
-    int rc = parse(argc, argv, &o);
+    if (o->token_path)
+        printf("Cluster token: %s (mode 0600).\nEvery node, driver and manta "
+               "command of this cluster presents it (docs/security.md).\n\n",
+               o->token_path);
+    else
+        printf("WARNING: auth is off (--auth none): anyone who can reach "
+               "%s runs\ncommands on every node of this cluster.\n\n",
+               head_addr);
+    printf("To add a machine to this cluster, %srun there:\n"
+           "    manta start --address %s%s%s\n\n",
+           o->token_path ? "copy the token file and " : "", head_addr,
+           o->token_path ? " --token-file TOKEN_FILE" : " --auth none",
+           o->sec.tls_cert || o->sec.tls_ca
+               ? " --tls-cert CERT --tls-key KEY --tls-ca CA" : "");
+}
 
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    rc = prepare_dir(&o);
-    if (rc)
-        return rc;
-    if (o.head) {
-        head_addr = start_head(&o);
-        if (!head_addr)
-            return 1;
-    } else {
-        head_addr = mt_xstrdup(o.address);
+/* Start the daemons and say how to use them. RET 0 or the exit code. */
+static int start_all(struct start_opts *o)
+{
+    char *head_addr = NULL, *node = NULL;
+
+    head_addr = o->head ? start_head(o) : mt_xstrdup(o->address);
+    if (!head_addr)
+        return 1;
+    if (!o->no_worker && !(node = start_worker(o, head_addr))) {
+        fprintf(stderr, "manta start: the worker could not join %s%s\n",
+                head_addr,
+                o->head ? "; the head is still running (manta stop)" : "");
+        free(head_addr);
+        return 1;
     }
-    if (!o.no_worker) {
-        node = start_worker(&o, head_addr);
-        if (!node) {
-            fprintf(stderr, "manta start: the worker could not join %s%s\n",
-                    head_addr,
-                    o.head ? "; the head is still running (manta stop)" : "");
-            free(head_addr);
-            return 1;
-        }
-    }
-    if (o.head) {
+    if (o->head) {
         printf("Manta head started at %s (session %s).\n\n", head_addr,
-               o.temp_dir);
-        printf("To add a machine to this cluster, run there:\n"
-               "    manta start --address %s\n\n", head_addr);
-        if (o.dashboard_port)
-            print_dashboard(o.temp_dir);
+               o->temp_dir);
+        print_join(o, head_addr);
+        if (o->dashboard_port)
+            print_dashboard(o);
     } else {
         printf("Manta worker joined the cluster at %s (session %s).\n\n",
-               head_addr, o.temp_dir);
+               head_addr, o->temp_dir);
     }
     if (node)
         printf("Local node: %s\n", node);
     printf("To see the cluster:  manta status --address %s\n"
            "To stop this node:   manta stop --temp-dir %s\n",
-           head_addr, o.temp_dir);
+           head_addr, o->temp_dir);
     free(head_addr);
     free(node);
     return 0;
+}
+
+static int cmd_start(int argc, char **argv)
+{
+    struct start_opts o;
+    int rc = parse(argc, argv, &o);
+
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    rc = prepare_dir(&o);
+    if (!rc)
+        rc = prepare_credentials(&o);
+    if (!rc)
+        rc = start_all(&o);
+    free(o.token_path);
+    free(o.tls_files[0]);
+    free(o.tls_files[1]);
+    free(o.tls_files[2]);
+    return rc;
 }
 
 const struct mt_cli_command mt_cli_cmd_start = {

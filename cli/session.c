@@ -109,7 +109,7 @@ static void exec_daemon(const char *path, char *const argv[],
                         const char *log_path)
 {
     int in = open("/dev/null", O_RDONLY);
-    int out = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int out = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
 
     if (in < 0 || out < 0)
         _exit(126);

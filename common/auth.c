@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/qty.h"
 #include "common/sys.h"
 
 int mt_auth_token_generate(char *out)
@@ -72,6 +73,32 @@ bool mt_auth_equal(const char *a, size_t alen, const char *b, size_t blen)
     for (size_t i = 0; i < n; i++)
         diff |= (unsigned char)(a[i] ^ b[i]);
     return diff == 0;
+}
+
+int mt_security_src_set(struct mt_security_src *src, int which,
+                        const char *value)
+{
+    switch (which) {
+    case MT_SEC_TOKEN_FILE:
+        src->token_file = value;
+        return 0;
+    case MT_SEC_AUTH:
+        if (strcmp(value, "none") != 0 && strcmp(value, "token") != 0)
+            return -MT_EINVAL;
+        src->auth_none = strcmp(value, "none") == 0;
+        return 0;
+    case MT_SEC_TLS_CERT:
+        src->tls_cert = value;
+        return 0;
+    case MT_SEC_TLS_KEY:
+        src->tls_key = value;
+        return 0;
+    case MT_SEC_TLS_CA:
+        src->tls_ca = value;
+        return 0;
+    default:
+        return -MT_EINVAL;
+    }
 }
 
 /* ---- loading ------------------------------------------------------------- */
@@ -152,10 +179,11 @@ static char *session_tls_path(const char *dir, const char *key)
     return found;
 }
 
-/* Read one PEM file named by flag, env var or session dir into *out. */
+/* Read one PEM file named by flag, env var or session dir into *out and
+ * its path into *file. */
 static int load_pem(const char *flag_path, const char *env_name,
                     const char *key, const char *session_dir, char **out,
-                    char *err, size_t errlen)
+                    char **file, char *err, size_t errlen)
 {
     const char *env = getenv(env_name);
     char *owned = NULL;
@@ -168,6 +196,10 @@ static int load_pem(const char *flag_path, const char *env_name,
         path = owned = session_tls_path(session_dir, key);
     if (!path)
         return 0;
+    if (!(*file = strdup(path))) {
+        free(owned);
+        return -MT_ENOMEM;
+    }
     *out = mt_sys_read_file(path);
     if (!*out) {
         rc = errno ? -errno : -MT_EIO;
@@ -197,11 +229,12 @@ int mt_security_load(const struct mt_security_src *src, struct mt_security *o,
         return -MT_EINVAL;
     }
     if ((rc = load_pem(src->tls_cert, "MANTA_TLS_CERT", "cert",
-                       src->session_dir, &o->tls_cert, err, errlen)) < 0 ||
+                       src->session_dir, &o->tls_cert, &o->tls_cert_file, err,
+                       errlen)) < 0 ||
         (rc = load_pem(src->tls_key, "MANTA_TLS_KEY", "key", src->session_dir,
-                       &o->tls_key, err, errlen)) < 0 ||
+                       &o->tls_key, &o->tls_key_file, err, errlen)) < 0 ||
         (rc = load_pem(src->tls_ca, "MANTA_TLS_CA", "ca", src->session_dir,
-                       &o->tls_ca, err, errlen)) < 0)
+                       &o->tls_ca, &o->tls_ca_file, err, errlen)) < 0)
         return rc;
     if (!o->tls_cert != !o->tls_key) {
         snprintf(err, errlen, "a TLS certificate needs its key and a key its "
@@ -209,6 +242,19 @@ int mt_security_load(const struct mt_security_src *src, struct mt_security *o,
         return -MT_EINVAL;
     }
     return 0;
+}
+
+void mt_security_export_env(const struct mt_security *s,
+                            struct mt_kv_list *env)
+{
+    if (s->token)
+        mt_kv_list_set(env, "MANTA_AUTH_TOKEN", s->token);
+    if (s->tls_cert_file)
+        mt_kv_list_set(env, "MANTA_TLS_CERT", s->tls_cert_file);
+    if (s->tls_key_file)
+        mt_kv_list_set(env, "MANTA_TLS_KEY", s->tls_key_file);
+    if (s->tls_ca_file)
+        mt_kv_list_set(env, "MANTA_TLS_CA", s->tls_ca_file);
 }
 
 static int dup_field(const char *in, char **out)
@@ -225,7 +271,10 @@ int mt_security_copy(const struct mt_security *in, struct mt_security *out)
     if (dup_field(in->token, &out->token) < 0 ||
         dup_field(in->tls_cert, &out->tls_cert) < 0 ||
         dup_field(in->tls_key, &out->tls_key) < 0 ||
-        dup_field(in->tls_ca, &out->tls_ca) < 0) {
+        dup_field(in->tls_ca, &out->tls_ca) < 0 ||
+        dup_field(in->tls_cert_file, &out->tls_cert_file) < 0 ||
+        dup_field(in->tls_key_file, &out->tls_key_file) < 0 ||
+        dup_field(in->tls_ca_file, &out->tls_ca_file) < 0) {
         mt_security_free(out);
         return -MT_ENOMEM;
     }
@@ -240,5 +289,8 @@ void mt_security_free(struct mt_security *s)
         explicit_bzero(s->tls_key, strlen(s->tls_key));
     free(s->tls_key);
     free(s->tls_ca);
+    free(s->tls_cert_file);
+    free(s->tls_key_file);
+    free(s->tls_ca_file);
     memset(s, 0, sizeof(*s));
 }

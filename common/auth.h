@@ -34,6 +34,9 @@ struct mt_security {
     char *tls_key;  /* PEM private key (with tls_cert) */
     char *tls_ca;   /* PEM CA bundle: servers then require client
                        certificates signed by it, clients verify with it */
+    char *tls_cert_file; /* where each came from, for messages and for */
+    char *tls_key_file;  /* the processes a daemon starts */
+    char *tls_ca_file;
 };
 
 /* Where they come from: borrowed strings; NULL fields are looked up. */
@@ -45,6 +48,38 @@ struct mt_security_src {
     const char *tls_ca;
     const char *session_dir; /* NULL: no session-dir fallback */
 };
+
+/*
+ * The daemons' credential flags. Add MT_SECURITY_LONGOPTS(base) to a
+ * getopt_long table (codes base .. base + MT_SEC_N_OPTS - 1) and hand
+ * those codes to mt_security_src_set; MT_SECURITY_USAGE is their help.
+ */
+enum { MT_SEC_TOKEN_FILE, MT_SEC_AUTH, MT_SEC_TLS_CERT, MT_SEC_TLS_KEY,
+       MT_SEC_TLS_CA, MT_SEC_N_OPTS };
+
+#define MT_SECURITY_LONGOPTS(base)                                             \
+    {"token-file", required_argument, NULL, (base) + MT_SEC_TOKEN_FILE},       \
+    {"auth", required_argument, NULL, (base) + MT_SEC_AUTH},                   \
+    {"tls-cert", required_argument, NULL, (base) + MT_SEC_TLS_CERT},           \
+    {"tls-key", required_argument, NULL, (base) + MT_SEC_TLS_KEY},             \
+    {"tls-ca", required_argument, NULL, (base) + MT_SEC_TLS_CA}
+
+#define MT_SECURITY_USAGE                                                      \
+    "  --token-file PATH      the cluster token (default: $MANTA_AUTH_TOKEN,\n" \
+    "                         $MANTA_AUTH_TOKEN_FILE, <temp-dir>/token)\n"     \
+    "  --auth token|none      none: no token asked or sent; anyone who\n"      \
+    "                         reaches a port runs commands as this user\n"     \
+    "  --tls-cert/--tls-key F TLS with this PEM certificate and key\n"         \
+    "  --tls-ca F             PEM CA: verify peers with it and require\n"      \
+    "                         client certificates it signed (mutual TLS)\n"
+
+/*
+ * mt_security_src_set - record one credential flag.
+ * IN  which  MT_SEC_* (the getopt code minus the table's base)
+ * RET 0, or -MT_EINVAL for a bad value (--auth other than token/none)
+ */
+int mt_security_src_set(struct mt_security_src *src, int which,
+                        const char *value);
 
 /*
  * mt_auth_token_generate - a new token: 64 hex digits from getrandom.
@@ -79,6 +114,16 @@ bool mt_auth_equal(const char *a, size_t alen, const char *b, size_t blen);
  */
 int mt_security_load(const struct mt_security_src *src, struct mt_security *out,
                      char *err, size_t errlen);
+
+struct mt_kv_list;
+
+/*
+ * mt_security_export_env - set MANTA_AUTH_TOKEN and MANTA_TLS_CERT/_KEY/_CA
+ * in env for the processes a daemon starts (tasks that are drivers too);
+ * unset ones are left out.
+ */
+void mt_security_export_env(const struct mt_security *s,
+                            struct mt_kv_list *env);
 
 /* mt_security_copy - deep copy. RET 0 or -MT_ENOMEM. */
 int mt_security_copy(const struct mt_security *in, struct mt_security *out);

@@ -19,6 +19,13 @@
  * Clients open a channel to "host:port" and start unary calls or server
  * streams with a deadline; completion callbacks run on the loop thread.
  *
+ * Security: an engine given credentials (mt_rpc_engine_set_security) makes
+ * every server it starts demand the cluster token on each call, as
+ * "authorization: Bearer <token>" metadata, before the request is decoded
+ * (UNAUTHENTICATED otherwise: "missing cluster token" / "wrong cluster
+ * token"), and every channel it opens present it; with TLS material both
+ * sides speak TLS, mutual when a CA is given.
+ *
  * Error mapping: gRPC status codes become -MT_E* codes with
  * mt_rpc_status_to_err() (UNAVAILABLE -> -MT_EUNAVAIL, DEADLINE_EXCEEDED ->
  * -MT_ETIMEDOUT, ...), and mt_rpc_fail() maps back.
@@ -105,6 +112,21 @@ int mt_rpc_engine_create(uv_loop_t *loop, struct mt_rpc_engine **out);
  * Accepts NULL.
  */
 void mt_rpc_engine_destroy(struct mt_rpc_engine *eng);
+
+struct mt_security;
+
+/*
+ * mt_rpc_engine_set_security - the credentials of this engine's servers
+ * and channels (common/auth.h): copied; used by servers started and
+ * channels created after this call. Without a call: no token, no TLS.
+ *
+ * RET 0 or -MT_ENOMEM
+ */
+int mt_rpc_engine_set_security(struct mt_rpc_engine *eng,
+                               const struct mt_security *sec);
+
+/* mt_rpc_engine_tls - whether this engine's channels speak TLS. */
+bool mt_rpc_engine_tls(const struct mt_rpc_engine *eng);
 
 /* ---- server ------------------------------------------------------------- */
 

@@ -108,7 +108,7 @@ int mt_rpc_channel_create(struct mt_rpc_engine *eng, const char *target,
     args[4].value.integer = 16 * 1024 * 1024;
     /* Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC also uses it as the
      * connect timeout, and 100 ms is too short for a loaded machine. */
-    creds = grpc_insecure_credentials_create();
+    creds = mt__rpc_channel_creds(eng);
     ch->ch = grpc_channel_create(target, creds, &cargs);
     grpc_channel_credentials_release(creds);
     if (!ch->ch) {
@@ -270,6 +270,8 @@ static struct client_call *call_begin(struct mt_rpc_channel *ch,
     }
     memset(ops, 0, 4 * sizeof(*ops));
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[0].data.send_initial_metadata.count = ch->eng->n_auth_md;
+    ops[0].data.send_initial_metadata.metadata = &ch->eng->auth_md;
     if (flags & MT_RPC_WAIT_FOR_READY)
         ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;
     ops[1].op = GRPC_OP_SEND_MESSAGE;

@@ -141,6 +141,7 @@ void mt_rpc_engine_destroy(struct mt_rpc_engine *eng)
     uv_run(eng->loop, UV_RUN_NOWAIT);
     pthread_mutex_destroy(&eng->mu);
     free(eng->events);
+    mt__rpc_security_free(eng);
     free(eng);
     grpc_shutdown();
 }

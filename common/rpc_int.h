@@ -16,6 +16,7 @@
 #include <grpc/support/time.h>
 #include <pthread.h>
 
+#include "common/auth.h"
 #include "common/rpc.h"
 
 struct mt__rpc_tag;
@@ -44,6 +45,10 @@ struct mt_rpc_engine {
     int64_t pending;              /* tags handed to gRPC, not yet delivered */
     int channels;                 /* live channels */
     int servers;                  /* live servers */
+    struct mt_security sec;       /* what servers demand, channels present */
+    char *bearer;                 /* "Bearer <token>"; NULL: auth none */
+    grpc_metadata auth_md;        /* authorization: bearer, for channels */
+    size_t n_auth_md;             /* 0 or 1 */
 };
 
 /* Hand a tag to gRPC: count it. Call right before start_batch/request. */
@@ -66,6 +71,20 @@ ProtobufCMessage *mt__rpc_decode(const ProtobufCMessageDescriptor *desc,
 
 /* A deadline timeout_ms from now (infinite when timeout_ms <= 0). */
 gpr_timespec mt__rpc_deadline(int timeout_ms);
+
+/* ---- credentials (rpc_auth.c) ---- */
+
+/* Free what mt_rpc_engine_set_security stored. */
+void mt__rpc_security_free(struct mt_rpc_engine *eng);
+
+/* Check a call's metadata for the cluster token before anything is decoded.
+ * RET 0, or -MT_EAUTH with *why set to a static reason for the caller. */
+int mt__rpc_check_auth(const struct mt_rpc_engine *eng,
+                       const grpc_metadata_array *md, const char **why);
+
+/* Credentials for a listener / a channel; release after use. */
+grpc_server_credentials *mt__rpc_server_creds(const struct mt_rpc_engine *eng);
+grpc_channel_credentials *mt__rpc_channel_creds(const struct mt_rpc_engine *eng);
 
 /* Run the loop once, for the synchronous helpers. */
 void mt__rpc_run_once(struct mt_rpc_engine *eng);

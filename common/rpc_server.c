@@ -6,7 +6,9 @@
  * (grpc_server_request_registered_call with the payload read up front). When
  * one completes it is re-armed first, then the payload is decoded and the
  * call handed to the handler. A catch-all grpc_server_request_call answers
- * every unregistered method with UNIMPLEMENTED.
+ * every unregistered method with UNIMPLEMENTED. A call without the engine's
+ * cluster token is answered UNAUTHENTICATED before its payload is decoded
+ * (rpc_auth.c).
  *
  * Call lifetime: a call context is reference counted. The handler's ownership
  * is one reference, dropped when it ends the call; every batch in flight
@@ -392,6 +394,7 @@ static void on_request(struct mt__rpc_tag *tag, bool ok)
                                                       request_tag));
     struct mt_rpc_server *srv = c->srv;
     const struct mt_rpc_handler *h = c->m->h;
+    const char *why;
 
     if (!ok || srv->stopping) {
         drop_slot(srv, c);
@@ -403,6 +406,10 @@ static void on_request(struct mt__rpc_tag *tag, bool ok)
     if (start_close_watch(c) < 0) {
         c->ended = true;
         call_unref(c);
+        return;
+    }
+    if (mt__rpc_check_auth(c->eng, &c->req_md, &why) < 0) {
+        end_call(c, GRPC_STATUS_UNAUTHENTICATED, why);
         return;
     }
     c->req = mt__rpc_decode(h->method->req, c->payload);
@@ -422,6 +429,7 @@ static void on_unknown(struct mt__rpc_tag *tag, bool ok)
                                                       request_tag));
     struct mt_rpc_server *srv = c->srv;
     char *method, msg[256];
+    const char *why;
 
     if (!ok || srv->stopping) {
         drop_slot(srv, c);
@@ -438,7 +446,10 @@ static void on_unknown(struct mt__rpc_tag *tag, bool ok)
         call_unref(c);
         return;
     }
-    end_call(c, GRPC_STATUS_UNIMPLEMENTED, msg);
+    if (mt__rpc_check_auth(c->eng, &c->req_md, &why) < 0)
+        end_call(c, GRPC_STATUS_UNAUTHENTICATED, why);
+    else
+        end_call(c, GRPC_STATUS_UNIMPLEMENTED, msg);
 }
 
 static void arm_one(struct mt_rpc_server *srv, struct server_method *m)
@@ -564,7 +575,7 @@ int mt_rpc_server_start(struct mt_rpc_engine *eng,
             goto out_destroy;
         }
     }
-    creds = grpc_insecure_server_credentials_create();
+    creds = mt__rpc_server_creds(eng);
     bound = grpc_server_add_http2_port(srv->server, o->addr, creds);
     grpc_server_credentials_release(creds);
     if (bound == 0) {

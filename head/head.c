@@ -202,7 +202,8 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
     create_services(h);
     if (cfg->dashboard_port >= 0 && (rc = open_dashboard(h)) < 0)
         goto out_stop;
-    if ((rc = serve(h)) < 0)
+    if ((cfg->sec && (rc = mt_rpc_engine_set_security(h->eng, cfg->sec)) < 0) ||
+        (rc = serve(h)) < 0)
         goto out_stop;
     snprintf(h->address, sizeof(h->address), "%s:%d", cfg->node_ip, h->port);
     MT_INFO("head listening on port %d (advertised %s) cluster=%s storage=%s",

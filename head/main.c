@@ -41,15 +41,9 @@ static void usage(FILE *f)
             "  --dashboard-port D     serve the dashboard and /metrics over HTTP\n"
             "                         on D (0 picks one; default: no dashboard)\n"
             "  --dashboard-host IP    dashboard bind address (default 127.0.0.1)\n"
-            "  --token-file PATH      the cluster token every caller must present\n"
-            "                         (default: $MANTA_AUTH_TOKEN,\n"
-            "                         $MANTA_AUTH_TOKEN_FILE, <temp-dir>/token;\n"
-            "                         a new one is made there when none exists)\n"
-            "  --auth none            accept calls without a token: anyone who\n"
-            "                         reaches the port runs commands as this user\n"
-            "  --tls-cert/--tls-key F serve TLS with this PEM certificate and key\n"
-            "  --tls-ca F             PEM CA: require client certificates it\n"
-            "                         signed, and verify peers with it\n"
+            MT_SECURITY_USAGE
+            "                         (the head makes <temp-dir>/token when no\n"
+            "                         token is given)\n"
             "  --storage SPEC         state backend: memory (default)\n"
             "  --report-period-ms N   how often workers report (default 1000)\n"
             "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"
@@ -72,8 +66,7 @@ static void stop_head(void *d, void (*done)(void *arg), void *arg)
 }
 
 enum { O_PORT = 256, O_IP, O_TMP, O_STORAGE, O_PERIOD, O_TIMEOUT, O_GRACE,
-       O_LOG, O_VERSION, O_DASH, O_GANG_PORTS, O_DASH_HOST, O_TOKEN_FILE,
-       O_AUTH, O_TLS_CERT, O_TLS_KEY, O_TLS_CA };
+       O_LOG, O_VERSION, O_DASH, O_GANG_PORTS, O_DASH_HOST, O_SEC };
 
 static const struct option opts[] = {
     {"port", required_argument, NULL, O_PORT},
@@ -81,11 +74,7 @@ static const struct option opts[] = {
     {"temp-dir", required_argument, NULL, O_TMP},
     {"dashboard-port", required_argument, NULL, O_DASH},
     {"dashboard-host", required_argument, NULL, O_DASH_HOST},
-    {"token-file", required_argument, NULL, O_TOKEN_FILE},
-    {"auth", required_argument, NULL, O_AUTH},
-    {"tls-cert", required_argument, NULL, O_TLS_CERT},
-    {"tls-key", required_argument, NULL, O_TLS_KEY},
-    {"tls-ca", required_argument, NULL, O_TLS_CA},
+    MT_SECURITY_LONGOPTS(O_SEC),
     {"storage", required_argument, NULL, O_STORAGE},
     {"report-period-ms", required_argument, NULL, O_PERIOD},
     {"node-timeout-ms", required_argument, NULL, O_TIMEOUT},
@@ -223,23 +212,6 @@ int main(int argc, char **argv)
                 return bad_value("dashboard-host", optarg);
             cfg.dashboard_host = optarg;
             break;
-        case O_TOKEN_FILE:
-            src.token_file = optarg;
-            break;
-        case O_AUTH:
-            if (strcmp(optarg, "none") != 0 && strcmp(optarg, "token") != 0)
-                return bad_value("auth", optarg);
-            src.auth_none = strcmp(optarg, "none") == 0;
-            break;
-        case O_TLS_CERT:
-            src.tls_cert = optarg;
-            break;
-        case O_TLS_KEY:
-            src.tls_key = optarg;
-            break;
-        case O_TLS_CA:
-            src.tls_ca = optarg;
-            break;
         case O_STORAGE:
             cfg.storage = optarg;
             break;
@@ -274,6 +246,11 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
+            if (c >= O_SEC && c < O_SEC + MT_SEC_N_OPTS) {
+                if (mt_security_src_set(&src, c - O_SEC, optarg) < 0)
+                    return bad_value("auth", optarg);
+                break;
+            }
             fprintf(stderr, "manta-head: unknown or incomplete option '%s'\n",
                     argv[optind - 1]);
             usage(stderr);

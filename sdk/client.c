@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/auth.h"
 #include "common/rpc.h"
 #include "common/strbuf.h"
 #include "objstore/client.h"
@@ -232,6 +233,21 @@ void mt__client_wake(struct mt_client *c)
 
 /* ---- life ---------------------------------------------------------------- */
 
+/* The cluster token and TLS material this client presents (auth.h says
+ * where they are found; the session dir is the client's temp dir). */
+static int set_credentials(struct mt_client *c)
+{
+    struct mt_security_src src = {.session_dir = c->temp_dir};
+    struct mt_security sec;
+    char err[512];
+    int rc = mt_security_load(&src, &sec, err, sizeof(err));
+
+    if (rc == 0 && (rc = mt_rpc_engine_set_security(c->eng, &sec)) < 0)
+        snprintf(err, sizeof(err), "out of memory");
+    mt_security_free(&sec);
+    return rc < 0 ? mt__set_error(NULL, rc, "%s", err) : 0;
+}
+
 /* Loop, engine, channel, wakeup: everything the thread will own. */
 static int setup_loop(struct mt_client *c)
 {
@@ -251,6 +267,8 @@ static int setup_loop(struct mt_client *c)
     if (rc < 0)
         return mt__set_error(NULL, rc, "cannot start gRPC: %s",
                              mt_strerror(rc));
+    if ((rc = set_credentials(c)) < 0)
+        return rc;
     rc = mt_rpc_channel_create(c->eng, c->address, 0, &c->ch);
     if (rc < 0)
         return mt__set_error(NULL, rc, "cannot open a channel to %s: %s",

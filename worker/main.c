@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/auth.h"
 #include "common/parse.h"
 #include "common/daemon.h"
 #include "common/error.h"
@@ -36,8 +37,9 @@ static void usage(FILE *f)
             "Normally started by `manta start`.\n"
             "\n"
             "  --address HOST:PORT    the head (required)\n"
-            "  --node-ip IP           address to bind and advertise\n"
-            "                         (default: primary IPv4 address)\n"
+            "  --node-ip IP           address to bind and advertise (default:\n"
+            "                         the primary IPv4 address; 0.0.0.0 binds\n"
+            "                         all and advertises the primary one)\n"
             "  --port P               rpc port (default 0: pick one)\n"
             "  --temp-dir DIR         session dir for worker.addr and markers\n"
             "  --num-cpus N           CPUs to offer (default: detected)\n"
@@ -70,6 +72,7 @@ static void usage(FILE *f)
             "                         manta-executor next to manta-worker)\n"
             "  --node-id ID           node id (default: random)\n"
             "  --report-period-ms N   report period until the head sets one\n"
+            MT_SECURITY_USAGE
             "  --log-level L          debug|info|warn|error (default info)\n"
             "  --version              print the version\n"
             "  -h, --help             this text\n");
@@ -86,7 +89,8 @@ static void stop_worker(void *d, void (*done)(void *arg), void *arg)
 
 enum { O_ADDR = 256, O_IP, O_PORT, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES,
        O_LABELS, O_ID, O_PERIOD, O_LOG, O_VERSION, O_OSM, O_SOCK, O_SPILL,
-       O_NEXEC, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_NVML, O_PROCROOT };
+       O_NEXEC, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_NVML, O_PROCROOT,
+       O_SEC };
 
 static const struct option opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -112,9 +116,36 @@ static const struct option opts[] = {
     {"tpu-metadata-url", required_argument, NULL, O_MDURL},
     {"nvml-path", required_argument, NULL, O_NVML},
     {"proc-root", required_argument, NULL, O_PROCROOT},
+    MT_SECURITY_LONGOPTS(O_SEC),
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/* The worker's credentials: it never makes a token, it is given the
+ * cluster's. RET 0 or -1 (said why). */
+static int load_credentials(const struct mt_security_src *src,
+                            struct mt_security *sec)
+{
+    char err[512];
+    int rc = mt_security_load(src, sec, err, sizeof(err));
+
+    if (rc == 0 && !sec->token && !src->auth_none) {
+        snprintf(err, sizeof(err), "no cluster token: give --token-file, set "
+                 "MANTA_AUTH_TOKEN or MANTA_AUTH_TOKEN_FILE, or put it in "
+                 "<temp-dir>/token (`manta start --head` prints how to join; "
+                 "--auth none only for a head started with --auth none)");
+        rc = -MT_EINVAL;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "manta-worker: %s\n", err);
+        mt_security_free(sec);
+        return -1;
+    }
+    if (src->auth_none)
+        MT_WARN("AUTH IS OFF (--auth none): anyone who can reach this "
+                "worker's port can run any command here as this user");
+    return 0;
+}
 
 static int bad(const char *flag, const char *v, const char *why)
 {
@@ -200,6 +231,8 @@ int main(int argc, char **argv)
         .visible = getenv("CUDA_VISIBLE_DEVICES"),
     };
     static struct mt_gpu_list gpus;
+    struct mt_security_src src = {0};
+    struct mt_security sec;
     char ip[64], err[256] = "", idlabel[80];
     uint64_t bytes;
     long v;
@@ -311,6 +344,11 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
+            if (c >= O_SEC && c < O_SEC + MT_SEC_N_OPTS) {
+                if (mt_security_src_set(&src, c - O_SEC, optarg) < 0)
+                    return bad("auth", optarg, "expected token or none");
+                break;
+            }
             fprintf(stderr, "manta-worker: unknown or incomplete option '%s'\n",
                     argv[optind - 1]);
             usage(stderr);
@@ -334,13 +372,19 @@ int main(int argc, char **argv)
      * in the heap instead of a fresh mmap (and page faults) each time. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    if (cfg.node_ip) {
-        cfg.bind_ip = cfg.node_ip;
-    } else {
+    if (!cfg.node_ip || strcmp(cfg.node_ip, "0.0.0.0") == 0) {
+        cfg.bind_ip = cfg.node_ip ? cfg.node_ip : NULL;
         mt_sys_primary_ip(ip, sizeof(ip));
         cfg.node_ip = ip;
-        cfg.bind_ip = "0.0.0.0";
+        if (!cfg.bind_ip)
+            cfg.bind_ip = cfg.node_ip;
+    } else {
+        cfg.bind_ip = cfg.node_ip;
     }
+    src.session_dir = cfg.temp_dir;
+    if (load_credentials(&src, &sec) < 0)
+        return MT_EXIT_USAGE;
+    cfg.sec = &sec;
     if (object_store_defaults(&cfg) < 0)
         return 1;
     mt_gpu_detect(&gpu_opts, &gpus);
@@ -365,7 +409,7 @@ int main(int argc, char **argv)
         mt_qty_list_set(&cfg.resources, "object_store_memory",
                         (int64_t)cfg.object_store_memory * MT_QTY_SCALE);
     executor_defaults(&cfg);
-    if (cfg.temp_dir && (rc = mt_sys_mkdir_p(cfg.temp_dir)) < 0) {
+    if (cfg.temp_dir && (rc = mt_sys_mkdir_private(cfg.temp_dir)) < 0) {
         fprintf(stderr, "manta-worker: cannot create %s: %s\n", cfg.temp_dir,
                 mt_strerror(rc));
         return 1;
@@ -388,6 +432,7 @@ int main(int argc, char **argv)
         MT_WARN("loop closed with handles still open");
     mt_qty_list_release(&cfg.resources);
     mt_kv_list_release(&cfg.labels);
+    mt_security_free(&sec);
     MT_INFO("worker stopped");
     return 0;
 }

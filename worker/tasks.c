@@ -49,6 +49,7 @@
 #include <uv.h>
 
 #include "common/alloc.h"
+#include "common/auth.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/sys.h"
@@ -270,7 +271,7 @@ static void log_open(struct mt_run *t)
     }
     path = mt_xasprintf("%s/%s.%u.log", rs->log_dir, t->spec.task_id,
                         t->spec.attempt);
-    t->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    t->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (t->log_fd < 0)
         MT_WARN("cannot open %s: %s", path, strerror(errno));
     free(path);
@@ -512,6 +513,8 @@ static char **task_env(struct mt_run *t)
     mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", o->head_addr);
     mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
                    o->store_socket ? o->store_socket : "");
+    if (o->sec)
+        mt_security_export_env(o->sec, &own);
     t->result_path = mt_result_file_prepare(o->temp_dir, t->spec.task_id,
                                             t->spec.attempt);
     if (t->result_path)

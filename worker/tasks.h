@@ -93,6 +93,8 @@ struct mt_runs_opts {
     const char *temp_dir;       /* per-task logs and result files; NULL:
                                    none */
     const char *store_socket;   /* MANTA_OBJECT_STORE_SOCKET; NULL: none */
+    const struct mt_security *sec; /* MANTA_AUTH_TOKEN, MANTA_TLS_*; NULL:
+                                      none */
     struct mt_store *store;     /* results and object arguments */
     struct mt_transfers *xfers; /* pulls of object arguments */
     struct mt_exec_pool *execs; /* function tasks; NULL: refused */

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/auth.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/sys.h"
@@ -84,6 +85,8 @@ static void start_executors(struct mt_worker *w)
     mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", cfg->head_addr);
     mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
                    cfg->object_store_socket ? cfg->object_store_socket : "");
+    if (cfg->sec)
+        mt_security_export_env(cfg->sec, &own);
     o.path = cfg->executor_path;
     o.n = cfg->num_executors;
     o.env = mt_run_env_build(environ, lists, 1);
@@ -102,6 +105,7 @@ static void create_runs(struct mt_worker *w)
     o.head_addr = w->cfg->head_addr;
     o.temp_dir = w->cfg->temp_dir;
     o.store_socket = w->cfg->object_store_socket;
+    o.sec = w->cfg->sec;
     o.store = w->objects.store;
     o.xfers = w->xfers;
     o.execs = w->execs;
@@ -186,7 +190,10 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     rc = mt_rpc_engine_create(loop, &w->eng);
     if (rc < 0)
         goto out_objects;
-    rc = start_server(w);
+    if (cfg->sec)
+        rc = mt_rpc_engine_set_security(w->eng, cfg->sec);
+    if (rc == 0)
+        rc = start_server(w);
     if (rc < 0)
         goto out_engine;
     snprintf(w->address, sizeof(w->address), "%s:%d", cfg->node_ip, w->port);

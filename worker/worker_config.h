@@ -31,6 +31,8 @@ struct mt_worker_config {
     int num_executors;         /* executor pool size, 1..64; 0: none */
     const char *executor_path; /* the manta-executor binary */
     struct mt_gpu_monitor *gpu_monitor; /* per-GPU figures; NULL: none */
+    const struct mt_security *sec; /* token and TLS (common/auth.h) its
+                                      rpc demands and presents; NULL: none */
 };
 
 #endif /* MT_WORKER_CONFIG_H */

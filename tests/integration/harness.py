@@ -6,6 +6,12 @@ Every Cluster registers its temp dirs; cleanup() (also run at exit and on
 SIGTERM) stops them with `manta stop --force` and then kills any pid still
 recorded, so a failing test never leaves processes behind.
 
+Auth is on, as by default: the harness makes one cluster token per test
+process and exports it as MANTA_AUTH_TOKEN, so `manta start --head` uses
+it, joining workers, the manta command and drivers present it, and
+channel() gives raw grpcio stubs a channel that sends it. Only
+test_security.py looks at what happens without it.
+
 Tests never sleep for a fixed time: they wait for what they need with
 wait_until (or wait_output, for a child's output), and show that
 something does NOT happen with stays_true, a bounded observation window
@@ -13,7 +19,9 @@ polled throughout.
 """
 import atexit
 import json
+import collections
 import os
+import secrets
 import select
 import signal
 import socket
@@ -27,6 +35,38 @@ BIN = os.environ.get("MANTA_BIN_DIR") or os.path.join(
 MANTA = os.path.join(BIN, "manta")
 
 _dirs = []
+
+TOKEN = secrets.token_hex(32)
+os.environ["MANTA_AUTH_TOKEN"] = TOKEN
+
+
+def channel(addr, options=None, token=None):
+    """A grpcio channel to addr whose calls carry the cluster token
+    (token, default the harness's) as "authorization: Bearer" metadata."""
+    import grpc
+
+    md = ("authorization", "Bearer " + (token or TOKEN))
+
+    class Details(collections.namedtuple(
+            "Details", ("method", "timeout", "metadata", "credentials",
+                        "wait_for_ready", "compression")),
+            grpc.ClientCallDetails):
+        pass
+
+    class Auth(grpc.UnaryUnaryClientInterceptor,
+               grpc.UnaryStreamClientInterceptor):
+        def _details(self, d):
+            return Details(d.method, d.timeout, list(d.metadata or []) + [md],
+                           d.credentials, d.wait_for_ready, d.compression)
+
+        def intercept_unary_unary(self, cont, d, req):
+            return cont(self._details(d), req)
+
+        def intercept_unary_stream(self, cont, d, req):
+            return cont(self._details(d), req)
+
+    return grpc.intercept_channel(grpc.insecure_channel(addr, options=options),
+                                  Auth())
 
 
 def free_port(host="127.0.0.1"):

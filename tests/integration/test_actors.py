@@ -26,7 +26,7 @@ import signal
 import subprocess
 import time
 
-from harness import (BIN, FAST, check, free_port, main, new_dir, proto_stubs,
+from harness import (channel, BIN, FAST, check, free_port, main, new_dir, proto_stubs,
                      run, status, wait_output, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)
@@ -53,7 +53,7 @@ def start_cluster():
     wait_until(lambda: len([n for n in status(address=addr)["nodes"]
                             if n["state"] == "ALIVE"]) == 2, 15,
                "two alive nodes")
-    stub = PBG.HeadServiceStub(grpc.insecure_channel(addr))
+    stub = PBG.HeadServiceStub(channel(addr))
     return addr, stub
 
 

@@ -23,7 +23,7 @@ import struct
 import subprocess
 import time
 
-from harness import (BIN, FAST, check, free_port, main, new_dir, pid_alive,
+from harness import (channel, BIN, FAST, check, free_port, main, new_dir, pid_alive,
                      proto_stubs, read_pid, run, status, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)
@@ -54,7 +54,7 @@ def start_cluster():
     addr = "127.0.0.1:%d" % port
     wait_until(lambda: [n for n in status(address=addr)["nodes"]
                         if n["state"] == "ALIVE"], 10, "an alive node")
-    ch = grpc.insecure_channel(addr, options=[
+    ch = channel(addr, options=[
         ("grpc.max_receive_message_length", 64 << 20)])
     return addr, d, PBG.HeadServiceStub(ch)
 
@@ -370,7 +370,7 @@ def test_no_executor_binary_fails_tasks():
                        timeout=30)
     check(p.returncode == 0, "start: %s" % p.stderr)
     addr = "127.0.0.1:%d" % port
-    stub = PBG.HeadServiceStub(grpc.insecure_channel(addr))
+    stub = PBG.HeadServiceStub(channel(addr))
     wait_until(lambda: [n for n in status(address=addr)["nodes"]
                         if n["state"] == "ALIVE"], 10, "an alive node")
     ev = run_fn(stub, LIB + ":echo", [b"x"])

@@ -10,7 +10,7 @@ infeasible reason; bad requests get INVALID_ARGUMENT.
 import subprocess
 import time
 
-from harness import (FAST, MANTA, check, free_port, main, new_dir,
+from harness import (channel, FAST, MANTA, check, free_port, main, new_dir,
                      proto_stubs, run, status, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)
@@ -54,7 +54,7 @@ def cpu_available(addr):
 def test_strict_spread_bundles_and_removal():
     c, pb, pbg = stubs()
     addr, dirs = cluster()
-    stub = pbg.HeadServiceStub(grpc.insecure_channel(addr))
+    stub = pbg.HeadServiceStub(channel(addr))
     # Created through the CLI, which waits for the reservation.
     pg_id = run(["placement-group", "create", "--address", addr,
                  "--strategy", "strict_spread", "--name", "trio",
@@ -101,7 +101,7 @@ def test_strict_spread_bundles_and_removal():
 def test_infeasible_and_bad_requests():
     c, pb, pbg = stubs()
     addr, dirs = cluster()
-    stub = pbg.HeadServiceStub(grpc.insecure_channel(addr))
+    stub = pbg.HeadServiceStub(channel(addr))
     r = stub.CreatePlacementGroup(pb.CreatePlacementGroupRequest(
         strategy=c.PLACEMENT_STRICT_SPREAD, bundles=bundles(c, 4)), timeout=5)
     t0 = time.monotonic()

@@ -8,7 +8,7 @@ their index as the argument and are followed through ListTasks.
 import os
 import time
 
-from harness import (BIN, FAST, check, free_port, main, new_dir, proto_stubs,
+from harness import (channel, BIN, FAST, check, free_port, main, new_dir, proto_stubs,
                      run, status, wait_until)
 
 N = 10000
@@ -34,7 +34,7 @@ def test_ten_thousand_function_tasks():
          new_dir("s2"), "--num-cpus", "2", "--report-period-ms", "200"])
     wait_until(lambda: len([n for n in status(address=addr)["nodes"]
                             if n["state"] == "ALIVE"]) == 2, 10, "2 nodes")
-    stub = pbg.HeadServiceStub(grpc.insecure_channel(addr, options=[
+    stub = pbg.HeadServiceStub(channel(addr, options=[
         ("grpc.max_receive_message_length", 64 << 20)]))
     t0 = time.monotonic()
     futures = []

@@ -9,7 +9,7 @@ an error (or a dropped connection) while the head keeps serving.
 import os
 import socket
 
-from harness import (FAST, check, free_port, main, new_dir, pid_alive,
+from harness import (channel, FAST, check, free_port, main, new_dir, pid_alive,
                      proto_stubs, read_pid, run, status, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)
@@ -33,7 +33,7 @@ def start():
 def test_python_client_status_and_watch():
     pb, pbg = stubs()
     addr, d = start()
-    with grpc.insecure_channel(addr) as ch:
+    with channel(addr) as ch:
         stub = pbg.HeadServiceStub(ch)
         reply = stub.GetClusterStatus(pb.GetClusterStatusRequest(), timeout=5)
         check(len(reply.nodes) == 1, "nodes %d" % len(reply.nodes))
@@ -54,7 +54,7 @@ def test_python_client_status_and_watch():
 
 
 def raw_call(addr, method, payload):
-    with grpc.insecure_channel(addr) as ch:
+    with channel(addr) as ch:
         fn = ch.unary_unary(method)  # bytes in, bytes out
         try:
             fn(payload, timeout=5)
@@ -92,7 +92,7 @@ def test_hostile_input():
     code = raw_call(addr, "/nope.Nothing/At", b"\x01")
     check(code == grpc.StatusCode.UNIMPLEMENTED, "unknown service: %s" % code)
     # Well-formed but invalid registrations are refused with a reason.
-    with grpc.insecure_channel(addr) as ch:
+    with channel(addr) as ch:
         stub = pbg.HeadServiceStub(ch)
         for node in (pb.RegisterNodeRequest(),
                      pb.RegisterNodeRequest(node={"node_id": "x/../y",
@@ -124,7 +124,7 @@ def test_batched_submit_from_python():
     pb, pbg = stubs()
     import common_pb2 as c
     addr, d = start()
-    with grpc.insecure_channel(addr) as ch:
+    with channel(addr) as ch:
         stub = pbg.HeadServiceStub(ch)
         spec = c.TaskSpec(kind=c.TASK_KIND_COMMAND, argv=["true"])
         bad = c.TaskSpec(kind=c.TASK_KIND_COMMAND)  # no program
@@ -199,7 +199,7 @@ def test_gangs_from_python():
                                 member=c.TaskSpec(argv=["true"])),
            pb.SubmitGangRequest(tpu_pod_type="v4-16", member=c.TaskSpec(
                argv=["true"], env=[c.Label(key="A=B", value="x")]))]
-    with grpc.insecure_channel(addr) as ch:
+    with channel(addr) as ch:
         stub = pbg.HeadServiceStub(ch)
         for req in bad:
             try:
@@ -238,7 +238,7 @@ def test_list_filters():
     pb, pbg = stubs()
     import common_pb2 as c
     addr, d = start()
-    with grpc.insecure_channel(addr) as ch:
+    with channel(addr) as ch:
         stub = pbg.HeadServiceStub(ch)
         node = stub.GetClusterStatus(pb.GetClusterStatusRequest(),
                                      timeout=5).nodes[0].node_id

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/auth.h"
 #include "common/error.h"
 #include "common/rpc.h"
 #include "test_service.pb-c.h"
@@ -504,6 +505,68 @@ static void test_handlers_join(void)
     free(v);
 }
 
+/* A call on a channel of engine e to the token-protected server. */
+static void call_with(struct mt_rpc_engine *e, const char *to,
+                      const struct mt_rpc_method *m, struct result *r)
+{
+    Mttest__EchoRequest req = MTTEST__ECHO_REQUEST__INIT;
+    struct mt_rpc_channel *c;
+
+    memset(r, 0, sizeof(*r));
+    req.text = (char *)"secret";
+    CU_ASSERT_EQUAL_FATAL(mt_rpc_channel_create(e, to, 0, &c), 0);
+    CU_ASSERT_EQUAL_FATAL(mt_rpc_unary(c, m, &req.base, 5000, 0, on_done, r),
+                          0);
+    run_until(&r->done);
+    mt_rpc_channel_destroy(c);
+}
+
+static struct mt_rpc_engine *engine_with_token(const char *token)
+{
+    struct mt_security sec = {.token = (char *)token};
+    struct mt_rpc_engine *e = NULL;
+
+    CU_ASSERT_EQUAL(mt_rpc_engine_create(&loop, &e), 0);
+    if (e)
+        CU_ASSERT_EQUAL(mt_rpc_engine_set_security(e, &sec), 0);
+    return e;
+}
+
+/* A server given a token refuses calls without it, or with another one,
+ * before decoding them (unknown methods included); with it, calls work. */
+static void test_token(void)
+{
+    struct mt_rpc_server_opts o = {"127.0.0.1:0", handlers, 3, &loop, 0};
+    struct mt_rpc_engine *good = engine_with_token("0123456789abcdef-good");
+    struct mt_rpc_engine *bad = engine_with_token("0123456789abcdef-bad!");
+    struct mt_rpc_server *s;
+    struct result r;
+    char to[64];
+    int p, stopped = 0;
+
+    CU_ASSERT_FATAL(good && bad);
+    CU_ASSERT_EQUAL_FATAL(mt_rpc_server_start(good, &o, &s, &p), 0);
+    snprintf(to, sizeof(to), "127.0.0.1:%d", p);
+    call_with(eng, to, &m_echo, &r); /* no token */
+    CU_ASSERT_EQUAL(r.code, GRPC_STATUS_UNAUTHENTICATED);
+    CU_ASSERT(strstr(r.msg, "missing cluster token") != NULL);
+    CU_ASSERT_EQUAL(mt_rpc_status_to_err(r.code), -MT_EAUTH);
+    call_with(bad, to, &m_echo, &r);
+    CU_ASSERT_EQUAL(r.code, GRPC_STATUS_UNAUTHENTICATED);
+    CU_ASSERT_STRING_EQUAL(r.msg, "wrong cluster token");
+    call_with(bad, to, &m_missing, &r);
+    CU_ASSERT_EQUAL(r.code, GRPC_STATUS_UNAUTHENTICATED);
+    call_with(good, to, &m_echo, &r);
+    CU_ASSERT_EQUAL(r.code, GRPC_STATUS_OK);
+    CU_ASSERT_STRING_EQUAL(r.text, "secret");
+    call_with(good, to, &m_missing, &r);
+    CU_ASSERT_EQUAL(r.code, GRPC_STATUS_UNIMPLEMENTED);
+    mt_rpc_server_stop(s, 0, on_stopped, &stopped);
+    run_until(&stopped);
+    mt_rpc_engine_destroy(good);
+    mt_rpc_engine_destroy(bad);
+}
+
 /* Last: stop the server while a call hangs; the grace timer cancels it. */
 static void test_graceful_stop(void)
 {
@@ -540,6 +603,7 @@ CU_TestInfo mt_test_rpc[] = {
     {"dead_peer", test_dead_peer},
     {"bad_arguments", test_bad_arguments},
     {"handlers_join", test_handlers_join},
+    {"token", test_token},
     {"graceful_stop", test_graceful_stop},
     CU_TEST_INFO_NULL,
 };

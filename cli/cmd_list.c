@@ -376,6 +376,7 @@ static void usage(FILE *f)
             "                  [--address HOST:PORT | --temp-dir DIR]\n"
             "                  [--format text|json] [--limit N]\n"
             "                  [--state STATE] [--node NODE_ID] [--name NAME]\n"
+            "                  [--show-env]\n"
             "\n"
             "List the cluster's nodes, tasks, actors, placement groups or\n"
             "objects (newest first), like `ray list`.\n"
@@ -392,6 +393,8 @@ static void usage(FILE *f)
             "  --node NODE_ID       nodes: that one; tasks: run there; objects:\n"
             "                       with a copy there\n"
             "  --name NAME          tasks, actors: with this name\n"
+            "  --show-env           tasks: include command tasks' env (values\n"
+            "                       are often secrets: left out otherwise)\n"
             "  -h, --help           this text\n"
             "\n"
             "objects: the head's object directory (size, locations, refs).\n"
@@ -453,6 +456,7 @@ static int take_opt(struct list_args *a, int c, const char *bad)
     case 's': a->filter.state = optarg; return 0;
     case 'N': a->filter.node_id = optarg; return 0;
     case 'n': a->filter.name = optarg; return 0;
+    case 'E': a->filter.show_env = 1; return 0;
     case 'l':
         if (!mt_parse_int(optarg, 1, LIST_MAX_LIMIT, &limit))
             return usage_error("--limit must be a whole number from 1 "
@@ -477,6 +481,7 @@ static int parse(int argc, char **argv, struct list_args *a)
         {"state", required_argument, NULL, 's'},
         {"node", required_argument, NULL, 'N'},
         {"name", required_argument, NULL, 'n'},
+        {"show-env", no_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/auth.h"
 #include "common/error.h"
 #include "common/log.h"
 
@@ -37,6 +38,7 @@ static void node_free(struct mt_node *n)
     free(n->hostname);
     free(n->temp_dir);
     free(n->version);
+    free(n->secret);
     free(n->death_reason);
     free(n->gpus);
     mt_qty_list_release(&n->total);
@@ -67,6 +69,14 @@ struct mt_node *mt_node_table_find(const struct mt_node_table *t,
     return NULL;
 }
 
+bool mt_node_secret_ok(const struct mt_node *n, const char *secret)
+{
+    if (!n->secret)
+        return true;
+    return secret && mt_auth_equal(n->secret, strlen(n->secret), secret,
+                                   strlen(secret));
+}
+
 struct mt_node *mt_node_table_register(struct mt_node_table *t,
                                        const struct mt_node_reg *r,
                                        int64_t now_mono, int64_t now_wall,
@@ -79,6 +89,10 @@ struct mt_node *mt_node_table_register(struct mt_node_table *t,
         return NULL;
     }
     n = mt_node_table_find(t, r->id);
+    if (n && n->state == MT_NODE_ALIVE && !mt_node_secret_ok(n, r->secret)) {
+        *err = -MT_EPERM;
+        return NULL;
+    }
     if (was_new)
         *was_new = n == NULL;
     if (!n) {
@@ -94,6 +108,8 @@ struct mt_node *mt_node_table_register(struct mt_node_table *t,
     copy_str(&n->hostname, r->hostname);
     copy_str(&n->temp_dir, r->temp_dir);
     copy_str(&n->version, r->version);
+    if (r->secret && *r->secret) /* a dead node's id may be taken anew */
+        copy_str(&n->secret, r->secret);
     MT_FREE(n->death_reason);
     copy_qty(&n->total, r->total);
     copy_qty(&n->avail, r->total);

@@ -58,6 +58,8 @@ struct mt_node {
     char *hostname;
     char *temp_dir;
     char *version;
+    char *secret;              /* the node's credential (RegisterNode);
+                                  NULL until one is presented */
     char *death_reason;        /* NULL while alive */
     enum mt_node_state state;
     struct mt_qty_list total;
@@ -91,6 +93,7 @@ struct mt_node_reg {
     const char *hostname;
     const char *temp_dir;
     const char *version;
+    const char *secret;        /* the node's credential; NULL/"": none */
     const struct mt_qty_list *total;
     const struct mt_kv_list *labels;
     uint32_t pid;
@@ -104,11 +107,20 @@ void mt_node_table_init(struct mt_node_table *t);
 void mt_node_table_release(struct mt_node_table *t);
 
 /*
+ * mt_node_secret_ok - whether secret is the node's credential (constant
+ * time); a node that never presented one accepts the first it is given.
+ */
+bool mt_node_secret_ok(const struct mt_node *n, const char *secret);
+
+/*
  * mt_node_table_register - add a node, or refresh and revive a known one.
+ * A live node is only taken with its own credential (r->secret); a dead
+ * one's id may be registered with a new one (a restarted worker).
  *
  * OUT was_new  true when the id was not in the table (may be NULL)
  * RET the node (borrowed; valid until the table drops it), or NULL with
- *     *err = -MT_EINVAL for an empty id/address
+ *     *err = -MT_EINVAL for an empty id/address, -MT_EPERM for a live
+ *     node and another credential
  */
 struct mt_node *mt_node_table_register(struct mt_node_table *t,
                                        const struct mt_node_reg *r,

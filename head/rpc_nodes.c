@@ -126,6 +126,21 @@ static bool valid_str(const char *s)
     return s && strlen(s) <= MAX_STR_LEN;
 }
 
+/* Only a node itself may speak for its id (see RegisterNodeRequest). */
+static const char WRONG_SECRET[] = "this node id belongs to another node: "
+                                   "its node credential does not match";
+
+/* A report for an unknown or dead id is answered known=false (the node
+ * registers again), not refused. */
+static bool node_secret_ok(struct mt_head *h, const char *id,
+                           const char *secret)
+{
+    const struct mt_node *n =
+        mt_node_table_find(mt_head_nodes_table(h->nodes), id);
+
+    return !n || n->state != MT_NODE_ALIVE || mt_node_secret_ok(n, secret);
+}
+
 static void take_usage(const Manta__HostUsage *u, struct mt_node_usage *out)
 {
     out->cpu_percent = u->cpu_percent >= 0 && u->cpu_percent <= 100
@@ -194,7 +209,7 @@ static const char *check_node_info(const Manta__NodeInfo *ni)
  * why set. */
 static struct mt_node *register_info(struct mt_head *h,
                                      const Manta__NodeInfo *ni,
-                                     const char **why)
+                                     const char *secret, const char **why)
 {
     struct mt_qty_list total = {0};
     struct mt_kv_list labels = {0};
@@ -218,6 +233,7 @@ static struct mt_node *register_info(struct mt_head *h,
     r.hostname = ni->hostname;
     r.temp_dir = ni->temp_dir;
     r.version = ni->version;
+    r.secret = secret;
     r.total = &total;
     r.labels = &labels;
     r.pid = ni->pid;
@@ -229,7 +245,8 @@ static struct mt_node *register_info(struct mt_head *h,
     n = mt_head_nodes_register(h->nodes, &r, ni->usage ? &usage : NULL,
                                gpus, n_gpus, &err);
     if (!n)
-        *why = "node_id and address are required";
+        *why = err == -MT_EPERM ? WRONG_SECRET
+                                : "node_id and address are required";
 out:
     free(gpus);
     mt_qty_list_release(&total);
@@ -264,7 +281,7 @@ static void on_saved_row(void *arg, const char *key, const void *val,
 
     /* An ALIVE one gets one timeout to report before it is declared dead. */
     if (!ni || (ni->state == MANTA__NODE_STATE__NODE_STATE_ALIVE &&
-                !register_info(h, ni, &why)))
+                !register_info(h, ni, NULL, &why)))
         MT_WARN("skipping unreadable saved node %s%s%s", key,
                 why ? ": " : "", why ? why : "");
     if (ni)
@@ -363,10 +380,11 @@ static void h_register(struct mt_rpc_call *call, const ProtobufCMessage *m,
     struct mt_node *n;
     const char *bad = "missing node";
 
-    if (!req->node || !(n = register_info(h, req->node, &bad))) {
+    if (!req->node || !valid_str(req->node_secret) ||
+        !(n = register_info(h, req->node, req->node_secret, &bad))) {
         MT_WARN("rejected registration from %s: %s", mt_rpc_call_peer(call),
                 bad);
-        mt_rpc_fail(call, -MT_EINVAL, bad);
+        mt_rpc_fail(call, bad == WRONG_SECRET ? -MT_EPERM : -MT_EINVAL, bad);
         return;
     }
     reply.cluster_id = h->cluster_id;
@@ -390,6 +408,10 @@ static void h_report(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
     if (!valid_id(req->node_id)) {
         mt_rpc_fail(call, -MT_EINVAL, "bad node_id");
+        return;
+    }
+    if (!node_secret_ok(h, req->node_id, req->node_secret)) {
+        mt_rpc_fail(call, -MT_EPERM, WRONG_SECRET);
         return;
     }
     if (mt_qty_from_pb(req->resources_available, req->n_resources_available,
@@ -425,6 +447,12 @@ static void h_unregister(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
     if (!n) {
         mt_rpc_fail(call, -MT_ENOENT, "unknown node");
+        return;
+    }
+    if (!mt_node_secret_ok(n, req->node_secret)) {
+        MT_WARN("refused to unregister node %s for %s: %s", n->id,
+                mt_rpc_call_peer(call), WRONG_SECRET);
+        mt_rpc_fail(call, -MT_EPERM, WRONG_SECRET);
         return;
     }
     reason = mt_xasprintf("stopped: %s", req->reason && *req->reason

@@ -142,6 +142,10 @@ static void fill_info(struct list_ctx *c, const struct mt_head_task *t,
     if (!ti->spec || mt_pb_task_spec_view(&c->arena, &t->def, ti->spec) < 0)
         mt_xoom(sizeof(*ti->spec));
     ti->spec->task_id = (char *)t->id;
+    if (!c->req->show_env) { /* often secrets: only when asked for */
+        ti->spec->env = NULL;
+        ti->spec->n_env = 0;
+    }
     ti->state = (Manta__TaskState)t->state;
     ti->node_id = t->node_id ? t->node_id : (char *)"";
     ti->attempt = t->attempt;

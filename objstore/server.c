@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -750,6 +751,25 @@ static void conn_close(struct conn *c)
     uv_close((uv_handle_t *)&c->pipe, on_conn_closed);
 }
 
+/* Only processes of the store's own user may use it: the socket is 0600
+ * in a 0700 dir, and the peer's credentials are checked on top. */
+static bool same_user(struct conn *c)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    uv_os_fd_t fd;
+
+    if (uv_fileno((uv_handle_t *)&c->pipe, &fd) < 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        return false;
+    if (cred.uid == geteuid())
+        return true;
+    MT_WARN("objstore: refused a connection from uid %u (pid %d): only uid "
+            "%u may use this store", (unsigned)cred.uid, (int)cred.pid,
+            (unsigned)geteuid());
+    return false;
+}
+
 static void on_connection(uv_stream_t *l, int status)
 {
     struct mt_server *srv = l->data;
@@ -771,7 +791,7 @@ static void on_connection(uv_stream_t *l, int status)
     srv->conns = c;
     srv->stats.clients++;
     srv->stats.accepted++;
-    if (uv_accept(l, (uv_stream_t *)&c->pipe) < 0 ||
+    if (uv_accept(l, (uv_stream_t *)&c->pipe) < 0 || !same_user(c) ||
         uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) < 0)
         conn_close(c);
 }
@@ -801,7 +821,7 @@ static int listen_fd(const char *path)
         return -errno;
     unlink(path);
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-        listen(fd, 128) < 0) {
+        chmod(path, 0600) < 0 || listen(fd, 128) < 0) {
         err = -errno;
         MT_ERROR("objstore listen on \"%s\" failed: %s", path, strerror(errno));
         close(fd);

@@ -177,6 +177,16 @@ static void json_task(struct mt_strbuf *sb, const Manta__TaskInfo *ti)
                    s->priority, s->max_retries,
                    s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD
                        ? "SPREAD" : "DEFAULT");
+    if (s->n_env) { /* only when asked for (show_env) */
+        mt_strbuf_adds(sb, ", \"env\": {");
+        for (size_t i = 0; i < s->n_env; i++) {
+            mt_strbuf_adds(sb, i ? ", " : "");
+            mt_strbuf_add_json_str(sb, s->env[i]->key);
+            mt_strbuf_adds(sb, ": ");
+            mt_strbuf_add_json_str(sb, s->env[i]->value);
+        }
+        mt_strbuf_adds(sb, "}");
+    }
     if (*ti->gang_id) {
         mt_strbuf_adds(sb, ", \"gang_id\": ");
         mt_strbuf_add_json_str(sb, ti->gang_id);

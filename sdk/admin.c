@@ -168,7 +168,8 @@ static int check_filter(struct mt_client *c, const struct kind *k,
     if (f->size < offsetof(mt_list_filter, name) + sizeof(f->name))
         return bad(c, "mt_list_filter.size is too small: call "
                       "mt_list_filter_init() first");
-    *out = *f;
+    memcpy(out, f, f->size < sizeof(*out) ? f->size : sizeof(*out));
+    out->size = sizeof(*out);
     if ((f->node_id && !k->by_node) || (f->name && !k->by_name))
         return mt__set_error(c, -MT_EINVAL, "%s cannot be filtered by %s",
                              k->name, f->node_id ? "node" : "name");

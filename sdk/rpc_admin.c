@@ -60,23 +60,6 @@ static int fill_gpus(struct mt__keep *k, const Manta__HostUsage *u,
     return 0;
 }
 
-static int fill_labels(struct mt__keep *k, const Manta__NodeInfo *x,
-                       mt_node_info *n)
-{
-    mt_label *l = x->n_labels ? mt__keep_alloc(k, x->n_labels * sizeof(*l))
-                              : NULL;
-
-    if (x->n_labels && !l)
-        return -MT_ENOMEM;
-    for (size_t i = 0; i < x->n_labels; i++) {
-        l[i].key = x->labels[i]->key;
-        l[i].value = x->labels[i]->value;
-    }
-    n->labels = l;
-    n->n_labels = x->n_labels;
-    return 0;
-}
-
 /* x as a node view in k. RET 0, -MT_ENOMEM. */
 static int fill_node(struct mt__keep *k, const Manta__NodeInfo *x,
                      mt_node_info *n)
@@ -97,7 +80,9 @@ static int fill_node(struct mt__keep *k, const Manta__NodeInfo *x,
     n->total = mt__res_view(k, x->resources_total, n->n_total);
     n->available = mt__res_view(k, x->resources_available, n->n_available);
     if ((n->n_total && !n->total) || (n->n_available && !n->available) ||
-        fill_labels(k, x, n) < 0 || (x->usage && fill_gpus(k, x->usage, n) < 0))
+        mt__labels_view(k, x->labels, x->n_labels, &n->labels,
+                        &n->n_labels) < 0 ||
+        (x->usage && fill_gpus(k, x->usage, n) < 0))
         return -MT_ENOMEM;
     return 0;
 }

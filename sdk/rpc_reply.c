@@ -26,6 +26,22 @@ mt_resource *mt__res_view(struct mt__keep *k, Manta__ResourceEntry *const *v,
     return r;
 }
 
+int mt__labels_view(struct mt__keep *k, Manta__Label **v, size_t n,
+                    const mt_label **out, size_t *n_out)
+{
+    mt_label *l = n ? mt__keep_alloc(k, n * sizeof(*l)) : NULL;
+
+    if (n && !l)
+        return -MT_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        l[i].key = v[i]->key;
+        l[i].value = v[i]->value;
+    }
+    *out = l;
+    *n_out = n;
+    return 0;
+}
+
 int mt__list_call(struct mt_client *c, const struct mt_rpc_method *method,
                   const void *req,
                   void (*render)(struct mt_strbuf *sb, const void *reply),

@@ -18,6 +18,11 @@
 mt_resource *mt__res_view(struct mt__keep *k, Manta__ResourceEntry *const *v,
                           size_t n);
 
+/* mt__labels_view - v as mt_label entries in k (*out NULL when n is 0).
+ * RET 0, -MT_ENOMEM */
+int mt__labels_view(struct mt__keep *k, Manta__Label **v, size_t n,
+                    const mt_label **out, size_t *n_out);
+
 struct mt_strbuf;
 struct mt_rpc_method;
 

@@ -651,7 +651,9 @@ static int fill_task(struct mt__keep *k, const Manta__TaskInfo *x,
     t->end_time_ms = x->end_time_ms;
     t->n_resources = s->n_resources;
     t->resources = mt__res_view(k, s->resources, s->n_resources);
-    return t->n_resources && !t->resources ? -MT_ENOMEM : 0;
+    if (t->n_resources && !t->resources)
+        return -MT_ENOMEM;
+    return mt__labels_view(k, s->env, s->n_env, &t->env, &t->n_env);
 }
 
 static void render(struct mt_strbuf *sb, const void *reply)
@@ -671,6 +673,7 @@ int mt__task_list(struct mt_client *c, const mt_list_filter *f, int state,
     req.state = (Manta__TaskState)state;
     req.node_id = (char *)(f->node_id ? f->node_id : "");
     req.name = (char *)(f->name ? f->name : "");
+    req.show_env = f->show_env != 0;
     rc = mt__list_call(c, &mt_head_list_tasks, &req, render, json, keep);
     if (rc < 0 || json)
         return rc;

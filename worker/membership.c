@@ -155,7 +155,7 @@ void mt_membership_register_ended(struct mt_membership *m, int err,
     if (m->state == LEAVING)
         return;
     if (err) {
-        if (err == -MT_EINVAL)
+        if (err == -MT_EINVAL || err == -MT_EPERM || err == -MT_EAUTH)
             MT_ERROR("head rejected registration: %s", msg);
         else
             head_lost(m, msg);

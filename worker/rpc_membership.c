@@ -123,6 +123,7 @@ static int register_node(void *arg, int timeout_ms)
 
     node_view(w, &a, &u, &ni);
     req.node = &ni;
+    req.node_secret = w->node_secret;
     rc = mt_rpc_unary(w->head, &mt_head_register_node, &req.base, timeout_ms,
                       MT_RPC_WAIT_FOR_READY, on_register_done, w);
     mt_pb_arena_release(&a);
@@ -150,6 +151,7 @@ static int report_node(void *arg, uint64_t seqno, int timeout_ms)
     usage_view(w, &a, &u, &req.resources_available,
                &req.n_resources_available);
     req.node_id = w->node_id;
+    req.node_secret = w->node_secret;
     req.seqno = seqno;
     req.usage = &u;
     rc = mt_rpc_unary(w->head, &mt_head_report_node, &req.base, timeout_ms, 0,
@@ -175,6 +177,7 @@ static int unregister_node(void *arg, const char *reason, int timeout_ms)
     struct mt_worker *w = arg;
 
     req.node_id = w->node_id;
+    req.node_secret = w->node_secret;
     req.reason = (char *)reason;
     return mt_rpc_unary(w->head, &mt_head_unregister_node, &req.base,
                         timeout_ms, 0, on_unregister_done, w);

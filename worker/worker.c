@@ -164,7 +164,8 @@ static int start_server(struct mt_worker *w)
     return rc;
 }
 
-static void init_identity(struct mt_worker *w)
+/* RET 0, or -errno when the kernel has no randomness for the secret. */
+static int init_identity(struct mt_worker *w)
 {
     w->start_time_ms = mt_now_wall_ms();
     if (w->cfg->node_id)
@@ -172,6 +173,7 @@ static void init_identity(struct mt_worker *w)
     else
         mt_random_hex(w->node_id, 16);
     mt_sys_hostname(w->hostname, sizeof(w->hostname));
+    return mt_auth_token_generate(w->node_secret);
 }
 
 int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
@@ -182,7 +184,10 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
 
     w->loop = loop;
     w->cfg = cfg;
-    init_identity(w);
+    if ((rc = init_identity(w)) < 0) {
+        free(w);
+        return rc;
+    }
     rc = start_objects(w);
     if (rc < 0)
         goto out_free;

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "common/auth.h"
 #include "common/rpc.h"
 #include "worker/actors.h"
 #include "worker/membership.h"
@@ -44,6 +45,8 @@ struct mt_worker {
     struct mt_rpc_handler *handlers; /* every adapter's, concatenated */
     struct mt_rpc_channel *head;
     char node_id[65];
+    char node_secret[MT_AUTH_TOKEN_HEX + 1]; /* proves to the head that
+                                                node_id is this worker */
     char address[128];         /* advertised host:port */
     char hostname[256];
     int port;

@@ -168,6 +168,8 @@ typedef struct mt_list_filter {
     const char *node_id;        /* nodes: that one; tasks: runs or ran
                                    there; objects: holds a copy; NULL: any */
     const char *name;           /* tasks, actors: exactly this name */
+    int show_env;               /* tasks: list command tasks' env too
+                                   (often secrets; left out otherwise) */
 } mt_list_filter;
 
 /* mt_list_filter_init - no filter, the default limit. */
@@ -194,6 +196,9 @@ typedef struct mt_task_info {
     int64_t submit_time_ms;     /* wall clock; 0 when not yet */
     int64_t start_time_ms;
     int64_t end_time_ms;
+    const mt_label *env;        /* a command task's extra env: only with
+                                   mt_list_filter.show_env */
+    size_t n_env;
 } mt_task_info;
 
 /* A placement group as listed. */

@@ -8,9 +8,9 @@
  * The commands that talk to a cluster are clients of libmanta like any
  * other program (<manta/manta.h>, one-shot connections through conn.h):
  * status, list, submit, logs, cancel, actor, gang, pg. `start`, `stop` and
- * `microbenchmark` manage processes (session.h). No command calls
- * another: what two share is in conn.c, interrupt.c, follow.c,
- * follow_gang.c or session.c.
+ * `microbenchmark` manage processes (session.h); `tls-init` runs openssl.
+ * No command calls another: what two share is in conn.c, interrupt.c,
+ * follow.c, follow_gang.c or session.c.
  */
 #ifndef MT_CLI_COMMANDS_H
 #define MT_CLI_COMMANDS_H
@@ -35,5 +35,6 @@ extern const struct mt_cli_command mt_cli_cmd_actor;
 extern const struct mt_cli_command mt_cli_cmd_gang;
 extern const struct mt_cli_command mt_cli_cmd_pg;
 extern const struct mt_cli_command mt_cli_cmd_microbenchmark;
+extern const struct mt_cli_command mt_cli_cmd_tls_init;
 
 #endif /* MT_CLI_COMMANDS_H */

@@ -24,6 +24,7 @@ static const struct mt_cli_command *const commands[] = {
     &mt_cli_cmd_gang,
     &mt_cli_cmd_pg,
     &mt_cli_cmd_microbenchmark,
+    &mt_cli_cmd_tls_init,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -42,7 +42,9 @@ os.environ["MANTA_AUTH_TOKEN"] = TOKEN
 
 def channel(addr, options=None, token=None):
     """A grpcio channel to addr whose calls carry the cluster token
-    (token, default the harness's) as "authorization: Bearer" metadata."""
+    (token, default the harness's) as "authorization: Bearer" metadata;
+    over TLS when MANTA_TLS_CA is set (with MANTA_TLS_CERT/_KEY as the
+    client certificate), as libmanta does."""
     import grpc
 
     md = ("authorization", "Bearer " + (token or TOKEN))
@@ -65,8 +67,17 @@ def channel(addr, options=None, token=None):
         def intercept_unary_stream(self, cont, d, req):
             return cont(self._details(d), req)
 
-    return grpc.intercept_channel(grpc.insecure_channel(addr, options=options),
-                                  Auth())
+    ca = os.environ.get("MANTA_TLS_CA")
+    if ca:
+        def pem(var):
+            with open(os.environ[var], "rb") as f:
+                return f.read()
+        creds = grpc.ssl_channel_credentials(
+            pem("MANTA_TLS_CA"), pem("MANTA_TLS_KEY"), pem("MANTA_TLS_CERT"))
+        ch = grpc.secure_channel(addr, creds, options=options)
+    else:
+        ch = grpc.insecure_channel(addr, options=options)
+    return grpc.intercept_channel(ch, Auth())
 
 
 def free_port(host="127.0.0.1"):

@@ -2,9 +2,17 @@
 # Debian 12 machine: both install what is missing first.
 #   make test SANITIZE=1     the same tests under ASan+UBSan (in BUILD-asan)
 #   make test BUILD=dir      build somewhere else
+#   make fuzz                every libFuzzer harness for FUZZ_SECONDS each
+#                            (clang, in BUILD-fuzz; docs/fuzzing.md);
+#                            FUZZERS="qty exec_proto" runs only those
+# `make test` ends with a fuzz smoke run (FUZZ_SMOKE_SECONDS per harness).
 BUILD    ?= build
 SANITIZE ?= 0
 JOBS     ?= $(shell nproc)
+FUZZ_BUILD         ?= $(BUILD)-fuzz
+FUZZ_SECONDS       ?= 60
+FUZZ_SMOKE_SECONDS ?= 3
+FUZZERS            ?=
 ifeq ($(SANITIZE),1)
 BUILD_DIR := $(BUILD)-asan
 CMAKE_SAN := -DMT_SANITIZE=ON
@@ -13,7 +21,7 @@ BUILD_DIR := $(BUILD)
 CMAKE_SAN := -DMT_SANITIZE=OFF
 endif
 
-.PHONY: all deps build test unit demo bench bench-peers clean
+.PHONY: all deps build test unit demo bench bench-peers clean fuzz-build fuzz
 
 all: build
 
@@ -24,8 +32,9 @@ build: deps
 	@cmake -S . -B $(BUILD_DIR) $(CMAKE_SAN) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS) -- --no-print-directory
 
-test: build
+test: build fuzz-build
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 600 $(CTEST_ARGS)
+	@./tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
 
 unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -R '^unit_' $(CTEST_ARGS)
@@ -40,5 +49,15 @@ bench: build
 bench-peers: build
 	@./bench/peers/compare.py --build $(BUILD_DIR) $(PEERS_ARGS)
 
+# The harnesses need clang and a build dir of their own (MANTA_FUZZ).
+fuzz-build: deps
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DMANTA_FUZZ=ON \
+		>/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers -- \
+		--no-print-directory
+
+fuzz: fuzz-build
+	@./tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
+
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(FUZZ_BUILD)

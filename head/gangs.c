@@ -24,10 +24,10 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/sys.h"
+#include "head/checks.h"
 #include "head/gangs.h"
 #include "sched/accel_env.h"
 
-#define MAX_SLICES 64
 
 struct mt_head_gangs {
     struct mt_gang **v;          /* oldest first */
@@ -581,42 +581,6 @@ void mt_head_gang_cancel(struct mt_head_gangs *gs, struct mt_gang *g)
 
 /* ---- submitting -------------------------------------------------------- */
 
-/* RET NULL or why def cannot be a gang (shape filled on success). The
- * member is checked as every member will be submitted: a COMMAND task. */
-static const char *check_def(struct mt_gang_def *def,
-                             struct mt_tpu_slice *shape)
-{
-    struct mt_task_def *m = &def->member;
-    uint32_t k = def->slices ? def->slices : 1;
-    const char *why;
-
-    if (m->argc == 0 || !*m->argv[0])
-        return "a gang needs a program to run";
-    if (m->kind != MT_TASK_KIND_COMMAND && m->kind != MT_TASK_KIND_NONE)
-        return "gang members run programs (COMMAND tasks)";
-    for (size_t i = 0; i < m->nargs; i++)
-        if (m->args[i].is_ref)
-            return "gang members are placed by the gang";
-    if (m->pg_id)
-        return "gang members are placed by the gang";
-    if (def->name && strlen(def->name) > MT_TASK_MAX_NAME)
-        return "name too long";
-    if (k > MAX_SLICES)
-        return "at most 64 slices";
-    if (def->max_restarts < -1)
-        return "max_restarts must be -1 (no limit) or more";
-    if (mt_qty_list_get(&m->res, "TPU") >= 0)
-        return "gang members get their slice's chips: do not ask for TPU";
-    m->kind = MT_TASK_KIND_COMMAND;
-    if ((why = mt_task_def_check(m)))
-        return why;
-    if (!def->pod_type ||
-        mt_tpu_slice_parse(def->pod_type, def->topology, 0, shape) < 0)
-        return "unknown TPU pod type or topology (e.g. v4-16, v6e-16, "
-               "v5p-8; topology 2x2x2)";
-    return NULL;
-}
-
 static uint32_t procs_per_host(const struct mt_gang_def *def,
                                const struct mt_tpu_slice *shape)
 {
@@ -701,7 +665,7 @@ struct mt_gang *mt_head_gang_submit(struct mt_head_gangs *gs,
     struct mt_gang *g;
 
     *err = -MT_EINVAL;
-    if ((*why = check_def(def, &shape))) {
+    if ((*why = mt_head_gang_def_check(def, &shape))) {
         mt_gang_def_release(def);
         return NULL;
     }

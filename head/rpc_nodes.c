@@ -8,23 +8,22 @@
  * Every field of a request is peer input: it is validated here and a bad
  * one ends the call with INVALID_ARGUMENT and a reason, never an assert.
  */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/auth.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/sys.h"
+#include "head/rpc_checks.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
 #include "proto/services.h"
 #include "proto/status_json.h"
 
-#define MAX_ID_LEN 64
-#define MAX_STR_LEN 1024
-#define MAX_ENTRIES 4096
+#define MAX_ENTRIES MT_HEAD_NODE_MAX_ENTRIES
 #define WATCH_MAX_BACKLOG 1024
 
 /* A WatchNodes stream. */
@@ -109,23 +108,6 @@ static void pb_node_fill(struct mt_pb_arena *a, struct pb_node *p,
     i->pid = n->pid;
 }
 
-static bool valid_id(const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-
-    if (n == 0 || n > MAX_ID_LEN)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
-            return false;
-    return true;
-}
-
-static bool valid_str(const char *s)
-{
-    return s && strlen(s) <= MAX_STR_LEN;
-}
-
 /* Only a node itself may speak for its id (see RegisterNodeRequest). */
 static const char WRONG_SECRET[] = "this node id belongs to another node: "
                                    "its node credential does not match";
@@ -139,70 +121,6 @@ static bool node_secret_ok(struct mt_head *h, const char *id,
         mt_node_table_find(mt_head_nodes_table(h->nodes), id);
 
     return !n || n->state != MT_NODE_ALIVE || mt_node_secret_ok(n, secret);
-}
-
-static void take_usage(const Manta__HostUsage *u, struct mt_node_usage *out)
-{
-    out->cpu_percent = u->cpu_percent >= 0 && u->cpu_percent <= 100
-                           ? u->cpu_percent
-                           : 0;
-    out->mem_used_bytes = u->mem_used_bytes;
-    out->mem_total_bytes = u->mem_total_bytes;
-    out->num_cpus_online = u->num_cpus_online;
-}
-
-/* Copy s (peer input; may be NULL) into out, cut at len - 1 bytes. */
-static void take_str(char *out, size_t len, const char *s)
-{
-    snprintf(out, len, "%s", s ? s : "");
-}
-
-/*
- * A report's GPU figures. Peer input: entries past MT_NODE_MAX_GPUS are
- * dropped, strings cut to fit, and a figure out of range reads unknown.
- * RET owned array (free()) of *n entries, never NULL
- */
-static struct mt_node_gpu *take_gpus(const Manta__HostUsage *u, size_t *n)
-{
-    size_t k = u->n_gpus < MT_NODE_MAX_GPUS ? u->n_gpus : MT_NODE_MAX_GPUS;
-    struct mt_node_gpu *v = mt_xcalloc(k + 1, sizeof(*v));
-
-    for (size_t i = 0; i < k; i++) {
-        const Manta__GpuStats *g = u->gpus[i];
-
-        v[i].index = g->index >= -1 ? g->index : -1;
-        take_str(v[i].id, sizeof(v[i].id), g->id);
-        take_str(v[i].name, sizeof(v[i].name), g->name);
-        take_str(v[i].uuid, sizeof(v[i].uuid), g->uuid);
-        v[i].mem_total = g->memory_total_bytes >= 0 ? g->memory_total_bytes
-                                                    : -1;
-        v[i].mem_used = g->memory_used_bytes >= 0 ? g->memory_used_bytes : -1;
-        v[i].util_percent = g->utilization_percent >= 0 &&
-                                    g->utilization_percent <= 100
-                                ? g->utilization_percent
-                                : -1;
-    }
-    *n = k;
-    return v;
-}
-
-/* Validate a NodeInfo from a worker; RET NULL or the reason it is bad. */
-static const char *check_node_info(const Manta__NodeInfo *ni)
-{
-    if (!valid_id(ni->node_id))
-        return "node_id must be 1-64 characters of [A-Za-z0-9_-]";
-    if (!ni->address || !strchr(ni->address, ':') || !valid_str(ni->address))
-        return "address must be host:port";
-    if (!valid_str(ni->node_ip) || !valid_str(ni->hostname) ||
-        !valid_str(ni->temp_dir) || !valid_str(ni->version))
-        return "overlong string field";
-    if (ni->n_labels > MAX_ENTRIES)
-        return "too many labels";
-    for (size_t i = 0; i < ni->n_labels; i++)
-        if (!ni->labels[i]->key || !*ni->labels[i]->key ||
-            !valid_str(ni->labels[i]->key) || !valid_str(ni->labels[i]->value))
-            return "label with an empty or overlong key";
-    return NULL;
 }
 
 /* Register (or revive) the node ni describes. RET the node, or NULL with
@@ -220,7 +138,7 @@ static struct mt_node *register_info(struct mt_head *h,
     size_t n_gpus = 0;
     int err = 0;
 
-    if ((*why = check_node_info(ni)) ||
+    if ((*why = mt_head_node_info_check(ni)) ||
         mt_qty_from_pb(ni->resources_total, ni->n_resources_total,
                        MAX_ENTRIES, &total, why) < 0 ||
         mt_kv_from_pb(ni->labels, ni->n_labels, MAX_ENTRIES, &labels,
@@ -239,8 +157,8 @@ static struct mt_node *register_info(struct mt_head *h,
     r.pid = ni->pid;
     r.start_time_ms = ni->start_time_ms;
     if (ni->usage) {
-        take_usage(ni->usage, &usage);
-        gpus = take_gpus(ni->usage, &n_gpus);
+        mt_head_usage_from_pb(ni->usage, &usage);
+        gpus = mt_head_gpus_from_pb(ni->usage, &n_gpus);
     }
     n = mt_head_nodes_register(h->nodes, &r, ni->usage ? &usage : NULL,
                                gpus, n_gpus, &err);
@@ -380,7 +298,7 @@ static void h_register(struct mt_rpc_call *call, const ProtobufCMessage *m,
     struct mt_node *n;
     const char *bad = "missing node";
 
-    if (!req->node || !valid_str(req->node_secret) ||
+    if (!req->node || strlen(req->node_secret) > MT_AUTH_TOKEN_MAX ||
         !(n = register_info(h, req->node, req->node_secret, &bad))) {
         MT_WARN("rejected registration from %s: %s", mt_rpc_call_peer(call),
                 bad);
@@ -406,7 +324,7 @@ static void h_report(struct mt_rpc_call *call, const ProtobufCMessage *m,
     size_t n_gpus = 0;
     int rc;
 
-    if (!valid_id(req->node_id)) {
+    if (!mt_head_node_id_valid(req->node_id)) {
         mt_rpc_fail(call, -MT_EINVAL, "bad node_id");
         return;
     }
@@ -421,8 +339,8 @@ static void h_report(struct mt_rpc_call *call, const ProtobufCMessage *m,
     }
     memset(&usage, 0, sizeof(usage));
     if (req->usage) {
-        take_usage(req->usage, &usage);
-        gpus = take_gpus(req->usage, &n_gpus);
+        mt_head_usage_from_pb(req->usage, &usage);
+        gpus = mt_head_gpus_from_pb(req->usage, &n_gpus);
     }
     rc = mt_head_nodes_report(h->nodes, req->node_id, req->seqno, &avail,
                               req->usage ? &usage : NULL, gpus, n_gpus);
@@ -439,7 +357,7 @@ static void h_unregister(struct mt_rpc_call *call, const ProtobufCMessage *m,
         (const Manta__UnregisterNodeRequest *)m;
     Manta__UnregisterNodeReply reply = MANTA__UNREGISTER_NODE_REPLY__INIT;
     struct mt_head *h = arg;
-    struct mt_node *n = valid_id(req->node_id)
+    struct mt_node *n = mt_head_node_id_valid(req->node_id)
                             ? mt_node_table_find(mt_head_nodes_table(h->nodes),
                                                  req->node_id)
                             : NULL;

@@ -34,13 +34,13 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "head/rpc_checks.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
 #include "proto/services.h"
 
 #define MAX_ID 64
-#define MAX_SPECS 4096
 #define MAX_PENDING (64u << 20)   /* encoded events waiting for the wire */
 #define PENDING_KEEP (1u << 20)   /* bigger buffers are freed when sent */
 #define WATCH_MAX_BACKLOG 4096    /* WatchTask messages queued at most */
@@ -437,16 +437,6 @@ static void h_watch_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
         cw_fail(cw, -MT_ECANCELED, "watcher went away");
 }
 
-/* Check the request's shape. RET NULL or why not. */
-static const char *check_batch(const Manta__SubmitTasksRequest *req)
-{
-    if (req->n_specs == 0 || req->n_specs > MAX_SPECS)
-        return "specs: 1 to 4096 per call";
-    if (req->n_tags != req->n_specs || req->n_output != req->n_specs)
-        return "tags and output must have one entry per spec";
-    return NULL;
-}
-
 /* Submit one spec of a batch. RET the task, or NULL with why set. */
 static struct mt_head_task *submit_one(struct mt_head *h,
                                        const Manta__TaskSpec *s,
@@ -473,7 +463,7 @@ static void h_submit_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     struct mt_head *h = arg;
     struct mt_client_watch *cw = h->watch ? cw_by_id(h, req->watcher_id)
                                           : NULL;
-    const char *why = check_batch(req);
+    const char *why = mt_head_batch_check(req);
     char **ids, **errors;
     uint32_t num;
 

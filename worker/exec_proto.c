@@ -342,6 +342,8 @@ static void compact(struct mt_exec_reader *rd)
 void mt_exec_reader_feed(struct mt_exec_reader *rd, const void *data,
                          size_t n)
 {
+    if (n == 0)
+        return; /* a fresh reader has no buffer to add nothing to */
     compact(rd);
     if (rd->len + n > rd->cap) {
         size_t cap = rd->cap ? rd->cap : 4096;

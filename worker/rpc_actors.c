@@ -21,12 +21,12 @@
 #include "common/log.h"
 #include "proto/services.h"
 #include "worker/executors.h"
+#include "worker/rpc_checks.h"
 #include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 #define CALL_MAGIC 0x63616c6cu /* "call" */
 #define OUTPUT_LOG_MAX 512
-#define MAX_CALLS 4096
 
 struct mt_direct_call;
 
@@ -147,30 +147,6 @@ static void on_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
     one_done(x->parent);
 }
 
-/* RET NULL or why the request cannot be served. */
-static const char *check(const Manta__CallActorRequest *r)
-{
-    size_t bytes = 0;
-
-    if (!mt_run_id_valid(r->actor_id) || !mt_run_id_valid(r->caller_id))
-        return "actor_id and caller_id must be 1-64 of [A-Za-z0-9_-]";
-    if (r->n_calls == 0 || r->n_calls > MAX_CALLS)
-        return "a request carries 1-4096 calls";
-    for (size_t i = 0; i < r->n_calls; i++) {
-        const Manta__ActorCall *k = r->calls[i];
-
-        if (!k->method[0] || strlen(k->method) > MT_EXEC_MAX_FUNCTION)
-            return "method must be a function name";
-        if (k->n_args > MT_EXEC_MAX_ARGS)
-            return "too many arguments (at most 4096)";
-        for (size_t a = 0; a < k->n_args; a++)
-            bytes += k->args[a].len;
-    }
-    if (bytes > MT_EXEC_MAX_ARG_BYTES)
-        return "arguments too large (at most 16 MiB in one request)";
-    return NULL;
-}
-
 /* Queue call i of r on the actor, or end it at once. */
 static void submit_one(struct mt_direct_call *c,
                        const Manta__CallActorRequest *r, size_t i)
@@ -208,7 +184,7 @@ static void h_call_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
 {
     const Manta__CallActorRequest *r = (const Manta__CallActorRequest *)m;
     struct mt_worker *w = arg;
-    const char *why = check(r);
+    const char *why = mt_worker_call_actor_check(r);
     struct mt_direct_call *c;
 
     if (why) {

@@ -3,7 +3,7 @@
  * rpc_tasks.c -- the wire of the runs (tasks.h): the RunTask, RunTasks
  * and StopTask handlers, and the runs' sender, which carries their state
  * and output to the head as HeadService.ReportTasks calls. A request is
- * checked and turned into a plain C spec once (spec_from_pb); tasks.c
+ * checked and turned into a plain C spec once (rpc_checks.h); tasks.c
  * never sees protobuf.
  *
  * RunTask is answered as soon as the request is validated and admitted; the
@@ -23,141 +23,13 @@
 #include "proto/services.h"
 #include "worker/detect_gpu.h"
 #include "worker/exec_proto.h"
+#include "worker/rpc_checks.h"
 #include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
 #define REPORT_TIMEOUT_MS 10000
 
 /* ---- RunTask ------------------------------------------------------------- */
-
-/* The spec's and the grant's variables and unsets. Their number is
- * checked before, so only memory can run out. */
-static void env_from_pb(const Manta__RunTaskRequest *req,
-                        struct mt_run_spec *s)
-{
-    const Manta__TaskSpec *p = req->spec;
-    const size_t max = MT_RUN_MAX_ENV;
-
-    if (mt_kv_from_pb(p->env, p->n_env, max, &s->env, NULL) < 0 ||
-        mt_kv_unset_from_pb(p->env_unset, p->n_env_unset, max,
-                            &s->env_unset, NULL) < 0 ||
-        mt_kv_from_pb(req->env, req->n_env, max, &s->accel_env, NULL) < 0 ||
-        mt_kv_unset_from_pb(req->env_unset, req->n_env_unset, max,
-                            &s->accel_unset, NULL) < 0)
-        mt_xoom(sizeof(struct mt_kv));
-}
-
-static enum mt_run_kind kind_from_pb(Manta__TaskKind k)
-{
-    switch (k) {
-    case MANTA__TASK_KIND__TASK_KIND_COMMAND:
-        return MT_RUN_KIND_COMMAND;
-    case MANTA__TASK_KIND__TASK_KIND_FUNCTION:
-        return MT_RUN_KIND_FUNCTION;
-    case MANTA__TASK_KIND__TASK_KIND_ACTOR_CREATE:
-        return MT_RUN_KIND_ACTOR_CREATE;
-    case MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD:
-        return MT_RUN_KIND_ACTOR_METHOD;
-    default:
-        return MT_RUN_KIND_UNSPECIFIED;
-    }
-}
-
-/* The object arguments: one per non-empty arg_refs entry of the spec,
- * checked against it. RET NULL or why they are unusable. */
-static const char *refs_from_pb(const Manta__RunTaskRequest *req,
-                                struct mt_run_spec *s)
-{
-    const Manta__TaskSpec *p = req->spec;
-    size_t want = 0;
-
-    for (size_t i = 0; i < p->n_arg_refs; i++)
-        want += p->arg_refs[i].len ? 1 : 0;
-    if (p->n_arg_refs && p->n_arg_refs != p->n_args)
-        return "arg_refs must have one entry per argument";
-    if (req->n_object_args != want)
-        return "an object argument was not resolved by the head (released "
-               "or unknown)";
-    s->refs = mt_xcalloc(want + 1, sizeof(*s->refs));
-    for (size_t i = 0; i < want; i++) {
-        const Manta__ObjectArg *a = req->object_args[i];
-        struct mt_run_ref *r = &s->refs[s->nrefs++];
-
-        if (a->index >= p->n_args || a->object_id.len != MT_OBJECT_ID_LEN ||
-            p->arg_refs[a->index].len != MT_OBJECT_ID_LEN ||
-            memcmp(p->arg_refs[a->index].data, a->object_id.data,
-                   MT_OBJECT_ID_LEN) != 0)
-            return "object argument does not match the spec's arg_refs";
-        if (a->is_inline && a->inline_data.len > MT_EXEC_MAX_ARG_BYTES)
-            return "inline object argument too large";
-        r->index = a->index;
-        memcpy(r->id.b, a->object_id.data, MT_OBJECT_ID_LEN);
-        r->size = a->size;
-        r->is_inline = a->is_inline;
-        if (a->is_inline) {
-            r->size = a->inline_data.len;
-            r->data = mt_xmalloc(r->size ? r->size : 1);
-            if (r->size)
-                memcpy(r->data, a->inline_data.data, r->size);
-        }
-        for (size_t k = 0; k < a->n_holder_addresses &&
-                           r->n_holders < MT_RUN_MAX_HOLDERS; k++)
-            if (strchr(a->holder_addresses[k], ':') &&
-                strlen(a->holder_addresses[k]) < 128)
-                r->holders[r->n_holders++] =
-                    mt_xstrdup(a->holder_addresses[k]);
-    }
-    return NULL;
-}
-
-/* Copy the request into s. RET NULL, or why it is too big to copy. */
-static const char *spec_from_pb(const Manta__RunTaskRequest *req,
-                                struct mt_run_spec *s)
-{
-    const Manta__TaskSpec *p = req->spec;
-
-    memset(s, 0, sizeof(*s));
-    if (p->n_argv > MT_RUN_MAX_ARGS)
-        return "too many arguments (at most 4096)";
-    if (p->n_env + req->n_env + p->n_env_unset + req->n_env_unset >
-        MT_RUN_MAX_ENV)
-        return "too many environment variables (at most 4096)";
-    if (p->n_args > MT_EXEC_MAX_ARGS)
-        return "too many function arguments (at most 4096)";
-    if (p->n_code_path > MT_EXEC_MAX_CODE_PATH)
-        return "too many code path entries (at most 64)";
-    s->task_id = mt_xstrdup(p->task_id);
-    s->attempt = req->attempt;
-    s->kind = kind_from_pb(p->kind);
-    s->argv = mt_xcalloc(p->n_argv + 1, sizeof(*s->argv));
-    for (size_t i = 0; i < p->n_argv; i++)
-        s->argv[i] = mt_xstrdup(p->argv[i]);
-    s->argc = p->n_argv;
-    env_from_pb(req, s);
-    mt_gpu_map_env(&s->accel_env); /* grant ids -> CUDA_VISIBLE_DEVICES */
-    if (p->cwd && *p->cwd)
-        s->cwd = mt_xstrdup(p->cwd);
-    if (p->function && *p->function)
-        s->function = mt_xstrdup(p->function);
-    s->code_path = mt_xcalloc(p->n_code_path + 1, sizeof(*s->code_path));
-    for (size_t i = 0; i < p->n_code_path; i++)
-        s->code_path[i] = mt_xstrdup(p->code_path[i]);
-    s->n_code_path = p->n_code_path;
-    s->args = mt_xcalloc(p->n_args + 1, sizeof(*s->args));
-    for (size_t i = 0; i < p->n_args; i++) {
-        s->args[i].size = p->args[i].len;
-        s->args[i].data = mt_xmalloc(p->args[i].len ? p->args[i].len : 1);
-        if (p->args[i].len)
-            memcpy(s->args[i].data, p->args[i].data, p->args[i].len);
-    }
-    s->nargs = p->n_args;
-    s->hold_result = p->hold_result;
-    if (p->actor_id && *p->actor_id)
-        s->actor_id = mt_xstrdup(p->actor_id);
-    s->actor_seq = req->actor_seq;
-    s->actor_attempt = req->actor_attempt;
-    return refs_from_pb(req, s);
-}
 
 /* Check and admit one request into s. RET 0 (start it after answering),
  * or a -MT_E* code with err set. */
@@ -171,7 +43,7 @@ static int take_one(struct mt_worker *w, const Manta__RunTaskRequest *req,
         snprintf(err, errlen, "spec is required");
         return -MT_EINVAL;
     }
-    if ((why = spec_from_pb(req, s))) {
+    if ((why = mt_worker_run_spec_from_pb(req, s))) {
         snprintf(err, errlen, "%s", why);
         return -MT_EINVAL;
     }

@@ -30,6 +30,7 @@
 #include "objstore/transfer.h"
 #include "proto/convert.h"
 #include "proto/services.h"
+#include "worker/rpc_checks.h"
 #include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
@@ -75,32 +76,6 @@ static void info_to_pb(const struct mt_object_info *in, struct pb_info *p)
     p->tensor.n_strides = in->tensor.ndim;
     p->tensor.strides = (int64_t *)in->tensor.strides;
     p->info.tensor = &p->tensor;
-}
-
-/* RET 0 or -MT_EPROTO when the peer's description does not make sense. */
-static int info_from_pb(const Manta__ObjectInfo *p, struct mt_object_info *out)
-{
-    const Manta__TensorDesc *t = p->tensor;
-
-    memset(out, 0, sizeof(*out));
-    out->data_size = p->data_size;
-    out->meta_size = p->meta_size;
-    out->flags = p->flags & MT_OBJ_FLAGS_ALL & ~MT_OBJ_TENSOR;
-    if (!t)
-        return 0;
-    if (t->n_shape > MT_TENSOR_MAX_DIMS || t->code > 255 || t->bits > 255 ||
-        t->lanes > 65535 || (t->n_strides && t->n_strides != t->n_shape))
-        return -MT_EPROTO;
-    out->flags |= MT_OBJ_TENSOR;
-    out->tensor.code = (uint8_t)t->code;
-    out->tensor.bits = (uint8_t)t->bits;
-    out->tensor.lanes = (uint16_t)t->lanes;
-    out->tensor.ndim = (uint32_t)t->n_shape;
-    for (size_t i = 0; i < t->n_shape; i++) {
-        out->tensor.shape[i] = t->shape[i];
-        out->tensor.strides[i] = t->n_strides ? t->strides[i] : 0;
-    }
-    return 0;
 }
 
 /* ---- PullObject: the sending side ---------------------------------------- */
@@ -204,7 +179,8 @@ static void in_on_chunk(void *arg, const ProtobufCMessage *msg)
     const Manta__ObjectChunk *c = (const Manta__ObjectChunk *)msg;
     struct pull_in *p = arg;
     struct mt_object_info info;
-    bool described = c->info && info_from_pb(c->info, &info) == 0;
+    bool described =
+        c->info && mt_worker_object_info_from_pb(c->info, &info) == 0;
 
     mt_fetch_chunk(p->f, described ? &info : NULL, c->chunk_size, c->offset,
                    c->data.data, c->data.len);

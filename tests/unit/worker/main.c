@@ -9,6 +9,7 @@ extern CU_TestInfo mt_test_tasks[];
 extern CU_TestInfo mt_test_exec_proto[];
 extern CU_TestInfo mt_test_detect_tpu[];
 extern CU_TestInfo mt_test_task_result[];
+extern CU_TestInfo mt_test_rpc_checks[];
 
 static const struct mt_suite suites[] = {
     {"detect", mt_test_detect, NULL, NULL},
@@ -18,6 +19,7 @@ static const struct mt_suite suites[] = {
     {"exec_proto", mt_test_exec_proto, NULL, NULL},
     {"detect_tpu", mt_test_detect_tpu, NULL, NULL},
     {"task_result", mt_test_task_result, NULL, NULL},
+    {"rpc_checks", mt_test_rpc_checks, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -351,6 +351,23 @@ static void test_reader_big_frame(void)
     free(data);
 }
 
+/* Nothing fed to a reader without a buffer (fresh, or after a big frame
+ * gave it back) is no frame, and no pointer arithmetic on NULL (found by
+ * tests/fuzz/fuzz_exec_proto.c under UBSan). */
+static void test_reader_feed_empty(void)
+{
+    struct mt_exec_reader rd;
+    const uint8_t *pl;
+    uint32_t type;
+    size_t plen;
+
+    mt_exec_reader_init(&rd);
+    mt_exec_reader_feed(&rd, "", 0);
+    CU_ASSERT_PTR_NULL(rd.buf);
+    CU_ASSERT_EQUAL(mt_exec_reader_next(&rd, &type, &pl, &plen), 0);
+    mt_exec_reader_release(&rd);
+}
+
 CU_TestInfo mt_test_exec_proto[] = {
     {"request round trip", test_request_round_trip},
     {"reply round trip", test_reply_round_trip},
@@ -361,5 +378,6 @@ CU_TestInfo mt_test_exec_proto[] = {
     {"bad fields", test_bad_fields},
     {"reader", test_reader},
     {"reader big frame", test_reader_big_frame},
+    {"reader fed nothing", test_reader_feed_empty},
     CU_TEST_INFO_NULL,
 };

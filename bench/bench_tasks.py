@@ -19,7 +19,7 @@ N = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 os.environ["MANTA_BIN_DIR"] = os.path.join(ROOT, "..", BUILD, "bin")
 
 import harness  # noqa: E402
-from harness import free_port, new_dir, proto_stubs, run  # noqa: E402
+from harness import channel, free_port, new_dir, proto_stubs, run  # noqa: E402
 
 proto_stubs()
 import common_pb2 as c  # noqa: E402
@@ -36,7 +36,7 @@ def main():
          "--temp-dir", a, "--num-cpus", "4"])
     run(["start", "--address", addr, "--node-ip", "127.0.0.2", "--temp-dir",
          b, "--num-cpus", "4"])
-    stub = pbg.HeadServiceStub(grpc.insecure_channel(addr))
+    stub = pbg.HeadServiceStub(channel(addr))  # with the cluster token
     spec = c.TaskSpec(kind=c.TASK_KIND_COMMAND, argv=["true"],
                       resources=[c.ResourceEntry(name="CPU", quantity=2500)])
     t0 = time.monotonic()

@@ -16,6 +16,9 @@ cleanup() {
     rm -rf "$ROOT"
 }
 trap cleanup EXIT
+# One token for the two nodes and mt_objtool (MANTA_TLS_* pass through too).
+MANTA_AUTH_TOKEN=${MANTA_AUTH_TOKEN:-$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')}
+export MANTA_AUTH_TOKEN
 store=$(( (RUNS + 1) * 1100 ))MiB
 "$BIN/manta" start --head --port 0 --node-ip 127.0.0.1 --temp-dir "$ROOT/a" \
     --object-store-memory "$store" >/dev/null

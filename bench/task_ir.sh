@@ -20,6 +20,9 @@ case $TARGET in manta-head|manta-worker) ;; *) echo "task_ir.sh: TARGET is manta
 command -v valgrind >/dev/null || { echo "task_ir.sh: needs valgrind" >&2; exit 2; }
 
 W=$(mktemp -d /tmp/manta-taskir-XXXXXX)
+# The private cluster's token, for the daemons, the driver and /metrics.
+MANTA_AUTH_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+export MANTA_AUTH_TOKEN
 D=$W/session
 DAEMON_PID=
 cleanup() {
@@ -55,8 +58,11 @@ DPORT=$(free_port)
 DAEMON_PID=$(pgrep -f "callgrind-out-file=$W/daemon.out" | head -1)
 ended() {
     python3 - "$DPORT" <<'EOF'
-import sys, urllib.request
-with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1]) as r:
+import os, sys, urllib.request
+req = urllib.request.Request(
+    "http://127.0.0.1:%s/metrics" % sys.argv[1],
+    headers={"Authorization": "Bearer " + os.environ["MANTA_AUTH_TOKEN"]})
+with urllib.request.urlopen(req) as r:
     for line in r.read().decode().splitlines():
         if line.startswith("manta_tasks_ended_total "):
             print(int(float(line.split()[1])))

@@ -155,6 +155,8 @@ static int run_local(const char *self, char **bench_argv, int addr_slot)
     }
     if (rc == 0 && !interrupted) {
         bench_argv[addr_slot] = addr;
+        /* The suite finds the private cluster's token there. */
+        setenv("MANTA_TEMP_DIR", dir, 1);
         rc = run_child(bench_argv, 0);
     }
     if (run_child(stop, RUN_QUIET | RUN_NOINT) != 0)

@@ -23,7 +23,6 @@ from harness import channel, free_port, new_dir, proto_stubs, run  # noqa: E402
 
 proto_stubs()
 import common_pb2 as c  # noqa: E402
-import grpc  # noqa: E402
 import head_service_pb2 as pb  # noqa: E402
 import head_service_pb2_grpc as pbg  # noqa: E402
 

@@ -46,12 +46,12 @@
 #include "common/strbuf.h"
 #include "common/sys.h"
 #include "head/head_int.h"
+#include "head/http.h"
 #include "head/rpc_services.h"
 
 #include "dashboard_www.h" /* generated from head/www/ */
 
 #define LISTEN_BACKLOG 128
-#define MAX_METHOD 16
 
 enum conn_state {
     C_READ,   /* waiting for the request headers */
@@ -74,6 +74,7 @@ struct conn {
     struct mt_strbuf head;        /* response status line and headers */
     struct mt_strbuf body;        /* response body */
     size_t len;                   /* bytes in buf */
+    size_t scan;                  /* mt_http_headers_end's resume point */
     char buf[MT_DASHBOARD_MAX_HEADER];
 };
 
@@ -164,6 +165,8 @@ static const char *reason_phrase(int code)
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
     case 413: return "Content Too Large";
+    case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
     default: return "Error";
     }
 }
@@ -216,114 +219,20 @@ static void on_timeout(uv_timer_t *t)
 
 /* ---- request parsing ----------------------------------------------------- */
 
-/* RFC 9110 token characters (method names, header names). */
-static bool is_tchar(unsigned char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-           (ch >= '0' && ch <= '9') || (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
 /*
- * Check "METHOD SP /target SP HTTP/1.x" (line, without its line end).
- * OUT method, path  NUL-terminated in place (path without ?query)
- * RET 0 or 400
+ * Look at what has arrived (head/http.h does the parsing). RET 0: need
+ * more bytes; 200: a whole request head, described in *req; 4xx/5xx:
+ * reject. Garbage is refused on its first bad byte.
  */
-static int parse_request_line(char *line, char **method, char **path)
+static int parse(struct conn *c, struct mt_http_req *req)
 {
-    char *sp1 = strchr(line, ' '), *sp2, *version;
+    int rc = mt_http_check_prefix(c->buf, c->len);
 
-    if (!sp1 || sp1 == line || sp1 - line > MAX_METHOD)
-        return 400;
-    sp2 = strchr(sp1 + 1, ' ');
-    if (!sp2 || sp1[1] != '/')
-        return 400;
-    version = sp2 + 1;
-    if (strcmp(version, "HTTP/1.1") != 0 && strcmp(version, "HTTP/1.0") != 0)
-        return 400;
-    for (char *p = sp1 + 1; p < sp2; p++)
-        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
-            return 400;
-    *sp1 = '\0';
-    *sp2 = '\0';
-    sp1[1 + strcspn(sp1 + 1, "?#")] = '\0';
-    *method = line;
-    *path = sp1 + 1;
-    return 0;
-}
-
-/* Every header line must be "name: value" with a token name. RET 0 or 400. */
-static int check_headers(const char *p, const char *end)
-{
-    while (p < end) {
-        const char *eol = memchr(p, '\n', (size_t)(end - p));
-        const char *colon;
-        size_t n;
-
-        if (!eol)
-            eol = end;
-        n = (size_t)(eol - p);
-        if (n && p[n - 1] == '\r')
-            n--;
-        if (n) {
-            colon = memchr(p, ':', n);
-            if (!colon || colon == p)
-                return 400;
-            for (const char *q = p; q < colon; q++)
-                if (!is_tchar((unsigned char)*q))
-                    return 400;
-            for (const char *q = colon; q < p + n; q++)
-                if ((unsigned char)*q < 0x20 && *q != '\t')
-                    return 400;
-        }
-        p = eol + 1;
-    }
-    return 0;
-}
-
-/* Where the header block ends (after its blank line), or NULL. */
-static char *headers_end(char *buf, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (buf[i] != '\n')
-            continue;
-        if (i + 1 < len && buf[i + 1] == '\n')
-            return buf + i + 2;
-        if (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n')
-            return buf + i + 3;
-    }
-    return NULL;
-}
-
-/*
- * Look at what has arrived. RET 0: need more bytes; 200: a whole request,
- * with *method and *path set (in place); 4xx: reject.
- */
-static int parse(struct conn *c, char **method, char **path)
-{
-    size_t i, line_len;
-    char *eol, *end;
-    int rc;
-
-    for (i = 0; i < c->len && c->buf[i] != ' '; i++)
-        if (!is_tchar((unsigned char)c->buf[i]) || i >= MAX_METHOD)
-            return 400;
-    eol = memchr(c->buf, '\n', c->len);
-    if (eol && memchr(c->buf, '\0', (size_t)(eol - c->buf)))
-        return 400;
-    end = headers_end(c->buf, c->len);
-    if (!end) {
-        if (c->len >= sizeof(c->buf))
-            return 413;
-        return 0;
-    }
-    line_len = (size_t)(eol - c->buf);
-    if (line_len && c->buf[line_len - 1] == '\r')
-        line_len--;
-    if (check_headers(eol + 1, end))
-        return 400;
-    c->buf[line_len] = '\0';
-    rc = parse_request_line(c->buf, method, path);
-    return rc ? rc : 200;
+    if (rc)
+        return rc;
+    if (!mt_http_headers_end(c->buf, c->len, &c->scan))
+        return c->len >= sizeof(c->buf) ? 413 : 0;
+    return mt_http_parse(c->buf, c->len, req);
 }
 
 /* ---- the page ------------------------------------------------------------ */
@@ -352,34 +261,36 @@ static const struct asset assets[] = {
      &mt_www_style_css_len},
 };
 
-static const struct asset *find_asset(const char *path)
+static const struct asset *find_asset(struct mt_http_str path)
 {
     for (size_t i = 0; i < sizeof(assets) / sizeof(assets[0]); i++)
-        if (strcmp(path, assets[i].path) == 0)
+        if (mt_http_str_eq(path, assets[i].path, false))
             return &assets[i];
     return NULL;
 }
 
 /* ---- routes -------------------------------------------------------------- */
 
-static void serve(struct conn *c, const char *method, const char *path)
+static void serve(struct conn *c, const struct mt_http_req *req)
 {
-    bool head_only = strcmp(method, "HEAD") == 0;
+    bool head_only = mt_http_str_eq(req->method, "HEAD", false);
+    struct mt_http_str path = req->path;
     struct mt_head *h = c->d->h;
     const struct asset *a;
 
-    if (!head_only && strcmp(method, "GET") != 0) {
+    if (!head_only && !mt_http_str_eq(req->method, "GET", false)) {
         respond_error(c, 405, false);
         return;
     }
-    MT_DEBUG("dashboard: %s %s", method, path);
+    MT_DEBUG("dashboard: %.*s %.*s", (int)req->method.n, req->method.p,
+             (int)path.n, path.p);
     if ((a = find_asset(path))) {
         mt_strbuf_add(&c->body, (const char *)a->data, *a->len);
         respond(c, 200, a->type, head_only);
-    } else if (strcmp(path, "/api/cluster_status") == 0) {
+    } else if (mt_http_str_eq(path, "/api/cluster_status", false)) {
         mt_head_status_json(h, &c->body);
         respond(c, 200, "application/json", head_only);
-    } else if (strcmp(path, "/metrics") == 0) {
+    } else if (mt_http_str_eq(path, "/metrics", false)) {
         mt_dashboard_metrics(h, &c->body);
         respond(c, 200, "text/plain; version=0.0.4; charset=utf-8",
                 head_only);
@@ -403,7 +314,7 @@ static void on_alloc(uv_handle_t *handle, size_t hint, uv_buf_t *out)
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     struct conn *c = s->data;
-    char *method, *path;
+    struct mt_http_req req;
     int rc;
 
     if (nread < 0) {
@@ -422,11 +333,11 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0 || c->state != C_READ || c->closing)
         return;
     c->len += (size_t)nread;
-    rc = parse(c, &method, &path);
+    rc = parse(c, &req);
     if (rc == 0)
         return;
     if (rc == 200)
-        serve(c, method, path);
+        serve(c, &req);
     else
         respond_error(c, rc, false);
 }

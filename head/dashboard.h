@@ -28,6 +28,8 @@
 
 #include <uv.h>
 
+#include "head/http.h"
+
 #define MT_DASHBOARD_MAX_HEADER (16 * 1024)
 #define MT_DASHBOARD_TIMEOUT_MS 5000
 #define MT_DASHBOARD_MAX_CONNS 64

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/auth.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/qty.h"
@@ -72,10 +73,12 @@ struct conn {
     bool closing;
     bool eof;                     /* the client will send nothing more */
     struct mt_strbuf head;        /* response status line and headers */
+    struct mt_strbuf hdrs;        /* extra response headers (Location...) */
     struct mt_strbuf body;        /* response body */
     size_t len;                   /* bytes in buf */
     size_t scan;                  /* mt_http_headers_end's resume point */
-    char buf[MT_DASHBOARD_MAX_HEADER];
+    size_t need;                  /* bytes of head + form body awaited */
+    char buf[MT_DASHBOARD_MAX_HEADER + MT_DASHBOARD_MAX_FORM];
 };
 
 /* The dashboard. Guarded by: loop thread. */
@@ -91,14 +94,23 @@ struct mt_dashboard {
     struct conn *conns;
     size_t n_conns;
     uint64_t rejected;            /* connections over MT_DASHBOARD_MAX_CONNS */
+    char *token;                  /* the cluster token; NULL: no auth */
+    size_t token_len;
+    bool tls;                     /* serving HTTPS */
 };
 
 /* ---- connections --------------------------------------------------------- */
 
+static void dashboard_free(struct mt_dashboard *d)
+{
+    free(d->token);
+    free(d);
+}
+
 static void maybe_free(struct mt_dashboard *d)
 {
     if (d->closing && !d->listener_open && d->n_conns == 0)
-        free(d);
+        dashboard_free(d);
 }
 
 static void on_conn_closed(uv_handle_t *handle)
@@ -116,6 +128,7 @@ static void on_conn_closed(uv_handle_t *handle)
         c->next->prev = c->prev;
     d->n_conns--;
     mt_strbuf_release(&c->head);
+    mt_strbuf_release(&c->hdrs);
     mt_strbuf_release(&c->body);
     free(c);
     maybe_free(d);
@@ -160,7 +173,9 @@ static const char *reason_phrase(int code)
 {
     switch (code) {
     case 200: return "OK";
+    case 303: return "See Other";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
@@ -172,8 +187,8 @@ static const char *reason_phrase(int code)
 }
 
 /*
- * Send the answer: code, content type and c->body (already filled). The
- * body is left out for HEAD, with its length still announced.
+ * Send the answer: code, content type, c->hdrs and c->body (already
+ * filled). The body is left out for HEAD, with its length still announced.
  */
 static void respond(struct conn *c, int code, const char *type, bool head_only)
 {
@@ -186,10 +201,13 @@ static void respond(struct conn *c, int code, const char *type, bool head_only)
                    "Content-Length: %zu\r\n"
                    "Cache-Control: no-store\r\n"
                    "X-Content-Type-Options: nosniff\r\n"
-                   "%s"
+                   "X-Frame-Options: DENY\r\n"
+                   "Referrer-Policy: no-referrer\r\n"
+                   "%s%.*s"
                    "Connection: close\r\n\r\n",
                    code, reason_phrase(code), type, c->body.len,
-                   code == 405 ? "Allow: GET, HEAD\r\n" : "");
+                   code == 405 ? "Allow: GET, HEAD\r\n" : "",
+                   (int)c->hdrs.len, c->hdrs.len ? c->hdrs.buf : "");
     bufs[0] = uv_buf_init(c->head.buf, (unsigned)c->head.len);
     if (!head_only && c->body.len)
         bufs[nbufs++] = uv_buf_init(c->body.buf, (unsigned)c->body.len);
@@ -231,7 +249,7 @@ static int parse(struct conn *c, struct mt_http_req *req)
     if (rc)
         return rc;
     if (!mt_http_headers_end(c->buf, c->len, &c->scan))
-        return c->len >= sizeof(c->buf) ? 413 : 0;
+        return c->len >= MT_HTTP_MAX_HEADER ? 413 : 0;
     return mt_http_parse(c->buf, c->len, req);
 }
 
@@ -260,6 +278,7 @@ static const struct asset assets[] = {
     {"/style.css", "text/css; charset=utf-8", mt_www_style_css,
      &mt_www_style_css_len},
 };
+/* /login (login.html) is served by serve_login, without the token. */
 
 static const struct asset *find_asset(struct mt_http_str path)
 {
@@ -269,21 +288,156 @@ static const struct asset *find_asset(struct mt_http_str path)
     return NULL;
 }
 
+/* ---- authentication ------------------------------------------------------ */
+
+#define COOKIE "manta_token"
+
+static bool token_ok(const struct mt_dashboard *d, const char *t, size_t n)
+{
+    return mt_auth_equal(t, n, d->token, d->token_len);
+}
+
+/* A valid bearer token or token cookie (a wrong one is as good as none). */
+static bool authorized(const struct mt_dashboard *d,
+                       const struct mt_http_req *req)
+{
+    char buf[MT_AUTH_TOKEN_MAX + 1];
+    struct mt_http_str tok;
+    size_t n;
+
+    if (mt_http_bearer(req, &tok) && token_ok(d, tok.p, tok.n))
+        return true;
+    return mt_http_cookie(req, COOKIE, buf, sizeof(buf), &n) &&
+           token_ok(d, buf, n);
+}
+
+/* params (a query or a form body) carry a valid token=. */
+static bool param_ok(const struct mt_dashboard *d, struct mt_http_str params)
+{
+    char buf[MT_AUTH_TOKEN_MAX + 1];
+    size_t n;
+
+    return mt_http_param(params, "token", buf, sizeof(buf), &n) &&
+           token_ok(d, buf, n);
+}
+
+/* Set-Cookie for the token: percent-encoded beyond [A-Za-z0-9-._~]. */
+static void add_cookie(struct conn *c)
+{
+    const struct mt_dashboard *d = c->d;
+
+    mt_strbuf_adds(&c->hdrs, "Set-Cookie: " COOKIE "=");
+    for (size_t i = 0; i < d->token_len; i++) {
+        unsigned char ch = (unsigned char)d->token[i];
+
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+            (ch >= '0' && ch <= '9') || strchr("-._~", ch))
+            mt_strbuf_add(&c->hdrs, (const char *)&ch, 1);
+        else
+            mt_strbuf_addf(&c->hdrs, "%%%02X", ch);
+    }
+    mt_strbuf_addf(&c->hdrs, "; Path=/; HttpOnly; SameSite=Strict%s\r\n",
+                   d->tls ? "; Secure" : "");
+}
+
+/*
+ * 303 to path?query, the token param taken out of query, setting the
+ * token cookie. A path that a browser would read as another host
+ * ("//host", "/\host") goes to / instead.
+ */
+static void redirect_in(struct conn *c, struct mt_http_str path,
+                        struct mt_http_str query, bool head_only)
+{
+    char *rest = mt_xmalloc(query.n + 1);
+    size_t n = mt_http_param_strip(query, "token", rest, query.n + 1);
+
+    if (path.n >= 2 && (path.p[1] == '/' || path.p[1] == '\\'))
+        path.n = 1;
+    add_cookie(c);
+    mt_strbuf_addf(&c->hdrs, "Location: %.*s%s%s\r\n", (int)path.n, path.p,
+                   n ? "?" : "", rest);
+    free(rest);
+    mt_strbuf_adds(&c->body, "303 See Other\n");
+    respond(c, 303, "text/plain; charset=utf-8", head_only);
+}
+
+static bool wants_html(const struct mt_http_req *req)
+{
+    return req->accept.n &&
+           memmem(req->accept.p, req->accept.n, "text/html", 9) != NULL;
+}
+
+static void login_page(struct conn *c, int code, bool head_only)
+{
+    mt_strbuf_add(&c->body, (const char *)mt_www_login_html,
+                  mt_www_login_html_len);
+    respond(c, code, "text/html; charset=utf-8", head_only);
+}
+
+/*
+ * 401: the login page for browsers, a short JSON or text reason for API
+ * clients and scrapers, each with the challenge.
+ */
+static void deny(struct conn *c, const struct mt_http_req *req,
+                 bool head_only)
+{
+    static const char why[] = "the cluster token is required: send "
+                              "\"Authorization: Bearer <token>\"";
+
+    MT_DEBUG("dashboard: 401 for %.*s", (int)req->path.n, req->path.p);
+    mt_strbuf_adds(&c->hdrs, "WWW-Authenticate: Bearer realm=\"manta\"\r\n");
+    if (wants_html(req)) {
+        login_page(c, 401, head_only);
+    } else if (req->path.n >= 5 && memcmp(req->path.p, "/api/", 5) == 0) {
+        mt_strbuf_addf(&c->body, "{\"error\":\"unauthorized\","
+                                 "\"message\":\"%s\"}\n",
+                       "the cluster token is required: send "
+                       "Authorization: Bearer <token>");
+        respond(c, 401, "application/json", head_only);
+    } else {
+        mt_strbuf_addf(&c->body, "401 Unauthorized: %s\n", why);
+        respond(c, 401, "text/plain; charset=utf-8", head_only);
+    }
+}
+
+/*
+ * /login: GET shows the form, which POSTs token=... (the whole body has
+ * been read: see on_read); a valid token sets the cookie and goes to /.
+ */
+static void serve_login(struct conn *c, const struct mt_http_req *req,
+                        bool head_only)
+{
+    static const struct mt_http_str root = {"/", 1}, none = {"", 0};
+    struct mt_http_str body;
+    bool get = head_only || mt_http_str_eq(req->method, "GET", false);
+
+    if (!c->d->token) {
+        mt_strbuf_adds(&c->hdrs, "Location: /\r\n");
+        respond(c, 303, "text/plain; charset=utf-8", head_only);
+    } else if (get && !mt_http_param(req->query, "token", NULL, 0, NULL)) {
+        login_page(c, 200, head_only);
+    } else if (get && param_ok(c->d, req->query)) {
+        redirect_in(c, root, none, head_only);
+    } else if (!get && !mt_http_str_eq(req->method, "POST", false)) {
+        respond_error(c, 405, false);
+    } else {
+        body.p = c->buf + req->header_len;
+        body.n = req->content_length > 0 ? (size_t)req->content_length : 0;
+        if (!get && param_ok(c->d, body))
+            redirect_in(c, root, none, false);
+        else
+            deny(c, req, head_only);
+    }
+}
+
 /* ---- routes -------------------------------------------------------------- */
 
-static void serve(struct conn *c, const struct mt_http_req *req)
+static void serve_route(struct conn *c, struct mt_http_str path,
+                        bool head_only)
 {
-    bool head_only = mt_http_str_eq(req->method, "HEAD", false);
-    struct mt_http_str path = req->path;
     struct mt_head *h = c->d->h;
     const struct asset *a;
 
-    if (!head_only && !mt_http_str_eq(req->method, "GET", false)) {
-        respond_error(c, 405, false);
-        return;
-    }
-    MT_DEBUG("dashboard: %.*s %.*s", (int)req->method.n, req->method.p,
-             (int)path.n, path.p);
     if ((a = find_asset(path))) {
         mt_strbuf_add(&c->body, (const char *)a->data, *a->len);
         respond(c, 200, a->type, head_only);
@@ -297,6 +451,49 @@ static void serve(struct conn *c, const struct mt_http_req *req)
     } else {
         respond_error(c, 404, head_only);
     }
+}
+
+/*
+ * Every route but /login needs the token (when there is one): a valid
+ * ?token= on a GET is swapped for the cookie by a redirect; otherwise a
+ * bearer header or the cookie must be valid. Then the method, then the
+ * route.
+ */
+static void serve(struct conn *c, const struct mt_http_req *req)
+{
+    bool head_only = mt_http_str_eq(req->method, "HEAD", false);
+    bool get = head_only || mt_http_str_eq(req->method, "GET", false);
+    const struct mt_dashboard *d = c->d;
+
+    MT_DEBUG("dashboard: %.*s %.*s", (int)req->method.n, req->method.p,
+             (int)req->path.n, req->path.p);
+    if (mt_http_str_eq(req->path, "/login", false))
+        serve_login(c, req, head_only);
+    else if (d->token && get && param_ok(d, req->query))
+        redirect_in(c, req->path, req->query, head_only);
+    else if (d->token && !authorized(d, req))
+        deny(c, req, head_only);
+    else if (!get)
+        respond_error(c, 405, false);
+    else
+        serve_route(c, req->path, head_only);
+}
+
+/*
+ * How many bytes the request needs before it can be answered: its head,
+ * plus the form body of a POST /login. RET 200 or 413 (form too big).
+ */
+static int request_size(const struct mt_http_req *req, size_t *need)
+{
+    *need = req->header_len;
+    if (!mt_http_str_eq(req->method, "POST", false) ||
+        !mt_http_str_eq(req->path, "/login", false) ||
+        req->content_length <= 0)
+        return 200;
+    if (req->content_length > MT_DASHBOARD_MAX_FORM)
+        return 413;
+    *need += (size_t)req->content_length;
+    return 200;
 }
 
 static void on_alloc(uv_handle_t *handle, size_t hint, uv_buf_t *out)
@@ -333,8 +530,12 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0 || c->state != C_READ || c->closing)
         return;
     c->len += (size_t)nread;
+    if (c->need && c->len < c->need)
+        return; /* the rest of a form body */
     rc = parse(c, &req);
-    if (rc == 0)
+    if (rc == 200 && !c->need)
+        rc = request_size(&req, &c->need);
+    if (rc == 0 || (rc == 200 && c->len < c->need))
         return;
     if (rc == 200)
         serve(c, &req);
@@ -390,18 +591,18 @@ static void on_connection(uv_stream_t *server, int status)
 
 /* ---- life cycle ---------------------------------------------------------- */
 
-int mt_dashboard_create(const char *host, int port, struct mt_dashboard **out,
-                        int *bound)
+/* A listening IPv4 socket on host:port. RET the fd or -MT_EINVAL/-errno. */
+static int listen_on(const char *host, int port, int *bound)
 {
     struct sockaddr_in sa;
     socklen_t salen = sizeof(sa);
-    struct mt_dashboard *d;
-    int fd, one = 1;
+    int fd, one = 1, rc;
 
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
-    if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    if (!host || port < 0 || port > 65535 ||
+        inet_pton(AF_INET, host, &sa.sin_addr) != 1)
         return -MT_EINVAL;
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
@@ -409,19 +610,34 @@ int mt_dashboard_create(const char *host, int port, struct mt_dashboard **out,
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
         listen(fd, LISTEN_BACKLOG) < 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &salen) < 0)
-        goto out_errno;
+        getsockname(fd, (struct sockaddr *)&sa, &salen) < 0) {
+        rc = -errno;
+        close(fd);
+        return rc;
+    }
+    *bound = ntohs(sa.sin_port);
+    return fd;
+}
+
+int mt_dashboard_create(const struct mt_dashboard_opts *o,
+                        struct mt_dashboard **out, int *bound)
+{
+    struct mt_dashboard *d;
+    int fd, port = 0;
+
+    fd = listen_on(o->host, o->port, &port);
+    if (fd < 0)
+        return fd;
     d = mt_xcalloc(1, sizeof(*d));
     d->fd = fd;
-    d->port = ntohs(sa.sin_port);
+    d->port = port;
+    if (o->token) {
+        d->token = mt_xstrdup(o->token);
+        d->token_len = strlen(o->token);
+    }
     *bound = d->port;
     *out = d;
     return 0;
-
-out_errno:
-    port = -errno;
-    close(fd);
-    return port;
 }
 
 int mt_dashboard_start(struct mt_dashboard *d, uv_loop_t *loop,
@@ -469,7 +685,7 @@ void mt_dashboard_close(struct mt_dashboard *d)
         close(d->fd);
     d->fd = -1;
     if (!d->started) {
-        free(d);
+        dashboard_free(d);
         return;
     }
     uv_close((uv_handle_t *)&d->listener, on_listener_closed);

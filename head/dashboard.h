@@ -33,22 +33,29 @@
 #define MT_DASHBOARD_MAX_HEADER (16 * 1024)
 #define MT_DASHBOARD_TIMEOUT_MS 5000
 #define MT_DASHBOARD_MAX_CONNS 64
+#define MT_DASHBOARD_MAX_FORM 1024 /* POST /login body */
 
 struct mt_head;
 struct mt_strbuf;
 struct mt_dashboard;
 
+/* What the dashboard serves on, and the credentials it asks for. */
+struct mt_dashboard_opts {
+    const char *host;     /* dotted IPv4 to bind, e.g. "127.0.0.1" */
+    int port;             /* 0 picks a free port */
+    const char *token;    /* the cluster token; NULL: no auth */
+};
+
 /*
- * mt_dashboard_create - bind and listen on host:port (IPv4).
+ * mt_dashboard_create - bind and listen on o->host:o->port (IPv4).
  *
- * IN  host  dotted IPv4 address to bind, e.g. "0.0.0.0" or "127.0.0.2"
- * IN  port  0 picks a free port
+ * IN  o     borrowed (the token is copied)
  * OUT out   the dashboard, not serving yet; free with mt_dashboard_close()
  * OUT bound the port actually bound
  * RET 0, -MT_EINVAL (bad host or port), -errno (e.g. -EADDRINUSE)
  */
-int mt_dashboard_create(const char *host, int port, struct mt_dashboard **out,
-                        int *bound);
+int mt_dashboard_create(const struct mt_dashboard_opts *o,
+                        struct mt_dashboard **out, int *bound);
 
 /*
  * mt_dashboard_start - accept connections on loop and answer them from h.

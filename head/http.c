@@ -375,7 +375,7 @@ bool mt_http_param(struct mt_http_str params, const char *name, char *out,
 
     while (next_item(&params, '&', &k, &v))
         if (mt_http_str_eq(k, name, false))
-            return unescape(v, true, out, outsize, outlen);
+            return !out || unescape(v, true, out, outsize, outlen);
     return false;
 }
 

@@ -121,7 +121,8 @@ bool mt_http_cookie(const struct mt_http_req *req, const char *name,
  * mt_http_param - the value of parameter name in "a=1&b=2" (a query
  * string or a form body), percent-decoded ('+' is a space) into out.
  *
- * OUT out, *outlen  decoded value, NUL-terminated (outsize includes it)
+ * OUT out, *outlen  decoded value, NUL-terminated (outsize includes it);
+ *                  out NULL: only say whether the parameter is there
  * RET true when found and it fit; false otherwise
  */
 bool mt_http_param(struct mt_http_str params, const char *name, char *out,

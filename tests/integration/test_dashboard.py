@@ -26,6 +26,16 @@ SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
 
 
+# The cluster token of the head serving each dashboard port, sent by get()
+# unless told otherwise (the head keeps a new one in <temp-dir>/token).
+TOKENS = {}
+
+
+def token_of(d):
+    with open(os.path.join(d, "token")) as f:
+        return f.read().strip()
+
+
 def start_head(tag, extra=()):
     """Head + worker on 127.0.0.1 with a dashboard; RET (dir, addr, dport)."""
     port, dport = free_port(), free_port()
@@ -39,13 +49,19 @@ def start_head(tag, extra=()):
     check("Dashboard: " + url in out, "start summary: %r" % out)
     with open(os.path.join(d, "dashboard.addr")) as f:
         check(f.read().strip() == url, "dashboard.addr")
+    TOKENS[dport] = token_of(d)
     return d, "127.0.0.1:%d" % port, dport
 
 
-def get(dport, path, method="GET", body=None, headers=None):
+def get(dport, path, method="GET", body=None, headers=None, auth=True):
+    """One request; with auth, the head's token as a bearer header.
+    RET (status, {lowercase header: value}, body)."""
     c = http.client.HTTPConnection("127.0.0.1", dport, timeout=10)
+    hdrs = dict(headers or {})
+    if auth and dport in TOKENS:
+        hdrs.setdefault("Authorization", "Bearer " + TOKENS[dport])
     try:
-        c.request(method, path, body=body, headers=headers or {})
+        c.request(method, path, body=body, headers=hdrs)
         r = c.getresponse()
         data = r.read()
         return r.status, {k.lower(): v for k, v in r.getheaders()}, data
@@ -255,7 +271,9 @@ def test_bad_clients():
     check(status_code(raw(dport, b"GET / HT", shut=True)) == 400,
           "truncated request")
     # A whole request followed by EOF still gets its answer.
-    check(status_code(raw(dport, b"GET /metrics HTTP/1.0\r\n\r\n",
+    check(status_code(raw(dport, b"GET /metrics HTTP/1.0\r\n"
+                          b"Authorization: Bearer " +
+                          TOKENS[dport].encode() + b"\r\n\r\n",
                           shut=True)) == 200, "request then EOF")
     head_ok(d, addr)
 
@@ -288,6 +306,119 @@ def test_bad_clients():
         stop_clean(d)
     finally:
         s.close()
+
+
+def unauthorized(dport, path, method="GET", accept=None, **kw):
+    """What path answers without (or with a wrong) credential."""
+    hdrs = dict(kw.pop("headers", {}))
+    if accept:
+        hdrs["Accept"] = accept
+    return get(dport, path, method=method, headers=hdrs, auth=False, **kw)
+
+
+def check_denied(dport, tok):
+    """Every route (404 paths too) wants the token; a wrong token, a wrong
+    cookie and no credential get the same answer."""
+    html = "text/html,application/xhtml+xml,*/*;q=0.8"
+    for path in ("/", "/index.html", "/app.js", "/style.css",
+                 "/api/cluster_status", "/metrics", "/nope", "/metrics?x=1"):
+        for accept in (None, html):
+            none = unauthorized(dport, path, accept=accept)
+            code, hdr, body = none
+            check(code == 401 and hdr.get("www-authenticate") ==
+                  'Bearer realm="manta"', "%s: %d %r" % (path, code, hdr))
+            if accept:
+                check(hdr["content-type"].startswith("text/html") and
+                      body == www("login.html"), "%s: login page" % path)
+            elif path.startswith("/api/"):
+                check(json.loads(body)["error"] == "unauthorized", body)
+            else:
+                check(hdr["content-type"].startswith("text/plain"), hdr)
+            for wrong in ({"Authorization": "Bearer " + tok[:-1] + "x"},
+                          {"Authorization": "Bearer " + tok + "0"},
+                          {"Authorization": "Basic " + tok},
+                          {"Cookie": "manta_token=" + tok[::-1]},
+                          {"Cookie": "other=" + tok}):
+                got = unauthorized(dport, path, accept=accept, headers=wrong)
+                check(got[0] == none[0] and got[2] == none[2],
+                      "%s with %r: %r" % (path, wrong, got[:1]))
+    check(unauthorized(dport, "/", method="HEAD")[0] == 401, "HEAD /")
+    check(unauthorized(dport, "/metrics", method="POST",
+                       body=b"x" * 100)[0] == 401, "POST without token")
+    check(get(dport, "/metrics", method="POST", body=b"x")[0] == 405,
+          "POST with token")
+
+
+def cookie_of(hdr, secure=False):
+    """The token cookie a 303 sets, checked for its attributes."""
+    c = hdr.get("set-cookie", "")
+    attrs = [a.strip() for a in c.split(";")]
+    want = {"Path=/", "HttpOnly", "SameSite=Strict"} | (
+        {"Secure"} if secure else set())
+    check(set(attrs[1:]) == want, "cookie attributes %r" % c)
+    check(attrs[0].startswith("manta_token="), c)
+    return attrs[0]
+
+
+def check_links_and_login(dport, tok):
+    """?token= links and the login page set the cookie, which then works."""
+    for path, loc in (("/?token=" + tok, "/"),
+                      ("/metrics?x=1&token=%s&y=2" % tok, "/metrics?x=1&y=2"),
+                      ("//evil.example/?token=" + tok, "/"),
+                      ("/login?token=" + tok, "/")):
+        code, hdr, _ = unauthorized(dport, path)
+        check(code == 303 and hdr.get("location") == loc,
+              "%s: %d %r" % (path.replace(tok, "T"), code, hdr))
+        cookie = cookie_of(hdr)
+    check(unauthorized(dport, "/?token=wrong" + tok)[0] == 401, "bad link")
+    for path in ("/", "/metrics", "/api/cluster_status"):
+        check(unauthorized(dport, path, headers={"Cookie": "a=b; " + cookie})
+              [0] == 200, "cookie on " + path)
+    code, hdr, page = unauthorized(dport, "/login")
+    check(code == 200 and page == www("login.html") and
+          b'action="/login"' in page and b"<script" not in page and
+          b"http" not in page.split(b"-->", 1)[1], "login page")
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    code, hdr, _ = unauthorized(dport, "/login", method="POST",
+                                body="token=" + tok, headers=form)
+    check(code == 303 and hdr.get("location") == "/", "login %d" % code)
+    cookie_of(hdr)
+    for body in ("token=nope", "", "x=" + tok):
+        check(unauthorized(dport, "/login", method="POST", body=body,
+                           headers=form)[0] == 401, "login with %r" % body)
+    check(unauthorized(dport, "/login", method="POST", body="x" * 5000,
+                       headers=form)[0] == 413, "oversize login form")
+
+
+def test_auth():
+    d, addr, dport = start_head("dashauth")
+    tok = TOKENS[dport]
+    check_denied(dport, tok)
+    check_links_and_login(dport, tok)
+    with open(os.path.join(d, "logs", "head.log")) as f:
+        check(tok not in f.read(), "the token is in the head's log")
+    stop_clean(d)
+
+
+def test_bind_host():
+    """The dashboard binds 127.0.0.1, not the rpc's --node-ip, unless
+    --dashboard-host says otherwise."""
+    port, dport = free_port(), free_port()
+    d = new_dir("dashhost")
+    run(["start", "--head", "--no-worker", "--port", str(port),
+         "--dashboard-port", str(dport), "--node-ip", "127.0.0.3",
+         "--temp-dir", d])
+    with open(os.path.join(d, "dashboard.addr")) as f:
+        check(f.read().strip() == "http://127.0.0.1:%d" % dport,
+              "dashboard.addr")
+    TOKENS[dport] = token_of(d)
+    check(get(dport, "/metrics")[0] == 200, "on 127.0.0.1")
+    try:
+        socket.create_connection(("127.0.0.3", dport), timeout=5).close()
+        check(False, "the dashboard answers on the rpc's address")
+    except ConnectionRefusedError:
+        pass
+    stop_clean(d)
 
 
 def test_dead_node_in_metrics():
@@ -354,5 +485,5 @@ def test_bad_port_and_taken_port():
 
 
 if __name__ == "__main__":
-    main([test_routes, test_bad_clients, test_dead_node_in_metrics,
+    main([test_routes, test_auth, test_bind_host, test_bad_clients, test_dead_node_in_metrics,
           test_bad_port_and_taken_port])

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -52,7 +53,9 @@
 
 #include "dashboard_www.h" /* generated from head/www/ */
 
-#define LISTEN_BACKLOG 128
+#define LISTEN_BACKLOG 511
+#define BUF_MIN 2048
+#define BUF_MAX (MT_DASHBOARD_MAX_HEADER + MT_DASHBOARD_MAX_FORM)
 
 enum conn_state {
     C_READ,   /* waiting for the request headers */
@@ -78,7 +81,9 @@ struct conn {
     size_t len;                   /* bytes in buf */
     size_t scan;                  /* mt_http_headers_end's resume point */
     size_t need;                  /* bytes of head + form body awaited */
-    char buf[MT_DASHBOARD_MAX_HEADER + MT_DASHBOARD_MAX_FORM];
+    uint32_t addr;                /* peer IPv4 address, network order */
+    char *buf;                    /* the request; grows up to BUF_MAX */
+    size_t cap;                   /* bytes allocated at buf */
 };
 
 /* The dashboard. Guarded by: loop thread. */
@@ -92,8 +97,12 @@ struct mt_dashboard {
     bool listener_open;
     uv_tcp_t listener;
     struct conn *conns;
-    size_t n_conns;
-    uint64_t rejected;            /* connections over MT_DASHBOARD_MAX_CONNS */
+    size_t n_conns;               /* in conns, closing ones included */
+    size_t max_conns;             /* caps (set_caps) */
+    size_t max_per_addr;
+    uint64_t rejected;            /* connections refused at a cap */
+    uint64_t evicted;             /* closed to make room for new ones */
+    char scratch[16 * 1024];      /* what is drained after the answer */
     char *token;                  /* the cluster token; NULL: no auth */
     size_t token_len;
     bool tls;                     /* serving HTTPS */
@@ -130,6 +139,7 @@ static void on_conn_closed(uv_handle_t *handle)
     mt_strbuf_release(&c->head);
     mt_strbuf_release(&c->hdrs);
     mt_strbuf_release(&c->body);
+    free(c->buf);
     free(c);
     maybe_free(d);
 }
@@ -500,12 +510,22 @@ static void on_alloc(uv_handle_t *handle, size_t hint, uv_buf_t *out)
 {
     struct conn *c = handle->data;
 
-    /* Once answered, the buffer only soaks up what is drained. */
-    if (c->state != C_READ)
-        *out = uv_buf_init(c->buf, sizeof(c->buf));
-    else
-        *out = uv_buf_init(c->buf + c->len, (unsigned)(sizeof(c->buf) -
-                                                       c->len));
+    /*
+     * Once answered, what is drained goes to the shared scratch buffer
+     * (the read callback runs right after this one). A request's buffer
+     * grows as it arrives, so slow clients cost little memory.
+     */
+    if (c->state != C_READ) {
+        *out = uv_buf_init(c->d->scratch, sizeof(c->d->scratch));
+        return;
+    }
+    if (c->len == c->cap && c->cap < BUF_MAX) {
+        c->cap = c->cap ? c->cap * 2 : BUF_MIN;
+        if (c->cap > BUF_MAX)
+            c->cap = BUF_MAX;
+        c->buf = mt_xrealloc(c->buf, c->cap);
+    }
+    *out = uv_buf_init(c->buf + c->len, (unsigned)(c->cap - c->len));
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
@@ -543,9 +563,63 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         respond_error(c, rc, false);
 }
 
-static void on_reject_closed(uv_handle_t *handle)
+/* ---- admission ----------------------------------------------------------- */
+
+/* A connection that may be closed to make room: reading or draining. */
+static bool evictable(const struct conn *c)
 {
-    free(handle);
+    return !c->closing && (c->state == C_READ || c->state == C_DRAIN);
+}
+
+/*
+ * Make room for c, just accepted, within the caps: an address over its
+ * share, or the dashboard over its total, loses its oldest connection
+ * that is still reading a request (or draining one already answered).
+ * So slow clients cannot keep others out: a client that sends its
+ * request at once is answered long before it becomes the oldest.
+ * RET true to serve c, false when nothing could be closed for it.
+ */
+static bool admit(struct mt_dashboard *d, struct conn *c)
+{
+    struct conn *same = NULL, *any = NULL;
+    size_t n_same = 0, n_live = 0;
+
+    for (struct conn *o = d->conns; o; o = o->next) {
+        if (o == c || o->closing)
+            continue;
+        n_live++;
+        if (o->addr == c->addr)
+            n_same++;
+        if (evictable(o)) {
+            any = o; /* the list is newest first: the last is oldest */
+            if (o->addr == c->addr)
+                same = o;
+        }
+    }
+    if (n_same >= d->max_per_addr)
+        any = same;
+    else if (n_live < d->max_conns)
+        return true;
+    if (!any)
+        return false;
+    if (d->evicted++ == 0)
+        MT_WARN("dashboard: at a connection cap (%zu in all, %zu per "
+                "address): closing the oldest unanswered ones",
+                d->max_conns, d->max_per_addr);
+    conn_close(any);
+    return true;
+}
+
+/* The peer's IPv4 address (0 when unknown: then all such share a cap). */
+static uint32_t peer_addr(uv_tcp_t *tcp)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof(ss);
+
+    if (uv_tcp_getpeername(tcp, (struct sockaddr *)&ss, &len) < 0 ||
+        ss.ss_family != AF_INET)
+        return 0;
+    return ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
 }
 
 static void on_connection(uv_stream_t *server, int status)
@@ -555,18 +629,6 @@ static void on_connection(uv_stream_t *server, int status)
 
     if (status < 0) {
         MT_WARN("dashboard: accept failed: %s", uv_strerror(status));
-        return;
-    }
-    if (d->n_conns >= MT_DASHBOARD_MAX_CONNS) {
-        uv_tcp_t *t = mt_xmalloc(sizeof(*t));
-
-        /* Accept and drop at once, so the backlog never fills with them. */
-        uv_tcp_init(d->loop, t);
-        uv_accept(server, (uv_stream_t *)t);
-        uv_close((uv_handle_t *)t, on_reject_closed);
-        if (d->rejected++ == 0)
-            MT_WARN("dashboard: over %d connections, dropping new ones",
-                    MT_DASHBOARD_MAX_CONNS);
         return;
     }
     c = mt_xcalloc(1, sizeof(*c));
@@ -581,12 +643,47 @@ static void on_connection(uv_stream_t *server, int status)
         d->conns->prev = c;
     d->conns = c;
     d->n_conns++;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0 ||
-        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0) {
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0) {
         conn_close(c);
         return;
     }
-    uv_timer_start(&c->timer, on_timeout, MT_DASHBOARD_TIMEOUT_MS, 0);
+    c->addr = peer_addr(&c->tcp);
+    if (!admit(d, c)) {
+        if (d->rejected++ == 0)
+            MT_WARN("dashboard: over %zu connections, dropping new ones",
+                    d->max_conns);
+        conn_close(c);
+        return;
+    }
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0) {
+        conn_close(c);
+        return;
+    }
+    uv_timer_start(&c->timer, on_timeout, MT_DASHBOARD_HEADER_MS, 0);
+}
+
+/*
+ * Caps from RLIMIT_NOFILE: a quarter of the descriptors for the
+ * dashboard (the rest for rpc, workers and files), a quarter of that per
+ * client address.
+ */
+static void set_caps(struct mt_dashboard *d)
+{
+    struct rlimit rl;
+    size_t n = 1024;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        n = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1 << 20
+                ? 1 << 20
+                : (size_t)rl.rlim_cur;
+    d->max_conns = n / 4;
+    if (d->max_conns < MT_DASHBOARD_MIN_CONNS)
+        d->max_conns = MT_DASHBOARD_MIN_CONNS;
+    if (d->max_conns > MT_DASHBOARD_MAX_CONNS)
+        d->max_conns = MT_DASHBOARD_MAX_CONNS;
+    d->max_per_addr = d->max_conns / 4;
+    if (d->max_per_addr > MT_DASHBOARD_MAX_PER_ADDR)
+        d->max_per_addr = MT_DASHBOARD_MAX_PER_ADDR;
 }
 
 /* ---- life cycle ---------------------------------------------------------- */
@@ -631,6 +728,7 @@ int mt_dashboard_create(const struct mt_dashboard_opts *o,
     d = mt_xcalloc(1, sizeof(*d));
     d->fd = fd;
     d->port = port;
+    set_caps(d);
     if (o->token) {
         d->token = mt_xstrdup(o->token);
         d->token_len = strlen(o->token);
@@ -662,6 +760,8 @@ int mt_dashboard_start(struct mt_dashboard *d, uv_loop_t *loop,
                  uv_strerror(rc));
         return -MT_EIO;
     }
+    MT_INFO("dashboard: at most %zu connections, %zu per client address",
+            d->max_conns, d->max_per_addr);
     return 0;
 }
 

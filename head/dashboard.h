@@ -31,8 +31,11 @@
 #include "head/http.h"
 
 #define MT_DASHBOARD_MAX_HEADER (16 * 1024)
-#define MT_DASHBOARD_TIMEOUT_MS 5000
-#define MT_DASHBOARD_MAX_CONNS 64
+#define MT_DASHBOARD_HEADER_MS 3000  /* accept to whole request */
+#define MT_DASHBOARD_TIMEOUT_MS 5000 /* to write the answer */
+#define MT_DASHBOARD_MIN_CONNS 64    /* caps: see set_caps */
+#define MT_DASHBOARD_MAX_CONNS 4096
+#define MT_DASHBOARD_MAX_PER_ADDR 256
 #define MT_DASHBOARD_MAX_FORM 1024 /* POST /login body */
 
 struct mt_head;

@@ -40,6 +40,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+
 #include "common/alloc.h"
 #include "common/auth.h"
 #include "common/error.h"
@@ -82,6 +86,7 @@ struct conn {
     size_t scan;                  /* mt_http_headers_end's resume point */
     size_t need;                  /* bytes of head + form body awaited */
     uint32_t addr;                /* peer IPv4 address, network order */
+    SSL *ssl;                     /* HTTPS: TLS over memory BIOs; or NULL */
     char *buf;                    /* the request; grows up to BUF_MAX */
     size_t cap;                   /* bytes allocated at buf */
 };
@@ -106,12 +111,14 @@ struct mt_dashboard {
     char *token;                  /* the cluster token; NULL: no auth */
     size_t token_len;
     bool tls;                     /* serving HTTPS */
+    SSL_CTX *ssl_ctx;             /* its certificate and key, when tls */
 };
 
 /* ---- connections --------------------------------------------------------- */
 
 static void dashboard_free(struct mt_dashboard *d)
 {
+    SSL_CTX_free(d->ssl_ctx);
     free(d->token);
     free(d);
 }
@@ -139,6 +146,7 @@ static void on_conn_closed(uv_handle_t *handle)
     mt_strbuf_release(&c->head);
     mt_strbuf_release(&c->hdrs);
     mt_strbuf_release(&c->body);
+    SSL_free(c->ssl);
     free(c->buf);
     free(c);
     maybe_free(d);
@@ -168,6 +176,8 @@ static void on_written(uv_write_t *req, int status)
 {
     struct conn *c = req->handle->data;
 
+    if (c->state != C_WRITE)
+        return; /* e.g. a TLS flush finishing after a close */
     if (status < 0 || c->closing) {
         conn_close(c);
         return;
@@ -177,6 +187,155 @@ static void on_written(uv_write_t *req, int status)
     uv_timer_start(&c->timer, on_timeout, MT_DASHBOARD_TIMEOUT_MS / 2, 0);
     if (uv_shutdown(&c->sd, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
         conn_close(c);
+}
+
+/* ---- TLS ------------------------------------------------------------------ */
+
+/*
+ * HTTPS without threads: OpenSSL reads ciphertext from one memory BIO and
+ * writes to another; the loop feeds the first with what the socket reads
+ * (tls_in) and writes out what the second holds (tls_flush). Each flush
+ * is its own uv_write, freed in its callback.
+ */
+struct tls_write {
+    uv_write_t req;
+    struct conn *c;
+    bool last;                    /* the answer's end: then drain */
+    char data[];
+};
+
+static void on_written(uv_write_t *req, int status);
+
+static void on_tls_written(uv_write_t *req, int status)
+{
+    struct tls_write *w = req->data;
+
+    if (w->last)
+        on_written(req, status);
+    else if (status < 0)
+        conn_close(w->c);
+    free(w);
+}
+
+/* Send what OpenSSL has written. RET 0 or -1 (the caller closes). */
+static int tls_flush(struct conn *c, bool last)
+{
+    BIO *wbio = SSL_get_wbio(c->ssl);
+    size_t n = BIO_ctrl_pending(wbio);
+    struct tls_write *w;
+    uv_buf_t b;
+
+    if (n == 0 && !last)
+        return 0;
+    w = mt_xmalloc(sizeof(*w) + n + 1);
+    w->c = c;
+    w->last = last;
+    w->req.data = w;
+    if (n && BIO_read(wbio, w->data, (int)n) != (int)n) {
+        free(w);
+        return -1;
+    }
+    b = uv_buf_init(w->data, (unsigned)n);
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_tls_written) < 0) {
+        free(w);
+        return -1;
+    }
+    return 0;
+}
+
+static void grow(struct conn *c);
+
+/*
+ * Feed ciphertext and move the plaintext it yields to c->buf (OpenSSL
+ * runs the handshake on the way). RET 0, or -1 on a failed handshake or
+ * bad record: the caller closes without an answer.
+ */
+static int tls_in(struct conn *c, const char *p, size_t n)
+{
+    int r, e;
+
+    if (BIO_write(SSL_get_rbio(c->ssl), p, (int)n) != (int)n)
+        return -1;
+    for (;;) {
+        grow(c);
+        if (c->len == c->cap)
+            break; /* full: the parser answers 413 */
+        r = SSL_read(c->ssl, c->buf + c->len, (int)(c->cap - c->len));
+        if (r > 0) {
+            c->len += (size_t)r;
+            continue;
+        }
+        e = SSL_get_error(c->ssl, r);
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_ZERO_RETURN)
+            break;
+        ERR_clear_error();
+        return -1;
+    }
+    return tls_flush(c, false);
+}
+
+/* The answer, encrypted, then close_notify. RET 0 or -1. */
+static int tls_respond(struct conn *c, const uv_buf_t *bufs, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (bufs[i].len && SSL_write(c->ssl, bufs[i].base,
+                                     (int)bufs[i].len) <= 0) {
+            ERR_clear_error();
+            return -1;
+        }
+    }
+    SSL_shutdown(c->ssl);
+    return tls_flush(c, true);
+}
+
+/* The context for o's PEM certificate chain and key. RET 0 or -MT_EINVAL. */
+static int tls_context(const char *cert, const char *key, SSL_CTX **out)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    BIO *cb = BIO_new_mem_buf(cert, -1), *kb = BIO_new_mem_buf(key, -1);
+    X509 *x = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *k = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+    int rc = -MT_EINVAL;
+
+    if (!ctx || !x || !k || SSL_CTX_use_certificate(ctx, x) != 1 ||
+        SSL_CTX_use_PrivateKey(ctx, k) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1)
+        goto out;
+    X509_free(x);
+    while ((x = PEM_read_bio_X509(cb, NULL, NULL, NULL)))
+        if (SSL_CTX_add_extra_chain_cert(ctx, x) != 1)
+            goto out; /* the rest of the chain */
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL); /* browsers: no certs */
+    *out = ctx;
+    ctx = NULL;
+    rc = 0;
+out:
+    ERR_clear_error();
+    X509_free(x);
+    EVP_PKEY_free(k);
+    BIO_free(cb);
+    BIO_free(kb);
+    SSL_CTX_free(ctx);
+    return rc;
+}
+
+/* Start TLS on a new connection. RET 0 or -1. */
+static int tls_accept(struct conn *c)
+{
+    BIO *rbio, *wbio;
+
+    c->ssl = SSL_new(c->d->ssl_ctx);
+    rbio = BIO_new(BIO_s_mem());
+    wbio = BIO_new(BIO_s_mem());
+    if (!c->ssl || !rbio || !wbio) {
+        BIO_free(rbio);
+        BIO_free(wbio);
+        return -1;
+    }
+    SSL_set_bio(c->ssl, rbio, wbio);
+    SSL_set_accept_state(c->ssl);
+    return 0;
 }
 
 static const char *reason_phrase(int code)
@@ -223,7 +382,9 @@ static void respond(struct conn *c, int code, const char *type, bool head_only)
         bufs[nbufs++] = uv_buf_init(c->body.buf, (unsigned)c->body.len);
     c->state = C_WRITE;
     uv_timer_start(&c->timer, on_timeout, MT_DASHBOARD_TIMEOUT_MS, 0);
-    if (uv_write(&c->wr, (uv_stream_t *)&c->tcp, bufs, nbufs, on_written) < 0)
+    if (c->ssl ? tls_respond(c, bufs, nbufs) < 0
+               : uv_write(&c->wr, (uv_stream_t *)&c->tcp, bufs, nbufs,
+                          on_written) < 0)
         conn_close(c);
 }
 
@@ -239,7 +400,8 @@ static void on_timeout(uv_timer_t *t)
 {
     struct conn *c = t->data;
 
-    if (c->state == C_READ)
+    /* Mid-handshake there is no channel to answer on. */
+    if (c->state == C_READ && !(c->ssl && !SSL_is_init_finished(c->ssl)))
         respond_error(c, 408, false);
     else
         conn_close(c);
@@ -506,6 +668,17 @@ static int request_size(const struct mt_http_req *req, size_t *need)
     return 200;
 }
 
+/* Room for more of the request, when it is full and may still grow. */
+static void grow(struct conn *c)
+{
+    if (c->len < c->cap || c->cap >= BUF_MAX)
+        return;
+    c->cap = c->cap ? c->cap * 2 : BUF_MIN;
+    if (c->cap > BUF_MAX)
+        c->cap = BUF_MAX;
+    c->buf = mt_xrealloc(c->buf, c->cap);
+}
+
 static void on_alloc(uv_handle_t *handle, size_t hint, uv_buf_t *out)
 {
     struct conn *c = handle->data;
@@ -515,16 +688,11 @@ static void on_alloc(uv_handle_t *handle, size_t hint, uv_buf_t *out)
      * (the read callback runs right after this one). A request's buffer
      * grows as it arrives, so slow clients cost little memory.
      */
-    if (c->state != C_READ) {
+    if (c->state != C_READ || c->ssl) {
         *out = uv_buf_init(c->d->scratch, sizeof(c->d->scratch));
         return;
     }
-    if (c->len == c->cap && c->cap < BUF_MAX) {
-        c->cap = c->cap ? c->cap * 2 : BUF_MIN;
-        if (c->cap > BUF_MAX)
-            c->cap = BUF_MAX;
-        c->buf = mt_xrealloc(c->buf, c->cap);
-    }
+    grow(c);
     *out = uv_buf_init(c->buf + c->len, (unsigned)(c->cap - c->len));
 }
 
@@ -549,7 +717,13 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread == 0 || c->state != C_READ || c->closing)
         return;
-    c->len += (size_t)nread;
+    if (!c->ssl) {
+        c->len += (size_t)nread;
+    } else if (tls_in(c, buf->base, (size_t)nread) < 0) {
+        MT_DEBUG("dashboard: TLS handshake or record failed");
+        conn_close(c);
+        return;
+    }
     if (c->need && c->len < c->need)
         return; /* the rest of a form body */
     rc = parse(c, &req);
@@ -655,7 +829,8 @@ static void on_connection(uv_stream_t *server, int status)
         conn_close(c);
         return;
     }
-    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0) {
+    if ((d->ssl_ctx && tls_accept(c) < 0) ||
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0) {
         conn_close(c);
         return;
     }
@@ -720,12 +895,22 @@ int mt_dashboard_create(const struct mt_dashboard_opts *o,
                         struct mt_dashboard **out, int *bound)
 {
     struct mt_dashboard *d;
+    SSL_CTX *ctx = NULL;
     int fd, port = 0;
 
+    if (o->tls_cert && o->tls_key &&
+        tls_context(o->tls_cert, o->tls_key, &ctx) < 0) {
+        MT_ERROR("dashboard: cannot use the TLS certificate and key");
+        return -MT_EINVAL;
+    }
     fd = listen_on(o->host, o->port, &port);
-    if (fd < 0)
+    if (fd < 0) {
+        SSL_CTX_free(ctx);
         return fd;
+    }
     d = mt_xcalloc(1, sizeof(*d));
+    d->ssl_ctx = ctx;
+    d->tls = ctx != NULL;
     d->fd = fd;
     d->port = port;
     set_caps(d);

@@ -47,6 +47,8 @@ struct mt_dashboard_opts {
     const char *host;     /* dotted IPv4 to bind, e.g. "127.0.0.1" */
     int port;             /* 0 picks a free port */
     const char *token;    /* the cluster token; NULL: no auth */
+    const char *tls_cert; /* PEM chain; with tls_key: HTTPS. NULL: HTTP */
+    const char *tls_key;  /* PEM private key */
 };
 
 /*
@@ -55,7 +57,8 @@ struct mt_dashboard_opts {
  * IN  o     borrowed (the token is copied)
  * OUT out   the dashboard, not serving yet; free with mt_dashboard_close()
  * OUT bound the port actually bound
- * RET 0, -MT_EINVAL (bad host or port), -errno (e.g. -EADDRINUSE)
+ * RET 0, -MT_EINVAL (bad host or port, or a certificate or key OpenSSL
+ *     cannot use), -errno (e.g. -EADDRINUSE)
  */
 int mt_dashboard_create(const struct mt_dashboard_opts *o,
                         struct mt_dashboard **out, int *bound);

@@ -131,6 +131,8 @@ static int open_dashboard(struct mt_head *h)
         .host = h->cfg.dashboard_host ? h->cfg.dashboard_host : "127.0.0.1",
         .port = h->cfg.dashboard_port,
         .token = sec ? sec->token : NULL,
+        .tls_cert = sec ? sec->tls_cert : NULL,
+        .tls_key = sec ? sec->tls_key : NULL,
     };
     const char *url_host = strcmp(o.host, "0.0.0.0") == 0 ? h->cfg.node_ip
                                                           : o.host;
@@ -142,8 +144,8 @@ static int open_dashboard(struct mt_head *h)
                  mt_strerror(rc));
         return rc;
     }
-    snprintf(h->dashboard_url, sizeof(h->dashboard_url), "http://%s:%d",
-             url_host, port);
+    snprintf(h->dashboard_url, sizeof(h->dashboard_url), "%s://%s:%d",
+             o.tls_cert && o.tls_key ? "https" : "http", url_host, port);
     return 0;
 }
 

@@ -14,6 +14,7 @@ import os
 import re
 import resource
 import socket
+import ssl
 import subprocess
 import time
 
@@ -500,6 +501,89 @@ def test_slow_clients():
     stop_clean(d)
 
 
+def make_certs(d):
+    """A throwaway CA and a server certificate for IP 127.0.0.1 signed by
+    it, made with the openssl command. RET (ca, cert, key) paths."""
+    def ossl(*args):
+        subprocess.run(["openssl"] + list(args), check=True, cwd=d,
+                       capture_output=True, timeout=30)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+          "-nodes"]
+    ossl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem",
+         "-days", "1", "-subj", "/CN=manta test CA")
+    ossl("req", *ec, "-keyout", "srv.key", "-out", "srv.csr", "-subj",
+         "/CN=127.0.0.1")
+    with open(os.path.join(d, "ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    ossl("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey",
+         "ca.key", "-CAcreateserial", "-out", "srv.pem", "-days", "1",
+         "-extfile", "ext")
+    return [os.path.join(d, n) for n in ("ca.pem", "srv.pem", "srv.key")]
+
+
+def https_get(dport, ca, path, headers=None):
+    ctx = ssl.create_default_context(cafile=ca)
+    c = http.client.HTTPSConnection("127.0.0.1", dport, timeout=10,
+                                    context=ctx)
+    try:
+        c.request("GET", path, headers=headers or {})
+        r = c.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        c.close()
+
+
+def test_tls():
+    """With --tls-cert/--tls-key the dashboard serves HTTPS (verified
+    against the CA), still wants the token, sets a Secure cookie, and
+    closes connections that do not speak TLS."""
+    d = new_dir("dashtls")
+    ca, cert, key = make_certs(d)
+    port, dport = free_port(), free_port()
+    log = open(os.path.join(d, "head.out"), "w")
+    p = subprocess.Popen([os.path.join(BIN, "manta-head"), "--temp-dir", d,
+                          "--port", str(port), "--node-ip", "127.0.0.1",
+                          "--dashboard-port", str(dport), "--tls-cert", cert,
+                          "--tls-key", key, "--tls-ca", ca],
+                         stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: os.path.exists(os.path.join(d, "head.addr")) or
+                   p.poll() is not None, 20, "head.addr")
+        with open(os.path.join(d, "dashboard.addr")) as f:
+            check(f.read().strip() == "https://127.0.0.1:%d" % dport,
+                  "dashboard.addr")
+        tok = token_of(d)
+        bearer = {"Authorization": "Bearer " + tok}
+        code, hdr, body = https_get(dport, ca, "/metrics", bearer)
+        check(code == 200 and b"manta_head_info" in body, "https /metrics")
+        check(https_get(dport, ca, "/")[0] == 401, "https without token")
+        code, hdr, _ = https_get(dport, ca, "/api/cluster_status?token=" + tok)
+        check(code == 303 and hdr["location"] == "/api/cluster_status",
+              "https link %d" % code)
+        cookie = cookie_of(hdr, secure=True)
+        check(https_get(dport, ca, "/api/cluster_status",
+                        {"Cookie": cookie})[0] == 200, "https cookie")
+        for junk in (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+                     b"\x16\x03\x01\x00\x05hello" + b"\xff" * 300):
+            check(raw(dport, junk) == b"", "not TLS: %r" % junk[:12])
+        # A client that does not trust the certificate fails, the head
+        # does not mind.
+        try:
+            https_get(dport, None, "/metrics", bearer)
+            check(False, "unverified certificate accepted")
+        except ssl.SSLError:
+            pass
+        check(https_get(dport, ca, "/metrics", bearer)[0] == 200, "after")
+    finally:
+        p.terminate()
+        p.wait(timeout=20)
+        log.close()
+    with open(os.path.join(d, "head.out")) as f:
+        out = f.read()
+    for bad in ("handles still open", "Sanitizer", "runtime error"):
+        check(bad not in out, "head output has %r:\n%s" % (bad, out[-3000:]))
+
+
 def test_dead_node_in_metrics():
     d, addr, dport = start_head("dashdead")
     w = new_dir("dashw")
@@ -565,5 +649,5 @@ def test_bad_port_and_taken_port():
 
 if __name__ == "__main__":
     main([test_routes, test_auth, test_bind_host, test_bad_clients,
-          test_slow_clients, test_dead_node_in_metrics,
+          test_slow_clients, test_tls, test_dead_node_in_metrics,
           test_bad_port_and_taken_port])

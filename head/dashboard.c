@@ -4,19 +4,26 @@
  * /style.css), /api/cluster_status and /metrics (see dashboard.h for the
  * routes and limits).
  *
- * The page lives in head/www/ (index.html, app.js, style.css). At build
+ * The page lives in head/www/ (index.html, app.js, style.css, and the
+ * login page login.html). At build
  * time cmake/embed.cmake turns each file into a const array in the
  * generated dashboard_www.c (head/CMakeLists.txt), so the head serves it
  * from memory: no file is read at run time and nothing is installed.
  *
- * DESIGN: one request per connection. A connection reads into a fixed
- * MT_DASHBOARD_MAX_HEADER buffer until the blank line that ends the headers,
- * answers from the head's tables in one uv_write, shuts its side down and
+ * DESIGN: one request per connection. A connection reads into a buffer
+ * that grows up to MT_DASHBOARD_MAX_HEADER (plus a login form) until the
+ * blank line that ends the headers, answers from the head's tables in one
+ * write, shuts its side down and
  * then drains whatever the client still sends until EOF (so a client that
  * sent a body still reads the answer instead of a reset). One timer per
  * connection bounds each phase: reading the request, writing the answer and
  * draining. The request line is checked as bytes arrive, so binary garbage
  * gets its 400 at once rather than after the timeout.
+ *
+ * Authentication (dashboard.h) happens per request in serve(), before
+ * the method and route are looked at; TLS sits between the socket and the
+ * request buffer (tls_in, tls_respond); admission (admit) keeps slow
+ * clients from crowding out prompt ones.
  *
  * The JSON comes from mt_head_status_json (the same builder and writer as
  * `manta status --format json`); the metrics are read from the node table.
@@ -24,6 +31,7 @@
  * OWNERSHIP: the dashboard owns its connections; a connection is freed in
  * the close callback of the last of its two handles (socket, timer) and the
  * dashboard in the close callback of the last handle once it is closing.
+ * A TLS flush owns its bytes and is freed in its write callback.
  *
  * THREAD: the head's loop thread only.
  */

@@ -52,8 +52,12 @@ def children(pid):
     return out
 
 
-def ended(dport):
-    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % dport) as r:
+def ended(dport, token):
+    """manta_tasks_ended_total from /metrics (the dashboard wants the
+    cluster token)."""
+    req = urllib.request.Request("http://127.0.0.1:%d/metrics" % dport,
+                                 headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(req) as r:
         for line in r.read().decode().splitlines():
             if line.startswith("manta_tasks_ended_total "):
                 return int(line.split()[1])
@@ -84,7 +88,9 @@ def main():
         groups = {"head": [head], "worker": [worker],
                   "executors": children(worker)}
         before = {g: sum(cpu_ticks(p) for p in ps) for g, ps in groups.items()}
-        n0 = ended(dport)
+        with open(os.path.join(d, "token")) as f:
+            token = f.read().strip()
+        n0 = ended(dport, token)
         t0 = time.monotonic()
         ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.run(
@@ -93,7 +99,7 @@ def main():
             capture_output=True, text=True, timeout=300)
         wall = time.monotonic() - t0
         ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        n = ended(dport) - n0
+        n = ended(dport, token) - n0
         after = {g: sum(cpu_ticks(p) for p in ps) for g, ps in groups.items()}
         if p.returncode != 0 or n <= 0:
             sys.exit("microbenchmark failed (%d tasks): %s" % (n, p.stderr))

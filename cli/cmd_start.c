@@ -7,6 +7,7 @@
  * Option values are checked here, before anything starts, with the same
  * parsers the daemons use, so a typo fails fast with a usage message.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -528,8 +529,13 @@ static void print_dashboard(const struct start_opts *o)
         url[strcspn(url, "\r\n ")] = '\0';
         printf("Dashboard: %s (Prometheus metrics at %s/metrics)\n", url,
                url);
-        if (token)
-            printf("Open it logged in: %s/?token=%s\n", url, token);
+        if (token) {
+            printf("Open it logged in: %s/?token=", url);
+            for (const char *c = token; *c; c++) /* percent-encoded */
+                printf(isalnum((unsigned char)*c) || strchr("-._~", *c)
+                           ? "%c" : "%%%02X", (unsigned char)*c);
+            printf("\n");
+        }
         printf("\n");
     } else {
         printf("Dashboard: not serving (see %s/logs/head.log)\n\n", dir);

@@ -12,7 +12,7 @@ BENCH_PKGS="python3-distributed"
 
 PKGS="build-essential cmake pkg-config git ca-certificates procps iproute2 \
 libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libhiredis-dev \
-libcunit1-dev redis-server valgrind clang libclang-rt-14-dev \
+libcunit1-dev libssl-dev openssl redis-server valgrind clang libclang-rt-14-dev \
 python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc \
 python3-numpy python3-torch"
 

@@ -4,19 +4,26 @@
  * /style.css), /api/cluster_status and /metrics (see dashboard.h for the
  * routes and limits).
  *
- * The page lives in head/www/ (index.html, app.js, style.css). At build
+ * The page lives in head/www/ (index.html, app.js, style.css, and the
+ * login page login.html). At build
  * time cmake/embed.cmake turns each file into a const array in the
  * generated dashboard_www.c (head/CMakeLists.txt), so the head serves it
  * from memory: no file is read at run time and nothing is installed.
  *
- * DESIGN: one request per connection. A connection reads into a fixed
- * MT_DASHBOARD_MAX_HEADER buffer until the blank line that ends the headers,
- * answers from the head's tables in one uv_write, shuts its side down and
+ * DESIGN: one request per connection. A connection reads into a buffer
+ * that grows up to MT_DASHBOARD_MAX_HEADER (plus a login form) until the
+ * blank line that ends the headers, answers from the head's tables in one
+ * write, shuts its side down and
  * then drains whatever the client still sends until EOF (so a client that
  * sent a body still reads the answer instead of a reset). One timer per
  * connection bounds each phase: reading the request, writing the answer and
  * draining. The request line is checked as bytes arrive, so binary garbage
  * gets its 400 at once rather than after the timeout.
+ *
+ * Authentication (dashboard.h) happens per request in serve(), before
+ * the method and route are looked at; TLS sits between the socket and the
+ * request buffer (tls_in, tls_respond); admission (admit) keeps slow
+ * clients from crowding out prompt ones.
  *
  * The JSON comes from mt_head_status_json (the same builder and writer as
  * `manta status --format json`); the metrics are read from the node table.
@@ -24,6 +31,7 @@
  * OWNERSHIP: the dashboard owns its connections; a connection is freed in
  * the close callback of the last of its two handles (socket, timer) and the
  * dashboard in the close callback of the last handle once it is closing.
+ * A TLS flush owns its bytes and is freed in its write callback.
  *
  * THREAD: the head's loop thread only.
  */
@@ -36,22 +44,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+
 #include "common/alloc.h"
+#include "common/auth.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/qty.h"
 #include "common/strbuf.h"
 #include "common/sys.h"
 #include "head/head_int.h"
+#include "head/http.h"
 #include "head/rpc_services.h"
 
 #include "dashboard_www.h" /* generated from head/www/ */
 
-#define LISTEN_BACKLOG 128
-#define MAX_METHOD 16
+#define LISTEN_BACKLOG 511
+#define BUF_MIN 2048
+#define BUF_MAX (MT_DASHBOARD_MAX_HEADER + MT_DASHBOARD_MAX_FORM)
 
 enum conn_state {
     C_READ,   /* waiting for the request headers */
@@ -72,9 +88,15 @@ struct conn {
     bool closing;
     bool eof;                     /* the client will send nothing more */
     struct mt_strbuf head;        /* response status line and headers */
+    struct mt_strbuf hdrs;        /* extra response headers (Location...) */
     struct mt_strbuf body;        /* response body */
     size_t len;                   /* bytes in buf */
-    char buf[MT_DASHBOARD_MAX_HEADER];
+    size_t scan;                  /* mt_http_headers_end's resume point */
+    size_t need;                  /* bytes of head + form body awaited */
+    uint32_t addr;                /* peer IPv4 address, network order */
+    SSL *ssl;                     /* HTTPS: TLS over memory BIOs; or NULL */
+    char *buf;                    /* the request; grows up to BUF_MAX */
+    size_t cap;                   /* bytes allocated at buf */
 };
 
 /* The dashboard. Guarded by: loop thread. */
@@ -88,16 +110,31 @@ struct mt_dashboard {
     bool listener_open;
     uv_tcp_t listener;
     struct conn *conns;
-    size_t n_conns;
-    uint64_t rejected;            /* connections over MT_DASHBOARD_MAX_CONNS */
+    size_t n_conns;               /* in conns, closing ones included */
+    size_t max_conns;             /* caps (set_caps) */
+    size_t max_per_addr;
+    uint64_t rejected;            /* connections refused at a cap */
+    uint64_t evicted;             /* closed to make room for new ones */
+    char scratch[16 * 1024];      /* what is drained after the answer */
+    char *token;                  /* the cluster token; NULL: no auth */
+    size_t token_len;
+    bool tls;                     /* serving HTTPS */
+    SSL_CTX *ssl_ctx;             /* its certificate and key, when tls */
 };
 
 /* ---- connections --------------------------------------------------------- */
 
+static void dashboard_free(struct mt_dashboard *d)
+{
+    SSL_CTX_free(d->ssl_ctx);
+    free(d->token);
+    free(d);
+}
+
 static void maybe_free(struct mt_dashboard *d)
 {
     if (d->closing && !d->listener_open && d->n_conns == 0)
-        free(d);
+        dashboard_free(d);
 }
 
 static void on_conn_closed(uv_handle_t *handle)
@@ -115,7 +152,10 @@ static void on_conn_closed(uv_handle_t *handle)
         c->next->prev = c->prev;
     d->n_conns--;
     mt_strbuf_release(&c->head);
+    mt_strbuf_release(&c->hdrs);
     mt_strbuf_release(&c->body);
+    SSL_free(c->ssl);
+    free(c->buf);
     free(c);
     maybe_free(d);
 }
@@ -144,6 +184,8 @@ static void on_written(uv_write_t *req, int status)
 {
     struct conn *c = req->handle->data;
 
+    if (c->state != C_WRITE)
+        return; /* e.g. a TLS flush finishing after a close */
     if (status < 0 || c->closing) {
         conn_close(c);
         return;
@@ -155,22 +197,175 @@ static void on_written(uv_write_t *req, int status)
         conn_close(c);
 }
 
+/* ---- TLS ------------------------------------------------------------------ */
+
+/*
+ * HTTPS without threads: OpenSSL reads ciphertext from one memory BIO and
+ * writes to another; the loop feeds the first with what the socket reads
+ * (tls_in) and writes out what the second holds (tls_flush). Each flush
+ * is its own uv_write, freed in its callback.
+ */
+struct tls_write {
+    uv_write_t req;
+    struct conn *c;
+    bool last;                    /* the answer's end: then drain */
+    char data[];
+};
+
+static void on_written(uv_write_t *req, int status);
+
+static void on_tls_written(uv_write_t *req, int status)
+{
+    struct tls_write *w = req->data;
+
+    if (w->last)
+        on_written(req, status);
+    else if (status < 0)
+        conn_close(w->c);
+    free(w);
+}
+
+/* Send what OpenSSL has written. RET 0 or -1 (the caller closes). */
+static int tls_flush(struct conn *c, bool last)
+{
+    BIO *wbio = SSL_get_wbio(c->ssl);
+    size_t n = BIO_ctrl_pending(wbio);
+    struct tls_write *w;
+    uv_buf_t b;
+
+    if (n == 0 && !last)
+        return 0;
+    w = mt_xmalloc(sizeof(*w) + n + 1);
+    w->c = c;
+    w->last = last;
+    w->req.data = w;
+    if (n && BIO_read(wbio, w->data, (int)n) != (int)n) {
+        free(w);
+        return -1;
+    }
+    b = uv_buf_init(w->data, (unsigned)n);
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_tls_written) < 0) {
+        free(w);
+        return -1;
+    }
+    return 0;
+}
+
+static void grow(struct conn *c);
+
+/*
+ * Feed ciphertext and move the plaintext it yields to c->buf (OpenSSL
+ * runs the handshake on the way). RET 0, or -1 on a failed handshake or
+ * bad record: the caller closes without an answer.
+ */
+static int tls_in(struct conn *c, const char *p, size_t n)
+{
+    int r, e;
+
+    if (BIO_write(SSL_get_rbio(c->ssl), p, (int)n) != (int)n)
+        return -1;
+    for (;;) {
+        grow(c);
+        if (c->len == c->cap)
+            break; /* full: the parser answers 413 */
+        r = SSL_read(c->ssl, c->buf + c->len, (int)(c->cap - c->len));
+        if (r > 0) {
+            c->len += (size_t)r;
+            continue;
+        }
+        e = SSL_get_error(c->ssl, r);
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_ZERO_RETURN)
+            break;
+        ERR_clear_error();
+        return -1;
+    }
+    return tls_flush(c, false);
+}
+
+/* The answer, encrypted, then close_notify. RET 0 or -1. */
+static int tls_respond(struct conn *c, const uv_buf_t *bufs, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (bufs[i].len && SSL_write(c->ssl, bufs[i].base,
+                                     (int)bufs[i].len) <= 0) {
+            ERR_clear_error();
+            return -1;
+        }
+    }
+    SSL_shutdown(c->ssl);
+    return tls_flush(c, true);
+}
+
+/* The context for o's PEM certificate chain and key. RET 0 or -MT_EINVAL. */
+static int tls_context(const char *cert, const char *key, SSL_CTX **out)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    BIO *cb = BIO_new_mem_buf(cert, -1), *kb = BIO_new_mem_buf(key, -1);
+    X509 *x = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *k = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+    int rc = -MT_EINVAL;
+
+    if (!ctx || !x || !k || SSL_CTX_use_certificate(ctx, x) != 1 ||
+        SSL_CTX_use_PrivateKey(ctx, k) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1)
+        goto out;
+    X509_free(x);
+    while ((x = PEM_read_bio_X509(cb, NULL, NULL, NULL)))
+        if (SSL_CTX_add_extra_chain_cert(ctx, x) != 1)
+            goto out; /* the rest of the chain */
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL); /* browsers: no certs */
+    *out = ctx;
+    ctx = NULL;
+    rc = 0;
+out:
+    ERR_clear_error();
+    X509_free(x);
+    EVP_PKEY_free(k);
+    BIO_free(cb);
+    BIO_free(kb);
+    SSL_CTX_free(ctx);
+    return rc;
+}
+
+/* Start TLS on a new connection. RET 0 or -1. */
+static int tls_accept(struct conn *c)
+{
+    BIO *rbio, *wbio;
+
+    c->ssl = SSL_new(c->d->ssl_ctx);
+    rbio = BIO_new(BIO_s_mem());
+    wbio = BIO_new(BIO_s_mem());
+    if (!c->ssl || !rbio || !wbio) {
+        BIO_free(rbio);
+        BIO_free(wbio);
+        return -1;
+    }
+    SSL_set_bio(c->ssl, rbio, wbio);
+    SSL_set_accept_state(c->ssl);
+    return 0;
+}
+
 static const char *reason_phrase(int code)
 {
     switch (code) {
     case 200: return "OK";
+    case 303: return "See Other";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
     case 413: return "Content Too Large";
+    case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
     default: return "Error";
     }
 }
 
 /*
- * Send the answer: code, content type and c->body (already filled). The
- * body is left out for HEAD, with its length still announced.
+ * Send the answer: code, content type, c->hdrs and c->body (already
+ * filled). The body is left out for HEAD, with its length still announced.
  */
 static void respond(struct conn *c, int code, const char *type, bool head_only)
 {
@@ -183,16 +378,21 @@ static void respond(struct conn *c, int code, const char *type, bool head_only)
                    "Content-Length: %zu\r\n"
                    "Cache-Control: no-store\r\n"
                    "X-Content-Type-Options: nosniff\r\n"
-                   "%s"
+                   "X-Frame-Options: DENY\r\n"
+                   "Referrer-Policy: no-referrer\r\n"
+                   "%s%.*s"
                    "Connection: close\r\n\r\n",
                    code, reason_phrase(code), type, c->body.len,
-                   code == 405 ? "Allow: GET, HEAD\r\n" : "");
+                   code == 405 ? "Allow: GET, HEAD\r\n" : "",
+                   (int)c->hdrs.len, c->hdrs.len ? c->hdrs.buf : "");
     bufs[0] = uv_buf_init(c->head.buf, (unsigned)c->head.len);
     if (!head_only && c->body.len)
         bufs[nbufs++] = uv_buf_init(c->body.buf, (unsigned)c->body.len);
     c->state = C_WRITE;
     uv_timer_start(&c->timer, on_timeout, MT_DASHBOARD_TIMEOUT_MS, 0);
-    if (uv_write(&c->wr, (uv_stream_t *)&c->tcp, bufs, nbufs, on_written) < 0)
+    if (c->ssl ? tls_respond(c, bufs, nbufs) < 0
+               : uv_write(&c->wr, (uv_stream_t *)&c->tcp, bufs, nbufs,
+                          on_written) < 0)
         conn_close(c);
 }
 
@@ -208,7 +408,8 @@ static void on_timeout(uv_timer_t *t)
 {
     struct conn *c = t->data;
 
-    if (c->state == C_READ)
+    /* Mid-handshake there is no channel to answer on. */
+    if (c->state == C_READ && !(c->ssl && !SSL_is_init_finished(c->ssl)))
         respond_error(c, 408, false);
     else
         conn_close(c);
@@ -216,114 +417,20 @@ static void on_timeout(uv_timer_t *t)
 
 /* ---- request parsing ----------------------------------------------------- */
 
-/* RFC 9110 token characters (method names, header names). */
-static bool is_tchar(unsigned char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-           (ch >= '0' && ch <= '9') || (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
 /*
- * Check "METHOD SP /target SP HTTP/1.x" (line, without its line end).
- * OUT method, path  NUL-terminated in place (path without ?query)
- * RET 0 or 400
+ * Look at what has arrived (head/http.h does the parsing). RET 0: need
+ * more bytes; 200: a whole request head, described in *req; 4xx/5xx:
+ * reject. Garbage is refused on its first bad byte.
  */
-static int parse_request_line(char *line, char **method, char **path)
+static int parse(struct conn *c, struct mt_http_req *req)
 {
-    char *sp1 = strchr(line, ' '), *sp2, *version;
+    int rc = mt_http_check_prefix(c->buf, c->len);
 
-    if (!sp1 || sp1 == line || sp1 - line > MAX_METHOD)
-        return 400;
-    sp2 = strchr(sp1 + 1, ' ');
-    if (!sp2 || sp1[1] != '/')
-        return 400;
-    version = sp2 + 1;
-    if (strcmp(version, "HTTP/1.1") != 0 && strcmp(version, "HTTP/1.0") != 0)
-        return 400;
-    for (char *p = sp1 + 1; p < sp2; p++)
-        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
-            return 400;
-    *sp1 = '\0';
-    *sp2 = '\0';
-    sp1[1 + strcspn(sp1 + 1, "?#")] = '\0';
-    *method = line;
-    *path = sp1 + 1;
-    return 0;
-}
-
-/* Every header line must be "name: value" with a token name. RET 0 or 400. */
-static int check_headers(const char *p, const char *end)
-{
-    while (p < end) {
-        const char *eol = memchr(p, '\n', (size_t)(end - p));
-        const char *colon;
-        size_t n;
-
-        if (!eol)
-            eol = end;
-        n = (size_t)(eol - p);
-        if (n && p[n - 1] == '\r')
-            n--;
-        if (n) {
-            colon = memchr(p, ':', n);
-            if (!colon || colon == p)
-                return 400;
-            for (const char *q = p; q < colon; q++)
-                if (!is_tchar((unsigned char)*q))
-                    return 400;
-            for (const char *q = colon; q < p + n; q++)
-                if ((unsigned char)*q < 0x20 && *q != '\t')
-                    return 400;
-        }
-        p = eol + 1;
-    }
-    return 0;
-}
-
-/* Where the header block ends (after its blank line), or NULL. */
-static char *headers_end(char *buf, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (buf[i] != '\n')
-            continue;
-        if (i + 1 < len && buf[i + 1] == '\n')
-            return buf + i + 2;
-        if (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n')
-            return buf + i + 3;
-    }
-    return NULL;
-}
-
-/*
- * Look at what has arrived. RET 0: need more bytes; 200: a whole request,
- * with *method and *path set (in place); 4xx: reject.
- */
-static int parse(struct conn *c, char **method, char **path)
-{
-    size_t i, line_len;
-    char *eol, *end;
-    int rc;
-
-    for (i = 0; i < c->len && c->buf[i] != ' '; i++)
-        if (!is_tchar((unsigned char)c->buf[i]) || i >= MAX_METHOD)
-            return 400;
-    eol = memchr(c->buf, '\n', c->len);
-    if (eol && memchr(c->buf, '\0', (size_t)(eol - c->buf)))
-        return 400;
-    end = headers_end(c->buf, c->len);
-    if (!end) {
-        if (c->len >= sizeof(c->buf))
-            return 413;
-        return 0;
-    }
-    line_len = (size_t)(eol - c->buf);
-    if (line_len && c->buf[line_len - 1] == '\r')
-        line_len--;
-    if (check_headers(eol + 1, end))
-        return 400;
-    c->buf[line_len] = '\0';
-    rc = parse_request_line(c->buf, method, path);
-    return rc ? rc : 200;
+    if (rc)
+        return rc;
+    if (!mt_http_headers_end(c->buf, c->len, &c->scan))
+        return c->len >= MT_HTTP_MAX_HEADER ? 413 : 0;
+    return mt_http_parse(c->buf, c->len, req);
 }
 
 /* ---- the page ------------------------------------------------------------ */
@@ -351,35 +458,173 @@ static const struct asset assets[] = {
     {"/style.css", "text/css; charset=utf-8", mt_www_style_css,
      &mt_www_style_css_len},
 };
+/* /login (login.html) is served by serve_login, without the token. */
 
-static const struct asset *find_asset(const char *path)
+static const struct asset *find_asset(struct mt_http_str path)
 {
     for (size_t i = 0; i < sizeof(assets) / sizeof(assets[0]); i++)
-        if (strcmp(path, assets[i].path) == 0)
+        if (mt_http_str_eq(path, assets[i].path, false))
             return &assets[i];
     return NULL;
 }
 
+/* ---- authentication ------------------------------------------------------ */
+
+#define COOKIE "manta_token"
+
+static bool token_ok(const struct mt_dashboard *d, const char *t, size_t n)
+{
+    return mt_auth_equal(t, n, d->token, d->token_len);
+}
+
+/* A valid bearer token or token cookie (a wrong one is as good as none). */
+static bool authorized(const struct mt_dashboard *d,
+                       const struct mt_http_req *req)
+{
+    char buf[MT_AUTH_TOKEN_MAX + 1];
+    struct mt_http_str tok;
+    size_t n;
+
+    if (mt_http_bearer(req, &tok) && token_ok(d, tok.p, tok.n))
+        return true;
+    return mt_http_cookie(req, COOKIE, buf, sizeof(buf), &n) &&
+           token_ok(d, buf, n);
+}
+
+/* params (a query or a form body) carry a valid token=. */
+static bool param_ok(const struct mt_dashboard *d, struct mt_http_str params)
+{
+    char buf[MT_AUTH_TOKEN_MAX + 1];
+    size_t n;
+
+    return mt_http_param(params, "token", buf, sizeof(buf), &n) &&
+           token_ok(d, buf, n);
+}
+
+/* Set-Cookie for the token: percent-encoded beyond [A-Za-z0-9-._~]. */
+static void add_cookie(struct conn *c)
+{
+    const struct mt_dashboard *d = c->d;
+
+    mt_strbuf_adds(&c->hdrs, "Set-Cookie: " COOKIE "=");
+    for (size_t i = 0; i < d->token_len; i++) {
+        unsigned char ch = (unsigned char)d->token[i];
+
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+            (ch >= '0' && ch <= '9') || strchr("-._~", ch))
+            mt_strbuf_add(&c->hdrs, (const char *)&ch, 1);
+        else
+            mt_strbuf_addf(&c->hdrs, "%%%02X", ch);
+    }
+    mt_strbuf_addf(&c->hdrs, "; Path=/; HttpOnly; SameSite=Strict%s\r\n",
+                   d->tls ? "; Secure" : "");
+}
+
+/*
+ * 303 to path?query, the token param taken out of query, setting the
+ * token cookie. A path that a browser would read as another host
+ * ("//host", "/\host") goes to / instead.
+ */
+static void redirect_in(struct conn *c, struct mt_http_str path,
+                        struct mt_http_str query, bool head_only)
+{
+    char *rest = mt_xmalloc(query.n + 1);
+    size_t n = mt_http_param_strip(query, "token", rest, query.n + 1);
+
+    if (path.n >= 2 && (path.p[1] == '/' || path.p[1] == '\\'))
+        path.n = 1;
+    add_cookie(c);
+    mt_strbuf_addf(&c->hdrs, "Location: %.*s%s%s\r\n", (int)path.n, path.p,
+                   n ? "?" : "", rest);
+    free(rest);
+    mt_strbuf_adds(&c->body, "303 See Other\n");
+    respond(c, 303, "text/plain; charset=utf-8", head_only);
+}
+
+static bool wants_html(const struct mt_http_req *req)
+{
+    return req->accept.n &&
+           memmem(req->accept.p, req->accept.n, "text/html", 9) != NULL;
+}
+
+static void login_page(struct conn *c, int code, bool head_only)
+{
+    mt_strbuf_add(&c->body, (const char *)mt_www_login_html,
+                  mt_www_login_html_len);
+    respond(c, code, "text/html; charset=utf-8", head_only);
+}
+
+/*
+ * 401: the login page for browsers, a short JSON or text reason for API
+ * clients and scrapers, each with the challenge.
+ */
+static void deny(struct conn *c, const struct mt_http_req *req,
+                 bool head_only)
+{
+    static const char why[] = "the cluster token is required: send "
+                              "\"Authorization: Bearer <token>\"";
+
+    MT_DEBUG("dashboard: 401 for %.*s", (int)req->path.n, req->path.p);
+    mt_strbuf_adds(&c->hdrs, "WWW-Authenticate: Bearer realm=\"manta\"\r\n");
+    if (wants_html(req)) {
+        login_page(c, 401, head_only);
+    } else if (req->path.n >= 5 && memcmp(req->path.p, "/api/", 5) == 0) {
+        mt_strbuf_addf(&c->body, "{\"error\":\"unauthorized\","
+                                 "\"message\":\"%s\"}\n",
+                       "the cluster token is required: send "
+                       "Authorization: Bearer <token>");
+        respond(c, 401, "application/json", head_only);
+    } else {
+        mt_strbuf_addf(&c->body, "401 Unauthorized: %s\n", why);
+        respond(c, 401, "text/plain; charset=utf-8", head_only);
+    }
+}
+
+/*
+ * /login: GET shows the form, which POSTs token=... (the whole body has
+ * been read: see on_read); a valid token sets the cookie and goes to /.
+ */
+static void serve_login(struct conn *c, const struct mt_http_req *req,
+                        bool head_only)
+{
+    static const struct mt_http_str root = {"/", 1}, none = {"", 0};
+    struct mt_http_str body;
+    bool get = head_only || mt_http_str_eq(req->method, "GET", false);
+
+    if (!c->d->token) {
+        mt_strbuf_adds(&c->hdrs, "Location: /\r\n");
+        respond(c, 303, "text/plain; charset=utf-8", head_only);
+    } else if (get && !mt_http_param(req->query, "token", NULL, 0, NULL)) {
+        login_page(c, 200, head_only);
+    } else if (get && param_ok(c->d, req->query)) {
+        redirect_in(c, root, none, head_only);
+    } else if (!get && !mt_http_str_eq(req->method, "POST", false)) {
+        respond_error(c, 405, false);
+    } else {
+        body.p = c->buf + req->header_len;
+        body.n = req->content_length > 0 ? (size_t)req->content_length : 0;
+        if (!get && param_ok(c->d, body))
+            redirect_in(c, root, none, false);
+        else
+            deny(c, req, head_only);
+    }
+}
+
 /* ---- routes -------------------------------------------------------------- */
 
-static void serve(struct conn *c, const char *method, const char *path)
+static void serve_route(struct conn *c, struct mt_http_str path,
+                        bool head_only)
 {
-    bool head_only = strcmp(method, "HEAD") == 0;
     struct mt_head *h = c->d->h;
     const struct asset *a;
 
-    if (!head_only && strcmp(method, "GET") != 0) {
-        respond_error(c, 405, false);
-        return;
-    }
-    MT_DEBUG("dashboard: %s %s", method, path);
     if ((a = find_asset(path))) {
         mt_strbuf_add(&c->body, (const char *)a->data, *a->len);
         respond(c, 200, a->type, head_only);
-    } else if (strcmp(path, "/api/cluster_status") == 0) {
+    } else if (mt_http_str_eq(path, "/api/cluster_status", false)) {
         mt_head_status_json(h, &c->body);
         respond(c, 200, "application/json", head_only);
-    } else if (strcmp(path, "/metrics") == 0) {
+    } else if (mt_http_str_eq(path, "/metrics", false)) {
         mt_dashboard_metrics(h, &c->body);
         respond(c, 200, "text/plain; version=0.0.4; charset=utf-8",
                 head_only);
@@ -388,22 +633,81 @@ static void serve(struct conn *c, const char *method, const char *path)
     }
 }
 
+/*
+ * Every route but /login needs the token (when there is one): a valid
+ * ?token= on a GET is swapped for the cookie by a redirect; otherwise a
+ * bearer header or the cookie must be valid. Then the method, then the
+ * route.
+ */
+static void serve(struct conn *c, const struct mt_http_req *req)
+{
+    bool head_only = mt_http_str_eq(req->method, "HEAD", false);
+    bool get = head_only || mt_http_str_eq(req->method, "GET", false);
+    const struct mt_dashboard *d = c->d;
+
+    MT_DEBUG("dashboard: %.*s %.*s", (int)req->method.n, req->method.p,
+             (int)req->path.n, req->path.p);
+    if (mt_http_str_eq(req->path, "/login", false))
+        serve_login(c, req, head_only);
+    else if (d->token && get && param_ok(d, req->query))
+        redirect_in(c, req->path, req->query, head_only);
+    else if (d->token && !authorized(d, req))
+        deny(c, req, head_only);
+    else if (!get)
+        respond_error(c, 405, false);
+    else
+        serve_route(c, req->path, head_only);
+}
+
+/*
+ * How many bytes the request needs before it can be answered: its head,
+ * plus the form body of a POST /login. RET 200 or 413 (form too big).
+ */
+static int request_size(const struct mt_http_req *req, size_t *need)
+{
+    *need = req->header_len;
+    if (!mt_http_str_eq(req->method, "POST", false) ||
+        !mt_http_str_eq(req->path, "/login", false) ||
+        req->content_length <= 0)
+        return 200;
+    if (req->content_length > MT_DASHBOARD_MAX_FORM)
+        return 413;
+    *need += (size_t)req->content_length;
+    return 200;
+}
+
+/* Room for more of the request, when it is full and may still grow. */
+static void grow(struct conn *c)
+{
+    if (c->len < c->cap || c->cap >= BUF_MAX)
+        return;
+    c->cap = c->cap ? c->cap * 2 : BUF_MIN;
+    if (c->cap > BUF_MAX)
+        c->cap = BUF_MAX;
+    c->buf = mt_xrealloc(c->buf, c->cap);
+}
+
 static void on_alloc(uv_handle_t *handle, size_t hint, uv_buf_t *out)
 {
     struct conn *c = handle->data;
 
-    /* Once answered, the buffer only soaks up what is drained. */
-    if (c->state != C_READ)
-        *out = uv_buf_init(c->buf, sizeof(c->buf));
-    else
-        *out = uv_buf_init(c->buf + c->len, (unsigned)(sizeof(c->buf) -
-                                                       c->len));
+    /*
+     * Once answered, what is drained goes to the shared scratch buffer
+     * (the read callback runs right after this one). A request's buffer
+     * grows as it arrives, so slow clients cost little memory.
+     */
+    if (c->state != C_READ || c->ssl) {
+        *out = uv_buf_init(c->d->scratch, sizeof(c->d->scratch));
+        return;
+    }
+    grow(c);
+    *out = uv_buf_init(c->buf + c->len, (unsigned)(c->cap - c->len));
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     struct conn *c = s->data;
-    char *method, *path;
+    struct mt_http_req req;
     int rc;
 
     if (nread < 0) {
@@ -421,19 +725,83 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread == 0 || c->state != C_READ || c->closing)
         return;
-    c->len += (size_t)nread;
-    rc = parse(c, &method, &path);
-    if (rc == 0)
+    if (!c->ssl) {
+        c->len += (size_t)nread;
+    } else if (tls_in(c, buf->base, (size_t)nread) < 0) {
+        MT_DEBUG("dashboard: TLS handshake or record failed");
+        conn_close(c);
+        return;
+    }
+    if (c->need && c->len < c->need)
+        return; /* the rest of a form body */
+    rc = parse(c, &req);
+    if (rc == 200 && !c->need)
+        rc = request_size(&req, &c->need);
+    if (rc == 0 || (rc == 200 && c->len < c->need))
         return;
     if (rc == 200)
-        serve(c, method, path);
+        serve(c, &req);
     else
         respond_error(c, rc, false);
 }
 
-static void on_reject_closed(uv_handle_t *handle)
+/* ---- admission ----------------------------------------------------------- */
+
+/* A connection that may be closed to make room: reading or draining. */
+static bool evictable(const struct conn *c)
 {
-    free(handle);
+    return !c->closing && (c->state == C_READ || c->state == C_DRAIN);
+}
+
+/*
+ * Make room for c, just accepted, within the caps: an address over its
+ * share, or the dashboard over its total, loses its oldest connection
+ * that is still reading a request (or draining one already answered).
+ * So slow clients cannot keep others out: a client that sends its
+ * request at once is answered long before it becomes the oldest.
+ * RET true to serve c, false when nothing could be closed for it.
+ */
+static bool admit(struct mt_dashboard *d, struct conn *c)
+{
+    struct conn *same = NULL, *any = NULL;
+    size_t n_same = 0, n_live = 0;
+
+    for (struct conn *o = d->conns; o; o = o->next) {
+        if (o == c || o->closing)
+            continue;
+        n_live++;
+        if (o->addr == c->addr)
+            n_same++;
+        if (evictable(o)) {
+            any = o; /* the list is newest first: the last is oldest */
+            if (o->addr == c->addr)
+                same = o;
+        }
+    }
+    if (n_same >= d->max_per_addr)
+        any = same;
+    else if (n_live < d->max_conns)
+        return true;
+    if (!any)
+        return false;
+    if (d->evicted++ == 0)
+        MT_WARN("dashboard: at a connection cap (%zu in all, %zu per "
+                "address): closing the oldest unanswered ones",
+                d->max_conns, d->max_per_addr);
+    conn_close(any);
+    return true;
+}
+
+/* The peer's IPv4 address (0 when unknown: then all such share a cap). */
+static uint32_t peer_addr(uv_tcp_t *tcp)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof(ss);
+
+    if (uv_tcp_getpeername(tcp, (struct sockaddr *)&ss, &len) < 0 ||
+        ss.ss_family != AF_INET)
+        return 0;
+    return ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
 }
 
 static void on_connection(uv_stream_t *server, int status)
@@ -443,18 +811,6 @@ static void on_connection(uv_stream_t *server, int status)
 
     if (status < 0) {
         MT_WARN("dashboard: accept failed: %s", uv_strerror(status));
-        return;
-    }
-    if (d->n_conns >= MT_DASHBOARD_MAX_CONNS) {
-        uv_tcp_t *t = mt_xmalloc(sizeof(*t));
-
-        /* Accept and drop at once, so the backlog never fills with them. */
-        uv_tcp_init(d->loop, t);
-        uv_accept(server, (uv_stream_t *)t);
-        uv_close((uv_handle_t *)t, on_reject_closed);
-        if (d->rejected++ == 0)
-            MT_WARN("dashboard: over %d connections, dropping new ones",
-                    MT_DASHBOARD_MAX_CONNS);
         return;
     }
     c = mt_xcalloc(1, sizeof(*c));
@@ -469,28 +825,64 @@ static void on_connection(uv_stream_t *server, int status)
         d->conns->prev = c;
     d->conns = c;
     d->n_conns++;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0 ||
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0) {
+        conn_close(c);
+        return;
+    }
+    c->addr = peer_addr(&c->tcp);
+    if (!admit(d, c)) {
+        if (d->rejected++ == 0)
+            MT_WARN("dashboard: over %zu connections, dropping new ones",
+                    d->max_conns);
+        conn_close(c);
+        return;
+    }
+    if ((d->ssl_ctx && tls_accept(c) < 0) ||
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0) {
         conn_close(c);
         return;
     }
-    uv_timer_start(&c->timer, on_timeout, MT_DASHBOARD_TIMEOUT_MS, 0);
+    uv_timer_start(&c->timer, on_timeout, MT_DASHBOARD_HEADER_MS, 0);
+}
+
+/*
+ * Caps from RLIMIT_NOFILE: a quarter of the descriptors for the
+ * dashboard (the rest for rpc, workers and files), a quarter of that per
+ * client address.
+ */
+static void set_caps(struct mt_dashboard *d)
+{
+    struct rlimit rl;
+    size_t n = 1024;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        n = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1 << 20
+                ? 1 << 20
+                : (size_t)rl.rlim_cur;
+    d->max_conns = n / 4;
+    if (d->max_conns < MT_DASHBOARD_MIN_CONNS)
+        d->max_conns = MT_DASHBOARD_MIN_CONNS;
+    if (d->max_conns > MT_DASHBOARD_MAX_CONNS)
+        d->max_conns = MT_DASHBOARD_MAX_CONNS;
+    d->max_per_addr = d->max_conns / 4;
+    if (d->max_per_addr > MT_DASHBOARD_MAX_PER_ADDR)
+        d->max_per_addr = MT_DASHBOARD_MAX_PER_ADDR;
 }
 
 /* ---- life cycle ---------------------------------------------------------- */
 
-int mt_dashboard_create(const char *host, int port, struct mt_dashboard **out,
-                        int *bound)
+/* A listening IPv4 socket on host:port. RET the fd or -MT_EINVAL/-errno. */
+static int listen_on(const char *host, int port, int *bound)
 {
     struct sockaddr_in sa;
     socklen_t salen = sizeof(sa);
-    struct mt_dashboard *d;
-    int fd, one = 1;
+    int fd, one = 1, rc;
 
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
-    if (port < 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    if (!host || port < 0 || port > 65535 ||
+        inet_pton(AF_INET, host, &sa.sin_addr) != 1)
         return -MT_EINVAL;
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
@@ -498,19 +890,45 @@ int mt_dashboard_create(const char *host, int port, struct mt_dashboard **out,
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
         listen(fd, LISTEN_BACKLOG) < 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &salen) < 0)
-        goto out_errno;
+        getsockname(fd, (struct sockaddr *)&sa, &salen) < 0) {
+        rc = -errno;
+        close(fd);
+        return rc;
+    }
+    *bound = ntohs(sa.sin_port);
+    return fd;
+}
+
+int mt_dashboard_create(const struct mt_dashboard_opts *o,
+                        struct mt_dashboard **out, int *bound)
+{
+    struct mt_dashboard *d;
+    SSL_CTX *ctx = NULL;
+    int fd, port = 0;
+
+    if (o->tls_cert && o->tls_key &&
+        tls_context(o->tls_cert, o->tls_key, &ctx) < 0) {
+        MT_ERROR("dashboard: cannot use the TLS certificate and key");
+        return -MT_EINVAL;
+    }
+    fd = listen_on(o->host, o->port, &port);
+    if (fd < 0) {
+        SSL_CTX_free(ctx);
+        return fd;
+    }
     d = mt_xcalloc(1, sizeof(*d));
+    d->ssl_ctx = ctx;
+    d->tls = ctx != NULL;
     d->fd = fd;
-    d->port = ntohs(sa.sin_port);
+    d->port = port;
+    set_caps(d);
+    if (o->token) {
+        d->token = mt_xstrdup(o->token);
+        d->token_len = strlen(o->token);
+    }
     *bound = d->port;
     *out = d;
     return 0;
-
-out_errno:
-    port = -errno;
-    close(fd);
-    return port;
 }
 
 int mt_dashboard_start(struct mt_dashboard *d, uv_loop_t *loop,
@@ -535,6 +953,8 @@ int mt_dashboard_start(struct mt_dashboard *d, uv_loop_t *loop,
                  uv_strerror(rc));
         return -MT_EIO;
     }
+    MT_INFO("dashboard: at most %zu connections, %zu per client address",
+            d->max_conns, d->max_per_addr);
     return 0;
 }
 
@@ -558,7 +978,7 @@ void mt_dashboard_close(struct mt_dashboard *d)
         close(d->fd);
     d->fd = -1;
     if (!d->started) {
-        free(d);
+        dashboard_free(d);
         return;
     }
     uv_close((uv_handle_t *)&d->listener, on_listener_closed);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/auth.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/sys.h"
@@ -117,23 +118,34 @@ static void destroy_services(struct mt_head *h)
 
 /* ---- dashboard --------------------------------------------------------------- */
 
-/* Bind the dashboard on the rpc bind address's host; RET 0 or -MT_E*. */
+/*
+ * Bind the dashboard on cfg.dashboard_host (not the rpc's address: it is
+ * for operators, 127.0.0.1 unless asked), asking for the cluster token
+ * and serving HTTPS when the head has a certificate. Its URL names the
+ * bound host, or node_ip when bound to every address. RET 0 or -MT_E*.
+ */
 static int open_dashboard(struct mt_head *h)
 {
-    const char *colon = strrchr(h->cfg.bind_addr, ':');
-    char host[64];
+    const struct mt_security *sec = h->cfg.sec;
+    struct mt_dashboard_opts o = {
+        .host = h->cfg.dashboard_host ? h->cfg.dashboard_host : "127.0.0.1",
+        .port = h->cfg.dashboard_port,
+        .token = sec ? sec->token : NULL,
+        .tls_cert = sec ? sec->tls_cert : NULL,
+        .tls_key = sec ? sec->tls_key : NULL,
+    };
+    const char *url_host = strcmp(o.host, "0.0.0.0") == 0 ? h->cfg.node_ip
+                                                          : o.host;
     int rc, port;
 
-    snprintf(host, sizeof(host), "%.*s",
-             colon ? (int)(colon - h->cfg.bind_addr) : 0, h->cfg.bind_addr);
-    rc = mt_dashboard_create(host, h->cfg.dashboard_port, &h->dash, &port);
+    rc = mt_dashboard_create(&o, &h->dash, &port);
     if (rc < 0) {
-        MT_ERROR("cannot serve the dashboard on %s:%d: %s", host,
-                 h->cfg.dashboard_port, mt_strerror(rc));
+        MT_ERROR("cannot serve the dashboard on %s:%d: %s", o.host, o.port,
+                 mt_strerror(rc));
         return rc;
     }
-    snprintf(h->dashboard_url, sizeof(h->dashboard_url), "http://%s:%d",
-             h->cfg.node_ip, port);
+    snprintf(h->dashboard_url, sizeof(h->dashboard_url), "%s://%s:%d",
+             o.tls_cert && o.tls_key ? "https" : "http", url_host, port);
     return 0;
 }
 

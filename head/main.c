@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/alloc.h"
@@ -167,6 +168,18 @@ static int load_credentials(const struct mt_security_src *src,
     return 0;
 }
 
+/* The dashboard sizes its connection caps from RLIMIT_NOFILE: take the
+ * hard limit, so slow clients cannot crowd out everyone else. */
+static void raise_fd_limit(void)
+{
+    struct rlimit r;
+
+    if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+        r.rlim_cur = r.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &r);
+    }
+}
+
 static int bad_value(const char *flag, const char *v)
 {
     fprintf(stderr, "manta-head: invalid value for --%s: '%s'\n", flag, v);
@@ -267,6 +280,7 @@ int main(int argc, char **argv)
                         "--report-period-ms\n");
     mt_log_init("head", (enum mt_log_level)level, NULL);
     signal(SIGPIPE, SIG_IGN);
+    raise_fd_limit();
     if (!node_ip || strcmp(node_ip, "0.0.0.0") == 0)
         mt_sys_primary_ip(ip, sizeof(ip));
     else

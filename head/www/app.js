@@ -1,7 +1,8 @@
 /*
  * app.js -- the dashboard page's script (index.html), served at /app.js:
  * it fetches /api/cluster_status every 2 s and renders the head, the
- * cluster totals and the table of nodes.
+ * cluster totals and the table of nodes. Without a valid token cookie
+ * (401) it goes to /login.
  */
 'use strict';
 const BYTES={memory:1,object_store_memory:1};
@@ -28,6 +29,7 @@ function render(s){
 }
 async function tick(){
  try{const r=await fetch('/api/cluster_status',{cache:'no-store'});
+  if(r.status===401){location.href='/login';return;}
   if(!r.ok)throw new Error('HTTP '+r.status);
   render(await r.json());document.getElementById('err').textContent='';}
  catch(e){document.getElementById('err').textContent='cannot reach the head: '+e.message;}

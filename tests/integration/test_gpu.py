@@ -218,10 +218,21 @@ def wait_gpus(d, pred, what):
     return got
 
 
+# The cluster token of the head behind each dashboard port.
+DASH_TOKENS = {}
+
+
+def dash_open(dport, path):
+    """GET path from the dashboard on dport, with the head's token."""
+    req = urllib.request.Request(
+        "http://127.0.0.1:%d%s" % (dport, path),
+        headers={"Authorization": "Bearer " + DASH_TOKENS[dport]})
+    return urllib.request.urlopen(req, timeout=10)
+
+
 def metrics(dport):
     """/metrics as {(name, frozenset(labels)): value}."""
-    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % dport,
-                                timeout=10) as r:
+    with dash_open(dport, "/metrics") as r:
         body = r.read().decode()
     out = {}
     for line in body.splitlines():
@@ -243,6 +254,8 @@ def test_gpu_figures_in_reports():
     d, addr, n = start("gpufig", dict(STUB8, MT_NVML_STUB_COUNT="2",
                                       MT_NVML_STUB_FILE=knobs),
                        ["--dashboard-port", str(dport)])
+    with open(os.path.join(d, "token")) as f:
+        DASH_TOKENS[dport] = f.read().strip()
     check(gpus(n) == 2, "GPU offered: %r" % n["resources_total"])
     g = wait_gpus(d, lambda g: len(g) == 2 and
                   g[0]["memory_used_bytes"] == GIB, "first GPU figures")
@@ -259,8 +272,7 @@ def test_gpu_figures_in_reports():
           in text and
           "gpu 1: NVIDIA H200, memory 2.0GiB/141.0GiB, utilization ?" in text,
           "status text:\n" + text)
-    with urllib.request.urlopen("http://127.0.0.1:%d/api/cluster_status"
-                                % dport, timeout=10) as r:
+    with dash_open(dport, "/api/cluster_status") as r:
         api = json.loads(r.read().decode())
     check(api["nodes"][0]["gpus"][0]["utilization_percent"] == 37,
           "dashboard api: %r" % api["nodes"][0].get("gpus"))

@@ -9,6 +9,7 @@ extern CU_TestInfo mt_test_obj_table[];
 extern CU_TestInfo mt_test_actor_table[];
 extern CU_TestInfo mt_test_gang_ports[];
 extern CU_TestInfo mt_test_tasks[];
+extern CU_TestInfo mt_test_http[];
 
 static const struct mt_suite suites[] = {
     {"node_table", mt_test_node_table, NULL, NULL},
@@ -18,6 +19,7 @@ static const struct mt_suite suites[] = {
     {"actor_table", mt_test_actor_table, NULL, NULL},
     {"gang_ports", mt_test_gang_ports, NULL, NULL},
     {"tasks", mt_test_tasks, NULL, NULL},
+    {"http", mt_test_http, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

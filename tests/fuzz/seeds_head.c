@@ -10,15 +10,6 @@
 #include "proto/convert.h"
 #include "tests/fuzz/seeds.h"
 
-#define PACK(harness, what, type, msg)                                     \
-    do {                                                                   \
-        size_t n_ = type##__get_packed_size(msg);                          \
-        uint8_t *b_ = malloc(n_ ? n_ : 1);                                 \
-        type##__pack(msg, b_);                                             \
-        mt_seed_write(harness, what, b_, n_);                              \
-        free(b_);                                                          \
-    } while (0)
-
 static void command_def(struct mt_task_def *d)
 {
     const char *argv[] = {"/bin/echo", "hello"};
@@ -76,16 +67,16 @@ static void task_seeds(void)
         mt_pb_task_spec_view(&a, &d[i], &specs[i]);
         sp[i] = &specs[i];
         r.spec = &specs[i];
-        PACK("head_task", names[i], manta__submit_task_request, &r);
+        MT_SEED_PACK("head_task", names[i], manta__submit_task_request, &r);
     }
     batch.watcher_id = "w1";
     batch.n_specs = batch.n_tags = batch.n_output = 2;
     batch.specs = sp;
     batch.tags = tags;
     batch.output = out;
-    PACK("head_batch", "two", manta__submit_tasks_request, &batch);
+    MT_SEED_PACK("head_batch", "two", manta__submit_tasks_request, &batch);
     batch.n_output = 1;
-    PACK("head_batch", "short-output", manta__submit_tasks_request, &batch);
+    MT_SEED_PACK("head_batch", "short-output", manta__submit_tasks_request, &batch);
     for (int i = 0; i < 3; i++)
         mt_task_def_release(&d[i]);
     mt_pb_arena_release(&a);
@@ -108,7 +99,7 @@ static void pg_seeds(void)
         mt_selector_parse("zone=a", &b->sel, NULL, 0);
     }
     mt_pb_pg_request_view(&a, &p, &r);
-    PACK("head_pg", "bundles", manta__create_placement_group_request, &r);
+    MT_SEED_PACK("head_pg", "bundles", manta__create_placement_group_request, &r);
     mt_pg_def_release(&p);
     mt_pb_arena_release(&a);
     memset(&p, 0, sizeof(p));
@@ -116,7 +107,7 @@ static void pg_seeds(void)
     mt_def_set_str(&p.tpu_topology, "2x2x2");
     p.tpu_slices = 2;
     mt_pb_pg_request_view(&a, &p, &r);
-    PACK("head_pg", "slices", manta__create_placement_group_request, &r);
+    MT_SEED_PACK("head_pg", "slices", manta__create_placement_group_request, &r);
     mt_pg_def_release(&p);
     mt_pb_arena_release(&a);
 }
@@ -137,12 +128,12 @@ static void gang_seeds(void)
     mt_def_set_strv(&g.member.argv, &g.member.argc, argv, 2);
     mt_qty_list_set(&g.member.res, "CPU", 10000);
     mt_pb_gang_request_view(&a, &g, &r);
-    PACK("head_gang", "v6e", manta__submit_gang_request, &r);
+    MT_SEED_PACK("head_gang", "v6e", manta__submit_gang_request, &r);
     mt_def_set_str(&g.pod_type, "v5p-8");
     mt_def_set_str(&g.topology, "2x2x1");
     g.device_launch = true;
     mt_pb_gang_request_view(&a, &g, &r);
-    PACK("head_gang", "v5p-device", manta__submit_gang_request, &r);
+    MT_SEED_PACK("head_gang", "v5p-device", manta__submit_gang_request, &r);
     mt_gang_def_release(&g);
     mt_pb_arena_release(&a);
 }
@@ -192,19 +183,19 @@ static void node_seeds(void)
     ni.usage = &usage;
     ni.pid = 1234;
     reg.node = &ni;
-    PACK("head_register", "node", manta__register_node_request, &reg);
-    PACK("head_register", "saved-row", manta__node_info, &ni);
+    MT_SEED_PACK("head_register", "node", manta__register_node_request, &reg);
+    MT_SEED_PACK("head_register", "saved-row", manta__node_info, &ni);
     ni.address = "no-port";
-    PACK("head_register", "bad-address", manta__register_node_request, &reg);
+    MT_SEED_PACK("head_register", "bad-address", manta__register_node_request, &reg);
     rep.node_id = "node-1";
     rep.seqno = 7;
     rep.n_resources_available = 2;
     rep.resources_available = res;
     rep.usage = &usage;
-    PACK("head_report", "report", manta__report_node_request, &rep);
+    MT_SEED_PACK("head_report", "report", manta__report_node_request, &rep);
     g0.utilization_percent = -1;
     g0.index = -1;
-    PACK("head_report", "mig", manta__report_node_request, &rep);
+    MT_SEED_PACK("head_report", "mig", manta__report_node_request, &rep);
 }
 
 void mt_seeds_head(void)

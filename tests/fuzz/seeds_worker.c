@@ -10,15 +10,6 @@
 #include "tests/fuzz/seeds.h"
 #include "worker_service.pb-c.h"
 
-#define PACK(harness, what, type, msg)                                     \
-    do {                                                                   \
-        size_t n_ = type##__get_packed_size(msg);                          \
-        uint8_t *b_ = malloc(n_ ? n_ : 1);                                 \
-        type##__pack(msg, b_);                                             \
-        mt_seed_write(harness, what, b_, n_);                              \
-        free(b_);                                                          \
-    } while (0)
-
 static uint8_t oid[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                           11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
 
@@ -50,10 +41,10 @@ static void run_seeds(void)
     r.env = env;
     r.n_env_unset = 1;
     r.env_unset = unset;
-    PACK("worker_run", "command", manta__run_task_request, &r);
+    MT_SEED_PACK("worker_run", "command", manta__run_task_request, &r);
     many.n_tasks = 2;
     many.tasks = rs;
-    PACK("worker_run", "batch", manta__run_tasks_request, &many);
+    MT_SEED_PACK("worker_run", "batch", manta__run_tasks_request, &many);
     spec.kind = MANTA__TASK_KIND__TASK_KIND_FUNCTION;
     spec.n_argv = 0;
     spec.function = "libfn.so:add";
@@ -72,9 +63,9 @@ static void run_seeds(void)
     oa.holder_addresses = holders;
     r.n_object_args = 1;
     r.object_args = oas;
-    PACK("worker_run", "function-ref", manta__run_task_request, &r);
+    MT_SEED_PACK("worker_run", "function-ref", manta__run_task_request, &r);
     oa.index = 0; /* does not match arg_refs: refused after copying */
-    PACK("worker_run", "function-bad-ref", manta__run_task_request, &r);
+    MT_SEED_PACK("worker_run", "function-bad-ref", manta__run_task_request, &r);
 }
 
 static void actor_seeds(void)
@@ -96,9 +87,9 @@ static void actor_seeds(void)
     r.caller_id = "driver-1";
     r.n_calls = 2;
     r.calls = calls;
-    PACK("worker_actor", "two-calls", manta__call_actor_request, &r);
+    MT_SEED_PACK("worker_actor", "two-calls", manta__call_actor_request, &r);
     c1.method = "";
-    PACK("worker_actor", "no-method", manta__call_actor_request, &r);
+    MT_SEED_PACK("worker_actor", "no-method", manta__call_actor_request, &r);
 }
 
 static void pull_seeds(void)
@@ -112,7 +103,7 @@ static void pull_seeds(void)
     req.object_id.len = 20;
     req.object_id.data = oid;
     req.chunk_size = 1 << 20;
-    PACK("worker_pull", "request", manta__pull_object_request, &req);
+    MT_SEED_PACK("worker_pull", "request", manta__pull_object_request, &req);
     t.code = 2;
     t.bits = 32;
     t.lanes = 1;
@@ -129,7 +120,7 @@ static void pull_seeds(void)
     c.data.len = 3;
     c.data.data = (uint8_t *)"abc";
     c.chunk_size = 1 << 20;
-    PACK("worker_pull", "first-chunk", manta__object_chunk, &c);
+    MT_SEED_PACK("worker_pull", "first-chunk", manta__object_chunk, &c);
 }
 
 void mt_seeds_worker(void)

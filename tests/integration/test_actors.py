@@ -26,8 +26,8 @@ import signal
 import subprocess
 import time
 
-from harness import (channel, BIN, FAST, check, free_port, main, new_dir, proto_stubs,
-                     run, status, wait_output, wait_until)
+from harness import (BIN, FAST, channel, check, free_port, main, new_dir,
+                     proto_stubs, run, status, wait_output, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)
 

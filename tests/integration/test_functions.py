@@ -23,8 +23,8 @@ import struct
 import subprocess
 import time
 
-from harness import (channel, BIN, FAST, check, free_port, main, new_dir, pid_alive,
-                     proto_stubs, read_pid, run, status, wait_until)
+from harness import (BIN, FAST, channel, check, free_port, main, new_dir,
+                     pid_alive, proto_stubs, read_pid, run, status, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)
 

@@ -10,7 +10,7 @@ infeasible reason; bad requests get INVALID_ARGUMENT.
 import subprocess
 import time
 
-from harness import (channel, FAST, MANTA, check, free_port, main, new_dir,
+from harness import (FAST, MANTA, channel, check, free_port, main, new_dir,
                      proto_stubs, run, status, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)

@@ -8,8 +8,8 @@ their index as the argument and are followed through ListTasks.
 import os
 import time
 
-from harness import (channel, BIN, FAST, check, free_port, main, new_dir, proto_stubs,
-                     run, status, wait_until)
+from harness import (BIN, FAST, channel, check, free_port, main, new_dir,
+                     proto_stubs, run, status, wait_until)
 
 N = 10000
 LIB_DIR = os.path.normpath(os.path.join(BIN, "..", "lib"))

@@ -4,8 +4,9 @@ UNAUTHENTICATED without the cluster token or with a wrong one, and no
 command runs; a node cannot register over, report for or unregister
 another; the session dir, token and logs are private and the object store
 refuses another uid; a driver with an old token after a restart with a new
-one fails at once with "wrong cluster token"; `manta start --head` makes a
-token when none is given; `--auth none` is the one way to turn it off.
+one fails at once with "wrong cluster token"; task env is listed only with
+--show-env and never logged; `manta start --head` makes a token when none
+is given; `--auth none` is the one way to turn it off.
 
 Auth is on in every other test too: the harness passes its token.
 """
@@ -155,7 +156,18 @@ def mode(path):
 
 def test_private_files_and_store():
     addr, d, _ = start("files")
-    run(["submit", "--temp-dir", d, "--", "sh", "-c", "echo hi"])
+    secret = "s3cr3t-%d" % os.getpid()
+    run(["submit", "--temp-dir", d, "--env", "API_KEY=" + secret, "--",
+         "sh", "-c", "echo hi"])
+    # The env is listed only when asked for, and never logged.
+    hidden = run(["list", "tasks", "--temp-dir", d, "--format", "json"]).stdout
+    check(secret not in hidden and "API_KEY" not in hidden, hidden)
+    shown = run(["list", "tasks", "--temp-dir", d, "--format", "json",
+                 "--show-env"]).stdout
+    check('"API_KEY": "%s"' % secret in shown, shown)
+    for name in ("head.log", "worker.log"):
+        check(secret not in read(os.path.join(d, "logs"), name),
+              "the secret is in " + name)
     check(mode(d) == 0o700, "session dir %o" % mode(d))
     check(mode(os.path.join(d, "token")) == 0o600, "token")
     check(read(d, "token") == TOKEN, "the token given is the one kept")

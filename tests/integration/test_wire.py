@@ -9,7 +9,7 @@ an error (or a dropped connection) while the head keeps serving.
 import os
 import socket
 
-from harness import (channel, FAST, check, free_port, main, new_dir, pid_alive,
+from harness import (FAST, channel, check, free_port, main, new_dir, pid_alive,
                      proto_stubs, read_pid, run, status, wait_until)
 
 import grpc  # noqa: E402  (Debian python3-grpcio)

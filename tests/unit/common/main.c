@@ -11,6 +11,7 @@ extern CU_TestInfo mt_test_parse[];
 extern CU_TestInfo mt_test_selector[];
 extern CU_TestInfo mt_test_defs[];
 extern CU_TestInfo mt_test_ids[];
+extern CU_TestInfo mt_test_auth[];
 extern CU_TestInfo mt_test_qty_regressions[];
 extern CU_TestInfo mt_test_sys_regressions[];
 int mt_test_rpc_setup(void);
@@ -23,6 +24,7 @@ static const struct mt_suite suites[] = {
     {"strbuf", mt_test_strbuf, NULL, NULL},
     {"sys", mt_test_sys, NULL, NULL},
     {"parse", mt_test_parse, NULL, NULL},
+    {"auth", mt_test_auth, NULL, NULL},
     {"selector", mt_test_selector, NULL, NULL},
     {"defs", mt_test_defs, NULL, NULL},
     {"ids", mt_test_ids, NULL, NULL},

@@ -611,7 +611,43 @@ static void test_state_name(void)
                            "UNKNOWN");
 }
 
+/* A live node's id is only taken with its credential; a dead one's anew. */
+static void test_node_credential(void)
+{
+    struct mt_node_table t;
+    struct reg_fixture f;
+    struct mt_node *n;
+    int err = 0;
+
+    mt_node_table_init(&t);
+    reg_init(&f, "n1", 4);
+    f.reg.secret = "secret-one-0123456789";
+    n = mt_node_table_register(&t, &f.reg, 0, 0, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+    CU_ASSERT_TRUE(mt_node_secret_ok(n, "secret-one-0123456789"));
+    CU_ASSERT_FALSE(mt_node_secret_ok(n, "secret-two-0123456789"));
+    CU_ASSERT_FALSE(mt_node_secret_ok(n, ""));
+    CU_ASSERT_FALSE(mt_node_secret_ok(n, NULL));
+    f.reg.secret = "secret-two-0123456789";
+    f.reg.address = "10.6.6.6:1";
+    CU_ASSERT_PTR_NULL(mt_node_table_register(&t, &f.reg, 1, 1, NULL, &err));
+    CU_ASSERT_EQUAL(err, -MT_EPERM);
+    CU_ASSERT_STRING_EQUAL(n->address, "10.0.0.1:7000"); /* untouched */
+    f.reg.secret = "secret-one-0123456789"; /* its own: refreshed */
+    CU_ASSERT_PTR_EQUAL(mt_node_table_register(&t, &f.reg, 2, 2, NULL, &err),
+                        n);
+    mt_node_table_mark_dead(&t, n, "gone", 3);
+    f.reg.secret = "secret-two-0123456789"; /* a restarted worker */
+    CU_ASSERT_PTR_EQUAL(mt_node_table_register(&t, &f.reg, 3, 3, NULL, &err),
+                        n);
+    CU_ASSERT_TRUE(mt_node_secret_ok(n, "secret-two-0123456789"));
+    CU_ASSERT_FALSE(mt_node_secret_ok(n, "secret-one-0123456789"));
+    reg_release(&f);
+    mt_node_table_release(&t);
+}
+
 CU_TestInfo mt_test_node_table[] = {
+    {"node_credential", test_node_credential},
     {"register_new", test_register_new},
     {"register_optional_fields", test_register_optional_fields},
     {"register_invalid", test_register_invalid},

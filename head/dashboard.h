@@ -103,7 +103,7 @@ void mt_dashboard_close(struct mt_dashboard *d);
 
 /*
  * mt_dashboard_metrics - append the head's metrics in Prometheus text
- * format 0.0.4 (what GET /metrics serves).
+ * format 0.0.4 (what GET /metrics serves; metrics.c).
  */
 void mt_dashboard_metrics(struct mt_head *h, struct mt_strbuf *out);
 

@@ -28,9 +28,9 @@ echo "== manta start --head (head + worker on 127.0.0.1, port $port)"
 "$MANTA" start --head --port "$port" --node-ip 127.0.0.1 --temp-dir "$HEAD_DIR" \
     --num-cpus 2 --labels zone=demo-a
 echo
-echo "== manta start --address 127.0.0.1:$port (a second worker on 127.0.0.2)"
-"$MANTA" start --address "127.0.0.1:$port" --node-ip 127.0.0.2 \
-    --temp-dir "$NODE2_DIR" --num-cpus 4 --num-gpus 1 \
+echo "== manta start --address 127.0.0.1:$port --token-file ... (a second worker on 127.0.0.2)"
+"$MANTA" start --address "127.0.0.1:$port" --token-file "$HEAD_DIR/token" \
+    --node-ip 127.0.0.2 --temp-dir "$NODE2_DIR" --num-cpus 4 --num-gpus 1 \
     --resources '{"accel": 2}' --labels zone=demo-b
 echo
 echo "== manta status"
@@ -53,6 +53,8 @@ done
 wait
 "$MANTA" list tasks --temp-dir "$HEAD_DIR"
 
+# The examples, and the nodes started below, present the cluster token too.
+export MANTA_AUTH_TOKEN_FILE="$HEAD_DIR/token"
 for ex in "$BIN"/example_*; do
     [ -x "$ex" ] || continue
     echo

@@ -94,7 +94,7 @@ static int openssl(char *const args[], const char *log)
 static char *alt_names(char **ips, int n_ips, char **dns, int n_dns)
 {
     struct mt_strbuf sb = MT_STRBUF_INIT;
-    char ip[64], host[256];
+    char ip[64], host[256], *san;
 
     mt_sys_primary_ip(ip, sizeof(ip));
     mt_sys_hostname(host, sizeof(host));
@@ -107,7 +107,9 @@ static char *alt_names(char **ips, int n_ips, char **dns, int n_dns)
         mt_strbuf_addf(&sb, ",IP:%s", ips[i]);
     for (int i = 0; i < n_dns; i++)
         mt_strbuf_addf(&sb, ",DNS:%s", dns[i]);
-    return mt_xstrdup(mt_strbuf_str(&sb));
+    san = mt_xstrdup(mt_strbuf_str(&sb));
+    mt_strbuf_release(&sb);
+    return san;
 }
 
 /* The three openssl runs. RET 0 or 1. */

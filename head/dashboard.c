@@ -61,6 +61,7 @@
 #include "common/sys.h"
 #include "head/head_int.h"
 #include "head/http.h"
+#include "head/metrics.h"
 #include "head/rpc_services.h"
 
 #include "dashboard_www.h" /* generated from head/www/ */
@@ -625,7 +626,7 @@ static void serve_route(struct conn *c, struct mt_http_str path,
         mt_head_status_json(h, &c->body);
         respond(c, 200, "application/json", head_only);
     } else if (mt_http_str_eq(path, "/metrics", false)) {
-        mt_dashboard_metrics(h, &c->body);
+        mt_head_metrics(h, &c->body);
         respond(c, 200, "text/plain; version=0.0.4; charset=utf-8",
                 head_only);
     } else {

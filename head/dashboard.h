@@ -59,7 +59,6 @@
 #define MT_DASHBOARD_MAX_FORM 1024 /* POST /login body */
 
 struct mt_head;
-struct mt_strbuf;
 struct mt_dashboard;
 
 /* What the dashboard serves on, and the credentials it asks for. */
@@ -100,11 +99,5 @@ int mt_dashboard_start(struct mt_dashboard *d, uv_loop_t *loop,
  * not used after this returns. Accepts NULL.
  */
 void mt_dashboard_close(struct mt_dashboard *d);
-
-/*
- * mt_dashboard_metrics - append the head's metrics in Prometheus text
- * format 0.0.4 (what GET /metrics serves; metrics.c).
- */
-void mt_dashboard_metrics(struct mt_head *h, struct mt_strbuf *out);
 
 #endif /* MT_DASHBOARD_H */

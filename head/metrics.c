@@ -14,8 +14,8 @@
 #include "common/qty.h"
 #include "common/strbuf.h"
 #include "common/sys.h"
-#include "head/dashboard.h"
 #include "head/head_int.h"
+#include "head/metrics.h"
 
 /* A label value: backslash, double quote and newline escaped. */
 static void add_label(struct mt_strbuf *sb, const char *name, const char *v,
@@ -213,7 +213,7 @@ static void task_metrics(struct mt_strbuf *sb, struct mt_head *h)
                    mt_task_table_count(tt, MT_TASK_RUNNING));
 }
 
-void mt_dashboard_metrics(struct mt_head *h, struct mt_strbuf *sb)
+void mt_head_metrics(struct mt_head *h, struct mt_strbuf *sb)
 {
     struct mt_node_table *nodes = mt_head_nodes_table(h->nodes);
     struct mt_qty_list total = {0}, avail = {0};

@@ -18,7 +18,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: manta actor get|kill (ACTOR_ID | --name NAME)\n"
-            "                   [--address HOST:PORT | --temp-dir DIR]\n"
+            "                   [--address HOST:PORT] [--temp-dir DIR]\n"
             "                   [--restart] [--format text|json]\n"
             "\n"
             "get   print one actor (JSON with --format json)\n"
@@ -27,7 +27,7 @@ static void usage(FILE *f)
             "\n"
             "  --name NAME          the live actor with this name\n"
             "  --address HOST:PORT  the head (default: from the session dir)\n"
-            "  --temp-dir DIR       session dir holding head.addr (default %s)\n"
+            "  --temp-dir DIR       session dir: head.addr, token (default %s)\n"
             "  -h, --help           this text\n"
             "\n"
             "See also: manta list actors\n",

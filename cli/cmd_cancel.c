@@ -9,7 +9,7 @@
 #include "cli/conn.h"
 
 static const char usage[] =
-    "usage: manta cancel TASK_ID [--force] [--address HOST:PORT | --temp-dir DIR]\n"
+    "usage: manta cancel TASK_ID [--force] [--address HOST:PORT] [--temp-dir DIR]\n"
     "\n"
     "Cancel a task: a pending one at once, a running one with SIGTERM to\n"
     "its process group (SIGKILL with --force, or after 5 s).\n";

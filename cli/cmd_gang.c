@@ -17,7 +17,7 @@ static void gang_usage(FILE *f)
 {
     fprintf(f,
             "usage: manta gang get|cancel GANG_ID\n"
-            "                  [--address HOST:PORT | --temp-dir DIR]\n"
+            "                  [--address HOST:PORT] [--temp-dir DIR]\n"
             "                  [--format text|json]\n"
             "\n"
             "Show a gang (state, slices, members of the current attempt) or\n"

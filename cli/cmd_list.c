@@ -373,7 +373,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: manta list nodes|tasks|actors|placement-groups|objects|gangs\n"
-            "                  [--address HOST:PORT | --temp-dir DIR]\n"
+            "                  [--address HOST:PORT] [--temp-dir DIR]\n"
             "                  [--format text|json] [--limit N]\n"
             "                  [--state STATE] [--node NODE_ID] [--name NAME]\n"
             "                  [--show-env]\n"
@@ -383,7 +383,7 @@ static void usage(FILE *f)
             "In the nodes table CPU, GPU and MEMORY read used/total.\n"
             "\n"
             "  --address HOST:PORT  the head (default: read from the session dir)\n"
-            "  --temp-dir DIR       session dir holding head.addr (default %s)\n"
+            "  --temp-dir DIR       session dir: head.addr, token (default %s)\n"
             "  --format F           text (default) or json: one object\n"
             "                       {\"total\": N, \"tasks\": [...]} or\n"
             "                       {\"total\": N, \"nodes\": [...]}\n"

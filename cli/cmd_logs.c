@@ -11,7 +11,7 @@
 #include "cli/follow.h"
 
 static const char usage[] =
-    "usage: manta logs TASK_ID [--address HOST:PORT | --temp-dir DIR] [-v]\n"
+    "usage: manta logs TASK_ID [--address HOST:PORT] [--temp-dir DIR] [-v]\n"
     "\n"
     "Print a task's output (the head keeps its last 1 MiB) and, while it\n"
     "runs, follow it to the end; exit with the task's exit code, as\n"

@@ -591,9 +591,15 @@ static int start_all(struct start_opts *o)
     }
     if (node)
         printf("Local node: %s\n", node);
-    printf("To see the cluster:  manta status --address %s\n"
-           "To stop this node:   manta stop --temp-dir %s\n",
-           head_addr, o->temp_dir);
+    /* --temp-dir: where the manta command finds the token (and, on the
+     * head's machine, the address). */
+    if (o->head)
+        printf("To see the cluster:  manta status --temp-dir %s\n",
+               o->temp_dir);
+    else
+        printf("To see the cluster:  manta status --address %s --temp-dir "
+               "%s\n", head_addr, o->temp_dir);
+    printf("To stop this node:   manta stop --temp-dir %s\n", o->temp_dir);
     free(head_addr);
     free(node);
     return 0;

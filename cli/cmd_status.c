@@ -26,13 +26,13 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: manta status [--address HOST:PORT | --temp-dir DIR]\n"
+            "usage: manta status [--address HOST:PORT] [--temp-dir DIR]\n"
             "                    [--format text|json]\n"
             "\n"
             "Show the cluster: nodes (alive/dead), addresses, resources used/total.\n"
             "\n"
             "  --address HOST:PORT  the head (default: read from the session dir)\n"
-            "  --temp-dir DIR       session dir holding head.addr (default %s)\n"
+            "  --temp-dir DIR       session dir: head.addr, token (default %s)\n"
             "  --format F           text (default) or json\n"
             "  -h, --help           this text\n",
             MT_DEFAULT_TEMP_DIR);

@@ -34,7 +34,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: manta submit [--address HOST:PORT | --temp-dir DIR] [options]\n"
+            "usage: manta submit [--address HOST:PORT] [--temp-dir DIR] [options]\n"
             "                    -- PROGRAM [ARGS...]\n"
             "       manta submit [...] --function LIB.so:FN [--arg V]... [--code-path D]\n"
             "\n"
@@ -43,7 +43,7 @@ static void usage(FILE *f)
             "cancelled). Ctrl-C cancels the task; a second Ctrl-C leaves at once.\n"
             "\n"
             "  --address HOST:PORT    the head (default: read from the session dir)\n"
-            "  --temp-dir DIR         session dir holding head.addr (default %s)\n"
+            "  --temp-dir DIR         session dir: head.addr, token (default %s)\n"
             "resources (default: 1 CPU):\n"
             "  --num-cpus N           CPUs, fractions allowed (0 is fine)\n"
             "  --num-gpus N           GPUs: a fraction below 1 or a whole number\n"
@@ -476,8 +476,6 @@ static int check_command(struct submit_opts *o, int argc, char **argv,
         return usage_error("missing -- before the program to run");
     if (!o->function && end + 1 >= argc)
         return usage_error("missing the program to run after --");
-    if (o->addr && o->dir)
-        return usage_error("give --address or --temp-dir, not both");
     if (o->addr && !mt_parse_host_port(o->addr))
         return usage_error("invalid --address '%s': expected HOST:PORT",
                            o->addr);

@@ -24,11 +24,6 @@ int mt_cli_connect(const char *cmd, const char *addr, const char *dir,
     int rc;
 
     *out = NULL;
-    if (addr && dir) {
-        fprintf(stderr, "manta %s: give --address or --temp-dir, not both\n",
-                cmd);
-        return MT_EXIT_USAGE;
-    }
     mt_connect_opts_init(&o);
     o.flags = MT_CONNECT_ONESHOT;
     o.temp_dir = dir ? dir : MT_DEFAULT_TEMP_DIR;

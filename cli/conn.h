@@ -29,12 +29,14 @@ int mt_cli_usage_error(const char *cmd, void (*usage)(FILE *f),
 /*
  * mt_cli_connect - a one-shot client (MT_CONNECT_ONESHOT) for `manta <cmd>`:
  * the head at addr when given, else the one in <dir>/head.addr (dir
- * defaults to /tmp/manta); each call waits at most timeout_ms. Nothing is
+ * defaults to /tmp/manta; its token and tls files are used either way, so
+ * a joined node's session dir serves with --address); each call waits at
+ * most timeout_ms. Nothing is
  * sent yet, so a head that is away shows at the command's first call. On
  * failure prints one line "manta <cmd>: ..." to stderr; the caller adds
  * its usage text on 2.
  * OUT out  returns owned client, free with mt_client_disconnect()
- * RET 0, MT_EXIT_USAGE (both given, or a malformed addr), 1 (no address)
+ * RET 0, MT_EXIT_USAGE (a malformed addr), 1 (no address)
  */
 int mt_cli_connect(const char *cmd, const char *addr, const char *dir,
                    int timeout_ms, mt_client_t **out);

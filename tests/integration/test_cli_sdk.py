@@ -80,8 +80,7 @@ def test_bad_flags_exit_2():
                  ["gang", "get", "g1", "--format", "yaml"],
                  ["placement-group"], ["placement-group", "wait"],
                  ["list", "tasks", "--state"],
-                 ["status", "extra"], ["logs", NOBODY, "--address", "a:1",
-                                       "--temp-dir", "/tmp"]):
+                 ["status", "extra"], ["logs", NOBODY, "--no-such-flag"]):
         p = run(args, check=False)
         check(p.returncode == 2 and p.stderr.strip(),
               "%s: %d %r" % (args, p.returncode, p.stderr))

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * interrupt.c -- Ctrl-C while a command follows a task or a gang (see
- * interrupt.h): SIGINT is blocked everywhere and taken by a thread of its own
- * with sigwait(), so no libmanta thread is ever interrupted. The first
- * Ctrl-C is handed to the follower, which cancels what it follows between
- * events; the second leaves at once.
+ * interrupt.h): SIGINT, SIGTERM and SIGHUP are blocked everywhere and taken
+ * by a thread of its own with sigwait(), so no libmanta thread is ever
+ * interrupted. The first is handed to the follower, which cancels what it
+ * follows between events; the second leaves at once.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -13,14 +13,23 @@
 
 #include "cli/interrupt.h"
 
-static void *wait_sigint(void *arg)
+/* The signals that cancel: Ctrl-C, a supervisor's stop, a closed
+ * terminal. */
+static void cancel_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+}
+
+static void *wait_signal(void *arg)
 {
     struct mt_cli_interrupt *it = arg;
     sigset_t set;
     int sig;
 
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
+    cancel_signals(&set);
     for (;;) {
         if (sigwait(&set, &sig) != 0)
             continue;
@@ -43,10 +52,9 @@ void mt_cli_interrupt_start(struct mt_cli_interrupt *it, const char *what)
     it->what = what;
     atomic_init(&it->count, 0);
     pthread_mutex_init(&it->mu, NULL);
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
+    cancel_signals(&set);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-    it->started = pthread_create(&it->thread, NULL, wait_sigint, it) == 0;
+    it->started = pthread_create(&it->thread, NULL, wait_signal, it) == 0;
 }
 
 void mt_cli_interrupt_set_id(struct mt_cli_interrupt *it, const char *id)
@@ -64,7 +72,7 @@ bool mt_cli_interrupt_take(struct mt_cli_interrupt *it)
     return true;
 }
 
-/* SIGINT stays blocked: a Ctrl-C from now on must not kill a command that
+/* The signals stay blocked: one from now on must not kill a command that
  * is about to exit with the task's own code. */
 void mt_cli_interrupt_stop(struct mt_cli_interrupt *it)
 {

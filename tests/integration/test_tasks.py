@@ -244,6 +244,17 @@ def test_ctrl_c_cancels_running_task():
     hog.communicate(timeout=15)
     check(hog.returncode == 130, "hog exit %d" % hog.returncode)
     no_leaks(addr)
+    # A supervisor's SIGTERM and a closed terminal's SIGHUP cancel the same
+    # way (issue 13: they used to leave the task running).
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        proc = popen_submit(addr, ["--", "sleep", "30"])
+        t = wait_until(lambda: (newest(addr) or {}).get("state") ==
+                       "RUNNING" and newest(addr), 15, "sleep running")
+        proc.send_signal(sig)
+        proc.communicate(timeout=15)
+        check(proc.returncode == 130, "%s: exit %d" % (sig, proc.returncode))
+        wait_state(addr, t["task_id"], ("CANCELLED",), 10)
+    no_leaks(addr)
 
 
 def kill_worker_under(addr, dirs, ids, args):

@@ -96,7 +96,10 @@ static int cmd_gang(int argc, char **argv)
         else if (!strcmp(argv[i], "--format") && v &&
                  (!strcmp(v, "text") || !strcmp(v, "json")))
             format = argv[++i];
-        else if (argv[i][0] != '-' && !id)
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            gang_usage(stdout);
+            return 0;
+        } else if (argv[i][0] != '-' && !id)
             id = argv[i];
         else
             return gang_usage_error("bad or incomplete argument");

@@ -24,7 +24,10 @@ def sh(args, timeout=30):
 def test_help_everywhere():
     for args in (["--help"], ["start", "--help"], ["stop", "--help"],
                  ["status", "--help"], ["submit", "--help"],
-                 ["list", "--help"]):
+                 ["list", "--help"], ["gang", "get", "--help"],
+                 ["gang", "cancel", "--help"], ["actor", "get", "--help"],
+                 ["placement-group", "wait", "--help"], ["logs", "--help"],
+                 ["cancel", "--help"], ["tls-init", "--help"]):
         p = run(args)
         check("usage:" in p.stdout, "no usage in %s: %r" % (args, p.stdout))
     for prog in ("manta-head", "manta-worker"):

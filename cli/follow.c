@@ -112,6 +112,17 @@ static void show_result_object(const struct follow *f, uint64_t size)
                 (unsigned long long)size);
 }
 
+/* Text: no NUL and no control bytes but tab, newline and CR. */
+static bool is_text(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+
+    for (size_t i = 0; i < n; i++)
+        if (b[i] < 0x20 && b[i] != '\t' && b[i] != '\n' && b[i] != '\r')
+            return false;
+    return true;
+}
+
 static void on_state(struct follow *f, const mt_watch_event *ev)
 {
     if (final_state(f->state))
@@ -123,9 +134,14 @@ static void on_state(struct follow *f, const mt_watch_event *ev)
         return;
     f->exit_code = ev->exit_code;
     set_str(&f->error, ev->error);
-    /* A function task's result goes to stdout after its output. */
-    if (ev->result_len)
+    /* A function task's result goes to stdout after its output; text
+     * ends with a newline, binary goes out as it is. */
+    if (ev->result_len) {
         relay(f, 1, ev->result, ev->result_len);
+        if (is_text(ev->result, ev->result_len) &&
+            ((const char *)ev->result)[ev->result_len - 1] != '\n')
+            relay(f, 1, (const uint8_t *)"\n", 1);
+    }
     if (ev->result_in_store)
         show_result_object(f, ev->result_size);
 }

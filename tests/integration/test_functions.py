@@ -399,7 +399,7 @@ def test_cli_function_tasks():
     addr, d, stub = start_cluster()
     p = run(["submit", "--address", addr, "--function", LIB + ":echo",
              "--code-path", LIB_DIR, "--arg", "hello"], check=False)
-    check(p.returncode == 0 and p.stdout == "hello",
+    check(p.returncode == 0 and p.stdout == "hello\n",
           "echo: %d %r %s" % (p.returncode, p.stdout, p.stderr))
     p = run(["submit", "--address", addr, "--function", LIB + ":fail",
              "--code-path", LIB_DIR], check=False)

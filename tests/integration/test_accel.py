@@ -187,7 +187,7 @@ def test_tpu_grant_env_goldens():
                   "whole-host function task: %d %r %r" % (
                       p.returncode, p.stdout, p.stderr))
         p = c.cli("submit", "--resources", '{"TPU": 2}', *fn)
-        check(p.returncode == 0 and p.stdout == "0,1",
+        check(p.returncode == 0 and p.stdout == "0,1\n",
               "TPU:2 function task: %d %r %r" % (p.returncode, p.stdout,
                                                   p.stderr))
         for _ in range(2):
@@ -279,7 +279,7 @@ def test_unset_env():
               "function task: %d %r %r" % (p.returncode, p.stdout, p.stderr))
         for _ in range(2):
             p = c.cli("submit", *fn)
-            check(p.returncode == 0 and p.stdout == "worker",
+            check(p.returncode == 0 and p.stdout == "worker\n",
                   "after the unset call: %d %r %r" % (p.returncode, p.stdout,
                                                       p.stderr))
         for bad in ("A=B", ""):

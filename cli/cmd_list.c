@@ -130,6 +130,32 @@ static char *node_usage(const mt_node_info *n, const char *name)
     return mt_xasprintf("%s/%s", u, s);
 }
 
+/* Every other resource (custom, TPU, ...) as "NAME used/total,...";
+ * "-" when there is none. */
+static char *node_others(const mt_node_info *n)
+{
+    static const char *const shown[] = {"CPU", "GPU", "memory",
+                                        "object_store_memory"};
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    char *s;
+
+    for (size_t i = 0; i < n->n_total; i++) {
+        const char *name = n->total[i].name;
+        bool skip = false;
+
+        for (size_t k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
+            skip = skip || strcmp(name, shown[k]) == 0;
+        if (skip)
+            continue;
+        s = node_usage(n, name);
+        mt_strbuf_addf(&sb, "%s%s %s", sb.len ? "," : "", name, s);
+        free(s);
+    }
+    s = mt_xstrdup(sb.len ? mt_strbuf_str(&sb) : "-");
+    mt_strbuf_release(&sb);
+    return s;
+}
+
 static char *node_labels(const mt_node_info *n)
 {
     struct mt_strbuf sb = MT_STRBUF_INIT;
@@ -150,8 +176,8 @@ static char *node_labels(const mt_node_info *n)
 static void nodes_text(const mt_listing *l, struct mt_strbuf *sb)
 {
     static const char *const hdr[] = {"NODE_ID", "STATE", "ADDRESS", "CPU",
-                                      "GPU", "MEMORY", "LABELS"};
-    struct table t = {7, NULL, 0, 0};
+                                      "GPU", "MEMORY", "OTHER", "LABELS"};
+    struct table t = {8, NULL, 0, 0};
 
     print_header(sb, l->total, l->n);
     table_head(&t, hdr);
@@ -164,6 +190,7 @@ static void nodes_text(const mt_listing *l, struct mt_strbuf *sb)
         table_add(&t, node_usage(n, "CPU"));
         table_add(&t, node_usage(n, "GPU"));
         table_add(&t, node_usage(n, "memory"));
+        table_add(&t, node_others(n));
         table_add(&t, node_labels(n));
     }
     table_print(&t, sb);
@@ -380,7 +407,8 @@ static void usage(FILE *f)
             "\n"
             "List the cluster's nodes, tasks, actors, placement groups or\n"
             "objects (newest first), like `ray list`.\n"
-            "In the nodes table CPU, GPU and MEMORY read used/total.\n"
+            "In the nodes table CPU, GPU, MEMORY and OTHER (every other\n"
+            "resource: custom ones, TPU chips, ...) read used/total.\n"
             "\n"
             "  --address HOST:PORT  the head (default: read from the session dir)\n"
             "  --temp-dir DIR       session dir: head.addr, token (default %s)\n"

@@ -137,6 +137,7 @@ static int run_local(const char *self, char **bench_argv, int addr_slot)
                      "--node-ip", "127.0.0.1", "--temp-dir", dir,
                      "--num-cpus", LOCAL_CPUS, NULL};
     char *stop[] = {(char *)self, "stop", "--temp-dir", dir, NULL};
+    bool stopped;
     int rc;
 
     if (!mkdtemp(dir)) {
@@ -159,18 +160,18 @@ static int run_local(const char *self, char **bench_argv, int addr_slot)
         setenv("MANTA_TEMP_DIR", dir, 1);
         rc = run_child(bench_argv, 0);
     }
-    if (run_child(stop, RUN_QUIET | RUN_NOINT) != 0)
+    stopped = run_child(stop, RUN_QUIET | RUN_NOINT) == 0;
+    if (!stopped)
         fprintf(stderr, "manta microbenchmark: stopping the cluster in %s "
                         "failed\n", dir);
     free(addr);
-    if (interrupted)
-        rc = 128 + interrupted;
-    if (rc == 0)
+    /* Logs are kept for a failure, not for a run the user stopped. */
+    if (stopped && (rc == 0 || interrupted))
         nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     else
         fprintf(stderr, "manta microbenchmark: the cluster's logs are in "
                         "%s\n", dir);
-    return rc;
+    return interrupted ? 128 + interrupted : rc;
 }
 
 static int cmd_microbenchmark(int argc, char **argv)

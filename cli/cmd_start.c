@@ -309,16 +309,26 @@ static char *launch(const struct start_opts *o, const char *name, char **args,
     if (!txt) {
         bool alive = mt_session_pid_alive(pid);
         char *pidfile = mt_xasprintf("%s/%s.pid", o->temp_dir, name);
+        char *why = alive ? NULL : mt_session_exit_reason(log, args[0]);
 
-        fprintf(stderr, "manta start: %s did not come up within %lds (%s)\n",
-                args[0], o->start_timeout_s, alive ? "still waiting; stopped it"
-                                                   : "it exited");
+        /* A daemon that refused to start says why in one line; only a
+         * silent or slow one needs its log shown. */
+        if (why)
+            fprintf(stderr, "manta start: %s\n", why);
+        else
+            fprintf(stderr, "manta start: %s did not come up within %lds "
+                    "(%s)\n", args[0], o->start_timeout_s,
+                    alive ? "still waiting; stopped it" : "it exited");
         /* Leave nothing half-started behind. */
         if (alive)
             kill(pid, SIGKILL);
         unlink(pidfile);
         free(pidfile);
-        mt_session_print_log_tail(log, 15);
+        if (why)
+            fprintf(stderr, "(log: %s)\n", log);
+        else
+            mt_session_print_log_tail(log, 15);
+        free(why);
     }
 out:
     free(log);

@@ -221,6 +221,23 @@ void mt_session_print_log_tail(const char *log_path, int lines)
     free(txt);
 }
 
+char *mt_session_exit_reason(const char *log_path, const char *prog)
+{
+    char *txt = mt_sys_read_file(log_path), *line, *save = NULL;
+    char *found = NULL;
+    size_t n = strlen(prog);
+
+    if (!txt)
+        return NULL;
+    for (line = strtok_r(txt, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save))
+        if (strncmp(line, prog, n) == 0 && line[n] == ':' && line[n + 1])
+            found = line;
+    found = found ? mt_xstrdup(found) : NULL;
+    free(txt);
+    return found;
+}
+
 char *mt_session_head_addr(const char *dir)
 {
     char *path = mt_session_path(dir, "head.addr");

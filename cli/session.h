@@ -55,6 +55,14 @@ char *mt_session_wait_file(const char *dir, const char *file, pid_t pid,
  * line). RET owned, free with free(); NULL when there is none. */
 char *mt_session_head_addr(const char *dir);
 
+/*
+ * mt_session_exit_reason - the last line "<prog>: ..." of a daemon's log:
+ * what it said when it refused to start (e.g. "manta-head: cannot start:
+ * cannot listen (port in use?)").
+ * RET owned line, or NULL when there is none
+ */
+char *mt_session_exit_reason(const char *log_path, const char *prog);
+
 /* mt_session_print_log_tail - print the last lines of a log to stderr. */
 void mt_session_print_log_tail(const char *log_path, int lines);
 

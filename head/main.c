@@ -296,8 +296,13 @@ int main(int argc, char **argv)
     loop = uv_default_loop();
     rc = mt_head_start(loop, &cfg, &head);
     if (rc < 0) {
-        fprintf(stderr, "manta-head: cannot start: %s\n",
-                rc == -MT_EIO ? "cannot listen (port in use?)" : mt_strerror(rc));
+        if (rc == -MT_EIO)
+            fprintf(stderr, "manta-head: cannot start: cannot listen on %s: "
+                    "the port is in use, or the address is not this "
+                    "host's\n", cfg.bind_addr);
+        else
+            fprintf(stderr, "manta-head: cannot start: %s\n",
+                    mt_strerror(rc));
         return 1;
     }
     mt_daemon_init(&daemon_, loop, stop_head, head);

@@ -142,6 +142,8 @@ static void fill_info(struct list_ctx *c, const struct mt_head_task *t,
     if (!ti->spec || mt_pb_task_spec_view(&c->arena, &t->def, ti->spec) < 0)
         mt_xoom(sizeof(*ti->spec));
     ti->spec->task_id = (char *)t->id;
+    ti->spec->retries_case = MANTA__TASK_SPEC__RETRIES_MAX_RETRIES;
+    ti->spec->max_retries = t->max_retries; /* in force: -1 resolved */
     if (!c->req->show_env) { /* often secrets: only when asked for */
         ti->spec->env = NULL;
         ti->spec->n_env = 0;

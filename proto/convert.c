@@ -178,6 +178,7 @@ static void scalars_view(const struct mt_task_def *d, Manta__TaskSpec *s)
     s->n_env_unset = d->n_env_unset;
     s->cwd = str_or_empty(d->cwd);
     s->priority = d->priority;
+    s->retries_case = MANTA__TASK_SPEC__RETRIES_MAX_RETRIES;
     s->max_retries = d->max_retries;
     s->strategy = (Manta__SchedulingStrategy)d->place;
     s->affinity_node_id = str_or_empty(d->affinity_node);
@@ -429,7 +430,9 @@ int mt_task_def_from_pb(const Manta__TaskSpec *s, struct mt_task_def *d,
         return refuse(why, "unknown scheduling strategy");
     d->kind = (enum mt_task_kind)s->kind;
     d->priority = s->priority;
-    d->max_retries = s->max_retries;
+    d->max_retries =
+        s->retries_case == MANTA__TASK_SPEC__RETRIES_MAX_RETRIES
+            ? s->max_retries : -1; /* unset: the default */
     d->place = (enum mt_task_place)s->strategy;
     d->affinity_soft = s->affinity_soft;
     d->bundle = s->bundle_index;

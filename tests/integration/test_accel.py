@@ -113,8 +113,13 @@ def test_status_shows_accelerators():
         check(len(row) == 1 and "0/8  0/8" in row[0], "list nodes gpu %r" %
               row)
         row = [ln for ln in lst.splitlines() if c.nodes["cpu"].node_id in ln]
-        check(len(row) == 1 and row[0].rstrip().endswith("-"),
+        check(len(row) == 1 and row[0].split()[-2:] == ["-", "-"],
               "list nodes cpu %r" % row)
+        # Other resources have a column too (issue 13: TPU chips and
+        # custom resources were missing).
+        row = [ln for ln in lst.splitlines() if c.nodes["a0"].node_id in ln]
+        check(len(row) == 1 and "TPU 0/4" in row[0] and
+              "TPU-v4-16-head 0/1" in row[0], "list nodes a0 %r" % row)
 
 
 def test_killed_host_leaves_its_slice():

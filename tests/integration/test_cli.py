@@ -295,6 +295,9 @@ def test_second_start_refused_and_stop_idempotent():
     p = run(["start", "--head", "--no-worker", "--port", str(port),
              "--node-ip", "127.0.0.1", "--temp-dir", d2], check=False)
     check(p.returncode == 1, "second head on a used port: %d" % p.returncode)
+    # ... saying so in one line, not with gRPC's log (issue 13).
+    check("port is in use" in p.stderr and "did not come up" not in p.stderr
+          and "chttp2" not in p.stderr, p.stderr)
     run(["stop", "--temp-dir", d])
     p = run(["stop", "--temp-dir", d])
     check("No Manta processes" in p.stdout, p.stdout)

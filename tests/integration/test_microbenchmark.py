@@ -73,6 +73,19 @@ def test_local_cluster_json():
 
 
 def test_ctrl_c_stops_cluster():
+    stopped_by(signal.SIGINT, 130, True)  # what Ctrl-C in a terminal does
+
+
+def test_sigterm_stops_cluster_and_cleans_up():
+    # A supervisor's SIGTERM to the command alone (issue 13: the private
+    # cluster's temp dir used to be left behind).
+    stopped_by(signal.SIGTERM, 128 + signal.SIGTERM, False)
+
+
+def stopped_by(sig, code, group):
+    """Start the suite on a private cluster, send sig (to the process
+    group when group), and see it exit with code, its cluster stopped and
+    its temp dir gone."""
     before = session_dirs()
     p = subprocess.Popen([MANTA, "microbenchmark", "--seconds", "5"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -84,14 +97,19 @@ def test_ctrl_c_stops_cluster():
         wait_until(lambda: bench_running(p.pid), 20, "the suite running")
         pids = [read_pid(d, "head"), read_pid(d, "worker")]
         check(all(pid_alive(x) for x in pids), "no cluster: %r" % pids)
-        os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        if group:
+            os.killpg(p.pid, sig)
+        else:
+            p.send_signal(sig)
         out, err = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
-    check(p.returncode == 130, "exit %d, not 130:\n%s" % (p.returncode, err))
+    check(p.returncode == code, "exit %d, not %d:\n%s" %
+          (p.returncode, code, err))
     wait_until(lambda: not any(pid_alive(x) for x in pids), 15,
                "head and worker gone")
+    check(not os.path.exists(d), "%s left behind" % d)
 
 
 def test_address():
@@ -113,4 +131,5 @@ def test_address():
 
 if __name__ == "__main__":
     main([test_bad_flags, test_local_cluster_json, test_ctrl_c_stops_cluster,
+          test_sigterm_stops_cluster_and_cleans_up,
           test_address])

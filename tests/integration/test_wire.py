@@ -288,7 +288,29 @@ def test_list_filters():
     check(pid_alive(read_pid(d, "head")), "head died")
 
 
+def test_unset_max_retries_is_the_default():
+    """A raw client that leaves max_retries unset gets the documented
+    default (3), as the SDK does; 0 and other values are taken as given
+    (issue 13: unset used to mean no retries)."""
+    pb, pbg = stubs()
+    import common_pb2 as c
+    addr, d = start()
+    with channel(addr) as ch:
+        stub = pbg.HeadServiceStub(ch)
+        want = {}
+        for name, extra in (("unset", {}), ("zero", {"max_retries": 0}),
+                            ("five", {"max_retries": 5}),
+                            ("minus", {"max_retries": -1})):
+            spec = c.TaskSpec(kind=c.TASK_KIND_COMMAND, argv=["true"],
+                              name=name, **extra)
+            stub.SubmitTask(pb.SubmitTaskRequest(spec=spec), timeout=5)
+            want[name] = {"unset": 3, "zero": 0, "five": 5, "minus": 3}[name]
+        got = {t.spec.name: t.spec.max_retries for t in stub.ListTasks(
+            pb.ListTasksRequest(limit=10), timeout=5).tasks}
+        check(got == want, "max_retries listed %r, want %r" % (got, want))
+
+
 if __name__ == "__main__":
     main([test_python_client_status_and_watch, test_hostile_input,
           test_batched_submit_from_python, test_gangs_from_python,
-          test_list_filters])
+          test_list_filters, test_unset_max_retries_is_the_default])

@@ -5,17 +5,17 @@
  * routes and limits).
  *
  * The page lives in head/www/ (index.html, app.js, style.css, and the
- * login page login.html). At build
- * time cmake/embed.cmake turns each file into a const array in the
- * generated dashboard_www.c (head/CMakeLists.txt), so the head serves it
- * from memory: no file is read at run time and nothing is installed.
+ * login page login.html). At build time cmake/embed.cmake turns each file
+ * into a const array in the generated dashboard_www.c (head/CMakeLists.txt),
+ * so the head serves it from memory: no file is read at run time and
+ * nothing is installed.
  *
  * DESIGN: one request per connection. A connection reads into a buffer
  * that grows up to MT_DASHBOARD_MAX_HEADER (plus a login form) until the
  * blank line that ends the headers, answers from the head's tables in one
- * write, shuts its side down and
- * then drains whatever the client still sends until EOF (so a client that
- * sent a body still reads the answer instead of a reset). One timer per
+ * write, shuts its side down and then drains whatever the client still
+ * sends until EOF (so a client that sent a body still reads the answer
+ * instead of a reset). One timer per
  * connection bounds each phase: reading the request, writing the answer and
  * draining. The request line is checked as bytes arrive, so binary garbage
  * gets its 400 at once rather than after the timeout.

@@ -113,9 +113,16 @@ static void test_task_defaults(void)
     mt_task_def_init(&d);
     CU_ASSERT_EQUAL(mt_task_def_from_pb(&s, &d, NULL), 0);
     CU_ASSERT_EQUAL(d.kind, MT_TASK_KIND_NONE);
-    CU_ASSERT_EQUAL(d.max_retries, 0);
+    CU_ASSERT_EQUAL(d.max_retries, -1); /* unset: the default */
     CU_ASSERT_PTR_NULL(d.name);
     CU_ASSERT_PTR_NOT_NULL(mt_task_def_check(&d));
+    mt_task_def_release(&d);
+    /* Set, 0 means no retries: presence is on the wire (a oneof). */
+    s.retries_case = MANTA__TASK_SPEC__RETRIES_MAX_RETRIES;
+    s.max_retries = 0;
+    mt_task_def_init(&d);
+    CU_ASSERT_EQUAL(mt_task_def_from_pb(&s, &d, NULL), 0);
+    CU_ASSERT_EQUAL(d.max_retries, 0);
     mt_task_def_release(&d);
 }
 

@@ -546,14 +546,27 @@ static void infeasible(struct mt_head_tasks *ts, struct mt_head_task *t)
     struct mt_strbuf sb = MT_STRBUF_INIT;
     char q[32];
 
-    mt_strbuf_adds(&sb, "infeasible: no node in the cluster can ever satisfy {");
+    /* In a placement group it is the bundle that is too small. */
+    if (d->place == MT_PLACE_PG && d->bundle >= 0)
+        mt_strbuf_addf(&sb, "infeasible: bundle %d of placement group %s "
+                       "can never hold {", (int)d->bundle, d->pg_id);
+    else if (d->place == MT_PLACE_PG)
+        mt_strbuf_addf(&sb, "infeasible: no bundle of placement group %s "
+                       "can ever hold {", d->pg_id);
+    else
+        mt_strbuf_adds(&sb, "infeasible: no node in the cluster can ever "
+                            "satisfy {");
     for (size_t i = 0; i < d->res.n; i++)
         mt_strbuf_addf(&sb, "%s%s: %s", i ? ", " : "", d->res.v[i].name,
                        mt_qty_format(d->res.v[i].qty, q, sizeof(q)));
     if (d->res.n == 0)
         mt_strbuf_adds(&sb, "CPU: 1");
-    mt_strbuf_addf(&sb, "}%s; it stays pending until such a node joins",
-                   d->sel.n ? " with its label selector" : "");
+    if (d->place == MT_PLACE_PG)
+        mt_strbuf_adds(&sb, "}; ask for at most what a bundle has (it stays "
+                            "pending until cancelled)");
+    else
+        mt_strbuf_addf(&sb, "}%s; it stays pending until such a node joins",
+                       d->sel.n ? " with its label selector" : "");
     t->infeasible = true;
     mt_head_task_set_error(t, mt_strbuf_str(&sb));
     MT_WARN("task %s %s", t->id, mt_strbuf_str(&sb));

@@ -7,6 +7,7 @@ into bundle i runs on that bundle's node; the reservation shows in
 tasks running in it; a group that cannot fit stays PENDING with an
 infeasible reason; bad requests get INVALID_ARGUMENT.
 """
+import json
 import subprocess
 import time
 
@@ -136,6 +137,23 @@ def test_infeasible_and_bad_requests():
     p = run(["submit", "--address", addr, "--placement-group", r.pg_id,
              "--bundle", "7", "--", "true"], check=False)
     check(p.returncode != 0 and "bundle" in p.stderr, p.stderr)
+    # A task bigger than its bundle is refused as such, naming the bundle
+    # (issue 13: it said no node in the cluster could ever run it).
+    small = run(["placement-group", "create", "--address", addr, "--bundles",
+                 '[{"CPU": 1}]', "--wait", "10"]).stdout.strip()
+    for bundle, want in (("0", "bundle 0 of placement group " + small),
+                         (None, "no bundle of placement group " + small)):
+        args = ["--bundle", bundle] if bundle else []
+        tid = run(["submit", "--address", addr, "--placement-group", small,
+                   "--num-cpus", "2", "--no-wait"] + args +
+                  ["--", "true"]).stdout.strip()
+        err = wait_until(lambda: [t["error"] for t in json.loads(run(
+            ["list", "tasks", "--address", addr, "--format", "json"]).stdout
+        )["tasks"] if t["task_id"] == tid and t["error"]], 10,
+            "the task's reason")[0]
+        check(want in err and "no node in the cluster" not in err, err)
+        run(["cancel", tid, "--address", addr])
+    run(["placement-group", "remove", small, "--address", addr])
     stub.RemovePlacementGroup(pb.RemovePlacementGroupRequest(pg_id=r.pg_id),
                               timeout=5)
     check(not any("placement groups" in d

@@ -128,7 +128,6 @@ static int cmd_fetch(const char *addr, const char *idhex, const char *from)
     uv_loop_t loop;
     char err[512] = "";
     struct mt_security_src src = {0};
-    struct mt_security sec;
     int rc;
 
     if (mt_object_id_from_hex(idhex, &id) < 0)
@@ -140,10 +139,7 @@ static int cmd_fetch(const char *addr, const char *idhex, const char *from)
     uv_loop_init(&loop);
     mt_rpc_engine_create(&loop, &eng);
     /* The cluster token and TLS files from the environment (MANTA_*). */
-    rc = mt_security_load(&src, &sec, err, sizeof(err));
-    if (rc == 0)
-        rc = mt_rpc_engine_set_security(eng, &sec);
-    mt_security_free(&sec);
+    rc = mt_rpc_engine_load_security(eng, &src, err, sizeof(err));
     if (rc == 0)
         rc = mt_rpc_channel_create(eng, addr, 0, &ch);
     if (rc == 0)

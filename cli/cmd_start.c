@@ -7,7 +7,6 @@
  * Option values are checked here, before anything starts, with the same
  * parsers the daemons use, so a typo fails fast with a usage message.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -23,6 +22,7 @@
 #include "common/error.h"
 #include "common/parse.h"
 #include "common/qty.h"
+#include "common/strbuf.h"
 #include "common/sys.h"
 
 #define MAX_ARGS 64
@@ -453,14 +453,13 @@ static int write_tls_file(const struct start_opts *o)
 }
 
 /* The token for this session's daemons: the one given, else (--head) a
- * new one; NULL with --auth none. RET 0 or the exit code. */
+ * new one; NULL with --auth none. The TLS files given are read too, so a
+ * bad one fails before anything starts. RET 0 or the exit code. */
 static int pick_token(const struct start_opts *o, char **token)
 {
     struct mt_security sec;
     char err[512], tok[MT_AUTH_TOKEN_HEX + 1];
-    struct mt_security_src src = {o->sec.token_file, o->sec.auth_none, NULL,
-                                  NULL, NULL, NULL};
-    int rc = mt_security_load(&src, &sec, err, sizeof(err));
+    int rc = mt_security_load(&o->sec, &sec, err, sizeof(err));
 
     *token = NULL;
     if (rc == 0 && !sec.token && !o->sec.auth_none) {
@@ -540,11 +539,12 @@ static void print_dashboard(const struct start_opts *o)
         printf("Dashboard: %s (Prometheus metrics at %s/metrics)\n", url,
                url);
         if (token) {
-            printf("Open it logged in: %s/?token=", url);
-            for (const char *c = token; *c; c++) /* percent-encoded */
-                printf(isalnum((unsigned char)*c) || strchr("-._~", *c)
-                           ? "%c" : "%%%02X", (unsigned char)*c);
-            printf("\n");
+            struct mt_strbuf sb = MT_STRBUF_INIT;
+
+            mt_strbuf_add_pct(&sb, token, strlen(token));
+            printf("Open it logged in: %s/?token=%s\n", url,
+                   mt_strbuf_str(&sb));
+            mt_strbuf_release(&sb);
         }
         printf("\n");
     } else {

@@ -125,8 +125,18 @@ struct mt_security;
 int mt_rpc_engine_set_security(struct mt_rpc_engine *eng,
                                const struct mt_security *sec);
 
-/* mt_rpc_engine_tls - whether this engine's channels speak TLS. */
-bool mt_rpc_engine_tls(const struct mt_rpc_engine *eng);
+struct mt_security_src;
+
+/*
+ * mt_rpc_engine_load_security - mt_security_load(src) (common/auth.h:
+ * flags, environment, session dir), then mt_rpc_engine_set_security: what
+ * a client that has no flags of its own does.
+ * OUT err  on failure, a one-line reason
+ * RET 0, or the -MT_E* / -errno of the load
+ */
+int mt_rpc_engine_load_security(struct mt_rpc_engine *eng,
+                                const struct mt_security_src *src, char *err,
+                                size_t errlen);
 
 /* ---- server ------------------------------------------------------------- */
 

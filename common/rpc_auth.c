@@ -12,6 +12,7 @@
 #include "common/rpc.h"
 
 #include <grpc/grpc_security.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,7 +64,21 @@ void mt__rpc_security_free(struct mt_rpc_engine *eng)
     clear_security(eng);
 }
 
-bool mt_rpc_engine_tls(const struct mt_rpc_engine *eng)
+int mt_rpc_engine_load_security(struct mt_rpc_engine *eng,
+                                const struct mt_security_src *src, char *err,
+                                size_t errlen)
+{
+    struct mt_security sec;
+    int rc = mt_security_load(src, &sec, err, errlen);
+
+    if (rc == 0 && (rc = mt_rpc_engine_set_security(eng, &sec)) < 0)
+        snprintf(err, errlen, "out of memory");
+    mt_security_free(&sec);
+    return rc;
+}
+
+/* Whether this engine's channels speak TLS. */
+static bool engine_tls(const struct mt_rpc_engine *eng)
 {
     return eng->sec.tls_cert || eng->sec.tls_ca;
 }
@@ -113,7 +128,7 @@ grpc_channel_credentials *mt__rpc_channel_creds(const struct mt_rpc_engine *eng)
 {
     grpc_ssl_pem_key_cert_pair pair;
 
-    if (!mt_rpc_engine_tls(eng))
+    if (!engine_tls(eng))
         return grpc_insecure_credentials_create();
     pair.private_key = eng->sec.tls_key;
     pair.cert_chain = eng->sec.tls_cert;

@@ -4,6 +4,7 @@
  */
 #include "common/strbuf.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +65,18 @@ void mt_strbuf_addf(struct mt_strbuf *sb, const char *fmt, ...)
     vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     sb->len += (size_t)n;
+}
+
+void mt_strbuf_add_pct(struct mt_strbuf *sb, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+
+        if (isalnum(c) || (c && strchr("-._~", c)))
+            mt_strbuf_add(sb, (const char *)&c, 1);
+        else
+            mt_strbuf_addf(sb, "%%%02X", c);
+    }
 }
 
 void mt_strbuf_add_json_str(struct mt_strbuf *sb, const char *s)

@@ -29,6 +29,10 @@ void mt_strbuf_adds(struct mt_strbuf *sb, const char *s);
 void mt_strbuf_addf(struct mt_strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Append n bytes of s percent-encoded for a URL query or a cookie: every
+ * byte but [A-Za-z0-9-._~] as %XX. */
+void mt_strbuf_add_pct(struct mt_strbuf *sb, const char *s, size_t n);
+
 /* Append s as a JSON string literal, quotes included. */
 void mt_strbuf_add_json_str(struct mt_strbuf *sb, const char *s);
 

@@ -502,21 +502,13 @@ static bool param_ok(const struct mt_dashboard *d, struct mt_http_str params)
            token_ok(d, buf, n);
 }
 
-/* Set-Cookie for the token: percent-encoded beyond [A-Za-z0-9-._~]. */
+/* Set-Cookie for the token, percent-encoded. */
 static void add_cookie(struct conn *c)
 {
     const struct mt_dashboard *d = c->d;
 
     mt_strbuf_adds(&c->hdrs, "Set-Cookie: " COOKIE "=");
-    for (size_t i = 0; i < d->token_len; i++) {
-        unsigned char ch = (unsigned char)d->token[i];
-
-        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-            (ch >= '0' && ch <= '9') || strchr("-._~", ch))
-            mt_strbuf_add(&c->hdrs, (const char *)&ch, 1);
-        else
-            mt_strbuf_addf(&c->hdrs, "%%%02X", ch);
-    }
+    mt_strbuf_add_pct(&c->hdrs, d->token, d->token_len);
     mt_strbuf_addf(&c->hdrs, "; Path=/; HttpOnly; SameSite=Strict%s\r\n",
                    d->tls ? "; Secure" : "");
 }

@@ -238,13 +238,9 @@ void mt__client_wake(struct mt_client *c)
 static int set_credentials(struct mt_client *c)
 {
     struct mt_security_src src = {.session_dir = c->temp_dir};
-    struct mt_security sec;
     char err[512];
-    int rc = mt_security_load(&src, &sec, err, sizeof(err));
+    int rc = mt_rpc_engine_load_security(c->eng, &src, err, sizeof(err));
 
-    if (rc == 0 && (rc = mt_rpc_engine_set_security(c->eng, &sec)) < 0)
-        snprintf(err, sizeof(err), "out of memory");
-    mt_security_free(&sec);
     return rc < 0 ? mt__set_error(NULL, rc, "%s", err) : 0;
 }
 

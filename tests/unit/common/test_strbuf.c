@@ -167,7 +167,20 @@ static void test_soft(void)
     CU_ASSERT_FALSE(sb.failed);
 }
 
+static void test_pct(void)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+
+    mt_strbuf_add_pct(&sb, "aZ09-._~ +&=%\xff", 14);
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "aZ09-._~%20%2B%26%3D%25%FF");
+    mt_strbuf_release(&sb);
+    mt_strbuf_add_pct(&sb, "a\0b", 3); /* n bytes, NUL included */
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), "a%00b");
+    mt_strbuf_release(&sb);
+}
+
 CU_TestInfo mt_test_strbuf[] = {
+    {"pct", test_pct},
     {"empty", test_empty},
     {"add", test_add},
     {"growth", test_growth},

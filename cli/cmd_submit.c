@@ -60,6 +60,9 @@ static void usage(FILE *f)
             "                           !key            label is absent\n"
             "                         key=a|b and key!=a|b are short for in/notin\n"
             "  --spread               spread tasks over nodes instead of packing\n"
+            "  --node-affinity ID[:soft]  run on node ID only (`manta list nodes`);\n"
+            "                         :soft prefers it and runs elsewhere when it\n"
+            "                         cannot take the task or is gone\n"
             "  --placement-group ID   run inside this placement group\n"
             "  --bundle N             ... in bundle N (default: any bundle)\n"
             "  --priority N           higher runs first (default 0)\n"
@@ -121,6 +124,7 @@ struct submit_opts {
     const char *selector;        /* --label-selector, or NULL */
     const char *pg;              /* placement group id or NULL */
     bool spread;
+    const char *affinity;        /* --node-affinity ID[:soft], or NULL */
     long bundle;                 /* -1: any bundle */
     const char *function;        /* function task "lib.so:fn", or NULL */
     const char **fargs;          /* --arg values, borrowed */
@@ -143,7 +147,7 @@ static void opts_release(struct submit_opts *o)
 enum { O_ADDR = 256, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES, O_SEL, O_PRIO,
        O_RETRY, O_NAME, O_ENV, O_CWD, O_SPREAD, O_NOWAIT, O_PG, O_BUNDLE,
        O_FUNC, O_ARG, O_CODE, O_TPU, O_TOPO, O_SLICES, O_LAUNCH,
-       O_RESTARTS, O_UNSET };
+       O_RESTARTS, O_UNSET, O_AFFINITY };
 
 static const struct option long_opts[] = {
     {"address", required_argument, NULL, O_ADDR},
@@ -160,6 +164,7 @@ static const struct option long_opts[] = {
     {"unset-env", required_argument, NULL, O_UNSET},
     {"cwd", required_argument, NULL, O_CWD},
     {"spread", no_argument, NULL, O_SPREAD},
+    {"node-affinity", required_argument, NULL, O_AFFINITY},
     {"placement-group", required_argument, NULL, O_PG},
     {"bundle", required_argument, NULL, O_BUNDLE},
     {"function", required_argument, NULL, O_FUNC},
@@ -384,6 +389,7 @@ static int take_opt(struct submit_opts *o, struct res_flags *rf, int c,
     case O_MEM: rf->memory = optarg; return 0;
     case O_RES: rf->json = optarg; return 0;
     case O_SPREAD: o->spread = true; return 0;
+    case O_AFFINITY: o->affinity = optarg; return 0;
     case O_NOWAIT: o->no_wait = true; return 0;
     case 'v': o->verbose = true; return 0;
     case O_PG:
@@ -421,7 +427,28 @@ static int take_opt(struct submit_opts *o, struct res_flags *rf, int c,
     }
 }
 
-/* Placement: a spread, or a group and its bundle. RET 0 or the exit code. */
+/* --node-affinity ID[:soft]. RET 0 or the exit code. */
+static int apply_affinity(struct submit_opts *o)
+{
+    const char *colon = strchr(o->affinity, ':');
+    size_t len = colon ? (size_t)(colon - o->affinity) : strlen(o->affinity);
+    char id[128];
+
+    if (o->spread || o->pg)
+        return usage_error("--node-affinity goes without --spread and "
+                           "--placement-group");
+    if (len == 0 || len >= sizeof(id) || (colon && strcmp(colon, ":soft")))
+        return usage_error("invalid --node-affinity '%s': expected a node "
+                           "id, optionally followed by :soft", o->affinity);
+    memcpy(id, o->affinity, len);
+    id[len] = '\0';
+    return mt_task_opts_set_node_affinity(o->task, id, colon != NULL) < 0
+               ? refused()
+               : 0;
+}
+
+/* Placement: a spread, a node, or a group and its bundle. RET 0 or the
+ * exit code. */
 static int apply_placement(struct submit_opts *o)
 {
     mt_pg_t *pg;
@@ -429,6 +456,8 @@ static int apply_placement(struct submit_opts *o)
 
     if (o->spread)
         mt_task_opts_set_strategy(o->task, MT_STRATEGY_SPREAD);
+    if (o->affinity && (rc = apply_affinity(o)) != 0)
+        return rc;
     if (!o->pg)
         return 0;
     if (mt_pg_from_id(o->pg, &pg) < 0)
@@ -450,9 +479,10 @@ static int check_gang(struct submit_opts *o)
                    : 0;
     if (o->function)
         return usage_error("--tpu runs a program, not --function");
-    if (o->pg || o->spread || o->selector)
+    if (o->pg || o->spread || o->selector || o->affinity)
         return usage_error("--tpu places its members itself: no "
-                           "--placement-group, --spread or --label-selector");
+                           "--placement-group, --spread, --node-affinity or "
+                           "--label-selector");
     if (mt_qty_list_get(&o->res, "TPU") >= 0)
         return usage_error("--tpu members get their slice's chips: do not "
                            "ask for TPU in --resources");

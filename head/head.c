@@ -37,6 +37,8 @@ static void on_node_event(void *arg, struct mt_node *n, enum mt_node_event ev)
 
     if (ev != MT_NODE_EV_DEAD) {
         mt_head_sched_node_up(h->sched, n);
+        if (ev == MT_NODE_EV_UPDATED)
+            mt_head_tasks_node_back(h->tasks, n->id);
         return;
     }
     mt_head_sched_node_down(h->sched, n);

@@ -76,6 +76,9 @@ struct mt_node {
     uint64_t seqno;            /* last report number */
     uint64_t death_order;      /* for trimming old dead nodes */
     uint32_t sched_node;       /* scheduler handle; UINT32_MAX when none */
+    bool suspect;              /* a hand-over failed: nothing new goes
+                                  there until it reports again */
+    uint64_t suspect_seqno;    /* seqno when it became suspect */
 };
 
 struct mt_node_table {

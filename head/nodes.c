@@ -120,6 +120,7 @@ struct mt_node *mt_head_nodes_register(struct mt_head_nodes *ns,
         return NULL;
     if (usage)
         n->usage = *usage;
+    n->suspect = false; /* it just answered */
     if (gpus)
         mt_node_table_set_gpus(n, gpus, n_gpus);
     MT_INFO("node %s node=%s addr=%s", was_new ? "registered" : "re-registered",
@@ -143,6 +144,13 @@ int mt_head_nodes_report(struct mt_head_nodes *ns, const char *id,
                               usage, mt_now_mono_ms(), mt_now_wall_ms());
     if (rc == 0 && n && gpus)
         mt_node_table_set_gpus(n, gpus, n_gpus);
+    /* Suspected, and this report was sent after the failure (the one
+     * right after it may have been on its way already): trust it again. */
+    if (rc == 0 && n && n->suspect && seqno >= n->suspect_seqno + 2) {
+        n->suspect = false;
+        MT_INFO("node %s reports again: no longer suspected", n->id);
+        emit(ns, n, MT_NODE_EV_UPDATED);
+    }
     return rc;
 }
 

@@ -131,8 +131,13 @@ void mt_head_sched_node_up(struct mt_head_sched *hs, struct mt_node *n)
     int rc;
 
     if (n->sched_node != UINT32_MAX && mt_sched_node_alive(hs->s,
-                                                           n->sched_node))
-        return; /* already known: keep its grants */
+                                                           n->sched_node)) {
+        /* Already known: keep its grants; trust it again if it was
+         * suspected and has reported since. */
+        mt_sched_node_suspect(hs->s, n->sched_node, n->suspect);
+        mt_head_sched_kick(hs);
+        return;
+    }
     for (size_t i = 0; i < n->total.n && nres < MT_RES_MAX; i++) {
         int id = mt_sched_resource_id(hs->s, n->total.v[i].name);
         if (id < 0 || n->total.v[i].qty <= 0)
@@ -160,6 +165,19 @@ void mt_head_sched_node_up(struct mt_head_sched *hs, struct mt_node *n)
     }
     mt_head_sched_sync_avail(hs, n);
     mt_head_sched_kick(hs);
+}
+
+void mt_head_sched_suspect(struct mt_head_sched *hs, struct mt_node *n,
+                           const char *why)
+{
+    if (n->suspect)
+        return;
+    n->suspect = true;
+    n->suspect_seqno = n->seqno;
+    if (n->sched_node != UINT32_MAX)
+        mt_sched_node_suspect(hs->s, n->sched_node, true);
+    MT_WARN("node %s suspected: a hand-over failed (%s); nothing new goes "
+            "there until it reports again", n->id, why);
 }
 
 void mt_head_sched_node_down(struct mt_head_sched *hs, struct mt_node *n)

@@ -75,6 +75,14 @@ void mt_head_sched_kick(struct mt_head_sched *hs);
 /* A node registered (again): add it to the scheduler if needed. */
 void mt_head_sched_node_up(struct mt_head_sched *hs, struct mt_node *n);
 
+/*
+ * mt_head_sched_suspect - n could not be reached (why, borrowed): nothing
+ * new is placed there until it reports again (mt_head_nodes_report() then
+ * clears n->suspect and mt_head_sched_node_up() trusts it again).
+ */
+void mt_head_sched_suspect(struct mt_head_sched *hs, struct mt_node *n,
+                           const char *why);
+
 /* A node died or left: its grants are gone (the owners are told apart). */
 void mt_head_sched_node_down(struct mt_head_sched *hs, struct mt_node *n);
 

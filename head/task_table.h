@@ -27,6 +27,7 @@
 
 #include "common/defs.h"
 #include "common/ids.h"
+#include "sched/sched.h"
 
 #define MT_HEAD_TASK_MAGIC 0x7461736bu /* "task" */
 #define MT_TASK_OUTPUT_MAX (1u << 20)
@@ -70,9 +71,11 @@ struct mt_head_task {
     int max_retries;             /* retries allowed (default applied) */
     uint32_t attempt;
     char *node_id;               /* where it runs or ran; NULL if never */
-    uint32_t node_handle;        /* scheduler node handle while placed */
-    uint64_t grant;              /* scheduler grant while placed */
+    struct mt_grant grant;       /* the scheduler's grant while placed */
     bool has_grant;
+    bool held;                   /* SCHEDULED, its hand-over undelivered:
+                                    waits for its suspected node */
+    uint8_t undelivered;         /* hand-overs that never reached a node */
     uint64_t pg;                 /* placement group number, 0 when none */
     bool cancel_requested;
     bool infeasible;             /* reported infeasible while pending */

@@ -27,6 +27,7 @@
 
 #define MAX_LISTENERS 8
 #define MAX_RESULT_BYTES (8u << 20)
+#define MAX_UNDELIVERED 8        /* hand-overs of one task that never arrive */
 
 struct listener {
     const struct mt_task_listener *l;
@@ -54,6 +55,8 @@ static void on_pg_changed(void *arg, struct mt_head_pg *pg);
 static void on_run_done(void *arg, uint64_t num, uint32_t attempt, int err,
                         const char *why);
 static void on_args(void *arg, struct mt_head_task *t, const char *why);
+static void hand_over(struct mt_head_tasks *ts, struct mt_head_task *t,
+                      const struct mt_node *n);
 
 static const struct mt_head_sched_sink task_sink = {
     .task = on_decision,
@@ -136,8 +139,9 @@ static void notify_output(struct mt_head_tasks *ts, struct mt_head_task *t,
 static void release_grant(struct mt_head_tasks *ts, struct mt_head_task *t)
 {
     if (t->has_grant)
-        mt_sched_on_task_finished(mt_head_sched_lib(ts->hs), t->grant);
+        mt_sched_on_task_finished(mt_head_sched_lib(ts->hs), t->grant.handle);
     t->has_grant = false;
+    t->held = false;
 }
 
 void mt_head_tasks_end(struct mt_head_tasks *ts, struct mt_head_task *t,
@@ -211,6 +215,8 @@ static int place(struct mt_head_tasks *ts, struct mt_head_task *t,
     case MT_PLACE_NODE_AFFINITY:
         n = d->affinity_node ? mt_node_table_find(ts->nodes, d->affinity_node)
                              : NULL;
+        if ((!n || n->sched_node == UINT32_MAX) && d->affinity_soft)
+            return 0; /* it prefers a node that is gone: run anywhere */
         if (!n || n->sched_node == UINT32_MAX) {
             *why = "affinity node is not a live node of this cluster";
             return -MT_EINVAL;
@@ -374,9 +380,33 @@ static void retry_or_fail(struct mt_head_tasks *ts, struct mt_head_task *t,
     notify(ts, t);
 }
 
+/* t goes back to the queue at the same attempt (it never ran). */
+static void requeue(struct mt_head_tasks *ts, struct mt_head_task *t)
+{
+    const char *why = NULL;
+
+    release_grant(ts, t);
+    if (t->cancel_requested) {
+        mt_head_tasks_end(ts, t, MT_TASK_CANCELLED, -1, "cancelled");
+        return;
+    }
+    t->state = MT_TASK_PENDING;
+    if (mt_head_tasks_enqueue(ts, t, &why) < 0) {
+        mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, why);
+        return;
+    }
+    notify(ts, t);
+}
+
 static void node_lost(struct mt_head_tasks *ts, struct mt_head_task *t)
 {
-    char *what = mt_xasprintf("worker died: node %s was lost while running "
+    char *what;
+
+    if (t->held) { /* its hand-over never arrived: not an attempt */
+        requeue(ts, t);
+        return;
+    }
+    what = mt_xasprintf("worker died: node %s was lost while running "
                               "the task",
                               t->node_id && *t->node_id ? t->node_id : "?");
 
@@ -404,6 +434,63 @@ void mt_head_tasks_node_lost(struct mt_head_tasks *ts, const char *node_id)
     struct lost_ctx c = {ts, node_id};
 
     mt_task_table_visit_newest(ts->table, collect_lost, &c);
+}
+
+/* ---- hand-overs that never arrived ---------------------------------------- */
+
+/*
+ * The RunTasks call carrying t failed in transport: it may never have
+ * reached the worker, so it is not an attempt of t. The node is suspected
+ * at once (nothing new goes there until it reports again) and t waits there,
+ * holding its grant, because a retry elsewhere would run it twice if the
+ * node did take it. When the node reports again t is handed over again (a
+ * worker takes each attempt once); when it is declared dead, t is queued
+ * again at the same attempt (node_lost). A task no node ever takes fails
+ * after MAX_UNDELIVERED hand-overs.
+ */
+static void undelivered(struct mt_head_tasks *ts, struct mt_head_task *t,
+                        const char *why)
+{
+    struct mt_node *n = mt_node_table_find(ts->nodes, t->node_id);
+    char *msg;
+
+    MT_DEBUG("task %s: hand-over to node %s failed: %s", t->id, t->node_id,
+             why);
+    if (++t->undelivered > MAX_UNDELIVERED) {
+        msg = mt_xasprintf("no worker took the task (%d hand-overs failed; "
+                           "last: %s)", MAX_UNDELIVERED, why);
+        mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, msg);
+        free(msg);
+        return;
+    }
+    if (!n || n->state != MT_NODE_ALIVE) {
+        requeue(ts, t);
+        return;
+    }
+    t->held = true;
+    mt_head_sched_suspect(ts->hs, n, why);
+}
+
+static bool hand_over_held(void *arg, struct mt_head_task *t)
+{
+    struct lost_ctx *c = arg;
+    struct mt_node *n;
+
+    if (!t->held || t->state != MT_TASK_SCHEDULED || !t->node_id ||
+        strcmp(t->node_id, c->node_id) != 0)
+        return true;
+    t->held = false;
+    if ((n = mt_node_table_find(c->ts->nodes, c->node_id)))
+        hand_over(c->ts, t, n);
+    return true;
+}
+
+void mt_head_tasks_node_back(struct mt_head_tasks *ts, const char *node_id)
+{
+    struct lost_ctx c = {ts, node_id};
+
+    mt_task_table_visit_newest(ts->table, hand_over_held, &c);
+    mt_head_sched_kick(ts->hs); /* the batch goes at the end of a pass */
 }
 
 /* ---- stopping -------------------------------------------------------------- */
@@ -511,19 +598,29 @@ static void grant_env(struct mt_head_tasks *ts, const struct mt_head_task *t,
     mt_env_set(env, "TPU_VISIBLE_CHIPS", chips);
 }
 
+/* Queue t on node n's batch (sent at the end of the pass). */
+static void hand_over(struct mt_head_tasks *ts, struct mt_head_task *t,
+                      const struct mt_node *n)
+{
+    struct mt_obj_loc *locs;
+    struct mt_env env;
+    size_t nlocs;
+
+    mt_env_init(&env);
+    grant_env(ts, t, n, &t->grant, &env);
+    locs = mt_head_objects_locate(ts->objs, t, n, &nlocs);
+    mt_head_workers_queue(ts->workers, n, t, &env, locs, nlocs);
+}
+
 /* t was placed with grant g: hand it to its node at the end of the pass. */
 static void dispatch(struct mt_head_tasks *ts, struct mt_head_task *t,
                      const struct mt_grant *g)
 {
     struct mt_node *n = mt_head_sched_node(ts->hs, g->node);
-    struct mt_obj_loc *locs;
-    struct mt_env env;
-    size_t nlocs;
 
     t->state = MT_TASK_SCHEDULED;
-    t->grant = g->handle;
+    t->grant = *g;
     t->has_grant = true;
-    t->node_handle = g->node;
     t->infeasible = false;
     mt_head_task_set_error(t, NULL);
     mt_head_task_set_node(t, n ? n->id : "");
@@ -533,10 +630,7 @@ static void dispatch(struct mt_head_tasks *ts, struct mt_head_task *t,
         node_lost(ts, t);
         return;
     }
-    mt_env_init(&env);
-    grant_env(ts, t, n, g, &env);
-    locs = mt_head_objects_locate(ts->objs, t, n, &nlocs);
-    mt_head_workers_queue(ts->workers, n, t, &env, locs, nlocs);
+    hand_over(ts, t, n);
 }
 
 /* The scheduler says no node can ever run t (reported once). */
@@ -620,6 +714,8 @@ static void on_run_done(void *arg, uint64_t num, uint32_t attempt, int err,
         notify(ts, t);
         if (t->cancel_requested)
             stop_on_worker(ts, t, false);
+    } else if (err == -MT_EUNAVAIL || err == -MT_ETIMEDOUT) {
+        undelivered(ts, t, why);
     } else if (err == -MT_EINVAL || err == -MT_ENOTSUP) {
         msg = mt_xasprintf("worker refused the task: %s", why);
         mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, msg);

@@ -159,6 +159,10 @@ void mt_head_tasks_kill(struct mt_head_tasks *ts, struct mt_head_task *t);
  * or running there. */
 void mt_head_tasks_node_lost(struct mt_head_tasks *ts, const char *node_id);
 
+/* mt_head_tasks_node_back - node_id registered or reported again after it
+ * was suspected: hand it again the tasks whose hand-over never arrived. */
+void mt_head_tasks_node_back(struct mt_head_tasks *ts, const char *node_id);
+
 /*
  * mt_head_tasks_apply - apply a worker's report about one of its tasks.
  * Reports of another attempt or node, or about ended tasks, are ignored.

@@ -223,7 +223,7 @@ bool mt__node_fits(const struct mt__node *n, const struct mt__req *r)
     const struct mt_res_set *rs = r->res;
     int64_t gpu = 0, tpu = 0;
 
-    if ((n->kinds & r->kinds) != r->kinds)
+    if (n->suspect || (n->kinds & r->kinds) != r->kinds)
         return false;
     for (int i = 0; i < rs->n; i++) {
         uint16_t id = rs->it[i].id;
@@ -767,6 +767,17 @@ int mt_sched_on_node_update(struct mt_sched *s, uint32_t node,
     if (rc < 0)
         node_kill(s, node); /* out of memory: no pool can index it */
     return rc;
+}
+
+int mt_sched_node_suspect(struct mt_sched *s, uint32_t node, bool on)
+{
+    if (node >= s->nnodes || !s->nodes[node].alive)
+        return -MT_ENOENT;
+    if (s->nodes[node].suspect != on) {
+        s->nodes[node].suspect = on;
+        s->epoch++;
+    }
+    return 0;
 }
 
 int mt_sched_node_find(const struct mt_sched *s, const char *name,

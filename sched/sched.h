@@ -136,6 +136,18 @@ int mt_sched_on_node_dead(struct mt_sched *s, uint32_t node);
 int mt_sched_on_node_update(struct mt_sched *s, uint32_t node,
                             const struct mt_res_item *res, size_t nres);
 
+/*
+ * mt_sched_node_suspect - mark a live node suspected (on) or trusted again.
+ *
+ * A suspected node keeps its grants, bundles and feasibility (work that only
+ * it can run waits rather than turning infeasible), but nothing new is
+ * placed there, soft affinity and bundles on it included, until it is
+ * trusted again. For a node the caller could not reach.
+ *
+ * RET 0, -MT_ENOENT (unknown or dead node)
+ */
+int mt_sched_node_suspect(struct mt_sched *s, uint32_t node, bool on);
+
 /* mt_sched_node_find - handle of the live node called name. -MT_ENOENT. */
 int mt_sched_node_find(const struct mt_sched *s, const char *name,
                        uint32_t *node);

@@ -78,6 +78,7 @@ struct mt__node {
     int64_t avail[MT_RES_MAX];       /* total - grants - bundle reserves */
     uint32_t magic;                  /* MT__NODE_MAGIC */
     bool alive;
+    bool suspect;                    /* alive, but nothing new goes there */
     uint8_t ngpu;
     uint8_t ntpu;
     uint8_t nkind;

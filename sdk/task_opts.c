@@ -267,6 +267,21 @@ int mt_task_opts_set_strategy(mt_task_opts_t *o, mt_strategy strategy)
     return 0;
 }
 
+int mt_task_opts_set_node_affinity(mt_task_opts_t *o, const char *node_id,
+                                   bool soft)
+{
+    int rc;
+
+    if (!o)
+        return mt__set_error(NULL, -MT_EINVAL, "no options");
+    if ((rc = mt__opts_set_str(&o->def.affinity_node, node_id,
+                               "node id")) < 0)
+        return rc;
+    o->def.place = node_id ? MT_PLACE_NODE_AFFINITY : MT_PLACE_DEFAULT;
+    o->def.affinity_soft = node_id && soft;
+    return 0;
+}
+
 int mt_task_opts_set_follow(mt_task_opts_t *o, bool follow)
 {
     if (!o)

@@ -189,6 +189,18 @@ MT_EXTERN int mt_task_opts_set_strategy(mt_task_opts_t *o,
                                         mt_strategy strategy);
 
 /*
+ * mt_task_opts_set_node_affinity - run on the node node_id (copied; the id
+ * `manta list nodes` shows). Hard (soft false): only there; a task whose
+ * node is not alive when it is queued (or re-queued by a retry) fails.
+ * Soft: prefer that node, and run elsewhere when it cannot take the task
+ * now or is gone. It replaces a strategy set before (and is replaced by a
+ * later one); a placement group wins over both. NULL: the default strategy.
+ * RET 0, -MT_EINVAL (longer than 4096 bytes), -MT_ENOMEM.
+ */
+MT_EXTERN int mt_task_opts_set_node_affinity(mt_task_opts_t *o,
+                                             const char *node_id, bool soft);
+
+/*
  * mt_task_opts_set_output_limit - bytes of stdout and of stderr to keep
  * (the last ones); 0 keeps none and does not fetch output at all.
  * RET 0, -MT_EINVAL (over 64 MiB).

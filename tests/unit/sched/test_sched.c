@@ -58,6 +58,43 @@ static void test_decide_places_and_finish_frees(void)
     mt_sched_destroy(s);
 }
 
+/* A suspected node gets nothing new; its work waits (never infeasible), soft
+ * affinity to it goes elsewhere, and trusting it again places there. */
+static void test_suspected_node_gets_nothing_new(void)
+{
+    struct mt_sched *s = mt_t_sched();
+    uint32_t a = mt_t_node(s, "a", 2, 0, 0, NULL, 0);
+    uint32_t b = mt_t_node(s, "b", 1, 0, 0, NULL, 0);
+    struct mt_placement out[8];
+    struct mt_task_spec t;
+    int n;
+
+    CU_ASSERT_EQUAL(mt_sched_node_suspect(s, a, true), 0);
+    CU_ASSERT_EQUAL(mt_sched_node_suspect(s, 99, true), -MT_ENOENT);
+    mt_t_task(&t, 1, 1, 0, 0);
+    t.strategy = MT_PLACE_NODE_AFFINITY;
+    t.affinity_node = a;
+    t.affinity_soft = true;
+    CU_ASSERT_EQUAL(mt_sched_on_task_submitted(s, &t, 0), 0);
+    submit(s, 2, 2, 0, 0);  /* only a can ever hold 2 CPUs */
+    n = mt_sched_decide(s, 0, out, 8);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_EQUAL(out[0].id, 1);
+    CU_ASSERT_EQUAL(out[0].status, 0);
+    CU_ASSERT_EQUAL(out[0].grant.node, b);
+    CU_ASSERT_EQUAL(mt_sched_decide(s, 1, out, 8), 0);  /* 2 waits */
+    CU_ASSERT_EQUAL(mt_sched_node_suspect(s, a, false), 0);
+    n = mt_sched_decide(s, 2, out, 8);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_EQUAL(out[0].id, 2);
+    CU_ASSERT_EQUAL(out[0].status, 0);
+    CU_ASSERT_EQUAL(out[0].grant.node, a);
+    CU_ASSERT_EQUAL(mt_sched_on_node_dead(s, a), 0);
+    CU_ASSERT_EQUAL(mt_sched_node_suspect(s, a, false), -MT_ENOENT);
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
 static void test_priority_order(void)
 {
     static const struct {
@@ -332,6 +369,7 @@ CU_TestInfo mt_test_sched[] = {
     {"infeasible_reported_once", test_infeasible_reported_once},
     {"node_death_makes_grants_stale", test_node_death_makes_grants_stale},
     {"cancel", test_cancel},
+    {"suspected_node_gets_nothing_new", test_suspected_node_gets_nothing_new},
     {"zero_resource_task", test_zero_resource_task},
     CU_TEST_INFO_NULL,
 };

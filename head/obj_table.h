@@ -10,9 +10,12 @@
  *   function task submitted --> PENDING --result--> READY (inline or copies)
  *                                  |  \--task FAILED/CANCELLED--> FAILED
  *   READY --every node holding it died (not inline)--> LOST
+ *     \--... and its task can run again (lineage)--> PENDING (rebuilt)
  *
  * References: one per driver handle (a put, a task's result while the
- * submitter holds it) and one per argument of a task that has not ended.
+ * submitter holds it), one per argument of a task that has not ended, and
+ * one per argument of a finished task kept to rebuild its result (lineage:
+ * counted in lineage_refs too).
  * An object whose count is 0 is freed as soon as it is not PENDING (a
  * PENDING one waits for its task to end); objects.c then asks every
  * holder to delete its copy.
@@ -54,6 +57,8 @@ struct mt_obj {
     char *owner;               /* "task <id>" / "put <node id>" */
     char *error;               /* LOST / FAILED: why */
     uint32_t refs;
+    uint32_t lineage_refs;     /* of refs: held only to rebuild others */
+    uint64_t task_num;         /* the task that can rebuild it, 0: none */
     uint64_t *waiters;         /* tasks (numbers) waiting for it */
     size_t n_waiters, cap_waiters;
     struct mt_obj_get *gets;   /* GetObject calls waiting while PENDING */

@@ -7,6 +7,14 @@
  * delete its copy. Waking dependents holds one extra reference so the
  * object outlives the tasks its settling ends.
  *
+ * Lineage: a function task whose result went to a store (and that may be
+ * retried) is pinned in the task table when it finishes, keeping its
+ * definition and its argument references (lineage references) while the
+ * result lives. When the result's last copy dies with its node, the task
+ * runs again as its next attempt, and so, on demand, do the pinned
+ * producers of arguments that were lost too. Inline results never need it
+ * (the head holds them); puts cannot be rebuilt.
+ *
  * THREAD: the head's loop thread only.
  */
 #include "head/objects.h"
@@ -28,6 +36,8 @@ struct mt_head_objects {
     void *args_arg;
     mt_head_settled_fn settled_fn;
     void *settled_arg;
+    mt_head_rerun_fn rerun_fn;
+    void *rerun_arg;
 };
 
 struct mt_head_objects *mt_head_objects_create(struct mt_node_table *nodes,
@@ -70,6 +80,13 @@ void mt_head_objects_on_settled(struct mt_head_objects *objs,
     objs->settled_arg = arg;
 }
 
+void mt_head_objects_on_rerun(struct mt_head_objects *objs,
+                               mt_head_rerun_fn fn, void *arg)
+{
+    objs->rerun_fn = fn;
+    objs->rerun_arg = arg;
+}
+
 static struct mt_node *alive_node(struct mt_head_objects *objs,
                                   const char *id)
 {
@@ -80,10 +97,27 @@ static struct mt_node *alive_node(struct mt_head_objects *objs,
 
 /* ---- freeing ----------------------------------------------------------------- */
 
+static void deps_release(struct mt_head_objects *objs,
+                         struct mt_task_deps *d, bool lineage);
+static void rebuild(struct mt_head_objects *objs, struct mt_obj *o);
+
+/* The pinned task that can rebuild o, or NULL. */
+static struct mt_head_task *lineage_of(struct mt_head_objects *objs,
+                                       const struct mt_obj *o)
+{
+    struct mt_head_task *t = o->task_num ? mt_task_table_find(objs->tasks,
+                                                              o->task_num)
+                                         : NULL;
+
+    return t && t->lineage && t->state == MT_TASK_FINISHED ? t : NULL;
+}
+
 void mt_head_objects_maybe_free(struct mt_head_objects *objs,
                                 struct mt_obj *o)
 {
     char hex[MT_OBJECT_ID_HEX_LEN + 1];
+    struct mt_head_task *t;
+    struct mt_task_deps *d;
 
     if (!mt_obj_freeable(o) || o->gets)
         return;
@@ -92,7 +126,14 @@ void mt_head_objects_maybe_free(struct mt_head_objects *objs,
     for (size_t i = 0; i < o->n_nodes; i++)
         mt_head_workers_delete_object(objs->workers, o->nodes[i],
                                       &o->node.id);
+    t = lineage_of(objs, o);
     mt_obj_free(&objs->table, o);
+    if (t) { /* nothing left to rebuild: let the task and its args go */
+        mt_task_table_pin(objs->tasks, t, false);
+        d = t->deps;
+        t->deps = NULL;
+        deps_release(objs, d, true);
+    }
 }
 
 static void obj_unref(struct mt_head_objects *objs, struct mt_obj *o)
@@ -100,6 +141,22 @@ static void obj_unref(struct mt_head_objects *objs, struct mt_obj *o)
     if (o->refs)
         o->refs--;
     mt_head_objects_maybe_free(objs, o);
+}
+
+/* Drop the references of deps d (lineage: held to rebuild a result). */
+static void deps_release(struct mt_head_objects *objs,
+                         struct mt_task_deps *d, bool lineage)
+{
+    struct mt_obj *o;
+
+    for (uint32_t i = 0; d && i < d->n; i++) {
+        if (!(o = mt_obj_find(&objs->table, &d->ids[i])))
+            continue;
+        if (lineage && o->lineage_refs)
+            o->lineage_refs--;
+        obj_unref(objs, o);
+    }
+    free(d);
 }
 
 bool mt_head_objects_release(struct mt_head_objects *objs,
@@ -200,6 +257,12 @@ static void on_result(struct mt_head_objects *objs, struct mt_head_task *t)
         return;
     o->state = MT_OBJ_READY;
     settle(objs, o, NULL);
+    /* Still referenced, in a store: keep what it takes to make it again. */
+    if (t->result_in_store && t->def.kind == MT_TASK_KIND_FUNCTION &&
+        t->max_retries > 0 && (o = mt_obj_find(&objs->table, &id))) {
+        o->task_num = t->num;
+        mt_task_table_pin(objs->tasks, t, true);
+    }
 }
 
 /* t ended: drop its argument references; a result never produced fails
@@ -211,11 +274,14 @@ static void on_task_end(struct mt_head_objects *objs, struct mt_head_task *t)
     mt_object_id id;
     char *why;
 
+    if (t->lineage) { /* its arguments stay, to rebuild its result */
+        for (uint32_t i = 0; d && i < d->n; i++)
+            if ((o = mt_obj_find(&objs->table, &d->ids[i])))
+                o->lineage_refs++;
+        return;
+    }
     t->deps = NULL;
-    for (uint32_t i = 0; d && i < d->n; i++)
-        if ((o = mt_obj_find(&objs->table, &d->ids[i])))
-            obj_unref(objs, o);
-    free(d);
+    deps_release(objs, d, false);
     if (mt_object_id_for_task(t->id, &id) < 0 ||
         !(o = mt_obj_find(&objs->table, &id)) || o->state != MT_OBJ_PENDING)
         return;
@@ -290,6 +356,12 @@ static int take_arg(struct mt_head_objects *objs, struct mt_head_task *t,
     struct mt_obj *o = mt_obj_find(&objs->table, &t->def.args[i].ref);
 
     o->refs++;
+    if (o->state == MT_OBJ_LOST && lineage_of(objs, o)) {
+        mt_object_id id = o->node.id;
+
+        rebuild(objs, o); /* made again for this task */
+        o = mt_obj_find(&objs->table, &id); /* kept: t holds a ref */
+    }
     if (o->state == MT_OBJ_PENDING) {
         mt_obj_add_waiter(o, t->num);
         return 1;
@@ -408,16 +480,59 @@ const struct mt_node *mt_head_objects_biggest_holder(
     return best_node;
 }
 
+/*
+ * Run lost (or, from node_down, already PENDING) o's task again so o is
+ * made anew. o may be gone when this returns (the rerun can end at once):
+ * find it again by id. Without a pinned task or a retry left, o is LOST,
+ * and whoever waited for it hears so.
+ */
+static void rebuild(struct mt_head_objects *objs, struct mt_obj *o)
+{
+    struct mt_head_task *t = lineage_of(objs, o);
+    bool waited = o->state == MT_OBJ_PENDING;
+    struct mt_task_deps *old;
+    char why[256];
+    char *msg;
+
+    snprintf(why, sizeof(why), "%s", strncmp(o->owner, "put ", 4) == 0
+             ? "a put object cannot be rebuilt (put it again)"
+             : "its task cannot make it again (no retries left, or not a "
+               "function task)");
+
+    if (t && objs->rerun_fn) {
+        o->state = MT_OBJ_PENDING;
+        old = t->deps;
+        t->deps = NULL;
+        if (objs->rerun_fn(objs->rerun_arg, t, why, sizeof(why)) == 0) {
+            deps_release(objs, old, true);
+            return;
+        }
+        t->deps = old;
+    }
+    msg = mt_xasprintf("%s; %s", o->error ? o->error : "object lost", why);
+    mt_obj_set_error(o, MT_OBJ_LOST, msg);
+    free(msg);
+    if (waited)
+        settle(objs, o, o->error);
+    else
+        mt_head_objects_maybe_free(objs, o);
+}
+
 void mt_head_objects_node_down(struct mt_head_objects *objs,
                                const char *node_id)
 {
-    struct mt_idmap_node *n, *nx;
+    struct mt_idmap_node *n;
+    mt_object_id *lost = NULL;
+    size_t n_lost = 0, cap = 0;
 
-    for (n = mt_idmap_first(&objs->table.map); n; n = nx) {
+    /* Drop the node's copies first: objects left without any are LOST,
+     * and PENDING when something besides lineage needs them (they are made
+     * again below, so dependents rebuilt meanwhile wait for them). */
+    for (n = mt_idmap_first(&objs->table.map); n;
+         n = mt_idmap_next(&objs->table.map, n)) {
         struct mt_obj *o = MT_CONTAINER_OF(n, struct mt_obj, node);
         char *why;
 
-        nx = mt_idmap_next(&objs->table.map, n);
         if (!mt_obj_drop_node(o, node_id) || o->n_nodes || o->is_inline ||
             o->state != MT_OBJ_READY)
             continue;
@@ -425,6 +540,21 @@ void mt_head_objects_node_down(struct mt_head_objects *objs,
                            "died", node_id);
         mt_obj_set_error(o, MT_OBJ_LOST, why);
         free(why);
-        mt_head_objects_maybe_free(objs, o);
+        if (lineage_of(objs, o) && o->refs > o->lineage_refs)
+            o->state = MT_OBJ_PENDING;
+        mt_xgrow((void **)&lost, &cap, n_lost + 1, sizeof(*lost));
+        lost[n_lost++] = o->node.id;
     }
+    /* Then act: rebuilding or freeing may free other objects. */
+    for (size_t i = 0; i < n_lost; i++) {
+        struct mt_obj *o = mt_obj_find(&objs->table, &lost[i]);
+
+        if (!o || (o->state == MT_OBJ_PENDING && !lineage_of(objs, o)))
+            continue; /* gone, or a dependent had it made again already */
+        if (o->state == MT_OBJ_PENDING || !lineage_of(objs, o))
+            rebuild(objs, o); /* now, or LOST for good: say why */
+        else
+            mt_head_objects_maybe_free(objs, o); /* rebuilt on demand */
+    }
+    free(lost);
 }

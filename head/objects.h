@@ -45,6 +45,15 @@ typedef void (*mt_head_args_fn)(void *arg, struct mt_head_task *t,
 typedef void (*mt_head_settled_fn)(void *arg, struct mt_obj *o);
 
 /*
+ * Run finished task t again (its next attempt) to rebuild its lost result.
+ * t->deps is NULL on entry; the callee admits t's arguments again. RET 0
+ * (t is queued, waiting or already ended), -1 with why filled (t cannot
+ * run again; nothing changed).
+ */
+typedef int (*mt_head_rerun_fn)(void *arg, struct mt_head_task *t, char *why,
+                                size_t len);
+
+/*
  * mt_head_objects_create - the directory rules over an empty table.
  * IN  nodes, workers, tasks  borrowed; must outlive it
  */
@@ -94,7 +103,14 @@ struct mt_obj_loc *mt_head_objects_locate(struct mt_head_objects *objs,
 const struct mt_node *mt_head_objects_biggest_holder(
     struct mt_head_objects *objs, const struct mt_head_task *t);
 
-/* node_id died: forget its copies; objects left without one are LOST. */
+/* mt_head_objects_on_rerun - who runs a task again to rebuild a result. */
+void mt_head_objects_on_rerun(struct mt_head_objects *objs,
+                              mt_head_rerun_fn fn, void *arg);
+
+/* node_id died: forget its copies; objects left without one are rebuilt
+ * by running their task again while its retries allow (lineage, now if
+ * something but lineage refers to them, else when a task needs them), or
+ * else LOST with why. */
 void mt_head_objects_node_down(struct mt_head_objects *objs,
                                const char *node_id);
 

@@ -185,6 +185,7 @@ static void forget_old(struct mt_task_table *t, const struct mt_head_task *keep)
         for (size_t i = 0; i < t->cap; i++) {
             struct mt_head_task *x = t->slots[i];
             if (x && x != keep && mt_head_task_terminal(x) && !x->watchers &&
+                !x->lineage &&
                 (!oldest || x->done_order < oldest->done_order))
                 oldest = x;
         }
@@ -214,6 +215,39 @@ void mt_task_table_finish(struct mt_task_table *t, struct mt_head_task *task,
     /* Trim in batches so finishing stays O(1) amortised. */
     if (t->n_done_kept > MT_TASK_KEEP_DONE + MT_TASK_KEEP_DONE / 10)
         forget_old(t, task);
+}
+
+void mt_task_table_pin(struct mt_task_table *t, struct mt_head_task *task,
+                       bool on)
+{
+    if (task->lineage == on)
+        return;
+    task->lineage = on;
+    if (!mt_head_task_terminal(task))
+        return;
+    if (on)
+        t->n_done_kept--;
+    else
+        t->n_done_kept++;
+}
+
+void mt_task_table_revive(struct mt_task_table *t, struct mt_head_task *task)
+{
+    MT_ASSERT(mt_head_task_terminal(task));
+    mt_task_table_pin(t, task, false);
+    t->n_done_kept--;
+    task->state = MT_TASK_PENDING;
+    task->attempt++;
+    task->exit_code = 0;
+    mt_head_task_set_error(task, NULL);
+    free(task->result);
+    task->result = NULL;
+    task->result_len = 0;
+    task->result_in_store = false;
+    task->result_size = 0;
+    task->start_ms = task->end_ms = 0;
+    task->done_order = 0;
+    task->actor_died = false;
 }
 
 void mt_head_task_add_output(struct mt_head_task *task, uint32_t fd,

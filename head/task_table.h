@@ -9,6 +9,9 @@
  *        PENDING/SCHEDULED/RUNNING --cancel--> CANCELLED
  *        SCHEDULED/RUNNING --node died--> PENDING (attempt+1, while retries
  *                                         remain) | FAILED (worker died)
+ *        SCHEDULED --hand-over never arrived, node dead--> PENDING (same
+ *                                         attempt)
+ *        FINISHED --its stored result lost (lineage)--> PENDING (attempt+1)
  *
  * The life cycle itself is driven by tasks.c; this file is the table:
  * storage, lookups, output kept (at most MT_TASK_OUTPUT_MAX bytes; older
@@ -92,6 +95,8 @@ struct mt_head_task {
     size_t out_bytes;
     uint64_t out_dropped;
     uint64_t done_order;         /* for forgetting old finished tasks */
+    bool lineage;                /* FINISHED, its result may be rebuilt:
+                                    never forgotten, keeps deps (objects.c) */
     uint64_t gang;               /* gang number (gangs.h), 0 when none */
     uint32_t gang_rank;          /* ... and its rank in the gang */
     /* Followers (rpc_watch.c); a task with watchers is never forgotten. */
@@ -154,6 +159,21 @@ struct mt_head_task *mt_task_table_find_id(const struct mt_task_table *t,
 void mt_task_table_finish(struct mt_task_table *t, struct mt_head_task *task,
                           enum mt_head_task_state state, int exit_code,
                           const char *error, int64_t now_wall);
+
+/*
+ * mt_task_table_pin - keep (on) or stop keeping a finished task whose
+ * result object may have to be rebuilt by running it again (lineage):
+ * pinned tasks are never forgotten and do not count towards forgetting.
+ */
+void mt_task_table_pin(struct mt_task_table *t, struct mt_head_task *task,
+                       bool on);
+
+/*
+ * mt_task_table_revive - a terminal task runs again as its next attempt:
+ * PENDING, attempt + 1, its end, exit code, error and result cleared, and
+ * no longer pinned or counted as done. Its output so far is kept.
+ */
+void mt_task_table_revive(struct mt_task_table *t, struct mt_head_task *task);
 
 /* Visit tasks newest first (by number); stop when fn returns false. */
 typedef bool (*mt_task_visit_fn)(void *arg, struct mt_head_task *task);

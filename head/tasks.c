@@ -55,6 +55,9 @@ static void on_pg_changed(void *arg, struct mt_head_pg *pg);
 static void on_run_done(void *arg, uint64_t num, uint32_t attempt, int err,
                         const char *why);
 static void on_args(void *arg, struct mt_head_task *t, const char *why);
+static int on_rerun(void *arg, struct mt_head_task *t, char *why, size_t len);
+static int admit_and_queue(struct mt_head_tasks *ts, struct mt_head_task *t,
+                           const char **why);
 static void hand_over(struct mt_head_tasks *ts, struct mt_head_task *t,
                       const struct mt_node *n);
 
@@ -86,6 +89,7 @@ struct mt_head_tasks *mt_head_tasks_create(struct mt_task_table *table,
     mt_head_pgs_listen(pgs, &pg_listener, ts);
     mt_head_workers_on_run(workers, on_run_done, ts);
     mt_head_objects_on_args(objs, on_args, ts);
+    mt_head_objects_on_rerun(objs, on_rerun, ts);
     return ts;
 }
 
@@ -302,6 +306,33 @@ static bool actor_kind(const struct mt_task_def *d)
            d->kind == MT_TASK_KIND_ACTOR_METHOD;
 }
 
+/*
+ * Take t's arguments, then queue t or let it wait for them. RET 0, or t
+ * ended FAILED (*why says why): 2 (an argument failed), -MT_E* (refused:
+ * an unknown or bad argument, or -MT_EINVAL: the scheduler said no).
+ */
+static int admit_and_queue(struct mt_head_tasks *ts, struct mt_head_task *t,
+                           const char **why)
+{
+    /* msg is read by the caller before the next submit (loop thread). */
+    int rc = mt_head_objects_admit(ts->objs, t, ts->msg, sizeof(ts->msg));
+
+    if (rc < 0 || rc == 2) {
+        mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, ts->msg);
+        *why = ts->msg;
+        return rc;
+    }
+    if (rc == 1) {
+        t->state = MT_TASK_WAITING_FOR_ARGS;
+        return 0;
+    }
+    if (mt_head_tasks_enqueue(ts, t, why) < 0) {
+        mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, *why);
+        return -MT_EINVAL; /* a bad request */
+    }
+    return 0;
+}
+
 struct mt_head_task *mt_head_tasks_submit(struct mt_head_tasks *ts,
                                           struct mt_task_def *def,
                                           const char **why, int *err)
@@ -317,23 +348,10 @@ struct mt_head_task *mt_head_tasks_submit(struct mt_head_tasks *ts,
         return NULL;
     }
     t = mt_head_tasks_add(ts, def, def->max_retries);
-    /* msg is read by the caller before the next submit (loop thread). */
-    rc = mt_head_objects_admit(ts->objs, t, ts->msg, sizeof(ts->msg));
-    if (rc < 0 || rc == 2) {
-        mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, ts->msg);
-        *why = ts->msg;
+    rc = admit_and_queue(ts, t, why);
+    if (rc != 0)
         *err = rc;
-        return rc < 0 ? NULL : t;
-    }
-    if (rc == 1) {
-        t->state = MT_TASK_WAITING_FOR_ARGS;
-        return t;
-    }
-    if (mt_head_tasks_enqueue(ts, t, why) < 0) {
-        mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, *why);
-        return NULL;
-    }
-    return t;
+    return rc == 0 || rc == 2 ? t : NULL;
 }
 
 /* ---- retries ------------------------------------------------------------- */
@@ -378,6 +396,32 @@ static void retry_or_fail(struct mt_head_tasks *ts, struct mt_head_task *t,
         return;
     }
     notify(ts, t);
+}
+
+/* Lineage (objects.h): run finished t again to rebuild its lost result. */
+static int on_rerun(void *arg, struct mt_head_task *t, char *why, size_t len)
+{
+    struct mt_head_tasks *ts = arg;
+    const char *w = NULL;
+    char *msg;
+
+    if (t->attempt >= (uint32_t)t->max_retries) {
+        snprintf(why, len, "task %s, which made it, has no retries left "
+                 "(attempt %u of %d)", t->id, t->attempt + 1,
+                 t->max_retries + 1);
+        return -1;
+    }
+    mt_task_table_revive(ts->table, t);
+    ts->counts.retried++;
+    msg = mt_xasprintf("its result was lost; running it again to rebuild it "
+                       "(attempt %u of %d)", t->attempt + 1,
+                       t->max_retries + 1);
+    MT_WARN("task %s: %s", t->id, msg);
+    mt_head_task_set_error(t, msg);
+    free(msg);
+    if (admit_and_queue(ts, t, &w) == 0)
+        notify(ts, t);
+    return 0;
 }
 
 /* t goes back to the queue at the same attempt (it never ran). */

@@ -151,6 +151,15 @@ static void json_selector(struct mt_strbuf *sb, const Manta__TaskSpec *s)
     mt_strbuf_adds(sb, "]");
 }
 
+static const char *strategy_name(Manta__SchedulingStrategy s)
+{
+    static const char *const names[] = {"DEFAULT", "SPREAD", "NODE_AFFINITY",
+                                        "PLACEMENT_GROUP"};
+
+    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s]
+                                                          : "UNKNOWN";
+}
+
 static void json_task(struct mt_strbuf *sb, const Manta__TaskInfo *ti)
 {
     static const Manta__TaskSpec empty = MANTA__TASK_SPEC__INIT;
@@ -174,9 +183,13 @@ static void json_task(struct mt_strbuf *sb, const Manta__TaskInfo *ti)
     json_selector(sb, s);
     mt_strbuf_addf(sb, ", \"priority\": %d, \"max_retries\": %d, "
                        "\"strategy\": \"%s\"",
-                   s->priority, s->max_retries,
-                   s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_SPREAD
-                       ? "SPREAD" : "DEFAULT");
+                   s->priority, s->max_retries, strategy_name(s->strategy));
+    if (s->strategy == MANTA__SCHEDULING_STRATEGY__STRATEGY_NODE_AFFINITY) {
+        mt_strbuf_adds(sb, ", \"affinity_node\": ");
+        mt_strbuf_add_json_str(sb, s->affinity_node_id);
+        mt_strbuf_addf(sb, ", \"affinity_soft\": %s",
+                       s->affinity_soft ? "true" : "false");
+    }
     if (s->n_env) { /* only when asked for (show_env) */
         mt_strbuf_adds(sb, ", \"env\": {");
         for (size_t i = 0; i < s->n_env; i++) {

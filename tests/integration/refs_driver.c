@@ -19,6 +19,12 @@
  *   refs_driver ADDR LIBDIR lost     a result made on zone b; after the test
  *                                    stops node b (a line on stdin) it is
  *                                    lost, for gets and for tasks
+ *   refs_driver ADDR LIBDIR rebuild  lineage: vec -> add made on node
+ *                                    $REFS_NODE_B (soft affinity, 2
+ *                                    retries), vec's handle released; after
+ *                                    the test kills that node (a line on
+ *                                    stdin) both are made again elsewhere
+ *                                    and add's result reads right
  *   refs_driver ADDR LIBDIR hold     prints STEP lines and waits for a line
  *                                    on stdin between them, so the test can
  *                                    look at `manta list objects`
@@ -489,6 +495,78 @@ static void cmd_lost(void)
     mt_task_release(v);
 }
 
+/* ---- rebuild ---------------------------------------------------------------- */
+
+static mt_task_t *submit_soft(const char *fn, const char *node,
+                              const mt_arg *a, size_t n)
+{
+    mt_task_opts_t *o = opts(NULL, 2);
+    char name[128];
+    mt_task_t *t;
+
+    snprintf(name, sizeof(name), LIB "%s", fn);
+    if (mt_task_opts_set_node_affinity(o, node, true) < 0 ||
+        mt_submit_function_args(cl, name, a, n, o, &t) < 0)
+        die("submit %s", fn);
+    mt_task_opts_destroy(o);
+    return t;
+}
+
+static void cmd_rebuild(void)
+{
+    const char *node = getenv("REFS_NODE_B");
+    char hv[MT_OBJECT_ID_HEX_SIZE], hw[MT_OBJECT_ID_HEX_SIZE], line[200];
+    uint32_t n = 32768; /* 256 KiB: kept in a store, not inline */
+    double one = 1.0, sum;
+    mt_object_id vid, wid;
+    mt_task_t *v, *w, *s;
+    mt_task_result r;
+    mt_buffer_t *b;
+    mt_arg a[2];
+    int rc;
+
+    if (!node)
+        die("REFS_NODE_B is not set");
+    a[0] = mt_arg_value(&n, 4);
+    a[1] = mt_arg_value(&one, 8);
+    v = submit_soft("vec", node, a, 2);
+    vid = ref_of(v);
+    a[0] = mt_arg_ref(&vid);
+    w = submit_soft("add", node, a, 2);
+    wid = ref_of(w);
+    mt_task_result_init(&r);
+    finished(w, &r, "add on node b");
+    mt_task_result_release(&r);
+    mt_task_release(v); /* only w's lineage keeps vec's result now */
+    snprintf(line, sizeof(line), "REBUILD %s %s",
+             mt_object_id_format(&vid, hv), mt_object_id_format(&wid, hw));
+    step(line);        /* the test kills node b */
+    rc = mt_get(cl, &wid, 60000, &b);
+    if (rc < 0)
+        die("get of the rebuilt object: %s", mt_error_name(rc));
+    if (mt_buffer_size(b) != n * 8)
+        die("rebuilt object has %zu bytes", (size_t)mt_buffer_size(b));
+    for (uint32_t i = 0; i < n; i++) {
+        double x;
+
+        memcpy(&x, (const uint8_t *)mt_buffer_data(b) + i * 8, 8);
+        if (x != 2.0)
+            die("rebuilt element %u is %g", i, x);
+    }
+    mt_buffer_release(b);
+    printf("rebuild get ok: %u elements of 2\n", n);
+    a[0] = mt_arg_ref(&wid);
+    s = submit("total", NULL, a, 1);
+    finished(s, &r, "total of the rebuilt object");
+    memcpy(&sum, r.value, 8);
+    if (r.value_len != 8 || sum != 2.0 * n)
+        die("total of the rebuilt object: %g", sum);
+    mt_task_result_release(&r);
+    printf("rebuild task ok: total %g\n", sum);
+    mt_task_release(s);
+    mt_task_release(w);
+}
+
 int main(int argc, char **argv)
 {
     int rc;
@@ -516,6 +594,8 @@ int main(int argc, char **argv)
         cmd_hold();
     else if (!strcmp(argv[3], "lost"))
         cmd_lost();
+    else if (!strcmp(argv[3], "rebuild"))
+        cmd_rebuild();
     else if (!strcmp(argv[3], "fanout"))
         cmd_fanout();
     else

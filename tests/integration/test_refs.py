@@ -22,10 +22,11 @@ two nodes.
 """
 import json
 import os
+import signal
 import subprocess
 
-from harness import (BIN, FAST, check, free_port, main, new_dir, run,
-                     wait_until)
+from harness import (BIN, FAST, check, free_port, main, new_dir, read_pid,
+                     run, wait_until)
 
 DRIVER = os.path.join(BIN, "refs_driver")
 LIB_DIR = os.path.normpath(os.path.join(BIN, "..", "lib"))
@@ -163,6 +164,44 @@ def test_lost_when_its_node_dies():
                10, "empty directory and store")
 
 
+def test_lost_result_rebuilt_by_lineage():
+    """Issue 13: a function result whose only copy died with its node is
+    made again by re-running its task, and so is the lost argument it needs
+    (whose handle the driver released); gets and tasks then see the right
+    bytes, and the tasks show their next attempt."""
+    addr, a, b = cluster()
+    node_b = [n for n in list_nodes(addr) if n["node_ip"] == "127.0.0.2"]
+    env = dict(os.environ, REFS_NODE_B=node_b[0]["node_id"])
+    p = subprocess.Popen([DRIVER, addr, LIB_DIR, "rebuild"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = p.stdout.readline().split()
+        check(line and line[0] == "REBUILD", "driver said %r %r" % (
+            line, p.stderr.read() if p.poll() is not None else ""))
+        objs = {o["object_id"]: o for o in objects(addr)["objects"]}
+        check(all(objs[i]["state"] == "READY" for i in line[1:]), "%r" % objs)
+        os.kill(read_pid(b, "worker"), signal.SIGKILL)
+        wait_until(lambda: len(list_nodes(addr)) == 1, 10, "node b gone")
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        out, err = p.communicate(timeout=90)
+        print("  " + out.strip().replace("\n", "\n  "))
+        check(p.returncode == 0 and "rebuild task ok" in out, err)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    ts = json.loads(run(["list", "tasks", "--address", addr, "--format",
+                         "json"]).stdout)["tasks"]
+    rebuilt = [(t["state"], t["attempt"], t["strategy"], t["affinity_soft"])
+               for t in ts if t["max_retries"] == 2]  # vec and add
+    check(rebuilt == [("FINISHED", 1, "NODE_AFFINITY", True)] * 2,
+          "vec and add: %r" % ts)
+    wait_until(lambda: objects(addr)["total"] == 0 and store_objects(a) == 0,
+               10, "empty directory and store")
+
+
 def test_list_objects_and_refcounts():
     addr, a, b = cluster()
     p = subprocess.Popen([DRIVER, addr, LIB_DIR, "hold"],
@@ -205,4 +244,5 @@ if __name__ == "__main__":
           test_fanout_pulls_once,
           test_waiting_for_args, test_failed_producer_fails_dependents,
           test_unknown_object, test_tensor_pipeline_example,
-          test_lost_when_its_node_dies, test_list_objects_and_refcounts])
+          test_lost_when_its_node_dies, test_lost_result_rebuilt_by_lineage,
+          test_list_objects_and_refcounts])

@@ -123,6 +123,12 @@ static void test_refused(void)
     mt_def_set_str(&d.affinity_node, "nowhere");
     CU_ASSERT_PTR_NULL(submit(&d, &why, &err));
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "affinity node"));
+    /* Soft affinity to a node that is not there runs anywhere (issue 13). */
+    def_of(&d, MT_TASK_KIND_COMMAND, "true");
+    d.place = MT_PLACE_NODE_AFFINITY;
+    d.affinity_soft = true;
+    mt_def_set_str(&d.affinity_node, "nowhere");
+    CU_ASSERT_PTR_NOT_NULL(submit(&d, &why, &err));
     teardown();
 }
 
@@ -225,11 +231,44 @@ static void test_unknown_object(void)
     teardown();
 }
 
+/* A put whose only copy died cannot be rebuilt, and says so; a task on it
+ * fails with that reason (issue 13). */
+static void test_lost_put_says_why(void)
+{
+    mt_object_id id = mt_object_id_from_u64(3, 4);
+    struct mt_head_task *t;
+    struct mt_task_arg arg;
+    struct mt_task_def d;
+    struct mt_obj *o;
+    const char *why;
+    int err;
+
+    setup();
+    mt_head_objects_put(f.objs, "n1", &id, 1 << 20);
+    mt_head_objects_node_down(f.objs, "n1");
+    o = mt_obj_find(mt_head_objects_table(f.objs), &id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    CU_ASSERT_EQUAL(o->state, MT_OBJ_LOST);
+    CU_ASSERT_PTR_NOT_NULL(strstr(o->error, "object lost"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(o->error, "a put object cannot be rebuilt"));
+    memset(&arg, 0, sizeof(arg));
+    arg.is_ref = true;
+    arg.ref = id;
+    def_of(&d, MT_TASK_KIND_FUNCTION, "lib.so:use");
+    mt_task_def_set_args(&d, &arg, 1);
+    t = submit(&d, &why, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->state, MT_TASK_FAILED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t->error, "put object cannot be rebuilt"));
+    teardown();
+}
+
 CU_TestInfo mt_test_tasks[] = {
     {"refused", test_refused},
     {"cancel_pending", test_cancel_pending},
     {"infeasible", test_infeasible},
     {"dependency_failed", test_dependency_failed},
     {"unknown_object", test_unknown_object},
+    {"lost_put_says_why", test_lost_put_says_why},
     CU_TEST_INFO_NULL,
 };

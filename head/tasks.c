@@ -10,6 +10,12 @@
  * placement queues the task on its node's batch (workers.h) and the end
  * of the pass sends one RunTasks per node.
  *
+ * Attempts: a task's attempt number moves only when a run may have
+ * started and is known dead (its executor or node died); a hand-over that
+ * failed in transport holds the task on its suspected node instead (see
+ * undelivered()). A finished function task runs again as its next attempt
+ * when the object directory needs its lost result rebuilt (on_rerun()).
+ *
  * THREAD: the head's loop thread only.
  */
 #include "head/tasks.h"
@@ -450,9 +456,8 @@ static void node_lost(struct mt_head_tasks *ts, struct mt_head_task *t)
         requeue(ts, t);
         return;
     }
-    what = mt_xasprintf("worker died: node %s was lost while running "
-                              "the task",
-                              t->node_id && *t->node_id ? t->node_id : "?");
+    what = mt_xasprintf("worker died: node %s was lost while running the "
+                        "task", t->node_id && *t->node_id ? t->node_id : "?");
 
     retry_or_fail(ts, t, what);
     free(what);

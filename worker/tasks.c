@@ -4,7 +4,8 @@
  *
  * A command run is a program started with uv_spawn on the worker's loop,
  * detached so that it leads its own process group: stopping it signals
- * the whole group. stdin is /dev/null; stdout and stderr come back
+ * the whole group, which is recorded (procs.h) until its leader is
+ * reaped. stdin is /dev/null; stdout and stderr come back
  * through pipes, are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>
  * .log (made on the first output) and to the run's bounded output buffer,
  * from which the reporter takes them. Function and actor runs hand a job
@@ -55,6 +56,7 @@
 #include "common/sys.h"
 #include "worker/actors.h"
 #include "worker/executors.h"
+#include "worker/procs.h"
 #include "worker/task_args.h"
 #include "worker/task_result.h"
 
@@ -449,6 +451,7 @@ static void on_proc_exit(uv_process_t *p, int64_t status, int term_signal)
 {
     struct mt_run *t = p->data;
 
+    mt_procs_remove(t->rs->o.procs, t->pid);
     t->exited = true;
     t->exit_code = term_signal ? 128 + term_signal : (int32_t)status;
     uv_timer_stop(&t->timer);
@@ -586,6 +589,7 @@ static void spawn(struct mt_run *t)
         return;
     }
     t->pid = t->proc.pid;
+    mt_procs_add(t->rs->o.procs, t->pid);
     for (int i = 0; i < 2; i++)
         uv_read_start((uv_stream_t *)&t->pipes[i], on_alloc, on_read);
     MT_DEBUG("task=%s attempt=%u started pid=%d: %s", t->spec.task_id,

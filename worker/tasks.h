@@ -47,6 +47,7 @@ struct mt_store;
 struct mt_transfers;
 struct mt_exec_pool;
 struct mt_hosted_actors;
+struct mt_procs;
 struct mt_runs;
 
 /* ---- reports: what goes to the head in one call -------------------------- */
@@ -99,6 +100,7 @@ struct mt_runs_opts {
     struct mt_transfers *xfers; /* pulls of object arguments */
     struct mt_exec_pool *execs; /* function tasks; NULL: refused */
     struct mt_hosted_actors *actors; /* actor tasks */
+    struct mt_procs *procs;     /* records each run's group; NULL: none */
 };
 
 /*

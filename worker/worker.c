@@ -118,6 +118,7 @@ static void create_runs(struct mt_worker *w)
     o.xfers = w->xfers;
     o.execs = w->execs;
     o.actors = w->actors;
+    o.guard_path = w->cfg->guard_path;
     o.procs = w->procs;
     w->runs = mt_runs_create(&o);
 }

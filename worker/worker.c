@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/auth.h"
@@ -84,10 +85,15 @@ static void start_executors(struct mt_worker *w)
     struct mt_kv_list own = {0};
     const struct mt_kv_list *lists[1] = {&own};
     extern char **environ;
+    char pid[16];
     int rc;
 
     if (cfg->num_executors <= 0 || !cfg->executor_path)
         return;
+    /* The executor checks that its parent is still this pid once it
+     * watches for our death (executor_main.c). */
+    snprintf(pid, sizeof(pid), "%d", (int)getpid());
+    mt_kv_list_set(&own, "MANTA_WORKER_PID", pid);
     mt_kv_list_set(&own, "MANTA_NODE_ID", w->node_id);
     mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", cfg->head_addr);
     mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",

@@ -3,6 +3,10 @@
  * cmd_stop.c -- `manta stop`: stop the daemons of one session dir. The worker
  * goes first (it unregisters from the head), then the head. Each gets
  * SIGTERM and a grace period, then SIGKILL; --force skips the grace.
+ *
+ * Once the worker is gone, whatever it started that is still running (a
+ * task whose guard could not kill it, an executor) is killed from the
+ * worker's record of its process groups (worker.procs, common/proc.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,7 +19,9 @@
 
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "common/error.h"
 #include "common/parse.h"
+#include "common/proc.h"
 #include "common/sys.h"
 
 static void usage(FILE *f)
@@ -23,7 +29,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: manta stop [--temp-dir DIR] [--force] [--grace-period S]\n"
             "\n"
-            "Stop the Manta processes this machine started for a session dir.\n"
+            "Stop the Manta processes this machine started for a session dir,\n"
+            "then kill whatever the stopped worker left running.\n"
             "\n"
             "  --temp-dir DIR       session dir (default %s)\n"
             "  --force              kill at once (SIGKILL), no graceful stop\n"
@@ -36,6 +43,25 @@ static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+/* Kill what the stopped worker left running. RET processes killed. */
+static int sweep_worker(const char *dir)
+{
+    char *path = mt_session_path(dir, MT_PROC_RECORD_FILE);
+    int killed = 0, rc = mt_proc_record_sweep_file(path, &killed);
+
+    if (rc == -MT_ESTATE)
+        fprintf(stderr, "manta stop: %s belongs to a worker that still "
+                        "runs; its processes were left alone\n", path);
+    else if (rc < 0)
+        fprintf(stderr, "manta stop: cannot read %s: %s\n", path,
+                mt_strerror(rc));
+    if (killed > 0)
+        printf("Killed %d process%s left running by manta-worker.\n", killed,
+               killed == 1 ? "" : "es");
+    free(path);
+    return killed;
 }
 
 /* RET 1 if a process was stopped, 0 if none ran, -1 if it survived. */
@@ -122,6 +148,8 @@ static int cmd_stop(int argc, char **argv)
         int r = stop_one(dir, i == 0 ? "worker" : "head", force, grace);
         stopped += r > 0;
         failed += r < 0;
+        if (i == 0 && r >= 0)
+            stopped += sweep_worker(dir) > 0;
     }
     {
         char *reg = mt_session_path(dir, "worker.registered");

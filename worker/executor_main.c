@@ -32,6 +32,15 @@
  * method before a successful factory, a second factory) fail with
  * MT_EXEC_BAD_REQUEST.
  *
+ * The executor goes when the worker goes, even in the middle of a task,
+ * and takes its process group (it leads one: whatever a function forked)
+ * with it: its parent-death signal is SIGHUP, whose handler SIGKILLs the
+ * group once getppid() is no longer the worker (MANTA_WORKER_PID, set by
+ * the worker; checked right after the signal is armed, in case the worker
+ * died first). The handler is set again before every task, in case a
+ * function replaced it; a function that ignores SIGHUP for good keeps the
+ * executor alive, and the worker's record (procs.h) is then what finds it.
+ *
  * Deliberately small: libc, libdl and the framing; no gRPC, no libuv.
  */
 #include <ctype.h>
@@ -499,6 +508,42 @@ static void actor_keep(const struct mt_exec_request *r, void *state)
         actor_lib = mt_xstrndup(r->function, (size_t)(colon - r->function));
 }
 
+/* ---- the worker's death ------------------------------------------------- */
+
+static volatile pid_t worker_pid; /* our parent */
+
+static void on_worker_gone(int sig)
+{
+    (void)sig;
+    if (getppid() != worker_pid)
+        kill(0, SIGKILL);
+}
+
+static void watch_worker(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_worker_gone;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Arm the parent-death signal, then make sure the parent is still the
+ * worker: a worker that died before the signal was armed never sends it. */
+static void arm_death_signal(void)
+{
+    const char *v = getenv("MANTA_WORKER_PID");
+    long pid = v ? strtol(v, NULL, 10) : 0;
+
+    worker_pid = pid > 1 ? (pid_t)pid : getppid();
+    watch_worker();
+    prctl(PR_SET_PDEATHSIG, SIGHUP);
+    if (getppid() != worker_pid)
+        die("the worker (pid %d) is gone", (int)worker_pid);
+}
+
 static void run(struct mt_exec_request *r, int fd)
 {
     struct mt_exec_reply rep = {MT_EXEC_OK, {NULL, 0}, NULL, 0};
@@ -596,8 +641,7 @@ int main(int argc, char **argv)
     if (fcntl(fd, F_GETFD) < 0)
         die("fd %d is not open: manta-executor is started by manta-worker",
             fd);
-    /* Go when the worker goes, even in the middle of a long task. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    arm_death_signal();
     signal(SIGPIPE, SIG_IGN);
     fcntl(fd, F_SETFD, FD_CLOEXEC);
     while (read_full(fd, hdr, sizeof(hdr))) {
@@ -609,6 +653,7 @@ int main(int argc, char **argv)
             die("truncated frame from the worker");
         if (mt_exec_request_decode(payload, len, &r) < 0)
             die("malformed request from the worker");
+        watch_worker(); /* a function may have replaced it */
         run(&r, fd);
         mt_exec_request_release(&r);
         free(payload);

@@ -32,6 +32,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/sys.h"
+#include "worker/procs.h"
 
 #define EX_MAGIC 0x6578ec01u
 #define RESTART_MS 1000          /* delay for executors that died young */
@@ -64,6 +65,7 @@ struct mt_exec_pool {
     char *path;
     char **env;
     int n;
+    struct mt_procs *procs;     /* records each executor; may be NULL */
     struct mt_executor *slots[MT_EXEC_POOL_MAX];
     size_t alive;               /* spawned, not exited */
     struct mt_exec_job *qhead, *qtail;
@@ -407,6 +409,7 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int sig)
 
     ex->exited = true;
     p->alive--;
+    mt_procs_remove(p->procs, ex->pid);
     if (sig)
         snprintf(p->gone_why, sizeof(p->gone_why), "was killed by signal %d",
                  sig);
@@ -492,6 +495,7 @@ static void spawn_slot(struct mt_exec_pool *p, int slot)
     p->spawn_error[0] = '\0';
     ex->pid = ex->proc.pid;
     p->alive++;
+    mt_procs_add(p->procs, ex->pid);
     uv_read_start((uv_stream_t *)&ex->sock, on_alloc, on_sock_read);
     uv_read_start((uv_stream_t *)&ex->out[0], on_alloc, on_out_read);
     uv_read_start((uv_stream_t *)&ex->out[1], on_alloc, on_out_read);
@@ -556,6 +560,7 @@ int mt_exec_pool_create(uv_loop_t *loop, const struct mt_exec_pool_opts *o,
     p->path = mt_xstrdup(o->path);
     p->env = o->env;
     p->n = o->n;
+    p->procs = o->procs;
     uv_timer_init(loop, &p->timer);
     p->timer.data = p;
     p->timer_open = true;
@@ -584,6 +589,7 @@ int mt_exec_pool_create_dedicated(const struct mt_exec_pool *like,
     for (size_t i = 0; i < n; i++)
         p->env[i] = mt_xstrdup(like->env[i]);
     p->n = 1;
+    p->procs = like->procs;
     p->on_gone = on_gone;
     p->gone_arg = arg;
     uv_timer_init(p->loop, &p->timer);

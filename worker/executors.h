@@ -34,6 +34,7 @@
 #define MT_EXEC_POOL_MAX 64
 
 struct mt_exec_pool;
+struct mt_procs;
 struct mt_executor;
 
 enum mt_exec_end {
@@ -73,6 +74,8 @@ struct mt_exec_pool_opts {
     const char *path;          /* the manta-executor binary; borrowed */
     int n;                     /* executors: 1..MT_EXEC_POOL_MAX */
     char **env;                /* NULL-terminated "K=V"; taken */
+    struct mt_procs *procs;    /* records each executor (procs.h); NULL:
+                                  none; borrowed, outlives the pool */
 };
 
 /*

@@ -192,11 +192,13 @@ static int object_store_defaults(struct mt_worker_config *cfg)
     return 0;
 }
 
-/* One executor per offered CPU (rounded up, 1-64); the binary next to
- * ours. */
-static void executor_defaults(struct mt_worker_config *cfg)
+/* One executor per offered CPU (rounded up, 1-64); the executor and guard
+ * binaries next to ours. Without a guard, command tasks run unguarded:
+ * only the record in the session dir (procs.h) stands between them and
+ * outliving a worker killed by SIGKILL. */
+static void helper_defaults(struct mt_worker_config *cfg)
 {
-    static char path[4096];
+    static char self[4096], exec_path[4096 + 32], guard_path[4096 + 32];
     int64_t cpus = mt_qty_list_get(&cfg->resources, "CPU");
     ssize_t n;
     char *slash;
@@ -205,17 +207,23 @@ static void executor_defaults(struct mt_worker_config *cfg)
         cpus = cpus > 0 ? (cpus + MT_QTY_SCALE - 1) / MT_QTY_SCALE : 1;
         cfg->num_executors = (int)(cpus < 1 ? 1 : cpus > 64 ? 64 : cpus);
     }
-    if (cfg->executor_path)
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0 || (size_t)n >= sizeof(self) - 1)
         return;
-    n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-    if (n <= 0 || (size_t)n > sizeof(path) - 32)
-        return;
-    path[n] = '\0';
-    slash = strrchr(path, '/');
+    self[n] = '\0';
+    slash = strrchr(self, '/');
     if (!slash)
         return;
-    strcpy(slash + 1, "manta-executor");
-    cfg->executor_path = path;
+    slash[1] = '\0';
+    snprintf(exec_path, sizeof(exec_path), "%smanta-executor", self);
+    snprintf(guard_path, sizeof(guard_path), "%smanta-guard", self);
+    if (!cfg->executor_path)
+        cfg->executor_path = exec_path;
+    if (access(guard_path, X_OK) == 0)
+        cfg->guard_path = guard_path;
+    else
+        MT_WARN("%s is missing: command tasks run unguarded and may "
+                "outlive this worker if it is killed", guard_path);
 }
 
 int main(int argc, char **argv)
@@ -408,7 +416,7 @@ int main(int argc, char **argv)
     if (mt_qty_list_get(&cfg.resources, "object_store_memory") < 0)
         mt_qty_list_set(&cfg.resources, "object_store_memory",
                         (int64_t)cfg.object_store_memory * MT_QTY_SCALE);
-    executor_defaults(&cfg);
+    helper_defaults(&cfg);
     if (cfg.temp_dir && (rc = mt_sys_mkdir_private(cfg.temp_dir)) < 0) {
         fprintf(stderr, "manta-worker: cannot create %s: %s\n", cfg.temp_dir,
                 mt_strerror(rc));

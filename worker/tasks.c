@@ -2,11 +2,18 @@
 /*
  * tasks.c -- the runs of a worker (see tasks.h for the life of one).
  *
- * A command run is a program started with uv_spawn on the worker's loop,
- * detached so that it leads its own process group: stopping it signals
- * the whole group. stdin is /dev/null; stdout and stderr come back
- * through pipes, are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>
- * .log (made on the first output) and to the run's bounded output buffer,
+ * A command run is a program started under its manta-guard (guard.h),
+ * spawned with uv_spawn on the worker's loop thread (the main thread,
+ * which the guard's parent-death signal is tied to), detached: the guard
+ * leads the run's process group, forks the program into it, relays its
+ * exit status and kills whatever the program started when the program
+ * ends, when the worker dies, or when the worker kills the run. A stop
+ * SIGTERMs the group; a kill is MT_GUARD_KILL_SIG to the guard, with a
+ * group SIGKILL as backstop. Each run's group is recorded (procs.h) until
+ * its leader is reaped. Without a guard binary the program itself leads
+ * the group. stdin is /dev/null; stdout and stderr come back through
+ * pipes, are appended to <temp_dir>/logs/tasks/<task_id>.<attempt>.log
+ * (made on the first output) and to the run's bounded output buffer,
  * from which the reporter takes them. Function and actor runs hand a job
  * to an executor (executors.h, actors.h) instead and relay what it prints
  * the same way; a function run whose arguments are objects elsewhere
@@ -39,6 +46,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -55,6 +63,8 @@
 #include "common/sys.h"
 #include "worker/actors.h"
 #include "worker/executors.h"
+#include "worker/guard.h"
+#include "worker/procs.h"
 #include "worker/task_args.h"
 #include "worker/task_result.h"
 
@@ -70,6 +80,8 @@ extern char **environ;
 #define RETRY_MAX_MS 1000
 #define KILL_AFTER_MS 5000
 #define EOF_GRACE_MS 1000
+#define GUARD_EXEC_MS 5000     /* longest wait for a guard's exec report */
+#define GUARD_BACKSTOP_MS 2000 /* a guard told to kill has this long */
 #define RUN_MAGIC 0x7a5c0de1u
 
 /* ==== task state ========================================================== */
@@ -86,7 +98,8 @@ struct mt_run {
     int open;                   /* handles not closed yet */
     bool pipe_open[2];
     bool proc_init;             /* uv_spawn was called on proc */
-    int pid;                    /* 0 until spawned */
+    int pid;                    /* 0 until spawned; leads the group */
+    bool guarded;               /* pid is the run's manta-guard */
     bool exited;                /* reaped (or never started) */
     int32_t exit_code;
     char *error;                /* NULL, or why it could not run */
@@ -433,6 +446,32 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     close_pipe(t, i);
 }
 
+/* The guard was told to kill the run but has not ended: kill the group. */
+static void on_guard_backstop(uv_timer_t *tm)
+{
+    struct mt_run *t = tm->data;
+
+    MT_WARN("task=%s its guard pid=%d did not end it in %d ms; killing the "
+            "group", t->spec.task_id, t->pid, GUARD_BACKSTOP_MS);
+    signal_group(t, SIGKILL);
+}
+
+/* Kill the run now. A guarded run is killed by its guard, which kills
+ * even processes that left the group; should the guard not end within
+ * GUARD_BACKSTOP_MS, the group is SIGKILLed. */
+static void kill_run(struct mt_run *t)
+{
+    if (!t->guarded || t->exited) {
+        signal_group(t, SIGKILL);
+        uv_timer_stop(&t->timer);
+        return;
+    }
+    if (kill(t->pid, MT_GUARD_KILL_SIG) < 0 && errno != ESRCH)
+        MT_WARN("task=%s kill(%d, %d) failed: %s", t->spec.task_id, t->pid,
+                MT_GUARD_KILL_SIG, strerror(errno));
+    uv_timer_start(&t->timer, on_guard_backstop, GUARD_BACKSTOP_MS, 0);
+}
+
 /* The process exited but something in its group still holds a pipe. */
 static void on_eof_grace(uv_timer_t *tm)
 {
@@ -449,8 +488,17 @@ static void on_proc_exit(uv_process_t *p, int64_t status, int term_signal)
 {
     struct mt_run *t = p->data;
 
+    /* A guard that died by a signal was killed, or relays a task killed
+     * after the guard had killed the rest: whatever is left of its group
+     * goes now, while the group's id cannot have been reused. */
+    if (t->guarded && term_signal && kill(-t->pid, SIGKILL) < 0 &&
+        errno != ESRCH)
+        MT_WARN("task=%s kill(-%d, SIGKILL) failed: %s", t->spec.task_id,
+                t->pid, strerror(errno));
+    mt_procs_remove(t->rs->o.procs, t->pid);
     t->exited = true;
-    t->exit_code = term_signal ? 128 + term_signal : (int32_t)status;
+    if (!t->error) /* else it never ran: fail_start set the code */
+        t->exit_code = term_signal ? 128 + term_signal : (int32_t)status;
     uv_timer_stop(&t->timer);
     if (t->pipe_open[0] || t->pipe_open[1])
         uv_timer_start(&t->timer, on_eof_grace, EOF_GRACE_MS, 0);
@@ -463,7 +511,7 @@ static void on_kill_timer(uv_timer_t *tm)
 
     MT_INFO("task=%s still running %d ms after SIGTERM: SIGKILL",
             t->spec.task_id, KILL_AFTER_MS);
-    signal_group(t, SIGKILL);
+    kill_run(t);
 }
 
 /* ==== start and stop ====================================================== */
@@ -538,13 +586,132 @@ static int check_cwd(const char *cwd)
     return 0;
 }
 
+/* The guard's argv: manta-guard WORKER_PID, then the task's. RET owned
+ * array (free it; its strings are borrowed from t and pid). */
+static char **guard_argv(struct mt_run *t, char *pid)
+{
+    size_t n = 0;
+    char **args;
+
+    while (t->spec.argv[n])
+        n++;
+    args = mt_xcalloc(n + 3, sizeof(*args));
+    args[0] = (char *)t->rs->o.guard_path;
+    args[1] = pid;
+    memcpy(args + 2, t->spec.argv, n * sizeof(*args));
+    return args;
+}
+
+/* Wait for a guard's exec report on fd (guard.h), and close fd. The guard
+ * has forked the task by now or is about to: this is the time an exec
+ * takes, which uv_spawn spends for the guard anyway.
+ * RET 0 (the task runs), or the errno of its failed exec. */
+static int guard_wait_exec(int fd)
+{
+    struct pollfd pfd = {fd, POLLIN, 0};
+    int64_t end = mt_now_mono_ms() + GUARD_EXEC_MS;
+    int err = 0, r;
+    size_t got = 0;
+    ssize_t k;
+
+    while (got < sizeof(err) && mt_now_mono_ms() < end) {
+        r = poll(&pfd, 1, (int)(end - mt_now_mono_ms()));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        k = read(fd, (char *)&err + got, sizeof(err) - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break; /* EOF: the exec succeeded */
+        got += (size_t)k;
+    }
+    close(fd);
+    return got == sizeof(err) && err > 0 ? err : 0;
+}
+
+/* Fill o and io (4 entries) for the run's program, under its guard when
+ * there is one (the caller frees o->args unless it is t->spec.argv).
+ * OUT status  the read end of the guard's status pipe, or -1
+ * RET 0 or -errno (no pipe for the guard) */
+static int spawn_options(struct mt_run *t, uv_process_options_t *o,
+                         uv_stdio_container_t *io, char *pid, int *status)
+{
+    int fds[2];
+
+    *status = -1;
+    memset(io, 0, 4 * sizeof(*io));
+    io[0].flags = UV_IGNORE; /* libuv opens /dev/null for fds 0-2 */
+    for (int i = 1; i <= 2; i++) {
+        io[i].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+        io[i].data.stream = (uv_stream_t *)&t->pipes[i - 1];
+    }
+    o->file = t->spec.argv[0];
+    o->args = t->spec.argv;
+    o->stdio_count = 3;
+    o->stdio = io;
+    if (!t->rs->o.guard_path)
+        return 0;
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -errno;
+    io[MT_GUARD_STATUS_FD].flags = UV_INHERIT_FD;
+    io[MT_GUARD_STATUS_FD].data.fd = fds[1];
+    o->stdio_count = MT_GUARD_STATUS_FD + 1;
+    o->file = t->rs->o.guard_path;
+    o->args = guard_argv(t, pid);
+    *status = fds[0];
+    return 0;
+}
+
+/* uv_spawn failed: nothing runs. */
+static void spawn_failed(struct mt_run *t, int rc)
+{
+    close_handle(t, (uv_handle_t *)&t->proc);
+    if (t->guarded)
+        fail_start(t, 126, mt_xasprintf("cannot run '%s': cannot start %s: "
+                                        "%s", t->spec.argv[0],
+                                        t->rs->o.guard_path,
+                                        uv_strerror(rc)));
+    else
+        fail_start(t, rc == UV_ENOENT ? 127 : 126,
+                   mt_xasprintf("cannot run '%s': %s", t->spec.argv[0],
+                                uv_strerror(rc)));
+}
+
+/* The program (or its guard) runs: record it and read its output, or,
+ * when the guard says the exec failed, fail the run as uv_spawn would
+ * have (the guard exits on its own). */
+static void spawned(struct mt_run *t, int status)
+{
+    int err = status >= 0 ? guard_wait_exec(status) : 0;
+
+    t->pid = t->proc.pid;
+    mt_procs_add(t->rs->o.procs, t->pid);
+    if (err) {
+        fail_start(t, err == ENOENT ? 127 : 126,
+                   mt_xasprintf("cannot run '%s': %s", t->spec.argv[0],
+                                uv_strerror(-err)));
+        return;
+    }
+    for (int i = 0; i < 2; i++)
+        uv_read_start((uv_stream_t *)&t->pipes[i], on_alloc, on_read);
+    MT_DEBUG("task=%s attempt=%u started pid=%d%s: %s", t->spec.task_id,
+             t->spec.attempt, t->pid, t->guarded ? " (guard)" : "",
+             t->spec.argv[0]);
+    t->running_pending = true;
+    t->rs->n_state++;
+    kick(t->rs);
+}
+
 static void spawn(struct mt_run *t)
 {
     uv_loop_t *loop = t->rs->o.loop;
     uv_process_options_t o;
-    uv_stdio_container_t io[3];
+    uv_stdio_container_t io[MT_GUARD_STATUS_FD + 1];
     const char *cwd = t->spec.cwd && *t->spec.cwd ? t->spec.cwd : NULL;
-    int rc;
+    char pid[16];
+    int rc, status;
 
     if (cwd && (rc = check_cwd(cwd)) < 0) {
         fail_start(t, 127, mt_xasprintf("cannot run '%s': working directory "
@@ -559,40 +726,34 @@ static void spawn(struct mt_run *t)
         t->open++;
     }
     memset(&o, 0, sizeof(o));
-    memset(io, 0, sizeof(io));
-    io[0].flags = UV_IGNORE; /* libuv opens /dev/null for fds 0-2 */
-    io[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-    io[1].data.stream = (uv_stream_t *)&t->pipes[0];
-    io[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-    io[2].data.stream = (uv_stream_t *)&t->pipes[1];
+    snprintf(pid, sizeof(pid), "%d", (int)getpid());
+    rc = spawn_options(t, &o, io, pid, &status);
+    if (rc < 0) {
+        fail_start(t, 126, mt_xasprintf("cannot run '%s': %s",
+                                        t->spec.argv[0], uv_strerror(rc)));
+        return;
+    }
+    t->guarded = status >= 0;
     o.exit_cb = on_proc_exit;
-    o.file = t->spec.argv[0];
-    o.args = t->spec.argv;
     o.env = task_env(t);
     o.cwd = cwd;
-    o.flags = UV_PROCESS_DETACHED; /* setsid: the task leads its group */
-    o.stdio_count = 3;
-    o.stdio = io;
+    o.flags = UV_PROCESS_DETACHED; /* setsid: it leads its own group */
     t->proc.data = t;
     rc = uv_spawn(loop, &t->proc, &o);
     mt_run_env_free(o.env);
+    if (t->guarded) {
+        close(io[MT_GUARD_STATUS_FD].data.fd);
+        free(o.args);
+    }
     t->proc_init = true; /* initialised even when the spawn failed */
     t->open++;
     if (rc < 0) {
-        close_handle(t, (uv_handle_t *)&t->proc);
-        fail_start(t, rc == UV_ENOENT ? 127 : 126,
-                   mt_xasprintf("cannot run '%s': %s", t->spec.argv[0],
-                                uv_strerror(rc)));
+        if (status >= 0)
+            close(status);
+        spawn_failed(t, rc);
         return;
     }
-    t->pid = t->proc.pid;
-    for (int i = 0; i < 2; i++)
-        uv_read_start((uv_stream_t *)&t->pipes[i], on_alloc, on_read);
-    MT_DEBUG("task=%s attempt=%u started pid=%d: %s", t->spec.task_id,
-             t->spec.attempt, t->pid, t->spec.argv[0]);
-    t->running_pending = true;
-    t->rs->n_state++;
-    kick(t->rs);
+    spawned(t, status);
 }
 
 /* ---- function tasks: run on the executor pool ---- */
@@ -834,8 +995,7 @@ int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
     MT_INFO("task=%s attempt=%u stop requested%s", task_id, attempt,
             force ? " (force)" : "");
     if (force) {
-        signal_group(t, SIGKILL);
-        uv_timer_stop(&t->timer);
+        kill_run(t);
         return 0;
     }
     signal_group(t, SIGTERM);
@@ -1070,7 +1230,8 @@ void mt_runs_shutdown(struct mt_runs *rs)
         if (t->pid > 0 && !t->exited)
             MT_INFO("task=%s attempt=%u killed: worker stopping",
                     t->spec.task_id, t->spec.attempt);
-        signal_group(t, SIGKILL);
+        if (t->pid > 0)
+            kill_run(t);
     }
 }
 

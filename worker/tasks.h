@@ -7,12 +7,13 @@
  * state, output and result reported back to the head.
  *
  * Life of a run (tasks.c):
- *   RunTask accepted --uv_spawn--> running: RUNNING queued for the head,
- *   stdout/stderr read into a bounded output buffer (outbuf.h, and the
- *   per-task log) --process exited, both pipes at EOF, every handle
- *   closed--> done: the final update (FINISHED with the exit status, 128+N
- *   for signal N, or FAILED when the program could not start) is queued
- *   behind the output --head acknowledged the final update--> freed.
+ *   RunTask accepted --uv_spawn (under manta-guard, guard.h)--> running:
+ *   RUNNING queued for the head, stdout/stderr read into a bounded output
+ *   buffer (outbuf.h, and the per-task log) --process exited, both pipes
+ *   at EOF, every handle closed--> done: the final update (FINISHED with
+ *   the exit status, 128+N for signal N, or FAILED when the program could
+ *   not start) is queued behind the output --head acknowledged the final
+ *   update--> freed.
  *
  * Function tasks (kind FUNCTION) take the same path with the executor pool
  * (executors.h) in place of uv_spawn, after their object arguments are
@@ -47,6 +48,7 @@ struct mt_store;
 struct mt_transfers;
 struct mt_exec_pool;
 struct mt_hosted_actors;
+struct mt_procs;
 struct mt_runs;
 
 /* ---- reports: what goes to the head in one call -------------------------- */
@@ -99,6 +101,9 @@ struct mt_runs_opts {
     struct mt_transfers *xfers; /* pulls of object arguments */
     struct mt_exec_pool *execs; /* function tasks; NULL: refused */
     struct mt_hosted_actors *actors; /* actor tasks */
+    const char *guard_path;     /* manta-guard (guard.h); NULL: programs
+                                   run unguarded */
+    struct mt_procs *procs;     /* records each run's group; NULL: none */
 };
 
 /*
@@ -136,8 +141,10 @@ int mt_runs_admit(struct mt_runs *rs, const struct mt_run_spec *s, char *err,
 void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s);
 
 /*
- * mt_runs_stop - SIGTERM the run's process group and SIGKILL it 5 s later
- * if it still runs; with force, SIGKILL at once. A function task's
+ * mt_runs_stop - SIGTERM the run's process group and kill it 5 s later
+ * if it still runs; with force, kill it at once. Killing asks the run's
+ * guard to kill every process the run started (a group SIGKILL follows
+ * 2 s later if the guard has not ended). A function task's
  * executor is SIGKILLed at once (the pool replaces it); a function task
  * still waiting for an executor or its arguments ends at once; an actor's
  * creation task kills the actor.
@@ -146,7 +153,7 @@ void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s);
 int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
                  bool force);
 
-/* Shutdown, step 1: SIGKILL every run's process group, stop fetching
+/* Shutdown, step 1: kill every run (as a forced stop does), stop fetching
  * arguments; report nothing more. The executors and actors are shut down
  * by their owner (worker.c). */
 void mt_runs_shutdown(struct mt_runs *rs);

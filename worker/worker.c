@@ -10,13 +10,16 @@
  * the adapters fail, the node unregisters (best effort), the rpc server
  * stops (every call ended), and then each service closes its handles in
  * turn before done runs. Markers in the session dir: worker.addr once the
- * server listens, worker.registered each time the head accepts the node.
+ * server listens, worker.registered each time the head accepts the node,
+ * worker.procs while it runs processes (procs.h; a predecessor's is swept
+ * before anything is spawned).
  */
 #include "worker/worker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/auth.h"
@@ -34,6 +37,11 @@ static const struct mt_worker_adapter *const adapters[] = {
 };
 
 #define N_ADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
+
+static void noop(void *arg)
+{
+    (void)arg;
+}
 
 static void write_marker(struct mt_worker *w, const char *name,
                          const char *contents)
@@ -77,10 +85,15 @@ static void start_executors(struct mt_worker *w)
     struct mt_kv_list own = {0};
     const struct mt_kv_list *lists[1] = {&own};
     extern char **environ;
+    char pid[16];
     int rc;
 
     if (cfg->num_executors <= 0 || !cfg->executor_path)
         return;
+    /* The executor checks that its parent is still this pid once it
+     * watches for our death (executor_main.c). */
+    snprintf(pid, sizeof(pid), "%d", (int)getpid());
+    mt_kv_list_set(&own, "MANTA_WORKER_PID", pid);
     mt_kv_list_set(&own, "MANTA_NODE_ID", w->node_id);
     mt_kv_list_set(&own, "MANTA_HEAD_ADDRESS", cfg->head_addr);
     mt_kv_list_set(&own, "MANTA_OBJECT_STORE_SOCKET",
@@ -90,6 +103,7 @@ static void start_executors(struct mt_worker *w)
     o.path = cfg->executor_path;
     o.n = cfg->num_executors;
     o.env = mt_run_env_build(environ, lists, 1);
+    o.procs = w->procs;
     mt_kv_list_release(&own);
     rc = mt_exec_pool_create(w->loop, &o, &w->execs);
     if (rc < 0)
@@ -110,6 +124,8 @@ static void create_runs(struct mt_worker *w)
     o.xfers = w->xfers;
     o.execs = w->execs;
     o.actors = w->actors;
+    o.guard_path = w->cfg->guard_path;
+    o.procs = w->procs;
     w->runs = mt_runs_create(&o);
 }
 
@@ -188,9 +204,13 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
         free(w);
         return rc;
     }
-    rc = start_objects(w);
+    /* Before anything is spawned: kill what a predecessor left. */
+    rc = mt_procs_create(loop, cfg->temp_dir, &w->procs);
     if (rc < 0)
         goto out_free;
+    rc = start_objects(w);
+    if (rc < 0)
+        goto out_procs;
     w->xfers = mt_transfers_create(w->objects.store);
     rc = mt_rpc_engine_create(loop, &w->eng);
     if (rc < 0)
@@ -226,6 +246,11 @@ out_objects:
     mt_objects_stop(&w->objects);
     uv_run(loop, UV_RUN_NOWAIT);
     mt_objects_release(&w->objects);
+out_procs:
+    if (w->procs)
+        mt_procs_close(w->procs, noop, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+    mt_procs_destroy(w->procs);
 out_free:
     free(w);
     return rc;
@@ -238,12 +263,19 @@ const char *mt_worker_node_id(const struct mt_worker *w)
 
 /* ---- stopping: each step's callback starts the next ---------------------- */
 
-static void on_membership_closed(void *arg)
+static void on_procs_closed(void *arg)
 {
     struct mt_worker *w = arg;
 
     if (w->stopped)
         w->stopped(w->stopped_arg);
+}
+
+static void on_membership_closed(void *arg)
+{
+    struct mt_worker *w = arg;
+
+    mt_procs_close(w->procs, on_procs_closed, w);
 }
 
 static void on_execs_closed(void *arg)
@@ -321,5 +353,6 @@ void mt_worker_destroy(struct mt_worker *w)
     mt_membership_destroy(w->membership);
     mt_transfers_destroy(w->xfers);
     mt_objects_release(&w->objects);
+    mt_procs_destroy(w->procs);
     free(w);
 }

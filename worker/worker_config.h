@@ -30,6 +30,8 @@ struct mt_worker_config {
     const char *spill_dir;     /* NULL: never spill */
     int num_executors;         /* executor pool size, 1..64; 0: none */
     const char *executor_path; /* the manta-executor binary */
+    const char *guard_path;    /* manta-guard (guard.h); NULL: command
+                                  tasks run unguarded */
     struct mt_gpu_monitor *gpu_monitor; /* per-GPU figures; NULL: none */
     const struct mt_security *sec; /* token and TLS (common/auth.h) its
                                       rpc demands and presents; NULL: none */

@@ -3,6 +3,7 @@
  * worker_int.h -- the worker daemon's state, shared by worker.c and the
  * rpc adapters. The services, each with its own header and contract,
  * layered so that calls go one way (lowest first):
+ *   procs (procs.h)          the record of the process groups we start
  *   objects (objects.h)      the node's object store
  *   transfers (transfer.h)   objects pulled from other nodes
  *   execs (executors.h)      the executor pool for function tasks
@@ -30,6 +31,7 @@
 #include "worker/actors.h"
 #include "worker/membership.h"
 #include "worker/objects.h"
+#include "worker/procs.h"
 #include "worker/tasks.h"
 #include "worker/transfer.h"
 #include "worker/worker_config.h"
@@ -53,6 +55,8 @@ struct mt_worker {
     int64_t start_time_ms;
     bool stopping;
     /* The services, lowest layer first (see the top of this file). */
+    struct mt_procs *procs;    /* record of our process groups; NULL:
+                                  no session dir */
     struct mt_objects objects;
     struct mt_transfers *xfers;
     struct mt_exec_pool *execs; /* NULL: no executors */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "manta/function.h"
@@ -111,4 +112,35 @@ MT_FUNCTION(env)
     if (!v)
         return mt_fn_error(call, "%s is not set", name);
     return mt_fn_result(call, v, strlen(v));
+}
+
+/* Start the shell command in the first argument without waiting for it
+ * (it stays in the executor's process group), then sleep for the decimal
+ * milliseconds in the second: what a function that forks leaves behind
+ * (test_orphans.py). */
+MT_FUNCTION(spawn_sleep)
+{
+    char cmd[512] = "", ms[32] = "";
+    struct timespec ts;
+    pid_t pid;
+    long n;
+
+    if (call->nargs != 2 || call->args[0].size >= sizeof(cmd) ||
+        call->args[1].size >= sizeof(ms))
+        return mt_fn_error(call, "spawn_sleep takes COMMAND and MS");
+    memcpy(cmd, call->args[0].data, call->args[0].size);
+    memcpy(ms, call->args[1].data, call->args[1].size);
+    pid = fork();
+    if (pid < 0)
+        return mt_fn_error(call, "fork failed");
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    n = strtol(ms, NULL, 10);
+    ts.tv_sec = n / 1000;
+    ts.tv_nsec = (n % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) < 0)
+        ;
+    return 0;
 }

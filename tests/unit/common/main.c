@@ -12,6 +12,7 @@ extern CU_TestInfo mt_test_selector[];
 extern CU_TestInfo mt_test_defs[];
 extern CU_TestInfo mt_test_ids[];
 extern CU_TestInfo mt_test_auth[];
+extern CU_TestInfo mt_test_proc[];
 extern CU_TestInfo mt_test_qty_regressions[];
 extern CU_TestInfo mt_test_sys_regressions[];
 int mt_test_rpc_setup(void);
@@ -28,6 +29,7 @@ static const struct mt_suite suites[] = {
     {"selector", mt_test_selector, NULL, NULL},
     {"defs", mt_test_defs, NULL, NULL},
     {"ids", mt_test_ids, NULL, NULL},
+    {"proc", mt_test_proc, NULL, NULL},
     /* Known bugs, reported and awaiting fixes: these fail until then. They
      * run last because the sys one aborts the run under ASan. */
     {"qty_regressions", mt_test_qty_regressions, NULL, NULL},

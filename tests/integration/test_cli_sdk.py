@@ -1,13 +1,16 @@
 """test_cli_sdk.py -- the `manta` command as a client of libmanta: every
 command that talks to a cluster exits 1 with one line on an unknown id and
-on an unreachable head (within 5 s), bad flags exit 2, each `list --format
-json` has the shape scripts read, the list filters (--state, --node,
---name) select and count, and a one-shot command makes exactly the calls it
-needs (a fake head sees one GetClusterStatus for `manta status`, nothing
-else: no status probe, no event stream).
+on an unreachable head (within 5 s), ids say their kind (a task id never
+equals a placement group's, and the wrong kind of id is named as such),
+bad flags exit 2, each `list --format json` has the shape scripts read,
+the list filters (--state, --node, --name) select and count, and a
+one-shot command makes exactly the calls it needs (a fake head sees one
+GetClusterStatus for `manta status`, nothing else: no status probe, no
+event stream).
 """
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -47,6 +50,51 @@ def test_unknown_ids_exit_1():
         check(p.returncode == 1 and want in p.stderr and one_line(p),
               "%s: %d %r" % (args, p.returncode, p.stderr))
         check(p.stdout == "", "%s printed %r" % (args, p.stdout))
+
+
+def test_ids_say_their_kind():
+    """Task and placement group ids come from one counter: each kind of id
+    carries its own letter, so a task id never equals a group's, and a
+    command given the wrong kind of id says which kind it is (issue 13,
+    defect 10; on main `manta cancel PG_ID` cancelled the task with the
+    same number)."""
+    addr = start_cluster()
+    a = ["--address", addr]
+    pg = run(["placement-group", "create", "--bundles", '[{"CPU": 0.1}]',
+              "--wait", "10"] + a).stdout.strip()
+    tasks = [run(["submit", "--no-wait"] + a + ["--", "sleep", "30"]
+                 ).stdout.strip() for _ in range(3)]
+    check(pg not in tasks, "pg %s among tasks %s" % (pg, tasks))
+    check(re.fullmatch(r"p[0-9a-f]{15}", pg) and
+          all(re.fullmatch(r"t[0-9a-f]{15}", t) for t in tasks),
+          "pg %r tasks %r" % (pg, tasks))
+    for args, want in (
+            (["cancel", pg], "manta cancel: %s is a placement group id, "
+             "not a task id" % pg),
+            (["logs", pg], "manta logs: %s is a placement group id, not a "
+             "task id" % pg),
+            (["gang", "get", pg], "%s is a placement group id, not a gang "
+             "id" % pg),
+            (["actor", "get", tasks[0]], "%s is a task id, not an actor "
+             "id" % tasks[0]),
+            (["placement-group", "remove", tasks[0]], "manta "
+             "placement-group: %s is a task id, not a placement group id"
+             % tasks[0])):
+        p = run(args + a, check=False)
+        check(p.returncode == 1 and want in p.stderr and one_line(p),
+              "%s: %d %r" % (args, p.returncode, p.stderr))
+    p = run(["submit", "--placement-group", tasks[0]] + a + ["--", "true"],
+            check=False)
+    check(p.returncode == 2 and "%s is a task id, not a placement group id"
+          % tasks[0] in p.stderr, "submit: %d %r" % (p.returncode, p.stderr))
+    # Nothing was cancelled or removed by the wrong kind of id.
+    st = {t["task_id"]: t["state"] for t in listing(addr, "tasks")["tasks"]}
+    check(all(st[t] in ("PENDING", "SCHEDULED", "RUNNING") for t in tasks),
+          "tasks %r" % st)
+    g = listing(addr, "placement-groups")["placement_groups"]
+    check([x["state"] for x in g if x["pg_id"] == pg] == ["CREATED"], g)
+    for t in tasks:
+        run(["cancel", t] + a)
 
 
 def test_unreachable_every_command():
@@ -180,6 +228,7 @@ def test_status_makes_one_call():
 
 
 if __name__ == "__main__":
-    main([test_unknown_ids_exit_1, test_unreachable_every_command,
+    main([test_unknown_ids_exit_1, test_ids_say_their_kind,
+          test_unreachable_every_command,
           test_bad_flags_exit_2, test_json_shapes_and_filters,
           test_status_makes_one_call])

@@ -3,8 +3,9 @@ command that talks to a cluster exits 1 with one line on an unknown id and
 on an unreachable head (within 5 s), ids say their kind (a task id never
 equals a placement group's, and the wrong kind of id is named as such),
 bad flags exit 2, each `list --format json` has the shape scripts read,
-the list filters (--state, --node, --name) select and count, and a
-one-shot command makes exactly the calls it needs (a fake head sees one
+every `list` kind's text has one shape (a table, a blank line, a
+summary), the list filters (--state, --node, --name) select and count, and
+a one-shot command makes exactly the calls it needs (a fake head sees one
 GetClusterStatus for `manta status`, nothing else: no status probe, no
 event stream).
 """
@@ -188,12 +189,55 @@ def test_json_shapes_and_filters():
     check([x["pg_id"] for x in g["placement_groups"]] == [pg], g)
     text = run(["list", "tasks", "--state", "FINISHED", "--limit", "1"] +
                a).stdout
-    check("Total: 2" in text and "Shown: 1" in text, text)
+    check(text.endswith("\n\n1 of 2 tasks shown; raise --limit to see "
+                        "more\n"), text)
     for args in (["--state", "BOGUS"], ["--name", "x", "objects"]):
         kind = "tasks" if len(args) == 2 else args.pop()
         p = run(["list", kind] + args + a, check=False)
         check(p.returncode == 2 and p.stderr.strip(), "%s %s: %d %r" % (
             kind, args, p.returncode, p.stderr))
+
+
+def test_list_text_one_shape():
+    """Every `manta list` kind prints the same shape, empty or not: a
+    header row whose first column is the kind's id, one row per entry
+    aligned under it, a blank line and one summary line (issue 13, defect
+    10: main printed "======== List" for some kinds, "Total: N" or
+    "Objects: N" for others)."""
+    addr = start_cluster()
+    a = ["--address", addr]
+    run(["placement-group", "create", "--bundles", '[{"CPU": 0.1}]',
+         "--wait", "10"] + a)
+    for name in ("one", "two"):
+        run(["submit", "--name", name] + a + ["--", "true"])
+    want = {"nodes": ("NODE_ID", "1 node"),
+            "tasks": ("TASK_ID", "2 tasks"),
+            "actors": ("ACTOR_ID", "0 actors"),
+            "placement-groups": ("PG_ID", "1 placement group"),
+            "objects": ("OBJECT_ID", "0 objects"),
+            "gangs": ("GANG_ID", "0 gangs")}
+    for kind, (first, summary) in want.items():
+        text = run(["list", kind] + a).stdout
+        lines = text.split("\n")
+        head = lines[0].split()
+        check(head[0] == first and all(h == h.upper() for h in head) and
+              "STATE" in head, "%s header: %r" % (kind, text))
+        check(text.endswith("\n\n%s\n" % summary), "%s: %r" % (kind, text))
+        rows = lines[1:-3]
+        check(len(rows) == int(summary.split()[0]) and all(rows),
+              "%s rows: %r" % (kind, text))
+        col = lines[0].index("STATE")
+        for r in rows:  # cells sit under their header
+            check(r[col:].split()[0] in ("ALIVE", "FINISHED", "CREATED") and
+                  r[col - 2:col] == "  ", "%s row %r" % (kind, r))
+        for old in ("======== List", "Total:", "Objects:", "Stats:"):
+            check(old not in text, "%s still prints %r" % (kind, old))
+    text = run(["list", "tasks", "--limit", "1"] + a).stdout
+    check(text.endswith("\n\n1 of 2 tasks shown; raise --limit to see "
+                        "more\n") and len(text.split("\n")) == 5, text)
+    # --format json is unchanged.
+    j = json.loads(run(["list", "tasks", "--format", "json"] + a).stdout)
+    check(set(j) == {"total", "tasks"} and j["total"] == 2, j)
 
 
 def test_status_makes_one_call():
@@ -231,4 +275,4 @@ if __name__ == "__main__":
     main([test_unknown_ids_exit_1, test_ids_say_their_kind,
           test_unreachable_every_command,
           test_bad_flags_exit_2, test_json_shapes_and_filters,
-          test_status_makes_one_call])
+          test_list_text_one_shape, test_status_makes_one_call])

@@ -131,8 +131,9 @@ static int parse(int argc, char **argv, struct actor_args *a)
         return usage_error("unexpected argument '%s'", argv[optind]);
     if (!a->id == !a->name)
         return usage_error("%s", "give an ACTOR_ID or --name NAME");
-    if (a->id && strlen(a->id) != 16)
-        return usage_error("an actor id is 16 hex digits, not '%s'", a->id);
+    if (a->id && !mt_cli_id_shaped(a->id))
+        return usage_error("an actor id is a and 15 hex digits, not '%s'",
+                           a->id);
     if (strcmp(a->format, "text") && strcmp(a->format, "json"))
         return usage_error("--format must be text or json, not '%s'",
                            a->format);

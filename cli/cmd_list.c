@@ -2,17 +2,22 @@
 /*
  * cmd_list.c -- `manta list nodes|tasks|actors|placement-groups|objects|
  * gangs`: the state API in the spirit of `ray list`, through libmanta's
- * listings (mt_list, with the filters --state, --node and --name). Text
- * is a table per kind (nodes, tasks and placement groups under a
- * "Stats: Total: N" header); json is what mt_list_json writes, one object
- * {"total": N, "<kind>": [...]} with snake_case fields for scripts.
+ * listings (mt_list, with the filters --state, --node and --name).
+ *
+ * Text has one shape for every kind: a table (a header row of upper-case
+ * column names, one row per entry, "-" for an empty cell, columns two
+ * spaces apart) even when empty, a blank line, and one summary line:
+ * "3 tasks", or "100 of 250 tasks shown; raise --limit to see more" when
+ * the limit cut the list. Each kind only names its columns and fills its
+ * rows; the table and the summary are drawn here once. json is what
+ * mt_list_json writes, one object {"total": N, "<kind>": [...]} with
+ * snake_case fields for scripts.
  */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/commands.h"
 #include "cli/conn.h"
@@ -52,6 +57,7 @@ static void table_head(struct table *t, const char *const *names)
         table_add(t, mt_xstrdup(names[i]));
 }
 
+/* Print t (and free its cells). */
 static void table_print(struct table *t, struct mt_strbuf *sb)
 {
     size_t *w = mt_xcalloc(t->ncol, sizeof(*w));
@@ -74,21 +80,10 @@ static void table_print(struct table *t, struct mt_strbuf *sb)
     free(w);
 }
 
-static void print_header(struct mt_strbuf *sb, uint64_t total, size_t shown)
+/* A cell: s, or "-" when it is empty. RET owned. */
+static char *or_dash(const char *s)
 {
-    static const char rule[] = "------------------------------\n";
-    char ts[64];
-    time_t now = time(NULL);
-    struct tm tm;
-
-    localtime_r(&now, &tm);
-    strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
-    mt_strbuf_addf(sb, "======== List: %s ========\n", ts);
-    mt_strbuf_addf(sb, "Stats:\n%sTotal: %llu\n", rule,
-                   (unsigned long long)total);
-    if (shown < total)
-        mt_strbuf_addf(sb, "Shown: %zu (raise --limit to see more)\n", shown);
-    mt_strbuf_addf(sb, "\nTable:\n%s", rule);
+    return mt_xstrdup(s && *s ? s : "-");
 }
 
 /* An amount back in fixed point, for the exact shortest decimal. */
@@ -173,27 +168,22 @@ static char *node_labels(const mt_node_info *n)
     return s;
 }
 
-static void nodes_text(const mt_listing *l, struct mt_strbuf *sb)
+static const char *const node_cols[] = {"NODE_ID", "STATE", "ADDRESS",
+                                        "CPU", "GPU", "MEMORY", "OTHER",
+                                        "LABELS", NULL};
+
+static void node_row(const mt_listing *l, size_t i, struct table *t)
 {
-    static const char *const hdr[] = {"NODE_ID", "STATE", "ADDRESS", "CPU",
-                                      "GPU", "MEMORY", "OTHER", "LABELS"};
-    struct table t = {8, NULL, 0, 0};
+    const mt_node_info *n = &l->nodes[i];
 
-    print_header(sb, l->total, l->n);
-    table_head(&t, hdr);
-    for (size_t i = 0; i < l->n; i++) {
-        const mt_node_info *n = &l->nodes[i];
-
-        table_add(&t, mt_xstrdup(n->node_id));
-        table_add(&t, mt_xstrdup(n->alive ? "ALIVE" : "DEAD"));
-        table_add(&t, mt_xstrdup(*n->address ? n->address : "-"));
-        table_add(&t, node_usage(n, "CPU"));
-        table_add(&t, node_usage(n, "GPU"));
-        table_add(&t, node_usage(n, "memory"));
-        table_add(&t, node_others(n));
-        table_add(&t, node_labels(n));
-    }
-    table_print(&t, sb);
+    table_add(t, or_dash(n->node_id));
+    table_add(t, mt_xstrdup(n->alive ? "ALIVE" : "DEAD"));
+    table_add(t, or_dash(n->address));
+    table_add(t, node_usage(n, "CPU"));
+    table_add(t, node_usage(n, "GPU"));
+    table_add(t, node_usage(n, "memory"));
+    table_add(t, node_others(n));
+    table_add(t, node_labels(n));
 }
 
 /* ---- tasks --------------------------------------------------------------- */
@@ -215,56 +205,41 @@ static char *task_command(const mt_task_info *ti)
     return out;
 }
 
-static char *or_dash(const char *s)
+static const char *const task_cols[] = {"TASK_ID", "NAME", "STATE", "NODE",
+                                        "ATTEMPT", "EXIT", "COMMAND", NULL};
+
+static void task_row(const mt_listing *l, size_t i, struct table *t)
 {
-    return mt_xstrdup(*s ? s : "-");
-}
+    const mt_task_info *ti = &l->tasks[i];
 
-static void tasks_text(const mt_listing *l, struct mt_strbuf *sb)
-{
-    static const char *const hdr[] = {"TASK_ID", "NAME", "STATE", "NODE",
-                                      "ATTEMPT", "EXIT", "COMMAND"};
-    struct table t = {7, NULL, 0, 0};
-
-    print_header(sb, l->total, l->n);
-    table_head(&t, hdr);
-    for (size_t i = 0; i < l->n; i++) {
-        const mt_task_info *ti = &l->tasks[i];
-
-        table_add(&t, or_dash(ti->task_id));
-        table_add(&t, or_dash(ti->name));
-        table_add(&t, mt_xstrdup(mt_task_state_name(ti->state)));
-        table_add(&t, or_dash(ti->node_id));
-        table_add(&t, mt_xasprintf("%u", ti->attempt));
-        table_add(&t, ti->state == MT_TASK_STATE_FINISHED
-                          ? mt_xasprintf("%d", ti->exit_code)
-                          : mt_xstrdup("-"));
-        table_add(&t, task_command(ti));
-    }
-    table_print(&t, sb);
+    table_add(t, or_dash(ti->task_id));
+    table_add(t, or_dash(ti->name));
+    table_add(t, mt_xstrdup(mt_task_state_name(ti->state)));
+    table_add(t, or_dash(ti->node_id));
+    table_add(t, mt_xasprintf("%u", ti->attempt));
+    table_add(t, ti->state == MT_TASK_STATE_FINISHED
+                     ? mt_xasprintf("%d", ti->exit_code)
+                     : mt_xstrdup("-"));
+    table_add(t, task_command(ti));
 }
 
 /* ---- actors -------------------------------------------------------------- */
 
-static void actors_text(const mt_listing *l, struct mt_strbuf *sb)
-{
-    mt_strbuf_addf(sb, "Total: %llu", (unsigned long long)l->total);
-    if (l->n < l->total)
-        mt_strbuf_addf(sb, " (showing %zu; raise --limit to see more)",
-                       l->n);
-    mt_strbuf_addf(sb, "\n\n%-16s  %-16s  %-16s  %-32s  %-8s  %-8s  %s\n",
-                   "ACTOR_ID", "NAME", "STATE", "NODE", "PID", "RESTARTS",
-                   "DEATH_REASON");
-    for (size_t i = 0; i < l->n; i++) {
-        const mt_actor_info *a = &l->actors[i];
+static const char *const actor_cols[] = {"ACTOR_ID", "NAME", "STATE",
+                                         "NODE", "PID", "RESTARTS",
+                                         "DEATH_REASON", NULL};
 
-        mt_strbuf_addf(sb, "%-16s  %-16s  %-16s  %-32s  %-8u  %-8u  %s\n",
-                       a->actor_id, *a->name ? a->name : "-",
-                       mt_actor_state_name(a->state),
-                       *a->node_id ? a->node_id : "-", a->pid,
-                       a->num_restarts,
-                       *a->death_reason ? a->death_reason : "-");
-    }
+static void actor_row(const mt_listing *l, size_t i, struct table *t)
+{
+    const mt_actor_info *a = &l->actors[i];
+
+    table_add(t, or_dash(a->actor_id));
+    table_add(t, or_dash(a->name));
+    table_add(t, mt_xstrdup(mt_actor_state_name(a->state)));
+    table_add(t, or_dash(a->node_id));
+    table_add(t, a->pid ? mt_xasprintf("%u", a->pid) : mt_xstrdup("-"));
+    table_add(t, mt_xasprintf("%u", a->num_restarts));
+    table_add(t, or_dash(a->death_reason));
 }
 
 /* ---- placement groups ---------------------------------------------------- */
@@ -296,78 +271,76 @@ static char *pg_bundles(const mt_pg_info *g)
     return out;
 }
 
-static void pgs_text(const mt_listing *l, struct mt_strbuf *sb)
+static const char *const pg_cols[] = {"PG_ID", "NAME", "STATE", "STRATEGY",
+                                      "BUNDLES", NULL};
+
+static void pg_row(const mt_listing *l, size_t i, struct table *t)
 {
-    static const char *const hdr[] = {"PG_ID", "NAME", "STATE", "STRATEGY",
-                                      "BUNDLES"};
-    struct table t = {5, NULL, 0, 0};
+    const mt_pg_info *g = &l->pgs[i];
 
-    print_header(sb, l->total, l->n);
-    table_head(&t, hdr);
-    for (size_t i = 0; i < l->n; i++) {
-        const mt_pg_info *g = &l->pgs[i];
-
-        table_add(&t, mt_xstrdup(g->pg_id));
-        table_add(&t, or_dash(g->name));
-        table_add(&t, mt_xstrdup(mt_pg_state_name(g->state)));
-        table_add(&t, mt_xstrdup(pg_strategy_name(g->strategy)));
-        table_add(&t, pg_bundles(g));
-    }
-    table_print(&t, sb);
+    table_add(t, or_dash(g->pg_id));
+    table_add(t, or_dash(g->name));
+    table_add(t, mt_xstrdup(mt_pg_state_name(g->state)));
+    table_add(t, mt_xstrdup(pg_strategy_name(g->strategy)));
+    table_add(t, pg_bundles(g));
 }
 
 /* ---- objects ------------------------------------------------------------- */
 
-static void text_obj(struct mt_strbuf *sb, const mt_object_entry *o)
-{
-    char hex[MT_OBJECT_ID_HEX_SIZE], size[32];
-    struct mt_strbuf where = MT_STRBUF_INIT;
+static const char *const object_cols[] = {"OBJECT_ID", "STATE", "SIZE",
+                                          "INLINE", "REFS", "LOCATIONS",
+                                          "OWNER", NULL};
 
-    mt_object_id_format(&o->id, hex);
+/* Where copies are: each node id cut to 12 characters. RET owned. */
+static char *object_locations(const mt_object_entry *o)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    char *s;
+
+    for (size_t i = 0; i < o->n_node_ids; i++)
+        mt_strbuf_addf(&sb, "%s%.12s", i ? "," : "", o->node_ids[i]);
+    s = or_dash(mt_strbuf_str(&sb));
+    mt_strbuf_release(&sb);
+    return s;
+}
+
+static void object_row(const mt_listing *l, size_t i, struct table *t)
+{
+    const mt_object_entry *o = &l->objects[i];
+    char hex[MT_OBJECT_ID_HEX_SIZE], size[32];
+
     if (o->size < 1024)
         snprintf(size, sizeof(size), "%lluB", (unsigned long long)o->size);
     else
         mt_bytes_format((double)o->size, size, sizeof(size));
-    for (size_t i = 0; i < o->n_node_ids; i++)
-        mt_strbuf_addf(&where, "%s%.12s", i ? "," : "", o->node_ids[i]);
-    mt_strbuf_addf(sb, "%-40s  %-7s  %10s  %-6s  %4u  %-26s  %s\n", hex,
-                   mt_object_state_name(o->state), size,
-                   o->is_inline ? "yes" : "no", o->ref_count,
-                   where.len ? mt_strbuf_str(&where) : "-", o->owner);
-    mt_strbuf_release(&where);
-}
-
-static void objects_text(const mt_listing *l, struct mt_strbuf *sb)
-{
-    mt_strbuf_addf(sb, "Objects: %llu", (unsigned long long)l->total);
-    if (l->n < l->total)
-        mt_strbuf_addf(sb, " (%zu shown; raise --limit to see more)", l->n);
-    mt_strbuf_addf(sb, "\n%-40s  %-7s  %10s  %-6s  %4s  %-26s  %s\n",
-                   "OBJECT_ID", "STATE", "SIZE", "INLINE", "REFS",
-                   "LOCATIONS", "OWNER");
-    for (size_t i = 0; i < l->n; i++)
-        text_obj(sb, &l->objects[i]);
+    table_add(t, mt_xstrdup(mt_object_id_format(&o->id, hex)));
+    table_add(t, mt_xstrdup(mt_object_state_name(o->state)));
+    table_add(t, mt_xstrdup(size));
+    table_add(t, mt_xstrdup(o->is_inline ? "yes" : "no"));
+    table_add(t, mt_xasprintf("%u", o->ref_count));
+    table_add(t, object_locations(o));
+    table_add(t, or_dash(o->owner));
 }
 
 /* ---- gangs --------------------------------------------------------------- */
 
-static void gangs_text(const mt_listing *l, struct mt_strbuf *sb)
-{
-    mt_strbuf_addf(sb, "Total: %llu\n\n%-16s  %-16s  %-9s  %-10s  %-6s  "
-                   "%-7s  %-8s  %s\n", (unsigned long long)l->total,
-                   "GANG_ID", "NAME", "STATE", "TPU", "LAUNCH", "MEMBERS",
-                   "RESTARTS", "SLICE");
-    for (size_t i = 0; i < l->n; i++) {
-        const mt_gang_detail *g = &l->gangs[i];
+static const char *const gang_cols[] = {"GANG_ID", "NAME", "STATE", "TPU",
+                                        "LAUNCH", "MEMBERS", "RESTARTS",
+                                        "SLICE", NULL};
 
-        mt_strbuf_addf(sb, "%-16s  %-16s  %-9s  %-10s  %-6s  %-7zu  %-8u  "
-                       "%s\n", g->gang_id, *g->name ? g->name : "-",
-                       mt_gang_state_name(g->state), g->pod_type,
-                       g->launch == MT_GANG_LAUNCH_DEVICE ? "device"
-                                                          : "host",
-                       g->n_members, g->attempt,
-                       g->n_slice_names ? g->slice_names[0] : "-");
-    }
+static void gang_row(const mt_listing *l, size_t i, struct table *t)
+{
+    const mt_gang_detail *g = &l->gangs[i];
+
+    table_add(t, or_dash(g->gang_id));
+    table_add(t, or_dash(g->name));
+    table_add(t, mt_xstrdup(mt_gang_state_name(g->state)));
+    table_add(t, or_dash(g->pod_type));
+    table_add(t, mt_xstrdup(g->launch == MT_GANG_LAUNCH_DEVICE ? "device"
+                                                               : "host"));
+    table_add(t, mt_xasprintf("%zu", g->n_members));
+    table_add(t, mt_xasprintf("%u", g->attempt));
+    table_add(t, or_dash(g->n_slice_names ? g->slice_names[0] : ""));
 }
 
 /* ---- kinds --------------------------------------------------------------- */
@@ -375,24 +348,52 @@ static void gangs_text(const mt_listing *l, struct mt_strbuf *sb)
 static const struct kind {
     const char *name;              /* as on the command line */
     mt_list_kind kind;
-    void (*text)(const mt_listing *l, struct mt_strbuf *sb);
+    const char *one, *many;        /* "task", "tasks": the summary's noun */
+    const char *const *cols;       /* column names, NULL-terminated */
+    void (*row)(const mt_listing *l, size_t i, struct table *t);
     const char *fail;              /* "manta list: <fail> at ADDR: why" */
     int timeout_ms;
 } kinds[] = {
-    {"nodes", MT_LIST_NODES, nodes_text, "cannot reach the head",
+    {"nodes", MT_LIST_NODES, "node", "nodes", node_cols, node_row,
+     "cannot reach the head", MT_CLI_TIMEOUT_MS},
+    {"tasks", MT_LIST_TASKS, "task", "tasks", task_cols, task_row,
+     "cannot list tasks", MT_CLI_TIMEOUT_MS},
+    {"actors", MT_LIST_ACTORS, "actor", "actors", actor_cols, actor_row,
+     "cannot list actors", MT_CLI_TIMEOUT_MS},
+    {"placement-groups", MT_LIST_PLACEMENT_GROUPS, "placement group",
+     "placement groups", pg_cols, pg_row, "cannot list placement groups",
      MT_CLI_TIMEOUT_MS},
-    {"tasks", MT_LIST_TASKS, tasks_text, "cannot list tasks",
+    {"objects", MT_LIST_OBJECTS, "object", "objects", object_cols,
+     object_row, "cannot list objects", LIST_OBJECTS_TIMEOUT_MS},
+    {"gangs", MT_LIST_GANGS, "gang", "gangs", gang_cols, gang_row, NULL,
      MT_CLI_TIMEOUT_MS},
-    {"actors", MT_LIST_ACTORS, actors_text, "cannot list actors",
-     MT_CLI_TIMEOUT_MS},
-    {"placement-groups", MT_LIST_PLACEMENT_GROUPS, pgs_text,
-     "cannot list placement groups", MT_CLI_TIMEOUT_MS},
-    {"objects", MT_LIST_OBJECTS, objects_text, "cannot list objects",
-     LIST_OBJECTS_TIMEOUT_MS},
-    {"gangs", MT_LIST_GANGS, gangs_text, NULL, MT_CLI_TIMEOUT_MS},
 };
 
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+/*
+ * The text of a listing, the same shape for every kind: the table (its
+ * header row even when empty), a blank line, the summary.
+ */
+static void listing_text(const struct kind *k, const mt_listing *l,
+                         struct mt_strbuf *sb)
+{
+    struct table t = {0, NULL, 0, 0};
+    unsigned long long total = l->total > l->n ? l->total : l->n;
+
+    while (k->cols[t.ncol])
+        t.ncol++;
+    table_head(&t, k->cols);
+    for (size_t i = 0; i < l->n; i++)
+        k->row(l, i, &t);
+    table_print(&t, sb);
+    if (l->n < total)
+        mt_strbuf_addf(sb, "\n%zu of %llu %s shown; raise --limit to see "
+                       "more\n", l->n, total, k->many);
+    else
+        mt_strbuf_addf(sb, "\n%llu %s\n", total,
+                       total == 1 ? k->one : k->many);
+}
 
 /* ---- command ------------------------------------------------------------- */
 
@@ -405,8 +406,10 @@ static void usage(FILE *f)
             "                  [--state STATE] [--node NODE_ID] [--name NAME]\n"
             "                  [--show-env]\n"
             "\n"
-            "List the cluster's nodes, tasks, actors, placement groups or\n"
-            "objects (newest first), like `ray list`.\n"
+            "List the cluster's nodes, tasks, actors, placement groups,\n"
+            "objects or gangs (newest first), like `ray list`: a table with\n"
+            "a header row, then one summary line, \"N tasks\" or \"N of M\n"
+            "tasks shown\" when --limit cut the list.\n"
             "In the nodes table CPU, GPU, MEMORY and OTHER (every other\n"
             "resource: custom ones, TPU chips, ...) read used/total.\n"
             "\n"
@@ -417,7 +420,8 @@ static void usage(FILE *f)
             "                       {\"total\": N, \"nodes\": [...]}\n"
             "  --limit N            show at most N entries (default %d)\n"
             "  --state STATE        only entries in this state (RUNNING, ALIVE,\n"
-            "                       CREATED, READY, ...); Total counts matches\n"
+            "                       CREATED, READY, ...); the summary counts\n"
+            "                       what matches\n"
             "  --node NODE_ID       nodes: that one; tasks: run there; objects:\n"
             "                       with a copy there\n"
             "  --name NAME          tasks, actors: with this name\n"
@@ -465,7 +469,7 @@ static int list(mt_client_t *c, const struct list_args *a)
     if (rc < 0)
         return 1;
     if (!json)
-        a->kind->text(l, &sb);
+        listing_text(a->kind, l, &sb);
     fputs(json ? text : mt_strbuf_str(&sb), stdout);
     mt_strbuf_release(&sb);
     mt_listing_free(l);
@@ -521,7 +525,8 @@ static int parse(int argc, char **argv, struct list_args *a)
         if ((rc = take_opt(a, c, argv[optind - 1])))
             return rc;
     if (optind >= argc)
-        return usage_error("%s", "what to list? nodes or tasks");
+        return usage_error("%s", "what to list? nodes, tasks, actors, "
+                           "placement-groups, objects or gangs");
     if (optind + 1 < argc)
         return usage_error("unexpected argument '%s'", argv[optind + 1]);
     if (strcmp(a->format, "text") && strcmp(a->format, "json"))
@@ -559,4 +564,4 @@ static int cmd_list(int argc, char **argv)
 
 const struct mt_cli_command mt_cli_cmd_list = {
     "list", cmd_list,
-    "list nodes, tasks, actors, placement groups or objects"};
+    "list nodes, tasks, actors, placement groups, objects or gangs"};

@@ -393,9 +393,9 @@ static int take_opt(struct submit_opts *o, struct res_flags *rf, int c,
     case O_NOWAIT: o->no_wait = true; return 0;
     case 'v': o->verbose = true; return 0;
     case O_PG:
-        if (strlen(optarg) != 16 || strspn(optarg, "0123456789abcdef") != 16)
-            return usage_error("invalid --placement-group '%s': expected the "
-                               "16-digit id", optarg);
+        if (!mt_cli_id_shaped(optarg))
+            return usage_error("invalid --placement-group '%s': expected "
+                               "its id (p and 15 hex digits)", optarg);
         o->pg = optarg;
         return 0;
     case O_BUNDLE:

@@ -52,6 +52,12 @@ bool mt_cli_unreachable(int rc)
     return rc == -MT_EUNAVAIL || rc == -MT_ETIMEDOUT;
 }
 
+bool mt_cli_id_shaped(const char *id)
+{
+    return strlen(id) == 16 &&
+           strspn(id, "0123456789abcdefghijklmnopqrstuvwxyz") == 16;
+}
+
 int mt_cli_task_args(int argc, char **argv, const char *cmd,
                      const char *usage, const char **id, bool *flag,
                      mt_client_t **c)
@@ -85,10 +91,9 @@ int mt_cli_task_args(int argc, char **argv, const char *cmd,
             return MT_EXIT_USAGE;
         }
     }
-    if (optind + 1 != argc || strlen(argv[optind]) != 16 ||
-        strspn(argv[optind], "0123456789abcdef") != 16) {
-        fprintf(stderr, "manta %s: expected one task id (16 hex digits)\n",
-                cmd);
+    if (optind + 1 != argc || !mt_cli_id_shaped(argv[optind])) {
+        fprintf(stderr, "manta %s: expected one task id (t and 15 hex "
+                "digits)\n", cmd);
         fputs(usage, stderr);
         return MT_EXIT_USAGE;
     }

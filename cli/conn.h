@@ -51,6 +51,13 @@ int mt_cli_connect(const char *cmd, const char *addr, const char *dir,
 bool mt_cli_unreachable(int rc);
 
 /*
+ * mt_cli_id_shaped - id has the shape of a numbered id (16 characters of
+ * [0-9a-z]), whatever its kind: libmanta then says when it is the wrong
+ * kind, and the head when it names nothing.
+ */
+bool mt_cli_id_shaped(const char *id);
+
+/*
  * mt_cli_task_args - parse `manta <cmd> TASK_ID [flag] [--address HOST:PORT
  * | --temp-dir DIR]` (logs: -v, cancel: --force) and connect.
  * IN  usage  the command's usage text (stdout on --help, else stderr)

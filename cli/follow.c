@@ -190,8 +190,11 @@ int mt_cli_follow(mt_client_t *c, const char *cmd, const char *task_id,
     int rc;
 
     if ((rc = mt_watch_open(c, &task_id, 1, MT_WATCH_OUTPUT, &w)) < 0) {
-        fprintf(stderr, "manta %s: cannot watch task %s: %s\n", cmd,
-                task_id, mt_client_last_error(c));
+        if (rc == -MT_EINVAL) /* e.g. another kind's id: says which */
+            fprintf(stderr, "manta %s: %s\n", cmd, mt_client_last_error(c));
+        else
+            fprintf(stderr, "manta %s: cannot watch task %s: %s\n", cmd,
+                    task_id, mt_client_last_error(c));
         return 1;
     }
     while ((rc = mt_watch_next(w, it ? POLL_MS : -1, &ev)) != -MT_ENOENT) {

@@ -190,7 +190,7 @@ static const char *check_function(const struct mt_task_def *d)
     if (bytes > MT_TASK_MAX_ARG_BYTES)
         return "arguments larger than 16 MiB: put them in the object store";
     if (d->kind == MT_TASK_KIND_ACTOR_METHOD && slen(d->actor_id) != 16)
-        return "actor_id must name an actor (16 hex digits)";
+        return "actor_id must name an actor (a and 15 hex digits)";
     if (slen(d->actor_name) > MT_TASK_MAX_NAME || d->max_restarts < -1 ||
         slen(d->owner_id) > MT_TASK_MAX_OWNER)
         return "actor name over 256 bytes, owner id over 128, or "

@@ -5,6 +5,16 @@
  * An mt_object_id is 20 opaque bytes (the same width as Ray's ObjectID). It is
  * a value type: copy it with `=`, compare with mt_object_id_eq(). Only ids and
  * offsets cross process boundaries, never pointers (house style H12).
+ *
+ * Every other id the head hands out is a number written with its kind:
+ * one kind letter, then the number's low 60 bits as 15 hex digits
+ * ("t0f17c5850000001" a task, "p0f17c5850000002" a placement group), as
+ * the anchor system embeds what an id names in the id. Tasks and groups
+ * count from the same base, so without the letter task 2 and group 1 were
+ * the same string. An id's kind is thus read from the id alone
+ * (mt_id_kind_of), and a command given the wrong kind of id says so
+ * instead of "not found". Object ids (40 hex digits) and node ids (32
+ * hex digits, or a name the operator chose) never have this shape.
  */
 #ifndef MT_IDS_H
 #define MT_IDS_H
@@ -58,22 +68,74 @@ mt_object_id mt_object_id_from_u64(uint64_t a, uint64_t b);
 
 /*
  * mt_object_id_for_task - the id of a function task's result object: the
- * 12 bytes "manta-result" then the task number (16 hex digits of task_id)
- * big-endian, so head, worker, executor and SDK all derive it alone.
- * RET 0, -MT_EINVAL (task_id is not 16 hex digits). THREAD any.
+ * 12 bytes "manta-result" then the task number (mt_num_id_parse) big-endian,
+ * so head, worker, executor and SDK all derive it alone.
+ * RET 0, -MT_EINVAL (task_id is not a task id). THREAD any.
  */
 int mt_object_id_for_task(const char *task_id, mt_object_id *out);
 
-/* ---- numbered ids: tasks, actors, placement groups ---- */
+/* ---- ids with a kind: tasks, actors, placement groups, gangs ---- */
 
-#define MT_NUM_ID_LEN 16 /* a number as 16 lowercase hex digits */
+/* What an id names. The letters are part of the wire format. */
+enum mt_id_kind {
+    MT_ID_NONE = 0, /* not an id of a kind Manta hands out */
+    MT_ID_TASK,     /* 't' + 15 hex digits */
+    MT_ID_ACTOR,    /* 'a' + 15 hex digits (the number of its creation task) */
+    MT_ID_PG,       /* 'p' + 15 hex digits */
+    MT_ID_GANG,     /* 'g' + 15 hex digits */
+    MT_ID_OBJECT,   /* 40 hex digits (mt_object_id_hex) */
+};
 
-/* mt_num_id - write num as MT_NUM_ID_LEN hex digits plus NUL. RET out.
- * THREAD any. */
-char *mt_num_id(uint64_t num, char out[MT_NUM_ID_LEN + 1]);
+#define MT_NUM_ID_LEN 16 /* a kind letter and 15 lowercase hex digits */
+#define MT_NUM_ID_MAX ((UINT64_C(1) << 60) - 1) /* the largest number */
 
-/* mt_num_id_parse - exactly MT_NUM_ID_LEN hex digits to a number.
- * RET 0, -MT_EINVAL (NULL, wrong length or a non-hex digit). THREAD any. */
-int mt_num_id_parse(const char *id, uint64_t *num);
+/*
+ * mt_num_id - write num as an id of kind (MT_ID_TASK, _ACTOR, _PG or
+ * _GANG): its letter, then num & MT_NUM_ID_MAX as 15 hex digits, NUL.
+ * Another kind gets the letter '?', which no parser accepts.
+ * RET out. THREAD any.
+ */
+char *mt_num_id(enum mt_id_kind kind, uint64_t num,
+                char out[MT_NUM_ID_LEN + 1]);
+
+/*
+ * mt_num_id_parse - the number of an id of kind: exactly its letter then
+ * 15 hex digits (either case). *num is untouched on failure.
+ * RET 0, -MT_EINVAL (NULL, another kind, wrong length or a non-hex
+ * digit). THREAD any.
+ */
+int mt_num_id_parse(enum mt_id_kind kind, const char *id, uint64_t *num);
+
+/*
+ * mt_num_id_as - the id of kind `to` with the number of id, an id of kind
+ * `from`: an actor's id from its creation task's and back ("t0f1..." <->
+ * "a0f1..."). RET 0, -MT_EINVAL (id is not of kind from). THREAD any.
+ */
+int mt_num_id_as(enum mt_id_kind from, const char *id, enum mt_id_kind to,
+                 char out[MT_NUM_ID_LEN + 1]);
+
+/*
+ * mt_id_kind_of - the kind of id, read from its shape: a kind letter and
+ * 15 hex digits, or 40 hex digits for an object. MT_ID_NONE for anything
+ * else (NULL, node ids, ids of an older release, typos).
+ * THREAD any.
+ */
+enum mt_id_kind mt_id_kind_of(const char *id);
+
+/* mt_id_kind_name - "task", "actor", "placement group", "gang", "object";
+ * "unknown" for MT_ID_NONE or a bad value. RET static. THREAD any. */
+const char *mt_id_kind_name(enum mt_id_kind kind);
+
+/*
+ * mt_id_check_kind - whether id may name a thing of kind want: it may
+ * unless its shape says it is another kind. An id of no known kind passes
+ * (the owner of the table then says "no such ...").
+ *
+ * OUT why   on -MT_EINVAL: "ID is a placement group id, not a task id"
+ * RET 0, -MT_EINVAL
+ * THREAD any
+ */
+int mt_id_check_kind(const char *id, enum mt_id_kind want, char *why,
+                     size_t len);
 
 #endif /* MT_IDS_H */

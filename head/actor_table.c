@@ -45,7 +45,7 @@ struct mt_head_actor *mt_actor_table_add(struct mt_actor_table *t, uint64_t num,
 
     a->magic = MT_HEAD_ACTOR_MAGIC;
     a->num = num;
-    mt_num_id(num, a->id);
+    mt_num_id(MT_ID_ACTOR, num, a->id);
     a->name = name && *name ? mt_xstrdup(name) : NULL;
     a->function = mt_xstrdup(function ? function : "");
     a->owner = mt_xstrdup(owner ? owner : "");
@@ -71,7 +71,9 @@ struct mt_head_actor *mt_actor_table_find_id(const struct mt_actor_table *t,
 {
     uint64_t num;
 
-    return mt_num_id_parse(id, &num) < 0 ? NULL : mt_actor_table_find(t, num);
+    return mt_num_id_parse(MT_ID_ACTOR, id, &num) < 0
+               ? NULL
+               : mt_actor_table_find(t, num);
 }
 
 struct mt_head_actor *mt_actor_table_find_name(const struct mt_actor_table *t,

@@ -42,7 +42,7 @@ enum mt_head_actor_state {
 struct mt_head_actor {
     uint32_t magic;              /* MT_HEAD_ACTOR_MAGIC */
     uint64_t num;                /* its creation task's number */
-    char id[17];                 /* num as 16 hex digits */
+    char id[17];                 /* num as an id (common/ids.h) */
     char *name;                  /* NULL when anonymous */
     char *function;              /* the factory */
     char *owner;                 /* the creating client ("" unknown) */

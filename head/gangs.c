@@ -75,7 +75,7 @@ struct mt_head_gangs *mt_head_gangs_create(struct mt_head_tasks *tasks,
 
 void mt_head_gang_id_of(uint64_t num, char out[17])
 {
-    snprintf(out, 17, "g%015" PRIx64, num & (uint64_t)0xfffffffffffffff);
+    mt_num_id(MT_ID_GANG, num, out);
 }
 
 struct mt_gang *mt_head_gang_find(struct mt_head_gangs *gs, const char *id)
@@ -362,7 +362,7 @@ static struct mt_head_task *submit_member(struct mt_head_gangs *gs,
     add_contract(&d, e);
     snprintf(name, sizeof(name), "%s/rank%u",
              g->def.name ? g->def.name : g->id, r);
-    mt_num_id(g->pg, pg_id);
+    mt_num_id(MT_ID_PG, g->pg, pg_id);
     if (mt_def_set_str(&d.name, name) < 0 ||
         mt_def_set_str(&d.pg_id, pg_id) < 0)
         mt_xoom(sizeof(name));

@@ -115,7 +115,7 @@ static struct mt_head_pg *pg_new(struct mt_head_pgs *pgs,
     struct mt_head_pg *pg = mt_xcalloc(1, sizeof(*pg));
 
     pg->num = pgs->next++;
-    mt_num_id(pg->num, pg->id);
+    mt_num_id(MT_ID_PG, pg->num, pg->id);
     pg->def = *def;
     memset(def, 0, sizeof(*def));
     pg->nbundles = nbundles;

@@ -40,7 +40,7 @@ struct mt_pg_waiter; /* a WaitPlacementGroup call (rpc_pgs.c) */
 /* A placement group as users see it. Guarded by: loop thread. */
 struct mt_head_pg {
     uint64_t num;                /* the scheduler's group id */
-    char id[17];                 /* num as 16 hex digits */
+    char id[17];                 /* num as an id (common/ids.h) */
     struct mt_pg_def def;        /* as requested (owned) */
     uint32_t nbundles;           /* bundles, or hosts of a slice group */
     enum mt_head_pg_state state;

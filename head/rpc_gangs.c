@@ -52,7 +52,7 @@ static void info_fill(struct mt_head *h, const struct mt_gang *g,
         d->error = s->error ? s->error : (char *)"";
         p->mp[r] = d;
     }
-    mt_num_id(g->pg, p->pg_id);
+    mt_num_id(MT_ID_PG, g->pg, p->pg_id);
     i->gang_id = (char *)g->id;
     i->name = g->def.name ? g->def.name : (char *)"";
     i->state = (Manta__GangState)g->state;

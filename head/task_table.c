@@ -102,7 +102,8 @@ struct mt_head_task *mt_task_table_find_id(const struct mt_task_table *t,
 {
     uint64_t num;
 
-    return mt_num_id_parse(id, &num) < 0 ? NULL : mt_task_table_find(t, num);
+    return mt_num_id_parse(MT_ID_TASK, id, &num) < 0 ? NULL
+                                                   : mt_task_table_find(t, num);
 }
 
 /* Remove with backward shift so probe chains stay intact. */
@@ -133,7 +134,7 @@ struct mt_head_task *mt_task_table_add(struct mt_task_table *t,
         grow(t);
     task->magic = MT_HEAD_TASK_MAGIC;
     task->num = t->next_num++;
-    mt_num_id(task->num, task->id);
+    mt_num_id(MT_ID_TASK, task->num, task->id);
     task->def = *def;
     mt_task_def_init(def);
     task->state = MT_TASK_PENDING;

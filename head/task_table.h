@@ -68,7 +68,7 @@ struct mt_task_deps {
 struct mt_head_task {
     uint32_t magic;              /* MT_HEAD_TASK_MAGIC */
     uint64_t num;                /* numeric id: the scheduler's task id */
-    char id[17];                 /* num as 16 hex digits */
+    char id[17];                 /* num as an id (common/ids.h) */
     struct mt_task_def def;      /* as submitted (owned) */
     enum mt_head_task_state state;
     int max_retries;             /* retries allowed (default applied) */

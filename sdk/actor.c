@@ -60,6 +60,16 @@ static int bad_args(mt_client_t *c, const char *what)
                          what);
 }
 
+/* An id to find an actor by: 16 characters, and not another kind's id
+ * (common/ids.h). RET 0 or -MT_EINVAL (recorded). */
+static int check_id(mt_client_t *c, const char *id)
+{
+    if (strlen(id) != MT_NUM_ID_LEN)
+        return bad_args(c, "an actor id is 16 characters: a and 15 hex "
+                           "digits");
+    return mt__check_id(c, id, MT_ID_ACTOR);
+}
+
 /* ---- the actors part ----------------------------------------------------- */
 
 /* Kill the non-detached actors this client created (disconnect). */
@@ -310,6 +320,8 @@ int mt_actor_create(mt_client_t *c, const char *factory,
     const struct mt_actor_opts *ao = actor_opts ? actor_opts : &no_opts;
     struct mt_task_def *d;
     mt_task_t *t = NULL;
+    char aid[MT_NUM_ID_LEN + 1];
+    const char *tid;
     int rc;
 
     if (out)
@@ -332,7 +344,12 @@ int mt_actor_create(mt_client_t *c, const char *factory,
     rc = mt__task_submit_def(c, d, 0, 0, &t);
     if (rc < 0)
         return rc;
-    rc = actor_new(mt_task_id(t), out);
+    tid = mt_task_id(t);
+    /* The actor's id: its creation task's number, the actor letter. */
+    rc = actor_new(mt_num_id_as(MT_ID_TASK, tid, MT_ID_ACTOR, aid) == 0
+                       ? aid
+                       : tid,
+                   out);
     mt_task_release(t);
     if (rc < 0)
         return mt__set_error(c, rc, "out of memory");
@@ -433,10 +450,10 @@ static int get_by(mt_client_t *c, const char *id, const char *name,
         *out = NULL;
     if (!mt__client_check(c) || !out)
         return bad_args(c, "invalid client or out pointer");
-    if (id ? strlen(id) != 16 : (!name || !*name ||
-                                 strlen(name) > MT_ACTOR_NAME_MAX))
-        return bad_args(c, id ? "an actor id is 16 hex digits"
-                              : "an actor name is 1-256 bytes");
+    if (id && check_id(c, id) < 0)
+        return -MT_EINVAL;
+    if (!id && (!name || !*name || strlen(name) > MT_ACTOR_NAME_MAX))
+        return bad_args(c, "an actor name is 1-256 bytes");
     rc = mt__actor_lookup(c, id, name, &d, NULL);
     if (rc < 0)
         return rc;
@@ -483,8 +500,10 @@ static int lookup(mt_client_t *c, struct mt_actor *a, const char *id,
     if (!mt__client_check(c) || !info ||
         info->size < offsetof(mt_actor_info, actor_id))
         return bad_args(c, "invalid client, actor or info");
-    if (id ? strlen(id) != 16 : (!name || !*name))
-        return bad_args(c, "give an actor id (16 hex digits) or a name");
+    if (!id && (!name || !*name))
+        return bad_args(c, "give an actor id or a name");
+    if (id && check_id(c, id) < 0)
+        return -MT_EINVAL;
     rc = mt__actor_lookup(c, id, name, &d, NULL);
     if (rc < 0)
         return rc;
@@ -515,9 +534,10 @@ int mt_actor_lookup_json(mt_client_t *c, const char *id, const char *name,
     struct mt__actor_desc d;
     int rc;
 
-    if (!mt__client_check(c) || !json ||
-        (id ? strlen(id) != 16 : (!name || !*name)))
-        return bad_args(c, "give an actor id (16 hex digits) or a name");
+    if (!mt__client_check(c) || !json || (!id && (!name || !*name)))
+        return bad_args(c, "give an actor id or a name");
+    if (id && check_id(c, id) < 0)
+        return -MT_EINVAL;
     *json = NULL;
     rc = mt__actor_lookup(c, id, name, &d, json);
     if (rc == 0)
@@ -565,7 +585,9 @@ int mt_actor_kill(mt_client_t *c, const mt_actor_t *a, bool no_restart)
 int mt_actor_kill_id(mt_client_t *c, const char *id, bool no_restart,
                      mt_actor_state *state)
 {
-    if (!mt__client_check(c) || !id || strlen(id) != 16)
-        return bad_args(c, "an actor id is 16 hex digits");
+    if (!mt__client_check(c) || !id)
+        return bad_args(c, "invalid client or actor id");
+    if (check_id(c, id) < 0)
+        return -MT_EINVAL;
     return mt__actor_kill_id(c, id, no_restart, c->rpc_timeout_ms, state);
 }

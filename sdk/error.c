@@ -62,6 +62,16 @@ int mt__set_error(const struct mt_client *c, int err, const char *fmt, ...)
     return err;
 }
 
+int mt__check_id(const struct mt_client *c, const char *id,
+                 enum mt_id_kind want)
+{
+    char why[128];
+
+    if (mt_id_check_kind(id, want, why, sizeof(why)) < 0)
+        return mt__set_error(c, -MT_EINVAL, "%s", why);
+    return 0;
+}
+
 void mt__clear_error(const struct mt_client *c)
 {
     struct err_slot *s = find_slot(serial_of(c));

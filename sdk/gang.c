@@ -176,6 +176,8 @@ int mt_gang_get(mt_client_t *c, const char *id, mt_gang_detail **out)
         return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "bad gang get arguments");
     *out = NULL;
+    if (mt__check_id(c, id, MT_ID_GANG) < 0)
+        return -MT_EINVAL;
     rc = mt__gang_get(c, id, &d, NULL);
     if (rc == 0)
         *out = &d->pub;
@@ -200,6 +202,8 @@ int mt_gang_get_json(mt_client_t *c, const char *id, char **json)
         return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "bad gang get arguments");
     *json = NULL;
+    if (mt__check_id(c, id, MT_ID_GANG) < 0)
+        return -MT_EINVAL;
     return mt__gang_get(c, id, NULL, json);
 }
 
@@ -260,5 +264,7 @@ int mt_gang_cancel(mt_client_t *c, const char *id)
     if (!mt__client_check(c) || !id)
         return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "bad gang cancel arguments");
+    if (mt__check_id(c, id, MT_ID_GANG) < 0)
+        return -MT_EINVAL;
     return mt__gang_cancel(c, id);
 }

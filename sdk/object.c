@@ -140,8 +140,13 @@ char *mt_object_id_format(const mt_object_id *id, char *buf)
 int mt_object_id_parse(const char *hex, mt_object_id *out)
 {
     if (!hex || !out)
+        return mt__set_error(NULL, -MT_EINVAL, "no object id or no out");
+    if (mt__check_id(NULL, hex, MT_ID_OBJECT) < 0)
         return -MT_EINVAL;
-    return mt_object_id_from_hex(hex, out);
+    if (mt_object_id_from_hex(hex, out) < 0)
+        return mt__set_error(NULL, -MT_EINVAL, "'%.64s' is not an object id "
+                             "(40 hex digits)", hex);
+    return 0;
 }
 
 bool mt_object_id_equal(const mt_object_id *a, const mt_object_id *b)

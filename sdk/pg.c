@@ -198,6 +198,8 @@ int mt_pg_from_id(const char *id, mt_pg_t **out)
     if (!out || !id || !*id || strlen(id) >= sizeof(((struct mt_pg *)0)->id))
         return mt__set_error(NULL, -MT_EINVAL, "a placement group id is "
                              "1 to 63 characters");
+    if (mt__check_id(NULL, id, MT_ID_PG) < 0)
+        return -MT_EINVAL;
     if (!(*out = pg_new(id, 0)))
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
     return 0;

@@ -28,8 +28,13 @@
 int mt_task_result_id(const char *task_id, mt_object_id *out)
 {
     if (!task_id || !out)
+        return mt__set_error(NULL, -MT_EINVAL, "no task id or no out");
+    if (mt__check_id(NULL, task_id, MT_ID_TASK) < 0)
         return -MT_EINVAL;
-    return mt_object_id_for_task(task_id, out);
+    if (mt_object_id_for_task(task_id, out) < 0)
+        return mt__set_error(NULL, -MT_EINVAL, "'%.64s' is not a task id "
+                             "(t and 15 hex digits)", task_id);
+    return 0;
 }
 
 /* Write "object <hex>\n" to path, atomically. RET 0 or -errno. */
@@ -53,7 +58,7 @@ static int task_target(mt_client_t *c, mt_object_id *id, const char **path)
                              "set (the worker sets them for command tasks)");
     if (mt_object_id_for_task(task, id) < 0)
         return mt__set_error(c, -MT_ESTATE, "MANTA_TASK_ID '%s' is not a "
-                             "task id (16 hex digits)", task);
+                             "task id (t and 15 hex digits)", task);
     if (!c->store)
         return mt__set_error(c, -MT_EUNAVAIL, "no object store: %s",
                              c->store_why);

@@ -37,8 +37,8 @@ struct mt__actors {
 };
 
 /*
- * mt__actor_lookup - GetActor by id (16 hex digits) or, with id NULL, by
- * name among live actors (caller thread).
+ * mt__actor_lookup - GetActor by id ('a' and 15 hex digits) or, with id
+ * NULL, by name among live actors (caller thread).
  * OUT d    filled (release with mt__actor_desc_release)
  * OUT json NULL, or returns the actor as `manta actor get --format json`
  *          prints it (owned, free with free())

@@ -550,6 +550,8 @@ int mt_task_cancel_id(mt_client_t *c, const char *task_id, bool force,
     if (!mt__client_check(c) || !task_id || !*task_id)
         return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "invalid client or task id");
+    if (mt__check_id(c, task_id, MT_ID_TASK) < 0)
+        return -MT_EINVAL;
     rc = mt__task_cancel_id(c, task_id, force, &st);
     if (rc == 0 && state)
         *state = (mt_task_state)st;

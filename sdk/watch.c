@@ -33,10 +33,13 @@ static int follow(struct mt_watch *w, const char *const *ids, size_t n)
 {
     int rc;
 
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (!ids[i] || !*ids[i] || strlen(ids[i]) >= 64)
             return mt__set_error(w->client, -MT_EINVAL, "task id %zu is "
                                  "empty or too long", i);
+        if (mt__check_id(w->client, ids[i], MT_ID_TASK) < 0)
+            return -MT_EINVAL;
+    }
     pthread_mutex_lock(&w->mu);
     w->open += n;
     pthread_mutex_unlock(&w->mu);

@@ -24,6 +24,7 @@
 
 #include "common/alloc.h"
 #include "common/error.h"
+#include "common/ids.h"
 #include "common/log.h"
 #include "worker/executors.h"
 #include "worker/run_spec.h"
@@ -282,11 +283,24 @@ static int enqueue(struct mt_hosted_actor *a, int caller, uint64_t seq,
 }
 
 /* The live incarnation, or NULL with why set. */
+/* The actor a call names by its actor id: the one its creation task with
+ * the same number made. An id that is not an actor's finds none. */
+static struct mt_hosted_actor *find_called(struct mt_hosted_actors *ha,
+                                           const char *actor_id,
+                                           uint32_t attempt)
+{
+    char task_id[MT_NUM_ID_LEN + 1];
+
+    if (mt_num_id_as(MT_ID_ACTOR, actor_id, MT_ID_TASK, task_id) < 0)
+        return NULL;
+    return find(ha, task_id, attempt);
+}
+
 static struct mt_hosted_actor *alive(struct mt_hosted_actors *ha,
                                      const char *id, uint32_t attempt,
                                      const char **why)
 {
-    struct mt_hosted_actor *a = find(ha, id, attempt);
+    struct mt_hosted_actor *a = find_called(ha, id, attempt);
 
     if (!a || a->state == ACTOR_DEAD) {
         *why = "actor died: it is not alive on this node (it died or was "
@@ -323,7 +337,7 @@ int mt_hosted_actors_direct(struct mt_hosted_actors *ha, const char *id,
 int mt_hosted_actors_stop_call(struct mt_hosted_actors *ha, const char *id,
                                uint32_t attempt, struct mt_exec_job *job)
 {
-    struct mt_hosted_actor *a = find(ha, id, attempt);
+    struct mt_hosted_actor *a = find_called(ha, id, attempt);
 
     if (!a)
         return -MT_ENOENT;

@@ -18,7 +18,11 @@
  *
  * An actor is keyed by (id, attempt): the id is its creation task's id,
  * the attempt is the incarnation, so a restart on the same node never
- * meets the remains of the one before.
+ * meets the remains of the one before. Calls name the actor by its own
+ * id, which has the same number as its creation task's and the actor
+ * letter (common/ids.h: "a0f1..." for "t0f1..."): _call, _direct and
+ * _stop_call take that id; _add, _created, _kill and the died listener
+ * the creation task's.
  *
  * The runs (tasks.h) drive actors through this header and hear of a
  * READY actor's death through the listener they register

@@ -19,6 +19,7 @@
 #include "common/parse.h"
 #include "common/daemon.h"
 #include "common/error.h"
+#include "common/ids.h"
 #include "common/log.h"
 #include "common/sys.h"
 #include "objstore/arena.h"
@@ -155,11 +156,14 @@ static int bad(const char *flag, const char *v, const char *why)
     return MT_EXIT_USAGE;
 }
 
+/* A node id the operator chose: a name, never shaped like the id of a
+ * task, actor, group, gang or object (common/ids.h), so that no two
+ * kinds of id are ever the same string. */
 static bool valid_node_id(const char *s)
 {
     size_t n = strlen(s);
 
-    if (n == 0 || n > 64)
+    if (n == 0 || n > 64 || mt_id_kind_of(s) != MT_ID_NONE)
         return false;
     return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                      "0123456789-_") == n;
@@ -292,7 +296,9 @@ int main(int argc, char **argv)
             break;
         case O_ID:
             if (!valid_node_id(optarg))
-                return bad("node-id", optarg, "1-64 of [A-Za-z0-9_-]");
+                return bad("node-id", optarg, "1-64 of [A-Za-z0-9_-], "
+                           "not shaped like another kind of id (a "
+                           "letter and 15 hex digits, or 40 hex digits)");
             cfg.node_id = optarg;
             break;
         case O_PERIOD:

@@ -31,7 +31,7 @@ static void run_seeds(void)
 
     cuda.key = "CUDA_VISIBLE_DEVICES";
     cuda.value = "0,1";
-    spec.task_id = "0000000000000001";
+    spec.task_id = "t000000000000001";
     spec.kind = MANTA__TASK_KIND__TASK_KIND_COMMAND;
     spec.n_argv = 2;
     spec.argv = argv;
@@ -82,7 +82,7 @@ static void actor_seeds(void)
     c0.args = args;
     c1.seq = 1;
     c1.method = "libactor.so:get";
-    r.actor_id = "a0000000000000001";
+    r.actor_id = "a000000000000001";
     r.incarnation = 1;
     r.caller_id = "driver-1";
     r.n_calls = 2;

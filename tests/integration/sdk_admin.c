@@ -17,7 +17,9 @@
  *   actors   LIBDIR: a detached named actor looked up by name and id,
  *            listed by name, as JSON, killed by id
  *   gangs    a gang: get, list by state, JSON, cancel, an unknown gang
- *   pgs      a group named by id: wait, listed by state, removed
+ *   pgs      a group named by id: wait, listed by state, removed; its
+ *            id and a task's differ, and each by-id call given the other
+ *            kind says which kind it is
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +104,7 @@ static char *submit(const char *name, const char *const *argv)
     mt_task_opts_destroy(o);
     CHECK(mt_task_wait(c, t, 0, NULL) == -MT_ESTATE); /* not followed */
     id = strdup(mt_task_id(t));
-    CHECK(strlen(id) == 16);
+    CHECK(strlen(id) == 16 && id[0] == 't');
     mt_task_release(t);
     return id;
 }
@@ -351,8 +353,35 @@ static void case_gangs(void)
     printf("gangs ok: %s\n", id);
 }
 
+/* Each by-id call refuses another kind's id, naming its kind. */
+static void wrong_kinds(const char *pg_id, const char *task_id)
+{
+    const char *const ids[] = {pg_id};
+    char want[128];
+    mt_gang_detail *g;
+    mt_watch_t *w;
+    mt_pg_t *pg;
+
+    snprintf(want, sizeof(want), "%s is a placement group id, not a task "
+             "id", pg_id);
+    CHECK(mt_task_cancel_id(c, pg_id, false, NULL) == -MT_EINVAL);
+    CHECK(!strcmp(mt_client_last_error(c), want));
+    CHECK(mt_watch_open(c, ids, 1, 0, &w) == -MT_EINVAL);
+    CHECK(!strcmp(mt_client_last_error(c), want));
+    CHECK(mt_actor_kill_id(c, pg_id, false, NULL) == -MT_EINVAL);
+    CHECK(strstr(mt_client_last_error(c), "not an actor id") != NULL);
+    CHECK(mt_gang_get(c, pg_id, &g) == -MT_EINVAL);
+    CHECK(strstr(mt_client_last_error(c), "not a gang id") != NULL);
+    CHECK(mt_pg_from_id(task_id, &pg) == -MT_EINVAL);
+    snprintf(want, sizeof(want), "%s is a task id, not a placement group "
+             "id", task_id);
+    CHECK(!strcmp(mt_client_last_error(NULL), want));
+}
+
 static void case_pgs(void)
 {
+    const char *argv[] = {"true", NULL};
+    char *task_id;
     const char *cpu[] = {"CPU"};
     const double one[] = {0.5};
     mt_pg_opts_t *po;
@@ -365,6 +394,10 @@ static void case_pgs(void)
     CHECK(mt_pg_opts_set_name(po, "adm-pg") == 0);
     CHECK(mt_pg_create(c, po, &pg) == 0);
     mt_pg_opts_destroy(po);
+    task_id = submit("adm-kinds", argv);
+    CHECK(mt_pg_id(pg)[0] == 'p' && task_id[0] == 't');
+    wrong_kinds(mt_pg_id(pg), task_id);
+    free(task_id);
     CHECK(mt_pg_from_id(mt_pg_id(pg), &byid) == 0);
     CHECK(mt_pg_num_bundles(byid) == 0); /* not known until waited */
     CHECK(mt_pg_wait(c, byid, 10000, NULL) == 0);

@@ -92,9 +92,17 @@ def test_bad_usage_exits_2():
         check(p.stderr.strip(), "%s printed no message" % args)
     for prog, args in (("manta-head", ["--port", "x"]),
                        ("manta-worker", []),
-                       ("manta-worker", ["--address", "a:1", "--memory", "lots"])):
+                       ("manta-worker", ["--address", "a:1", "--memory", "lots"]),
+                       # A node id never looks like a task's (or a
+                       # group's, an object's...): ids say their kind.
+                       ("manta-worker", ["--address", "a:1", "--node-id",
+                                         "t000000000000001"]),
+                       ("manta-worker", ["--address", "a:1", "--node-id",
+                                         "ab" * 20])):
         p = sh([os.path.join(BIN, prog)] + args)
         check(p.returncode == 2, "%s %s exited %d" % (prog, args, p.returncode))
+        check("--node-id" not in args or "another kind of id" in p.stderr,
+              "%s: %r" % (args, p.stderr))
 
 
 def test_status_unreachable():

@@ -1,13 +1,17 @@
 """test_cli_sdk.py -- the `manta` command as a client of libmanta: every
 command that talks to a cluster exits 1 with one line on an unknown id and
-on an unreachable head (within 5 s), bad flags exit 2, each `list --format
-json` has the shape scripts read, the list filters (--state, --node,
---name) select and count, and a one-shot command makes exactly the calls it
-needs (a fake head sees one GetClusterStatus for `manta status`, nothing
-else: no status probe, no event stream).
+on an unreachable head (within 5 s), ids say their kind (a task id never
+equals a placement group's, and the wrong kind of id is named as such),
+bad flags exit 2, each `list --format json` has the shape scripts read,
+every `list` kind's text has one shape (a table, a blank line, a
+summary), the list filters (--state, --node, --name) select and count, and
+a one-shot command makes exactly the calls it needs (a fake head sees one
+GetClusterStatus for `manta status`, nothing else: no status probe, no
+event stream).
 """
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -47,6 +51,51 @@ def test_unknown_ids_exit_1():
         check(p.returncode == 1 and want in p.stderr and one_line(p),
               "%s: %d %r" % (args, p.returncode, p.stderr))
         check(p.stdout == "", "%s printed %r" % (args, p.stdout))
+
+
+def test_ids_say_their_kind():
+    """Task and placement group ids come from one counter: each kind of id
+    carries its own letter, so a task id never equals a group's, and a
+    command given the wrong kind of id says which kind it is (issue 13,
+    defect 10; on main `manta cancel PG_ID` cancelled the task with the
+    same number)."""
+    addr = start_cluster()
+    a = ["--address", addr]
+    pg = run(["placement-group", "create", "--bundles", '[{"CPU": 0.1}]',
+              "--wait", "10"] + a).stdout.strip()
+    tasks = [run(["submit", "--no-wait"] + a + ["--", "sleep", "30"]
+                 ).stdout.strip() for _ in range(3)]
+    check(pg not in tasks, "pg %s among tasks %s" % (pg, tasks))
+    check(re.fullmatch(r"p[0-9a-f]{15}", pg) and
+          all(re.fullmatch(r"t[0-9a-f]{15}", t) for t in tasks),
+          "pg %r tasks %r" % (pg, tasks))
+    for args, want in (
+            (["cancel", pg], "manta cancel: %s is a placement group id, "
+             "not a task id" % pg),
+            (["logs", pg], "manta logs: %s is a placement group id, not a "
+             "task id" % pg),
+            (["gang", "get", pg], "%s is a placement group id, not a gang "
+             "id" % pg),
+            (["actor", "get", tasks[0]], "%s is a task id, not an actor "
+             "id" % tasks[0]),
+            (["placement-group", "remove", tasks[0]], "manta "
+             "placement-group: %s is a task id, not a placement group id"
+             % tasks[0])):
+        p = run(args + a, check=False)
+        check(p.returncode == 1 and want in p.stderr and one_line(p),
+              "%s: %d %r" % (args, p.returncode, p.stderr))
+    p = run(["submit", "--placement-group", tasks[0]] + a + ["--", "true"],
+            check=False)
+    check(p.returncode == 2 and "%s is a task id, not a placement group id"
+          % tasks[0] in p.stderr, "submit: %d %r" % (p.returncode, p.stderr))
+    # Nothing was cancelled or removed by the wrong kind of id.
+    st = {t["task_id"]: t["state"] for t in listing(addr, "tasks")["tasks"]}
+    check(all(st[t] in ("PENDING", "SCHEDULED", "RUNNING") for t in tasks),
+          "tasks %r" % st)
+    g = listing(addr, "placement-groups")["placement_groups"]
+    check([x["state"] for x in g if x["pg_id"] == pg] == ["CREATED"], g)
+    for t in tasks:
+        run(["cancel", t] + a)
 
 
 def test_unreachable_every_command():
@@ -140,12 +189,55 @@ def test_json_shapes_and_filters():
     check([x["pg_id"] for x in g["placement_groups"]] == [pg], g)
     text = run(["list", "tasks", "--state", "FINISHED", "--limit", "1"] +
                a).stdout
-    check("Total: 2" in text and "Shown: 1" in text, text)
+    check(text.endswith("\n\n1 of 2 tasks shown; raise --limit to see "
+                        "more\n"), text)
     for args in (["--state", "BOGUS"], ["--name", "x", "objects"]):
         kind = "tasks" if len(args) == 2 else args.pop()
         p = run(["list", kind] + args + a, check=False)
         check(p.returncode == 2 and p.stderr.strip(), "%s %s: %d %r" % (
             kind, args, p.returncode, p.stderr))
+
+
+def test_list_text_one_shape():
+    """Every `manta list` kind prints the same shape, empty or not: a
+    header row whose first column is the kind's id, one row per entry
+    aligned under it, a blank line and one summary line (issue 13, defect
+    10: main printed "======== List" for some kinds, "Total: N" or
+    "Objects: N" for others)."""
+    addr = start_cluster()
+    a = ["--address", addr]
+    run(["placement-group", "create", "--bundles", '[{"CPU": 0.1}]',
+         "--wait", "10"] + a)
+    for name in ("one", "two"):
+        run(["submit", "--name", name] + a + ["--", "true"])
+    want = {"nodes": ("NODE_ID", "1 node"),
+            "tasks": ("TASK_ID", "2 tasks"),
+            "actors": ("ACTOR_ID", "0 actors"),
+            "placement-groups": ("PG_ID", "1 placement group"),
+            "objects": ("OBJECT_ID", "0 objects"),
+            "gangs": ("GANG_ID", "0 gangs")}
+    for kind, (first, summary) in want.items():
+        text = run(["list", kind] + a).stdout
+        lines = text.split("\n")
+        head = lines[0].split()
+        check(head[0] == first and all(h == h.upper() for h in head) and
+              "STATE" in head, "%s header: %r" % (kind, text))
+        check(text.endswith("\n\n%s\n" % summary), "%s: %r" % (kind, text))
+        rows = lines[1:-3]
+        check(len(rows) == int(summary.split()[0]) and all(rows),
+              "%s rows: %r" % (kind, text))
+        col = lines[0].index("STATE")
+        for r in rows:  # cells sit under their header
+            check(r[col:].split()[0] in ("ALIVE", "FINISHED", "CREATED") and
+                  r[col - 2:col] == "  ", "%s row %r" % (kind, r))
+        for old in ("======== List", "Total:", "Objects:", "Stats:"):
+            check(old not in text, "%s still prints %r" % (kind, old))
+    text = run(["list", "tasks", "--limit", "1"] + a).stdout
+    check(text.endswith("\n\n1 of 2 tasks shown; raise --limit to see "
+                        "more\n") and len(text.split("\n")) == 5, text)
+    # --format json is unchanged.
+    j = json.loads(run(["list", "tasks", "--format", "json"] + a).stdout)
+    check(set(j) == {"total", "tasks"} and j["total"] == 2, j)
 
 
 def test_status_makes_one_call():
@@ -180,6 +272,7 @@ def test_status_makes_one_call():
 
 
 if __name__ == "__main__":
-    main([test_unknown_ids_exit_1, test_unreachable_every_command,
+    main([test_unknown_ids_exit_1, test_ids_say_their_kind,
+          test_unreachable_every_command,
           test_bad_flags_exit_2, test_json_shapes_and_filters,
-          test_status_makes_one_call])
+          test_list_text_one_shape, test_status_makes_one_call])

@@ -121,7 +121,7 @@ def popen_submit(args, env=()):
 
 
 def result_id(stderr):
-    m = re.search(r"task ([0-9a-f]{16}) result: object ([0-9a-f]{40}) "
+    m = re.search(r"task (t[0-9a-f]{15}) result: object ([0-9a-f]{40}) "
                   r"\((\d+) bytes\)", stderr)
     return (m.group(1), m.group(2), int(m.group(3))) if m else None
 
@@ -155,6 +155,20 @@ def test_bytes_and_errors():
             check(False, "get of %r did not fail" % bad)
         except manta.MantaError as e:
             check(e.name == "MT_EINVAL" and "40 hex" in str(e), str(e))
+    # Ids say their kind: a task id is not an object id, nor a placement
+    # group id a task id (issue 13, defect 10).
+    for call, bad, want in (
+            (manta.get, "t0000000000000ab",
+             "t0000000000000ab is a task id, not an object id"),
+            (manta.result_ref, "p0000000000000ab",
+             "p0000000000000ab is a placement group id, not a task id"),
+            (manta.result_ref, "0000000000000ab",
+             "'0000000000000ab' is not a task id (t and 15 hex digits)")):
+        try:
+            call(bad)
+            check(False, "%s(%r) did not fail" % (call.__name__, bad))
+        except manta.MantaError as e:
+            check(e.name == "MT_EINVAL" and str(e) == want, str(e))
     manta.release(ref)
     try:
         manta.release(ref)
@@ -285,7 +299,7 @@ def test_grant():
                 "print(json.dumps([g.task_id, g.node_id, g.head_address]))"])
     check(p.returncode == 0, p.stderr)
     tid, node, head = json.loads(p.stdout)
-    check(re.fullmatch(r"[0-9a-f]{16}", tid) and node and
+    check(re.fullmatch(r"t[0-9a-f]{15}", tid) and node and
           head == cluster(), p.stdout)
 
 
@@ -481,7 +495,7 @@ def test_train_two_ranks():
             env = json.load(f)
         check(env.get("RANK") == str(rank) and env.get("WORLD_SIZE") == "2"
               and env.get("MASTER_PORT") == str(port) and
-              re.fullmatch(r"[0-9a-f]{16}", env.get("MANTA_TASK_ID", "")) and
+              re.fullmatch(r"t[0-9a-f]{15}", env.get("MANTA_TASK_ID", "")) and
               env.get("MANTA_RESULT_PATH"), "env-rank%d: %r" % (rank, env))
     manta.release(ref)
 

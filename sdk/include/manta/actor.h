@@ -148,16 +148,18 @@ MT_EXTERN int mt_actor_get(mt_client_t *c, const char *name,
                            mt_actor_t **out);
 
 /*
- * mt_actor_get_id - a handle on the actor with this id (16 hex digits, as
- * mt_actor_id() gives), whatever its state.
- * RET as mt_actor_get
+ * mt_actor_get_id - a handle on the actor with this id ('a' and 15 hex
+ * digits, as mt_actor_id() gives), whatever its state.
+ * RET as mt_actor_get; -MT_EINVAL for another kind's id ("t... is a task
+ *     id, not an actor id")
  */
 MT_EXTERN int mt_actor_get_id(mt_client_t *c, const char *id,
                               mt_actor_t **out);
 
 /*
- * mt_actor_id - the actor's id (16 hex digits; the id of its creation
- * task). RET borrowed, valid until mt_actor_release(a). THREAD any.
+ * mt_actor_id - the actor's id ('a' and 15 hex digits: the number of its
+ * creation task, whose id is 't' and the same digits).
+ * RET borrowed, valid until mt_actor_release(a). THREAD any.
  */
 MT_EXTERN const char *mt_actor_id(const mt_actor_t *a);
 
@@ -178,7 +180,7 @@ typedef struct mt_actor_info {
     uint32_t num_restarts;
     int max_restarts;        /* -1: without limit */
     bool detached;
-    char *actor_id;          /* 16 hex digits */
+    char *actor_id;          /* 'a' and 15 hex digits */
     char *function;          /* its factory, "lib.so:fn" */
     char *owner_id;          /* the client that created it */
     uint64_t calls_queued;   /* calls the head holds for it now */
@@ -269,8 +271,8 @@ MT_EXTERN const char *mt_actor_state_name(mt_actor_state s);
 /* ---- by id or name, without a handle (tools: `manta actor`) -------------- */
 
 /*
- * mt_actor_lookup - ask the head about the actor with this id (16 hex
- * digits), or, with id NULL, the live actor with this name.
+ * mt_actor_lookup - ask the head about the actor with this id ('a' and 15
+ * hex digits), or, with id NULL, the live actor with this name.
  * OUT info  set up with mt_actor_info_init() (what it held is released)
  * RET 0, -MT_ENOENT (no such actor: the last error is the head's "NOT_FOUND:
  *     ..."), -MT_EINVAL, -MT_EUNAVAIL, -MT_ETIMEDOUT, -MT_ECLOSED, -MT_ENOMEM

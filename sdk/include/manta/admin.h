@@ -272,11 +272,20 @@ MT_EXTERN int mt_list_json(mt_client_t *c, mt_list_kind kind,
 /* ---- tasks by id --------------------------------------------------------- */
 
 /*
+ * Ids say what they name: the head writes a task id as 't' and 15 hex
+ * digits, an actor id 'a...', a placement group id 'p...', a gang id
+ * 'g...'; object ids are 40 hex digits. Every call that takes an id
+ * refuses one of another kind with -MT_EINVAL and the last error "ID is a
+ * placement group id, not a task id"; an id of no kind goes to the head,
+ * which says it does not know it (-MT_ENOENT).
+ */
+
+/*
  * mt_task_cancel_id - mt_task_cancel() for any task, by id.
  * OUT state  NULL, or the task's state right after the request
  * RET 0, -MT_ENOENT (the head does not know it; the last error is the
- *     head's "NOT_FOUND: ..."), -MT_EINVAL, -MT_EUNAVAIL, -MT_ETIMEDOUT,
- *     -MT_ECLOSED, -MT_ENOMEM
+ *     head's "NOT_FOUND: ..."), -MT_EINVAL (also: another kind's id),
+ *     -MT_EUNAVAIL, -MT_ETIMEDOUT, -MT_ECLOSED, -MT_ENOMEM
  */
 MT_EXTERN int mt_task_cancel_id(mt_client_t *c, const char *task_id,
                                 bool force, mt_task_state *state);
@@ -339,7 +348,8 @@ typedef struct mt_watch_event {
  * mt_watch_open - follow n tasks by id (n may be 0: add them later).
  * IN  flags  0 or MT_WATCH_OUTPUT
  * OUT out    returns owned watch, free with mt_watch_close()
- * RET 0, -MT_EINVAL, -MT_ECLOSED, -MT_ENOMEM
+ * RET 0, -MT_EINVAL (also: an id of another kind than a task's),
+ *     -MT_ECLOSED, -MT_ENOMEM
  */
 MT_EXTERN int mt_watch_open(mt_client_t *c, const char *const *task_ids,
                             size_t n, unsigned flags, mt_watch_t **out);

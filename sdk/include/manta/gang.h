@@ -144,7 +144,8 @@ MT_EXTERN int mt_gang_wait(mt_client_t *c, const char *id, int timeout_ms,
                            mt_gang_info_t *info);
 
 /* mt_gang_cancel - stop every member and end the gang CANCELLED.
- * RET 0, -MT_ENOENT, -MT_EUNAVAIL, -MT_ETIMEDOUT, -MT_ECLOSED. */
+ * RET 0, -MT_ENOENT, -MT_EINVAL (another kind's id), -MT_EUNAVAIL,
+ * -MT_ETIMEDOUT, -MT_ECLOSED. */
 MT_EXTERN int mt_gang_cancel(mt_client_t *c, const char *id);
 
 /* mt_gang_state_name - "RUNNING", ... RET a static string. */
@@ -188,10 +189,12 @@ typedef struct mt_gang_detail {
 } mt_gang_detail;
 
 /*
- * mt_gang_get - ask the head about a gang now.
+ * mt_gang_get - ask the head about a gang now, by its id ('g' and 15 hex
+ * digits).
  * OUT out  returns owned detail, free with mt_gang_detail_free()
  * RET 0, -MT_ENOENT (the last error is the head's "NOT_FOUND: ..."),
- *     -MT_EUNAVAIL, -MT_ETIMEDOUT, -MT_ECLOSED, -MT_ENOMEM
+ *     -MT_EINVAL (another kind's id: "p... is a placement group id, not a
+ *     gang id"), -MT_EUNAVAIL, -MT_ETIMEDOUT, -MT_ECLOSED, -MT_ENOMEM
  */
 MT_EXTERN int mt_gang_get(mt_client_t *c, const char *id,
                           mt_gang_detail **out);

@@ -84,7 +84,9 @@ typedef struct mt_buffer mt_buffer_t;
  */
 MT_EXTERN char *mt_object_id_format(const mt_object_id *id, char *buf);
 
-/* mt_object_id_parse - 40 hex digits to an id. RET 0, -MT_EINVAL. */
+/* mt_object_id_parse - 40 hex digits to an id. RET 0, -MT_EINVAL (why is
+ * under mt_client_last_error(NULL), e.g. "t... is a task id, not an
+ * object id"). */
 MT_EXTERN int mt_object_id_parse(const char *hex, mt_object_id *out);
 
 /* mt_object_id_equal - true when both ids have the same bytes. */

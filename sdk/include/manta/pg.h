@@ -171,7 +171,8 @@ MT_EXTERN const char *mt_pg_note(const mt_pg_t *pg);
  * mt_pg_remove() and mt_task_opts_set_placement_group(). Nothing is asked
  * of the head: an unknown id fails at the first call (-MT_ENOENT).
  * OUT out  returns owned handle, free with mt_pg_release()
- * RET 0, -MT_EINVAL, -MT_ENOMEM
+ * RET 0, -MT_EINVAL (also: another kind's id, e.g. a task's; the reason
+ *     is under mt_client_last_error(NULL)), -MT_ENOMEM
  * THREAD any
  */
 MT_EXTERN int mt_pg_from_id(const char *id, mt_pg_t **out);

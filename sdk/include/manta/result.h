@@ -40,9 +40,10 @@ extern "C" {
  * mt_task_result_id - the id of a task's result object: a function task's
  * return value, or what a command task reported.
  *
- * IN  task_id   the head's task id, 16 hex digits (borrowed)
+ * IN  task_id   the head's task id, 't' and 15 hex digits (borrowed)
  * OUT out       the id
- * RET 0, -MT_EINVAL (not a task id)
+ * RET 0, -MT_EINVAL (not a task id; why is under
+ *     mt_client_last_error(NULL))
  */
 MT_EXTERN int mt_task_result_id(const char *task_id, mt_object_id *out);
 

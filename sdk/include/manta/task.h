@@ -342,10 +342,10 @@ MT_EXTERN int mt_submit_function_args(mt_client_t *c, const char *function,
 MT_EXTERN int mt_task_result_ref(const mt_task_t *t, mt_object_id *out);
 
 /*
- * mt_task_id - the head's id of the task (16 hex digits; a direct actor
- * call (manta/actor.h) has the local id "ACTOR.CALLER.SEQ"). A batched task
- * learns it from the head's answer, so this may wait for it (at most the
- * client's rpc timeout).
+ * mt_task_id - the head's id of the task ('t' and 15 hex digits; a direct
+ * actor call (manta/actor.h) has the local id "ACTOR.CALLER.SEQ"). A
+ * batched task learns it from the head's answer, so this may wait for it
+ * (at most the client's rpc timeout).
  *
  * RET borrowed, valid until mt_task_release(t); "" when the task never
  *     reached the head

@@ -155,12 +155,11 @@ class Task:
 
 
 def result_ref(task_id):
-    """The ObjectRef of task task_id's result (16 hex digits)."""
+    """The ObjectRef of task task_id's result (t and 15 hex digits).
+    Another kind of id (a placement group's...) raises MantaError saying
+    which kind it is."""
     cid = ObjectId()
-    rc = lib().mt_task_result_id(str(task_id).encode(), ctypes.byref(cid))
-    if rc < 0:
-        raise MantaError("not a task id (16 hex digits): %r" % task_id, rc,
-                         "MT_EINVAL")
+    check(lib().mt_task_result_id(str(task_id).encode(), ctypes.byref(cid)))
     return ObjectRef.from_c(cid)
 
 

@@ -38,10 +38,7 @@ class ObjectRef:
 
     def c_id(self):
         out = ObjectId()
-        rc = lib().mt_object_id_parse(self.id.encode(), ctypes.byref(out))
-        if rc < 0:
-            raise MantaError("not an object id (40 hex digits): %r" %
-                             self.id, rc, "MT_EINVAL")
+        check(lib().mt_object_id_parse(self.id.encode(), ctypes.byref(out)))
         return out
 
     @classmethod

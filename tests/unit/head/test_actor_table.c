@@ -19,16 +19,18 @@ static void test_new_and_find(void)
     a = mt_actor_table_add(&t, 0x10, "counter", "lib.so:new", "owner1", true, 2,
                      100);
     b = mt_actor_table_add(&t, 0x11, "", "lib.so:new", NULL, false, -1, 101);
-    CU_ASSERT_STRING_EQUAL(a->id, "0000000000000010");
+    CU_ASSERT_STRING_EQUAL(a->id, "a000000000000010");
     CU_ASSERT_EQUAL(a->state, MT_ACTOR_PENDING_CREATION);
     CU_ASSERT_TRUE(a->detached);
     CU_ASSERT_EQUAL(a->max_restarts, 2);
     CU_ASSERT_PTR_NULL(b->name);
     CU_ASSERT_STRING_EQUAL(b->owner, "");
     CU_ASSERT_PTR_EQUAL(mt_actor_table_find(&t, 0x11), b);
-    CU_ASSERT_PTR_EQUAL(mt_actor_table_find_id(&t, "0000000000000010"), a);
+    CU_ASSERT_PTR_EQUAL(mt_actor_table_find_id(&t, "a000000000000010"), a);
+    /* Its creation task has the same number, not the same id. */
+    CU_ASSERT_PTR_NULL(mt_actor_table_find_id(&t, "t000000000000010"));
     CU_ASSERT_PTR_NULL(mt_actor_table_find_id(&t, "10"));
-    CU_ASSERT_PTR_NULL(mt_actor_table_find_id(&t, "000000000000001x"));
+    CU_ASSERT_PTR_NULL(mt_actor_table_find_id(&t, "a00000000000001x"));
     CU_ASSERT_PTR_NULL(mt_actor_table_find_id(&t, NULL));
     CU_ASSERT_PTR_EQUAL(mt_actor_table_find_name(&t, "counter"), a);
     CU_ASSERT_PTR_NULL(mt_actor_table_find_name(&t, ""));

@@ -89,14 +89,14 @@ static void test_result_id(void)
 {
     mt_object_id a, b;
 
-    CU_ASSERT_EQUAL(mt_object_id_for_task("00f17c5850000001", &a), 0);
+    CU_ASSERT_EQUAL(mt_object_id_for_task("t0f17c5850000001", &a), 0);
     CU_ASSERT_EQUAL(memcmp(a.b, "manta-result", 12), 0);
     CU_ASSERT_EQUAL(a.b[19], 0x01);
     CU_ASSERT_EQUAL(a.b[12], 0x00);
     CU_ASSERT_EQUAL(a.b[13], 0xf1);
-    CU_ASSERT_EQUAL(mt_object_id_for_task("00F17C5850000001", &b), 0);
+    CU_ASSERT_EQUAL(mt_object_id_for_task("t0F17C5850000001", &b), 0);
     CU_ASSERT_TRUE(mt_object_id_eq(&a, &b));
-    CU_ASSERT_EQUAL(mt_object_id_for_task("00f17c585000001", &b),
+    CU_ASSERT_EQUAL(mt_object_id_for_task("t0f17c585000001", &b),
                     -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_object_id_for_task("00f17c585000000g", &b),
                     -MT_EINVAL);

@@ -114,7 +114,7 @@ static void test_refused(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "actors are created"));
     def_of(&d, MT_TASK_KIND_COMMAND, "true");
     d.place = MT_PLACE_PG;
-    mt_def_set_str(&d.pg_id, "00000000000000ff");
+    mt_def_set_str(&d.pg_id, "p0000000000000ff");
     CU_ASSERT_PTR_NULL(submit(&d, &why, &err));
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "no such placement group"));
     CU_ASSERT_EQUAL(err, -MT_EINVAL); /* refused at queueing: a bad request */

@@ -59,7 +59,7 @@ static void test_tasks(void)
     check_json(&sb, ""); /* nothing yet */
     mt_list_json_tasks(&sb, &r);
     check_json(&sb, "{\"total\": 0, \"tasks\": []}\n");
-    s.task_id = "00000000000000ab";
+    s.task_id = "t0000000000000ab";
     s.name = "job";
     s.argv = argv;
     s.n_argv = 3;
@@ -83,7 +83,7 @@ static void test_tasks(void)
     r.total = 0; /* an older head: never below what is shown */
     mt_list_json_tasks(&sb, &r);
     check_json(&sb, "{\"total\": 1, \"tasks\": [\n  {\"task_id\": "
-               "\"00000000000000ab\", \"name\": \"job\", \"state\": "
+               "\"t0000000000000ab\", \"name\": \"job\", \"state\": "
                "\"FINISHED\", \"node_id\": \"n1\", \"attempt\": 0, "
                "\"exit_code\": 0, \"error\": \"\", \"argv\": [\"sh\", "
                "\"-c\", \"x\"], \"resources\": {}, \"label_selector\": "

@@ -18,16 +18,16 @@ static void test_result_id(void)
 {
     mt_object_id id, want;
 
-    CU_ASSERT_EQUAL(mt_task_result_id("00000000000000a1", &id), 0);
-    CU_ASSERT_EQUAL(mt_object_id_for_task("00000000000000a1", &want), 0);
+    CU_ASSERT_EQUAL(mt_task_result_id("t0000000000000a1", &id), 0);
+    CU_ASSERT_EQUAL(mt_object_id_for_task("t0000000000000a1", &want), 0);
     CU_ASSERT_TRUE(mt_object_id_eq(&id, &want));
     CU_ASSERT_EQUAL(memcmp(id.b, "manta-result", 12), 0);
     CU_ASSERT_EQUAL(id.b[19], 0xa1);
     CU_ASSERT_EQUAL(mt_task_result_id("xyz", &id), -MT_EINVAL);
-    CU_ASSERT_EQUAL(mt_task_result_id("00000000000000a1ff", &id),
+    CU_ASSERT_EQUAL(mt_task_result_id("t0000000000000a1ff", &id),
                     -MT_EINVAL);
     CU_ASSERT_EQUAL(mt_task_result_id(NULL, &id), -MT_EINVAL);
-    CU_ASSERT_EQUAL(mt_task_result_id("00000000000000a1", NULL), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_task_result_id("t0000000000000a1", NULL), -MT_EINVAL);
 }
 
 static void test_report_needs_a_client(void)
@@ -52,7 +52,7 @@ static void test_write_file(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/r", dir);
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    CU_ASSERT_EQUAL_FATAL(mt_object_id_for_task("0000000000000102", &id), 0);
+    CU_ASSERT_EQUAL_FATAL(mt_object_id_for_task("t000000000000102", &id), 0);
     CU_ASSERT_EQUAL(write_file(path, &id), 0);
     CU_ASSERT_EQUAL(access(tmp, F_OK), -1);
     f = fopen(path, "r");

@@ -19,7 +19,7 @@
 #include "tests/unit/unit.h"
 #include "worker/task_result.h"
 
-#define TASK "00000000000000a1"
+#define TASK "t0000000000000a1"
 
 static int parse(const char *s, size_t len, struct mt_result_file *f)
 {

@@ -194,6 +194,27 @@ static int set_bounds(struct mt_env *env, const char *name,
     return rc < 0 ? rc : mt_env_set(env, name, text);
 }
 
+/*
+ * The chip grid of one process and the process grid, under both names:
+ * libtpu and PyTorch/XLA read TPU_CHIPS_PER_PROCESS_BOUNDS and
+ * TPU_PROCESS_BOUNDS first and fall back to the _HOST_ spellings, which
+ * JAX, Ray and TorchTPU set. Writing both keeps a stale value of either
+ * (from the worker's own environment) from winning over the grant's.
+ */
+static int set_grids(struct mt_env *env, const uint32_t *chips_per_proc,
+                     const uint32_t *procs, size_t n)
+{
+    int rc;
+
+    if ((rc = set_bounds(env, "TPU_CHIPS_PER_HOST_BOUNDS", chips_per_proc,
+                         n)) < 0 ||
+        (rc = set_bounds(env, "TPU_HOST_BOUNDS", procs, n)) < 0 ||
+        (rc = set_bounds(env, "TPU_CHIPS_PER_PROCESS_BOUNDS", chips_per_proc,
+                         n)) < 0)
+        return rc;
+    return set_bounds(env, "TPU_PROCESS_BOUNDS", procs, n);
+}
+
 /* ---------------------------------------------------------------------
  * GPU
  * --------------------------------------------------------------------- */
@@ -280,8 +301,7 @@ int mt_accel_env_tpu_host(const struct mt_tpu_slice *slice,
     if ((rc = set_identity(env, slice, topology)) < 0 ||
         (rc = mt_env_set(env, "TPU_WORKER_ID", "0")) < 0 ||
         (rc = mt_env_set(env, "TPU_WORKER_HOSTNAMES", "localhost")) < 0 ||
-        (rc = set_bounds(env, "TPU_CHIPS_PER_HOST_BOUNDS", bounds, 3)) < 0 ||
-        (rc = set_bounds(env, "TPU_HOST_BOUNDS", one, 3)) < 0)
+        (rc = set_grids(env, bounds, one, 3)) < 0)
         return rc;
     return set_visible_chips(env, chips, n, slice->chips_per_host);
 }
@@ -409,14 +429,10 @@ static int set_megascale(struct mt_env *env, const struct mt_tpu_gang *g)
 
 static int set_host_centric(struct mt_env *env, const struct mt_tpu_gang *g)
 {
-    int rc;
+    int rc = set_grids(env, g->slice->chips_per_host_bounds,
+                       g->slice->host_bounds, 3);
 
-    if ((rc = set_bounds(env, "TPU_CHIPS_PER_HOST_BOUNDS",
-                         g->slice->chips_per_host_bounds, 3)) < 0 ||
-        (rc = set_bounds(env, "TPU_HOST_BOUNDS", g->slice->host_bounds, 3)) <
-            0)
-        return rc;
-    return mt_env_set(env, "TPU_VISIBLE_CHIPS", NULL);
+    return rc < 0 ? rc : mt_env_set(env, "TPU_VISIBLE_CHIPS", NULL);
 }
 
 /* host:port of every process of the slice, in CLOUD_TPU_TASK_ID order. */
@@ -456,8 +472,7 @@ static int set_process_grid(struct mt_env *env, const struct mt_tpu_slice *s)
     size_t nb = devs > 1 ? 4 : 3;
     int rc;
 
-    if ((rc = set_bounds(env, "TPU_CHIPS_PER_HOST_BOUNDS", ones, nb)) < 0 ||
-        (rc = set_bounds(env, "TPU_HOST_BOUNDS", grid, nb)) < 0)
+    if ((rc = set_grids(env, ones, grid, nb)) < 0)
         return rc;
     return set_bounds(env, "TORCH_TPU_TOPOLOGY", grid, nb);
 }

@@ -16,7 +16,11 @@
  * TPU gang over one slice (mt_accel_env_tpu_gang): host-centric (one
  *       process per host: JAX) or device-centric (one process per chip:
  *       TorchTPU, PyTorch/XLA), plus MEGASCALE_* for multislice.
- * The exact variables and golden values are listed in docs/accelerators.md.
+ * Bounds come under both spellings everywhere: TPU_CHIPS_PER_HOST_BOUNDS
+ *       = TPU_CHIPS_PER_PROCESS_BOUNDS (the chips of one process) and
+ *       TPU_HOST_BOUNDS = TPU_PROCESS_BOUNDS (the grid of processes).
+ * The exact variables are listed in docs/accelerators.md, the golden
+ * values in one table, tests/golden/tpu_env.txt.
  *
  * Ports are the scheduler's to allocate; nothing here picks a port except
  * MEGASCALE_PORT's documented default of 8081.
@@ -120,6 +124,8 @@ int mt_accel_env_gpu(const uint32_t *ids, size_t n, struct mt_env *env);
  *   TPU_WORKER_HOSTNAMES  localhost
  *   TPU_CHIPS_PER_HOST_BOUNDS  1 -> 1,1,1; 2 -> 1,2,1; 4 -> 2,2,1; 8 -> 2,4,1
  *   TPU_HOST_BOUNDS       1,1,1
+ *   TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS  the same two values
+ *                         (one process: its chips, a 1,1,1 process grid)
  *   TPU_VISIBLE_CHIPS     "a,b,..." ascending; unset (NULL) when the grant
  *                         is every chip of the host
  *
@@ -193,12 +199,15 @@ uint32_t mt_tpu_gang_procs_per_host(const struct mt_tpu_gang *g);
  * Host-centric (local must be 0):
  *   TPU_CHIPS_PER_HOST_BOUNDS  the slice's per-host bounds ("2,2,1")
  *   TPU_HOST_BOUNDS            the slice's host bounds ("2,2,1" for 4x4)
+ *   TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS  the same two values
  *   TPU_VISIBLE_CHIPS          unset: the process owns the whole host
  * Device-centric, process r = host x P + local (P = procs per host):
  *   TPU_VISIBLE_CHIPS     local (local / 2 on v7x: two devices per chip)
  *   TPU_CHIPS_PER_HOST_BOUNDS  1,1,1 (1,1,1,1 on v7x)
  *   TPU_HOST_BOUNDS, TORCH_TPU_TOPOLOGY  topology dims, z padded: "4,4,1"
  *                         (",2" appended on v7x: "2,2,1,2")
+ *   TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS  the same as
+ *                         TPU_CHIPS_PER_HOST_BOUNDS and TPU_HOST_BOUNDS
  *   CLOUD_TPU_TASK_ID     r (index into TPU_PROCESS_ADDRESSES)
  *   TPU_PROCESS_PORT      this process's port
  *   TPU_PROCESS_ADDRESSES, TORCH_TPU_SLICEBUILDER_ADDRESSES

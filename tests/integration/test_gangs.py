@@ -4,7 +4,8 @@ a v4-16 of 2 hosts x 4 chips, plus a GPU and a CPU node).
 
 Each member runs gang_member.py, which writes its environment to a file;
 the test compares every member's env with the contract of
-docs/accelerators.md (notes/accelerators.md section 3.4 for v4-16):
+docs/accelerators.md, as the rows of the one golden table say
+(tests/golden/tpu_env.txt through tpu_goldens.py: gang_v4-16_*):
 
 - `manta submit --tpu v4-16 --launch host`: 2 members on the two hosts of
   ONE slice, host-centric env, output prefixed by rank, exit status 0.
@@ -36,10 +37,15 @@ import time
 from accel_cluster import AccelCluster, IPS
 from harness import (BIN, check, main, new_dir, pid_alive, stays_true,
                      wait_until)
+from tpu_goldens import check_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEMBER = [sys.executable, os.path.join(HERE, "gang_member.py")]
 SLICES = {"slice-a": (IPS["a0"], IPS["a1"]), "slice-b": (IPS["b0"], IPS["b1"])}
+# What every member of one slice gets alike.
+SLICE_WIDE = ("TPU_CHIPS_PER_HOST_BOUNDS", "TPU_HOST_BOUNDS",
+              "TPU_CHIPS_PER_PROCESS_BOUNDS", "TPU_PROCESS_BOUNDS",
+              "TORCH_TPU_TOPOLOGY", "TPU_WORKER_HOSTNAMES", "WORLD_SIZE")
 
 
 def port_range(n=64):
@@ -117,12 +123,10 @@ def test_launch_models():
               "one slice: %r %r" % (sl, ev[1].get("TPU_NAME")))
         for r, e in ev.items():
             check_common(e, r, sl, r, 2)
-            for k, v in (("TPU_CHIPS_PER_HOST_BOUNDS", "2,2,1"),
-                         ("TPU_HOST_BOUNDS", "1,1,2"), ("LOCAL_RANK", "0")):
-                check(e.get(k) == v, "host rank %d %s=%r" % (r, k, e.get(k)))
-            check("TPU_VISIBLE_CHIPS" not in e and
-                  "TPU_PROCESS_ADDRESSES" not in e,
-                  "host rank %d sees per-chip vars" % r)
+            check_env(e, "gang_v4-16_host_w%d" % r, "host rank %d" % r,
+                      hosts={"h0": SLICES[sl][0], "h1": SLICES[sl][1]})
+            check(e.get("LOCAL_RANK") == "0", "host rank %d LOCAL_RANK=%r" %
+                  (r, e.get("LOCAL_RANK")))
             check(lo <= int(e["MASTER_PORT"]) <= hi, "MASTER_PORT %r" %
                   e["MASTER_PORT"])
         for r in (0, 1):
@@ -146,14 +150,18 @@ def test_launch_models():
         for r, e in ev.items():
             host, local = divmod(r, 4)
             check_common(e, r, sl, host, 8)
-            want = {"TPU_VISIBLE_CHIPS": str(local), "LOCAL_RANK": str(local),
-                    "TPU_CHIPS_PER_HOST_BOUNDS": "1,1,1",
-                    "TPU_HOST_BOUNDS": "2,2,2", "TORCH_TPU_TOPOLOGY": "2,2,2",
-                    "CLOUD_TPU_TASK_ID": str(r),
-                    "TPU_PROCESS_PORT": str(ports[r]),
-                    "TPU_PROCESS_ADDRESSES": ",".join(addrs),
-                    "TORCH_TPU_SLICEBUILDER_ADDRESSES": ",".join(addrs),
-                    "MASTER_PORT": ev[0]["MASTER_PORT"]}
+            if r in (0, 5, 7):
+                check_env(e, "gang_v4-16_device_r%d" % r, "device rank %d" % r,
+                          hosts={"h0": hosts[0], "h1": hosts[1]})
+            # The rest: the slice-wide values as rank 0's, its own by rank.
+            want = {k: ev[0].get(k) for k in SLICE_WIDE}
+            want.update({"TPU_VISIBLE_CHIPS": str(local),
+                         "LOCAL_RANK": str(local),
+                         "CLOUD_TPU_TASK_ID": str(r),
+                         "TPU_PROCESS_PORT": str(ports[r]),
+                         "TPU_PROCESS_ADDRESSES": ",".join(addrs),
+                         "TORCH_TPU_SLICEBUILDER_ADDRESSES": ",".join(addrs),
+                         "MASTER_PORT": ev[0]["MASTER_PORT"]})
             for k, v in want.items():
                 check(e.get(k) == v, "device rank %d %s=%r, want %r" % (
                     r, k, e.get(k), v))

@@ -389,6 +389,26 @@ static const char *coordinator(const struct mt_tpu_gang *g)
     return g->coordinator ? g->coordinator : g->hosts[0];
 }
 
+/*
+ * How members name host i of their slice. Every process of a one-host
+ * slice runs on that host, so it is "localhost", as the GKE device plugin
+ * writes TPU_WORKER_HOSTNAMES for one host and as PyTorch/XLA
+ * (get_worker_ips) and TorchTPU's single-host launcher address their
+ * processes: nothing to resolve, and it binds whatever address the node
+ * registered with. The multislice coordinator stays the real address.
+ */
+static const char *slice_host(const struct mt_tpu_gang *g, size_t i)
+{
+    return g->n_hosts == 1 ? "localhost" : g->hosts[i];
+}
+
+const char *mt_tpu_gang_master_addr(const struct mt_tpu_gang *g)
+{
+    if (!g || !g->hosts || g->n_hosts == 0 || !g->hosts[0])
+        return NULL;
+    return g->num_slices > 1 ? coordinator(g) : slice_host(g, 0);
+}
+
 /* Identity every member gets, in both launch models. */
 static int set_gang_identity(struct mt_env *env, const struct mt_tpu_gang *g,
                              uint32_t host)
@@ -402,7 +422,7 @@ static int set_gang_identity(struct mt_env *env, const struct mt_tpu_gang *g,
     if (rc < 0 || (rc = set_identity(env, g->slice, topology)) < 0)
         return rc;
     for (i = 0; i < g->n_hosts; i++)
-        buf_printf(&b, i ? ",%s" : "%s", g->hosts[i]);
+        buf_printf(&b, i ? ",%s" : "%s", slice_host(g, i));
     if ((rc = buf_set(&b, env, "TPU_WORKER_HOSTNAMES")) < 0 ||
         (rc = set_u32(env, "TPU_WORKER_ID", host)) < 0)
         return rc;
@@ -445,7 +465,7 @@ static int set_addresses(struct mt_env *env, const struct mt_tpu_gang *g,
     int rc;
 
     for (i = 0; i < g->n_hosts; i++) {
-        h = g->hosts[i];
+        h = slice_host(g, i);
         for (c = 0; c < per_host; c++)
             buf_printf(&b, strchr(h, ':') ? "%s[%s]:%u" : "%s%s:%u",
                        (i || c) ? "," : "", h, gang_port(g, i, c, per_host));
@@ -497,8 +517,8 @@ static int set_device_centric(struct mt_env *env, const struct mt_tpu_gang *g,
     if ((rc = set_u32(env, "WORLD_SIZE", slices * world)) < 0 ||
         (rc = set_u32(env, "RANK", g->slice_id * world + rank)) < 0 ||
         (rc = set_u32(env, "LOCAL_RANK", local)) < 0 ||
-        (rc = mt_env_set(env, "MASTER_ADDR",
-                         slices > 1 ? coordinator(g) : g->hosts[0])) < 0)
+        (rc = mt_env_set(env, "MASTER_ADDR", mt_tpu_gang_master_addr(g))) <
+            0)
         return rc;
     return set_u32(env, "MASTER_PORT", g->master_port);
 }

@@ -19,6 +19,8 @@
  * Bounds come under both spellings everywhere: TPU_CHIPS_PER_HOST_BOUNDS
  *       = TPU_CHIPS_PER_PROCESS_BOUNDS (the chips of one process) and
  *       TPU_HOST_BOUNDS = TPU_PROCESS_BOUNDS (the grid of processes).
+ * A one-host slice is "localhost" to its members (TPU_WORKER_HOSTNAMES,
+ *       process addresses, MASTER_ADDR), as a standalone grant is.
  * The exact variables are listed in docs/accelerators.md, the golden
  * values in one table, tests/golden/tpu_env.txt.
  *
@@ -192,7 +194,9 @@ uint32_t mt_tpu_gang_procs_per_host(const struct mt_tpu_gang *g);
  *
  * Every member (both models):
  *   TPU_ACCELERATOR_TYPE, TPU_TOPOLOGY  the slice's ("v6e-16", "4x4")
- *   TPU_WORKER_HOSTNAMES  hosts joined with ','
+ *   TPU_WORKER_HOSTNAMES  hosts joined with ','; "localhost" for a one-host
+ *                         slice (as in the process addresses and
+ *                         MASTER_ADDR: mt_tpu_gang_master_addr)
  *   TPU_WORKER_ID         host
  *   TPU_NAME              slice_name, when given
  *   TPU_SKIP_MDS_QUERY    true
@@ -217,7 +221,7 @@ uint32_t mt_tpu_gang_procs_per_host(const struct mt_tpu_gang *g);
  *                         all of them: k x P x hosts and slice_id x (P x
  *                         hosts) + r
  *   LOCAL_RANK            local
- *   MASTER_ADDR           hosts[0]; the coordinator when k > 1
+ *   MASTER_ADDR           mt_tpu_gang_master_addr(g)
  *   MASTER_PORT           master_port
  * Multislice (num_slices > 1):
  *   MEGASCALE_NUM_SLICES, MEGASCALE_SLICE_ID, MEGASCALE_COORDINATOR_ADDRESS
@@ -235,6 +239,16 @@ uint32_t mt_tpu_gang_procs_per_host(const struct mt_tpu_gang *g);
  */
 int mt_accel_env_tpu_gang(const struct mt_tpu_gang *g, uint32_t host,
                           uint32_t local, struct mt_env *env);
+
+/*
+ * mt_tpu_gang_master_addr - the MASTER_ADDR every member gets: the
+ * coordinator when num_slices > 1 (g->coordinator, else hosts[0]);
+ * otherwise "localhost" for a one-host slice and hosts[0] for a larger one.
+ * The head gives host-centric members the same (their rendezvous is its).
+ *
+ * RET a borrowed string (from g or static), or NULL when g has no hosts
+ */
+const char *mt_tpu_gang_master_addr(const struct mt_tpu_gang *g);
 
 /*
  * mt_accel_env_tpu_gang_all - the env of every member, computed once.

@@ -5,7 +5,7 @@ a v4-16 of 2 hosts x 4 chips, plus a GPU and a CPU node).
 Each member runs gang_member.py, which writes its environment to a file;
 the test compares every member's env with the contract of
 docs/accelerators.md, as the rows of the one golden table say
-(tests/golden/tpu_env.txt through tpu_goldens.py: gang_v4-16_*):
+(tests/golden/tpu_env.txt through tpu_goldens.py: gang_v4-16_*, gang_v4-8_*):
 
 - `manta submit --tpu v4-16 --launch host`: 2 members on the two hosts of
   ONE slice, host-centric env, output prefixed by rank, exit status 0.
@@ -20,6 +20,10 @@ docs/accelerators.md, as the rows of the one golden table say
   and finishes; the old members are gone. A host killed mid-run: the gang
   restarts on the other, intact slice.
 - --slices 2: multislice env (MEGASCALE_*), one slice each.
+- a one-host slice (v4-8 on a worker alone): its members get "localhost"
+  for TPU_WORKER_HOSTNAMES, every process address and MASTER_ADDR, in both
+  launch models, and those addresses work: every member binds its own and
+  reaches all the others (gang_member.py mesh).
 - bad requests get clear errors.
 - the C SDK (sdk_gang.c): slice groups (manta/pg.h) and gangs
   (manta/gang.h): finish, fail with the member's code after a restart,
@@ -66,12 +70,12 @@ def port_range(n=64):
     raise AssertionError("no free port block")
 
 
-def cluster():
+def cluster(**kw):
     lo, hi = port_range()
     # Workers whose own env names chips: host-centric members must not
     # inherit it (the gang unsets it), device-centric ones get their own.
     c = AccelCluster(head_args=["--gang-ports", "%d-%d" % (lo, hi)],
-                     env={"TPU_VISIBLE_CHIPS": "0,1,2,3"})
+                     env={"TPU_VISIBLE_CHIPS": "0,1,2,3"}, **kw)
     c.ports = (lo, hi)
     return c
 
@@ -85,8 +89,8 @@ def envs(d, attempt=0):
     return out
 
 
-def submit(c, d, *flags, mode=("exit0",), timeout=90):
-    return c.cli("submit", "--tpu", "v4-16", *flags, "--",
+def submit(c, d, *flags, mode=("exit0",), timeout=90, tpu="v4-16"):
+    return c.cli("submit", "--tpu", tpu, *flags, "--",
                  *MEMBER, d, *mode, timeout=timeout)
 
 
@@ -334,6 +338,53 @@ def test_restart_multislice_and_errors():
                   sl, [e["TPU_NAME"] for e in ev.values()]))
 
 
+def mesh_of(d, r):
+    with open(os.path.join(d, "mesh-a0-r%d.json" % r)) as f:
+        return json.load(f)
+
+
+def test_one_host_slice():
+    """A v4-8 slice is one host: its members see "localhost" for the
+    slice's hosts, process addresses and MASTER_ADDR (as GKE and
+    PyTorch/XLA name a one-host slice), never the node's address, and the
+    addresses work: the members bind and reach each other on them."""
+    solo = {"TPU_ACCELERATOR_TYPE": "v4-8", "TPU_TOPOLOGY": "2x2x1",
+            "TPU_NAME": "solo", "TPU_WORKER_ID": "0"}
+    with cluster(only=("a0",), node_env={"a0": solo}) as c:
+        ip = c.nodes["a0"].ip
+        d = new_dir("gang-solo-host")
+        p = submit(c, d, "--launch", "host", mode=("mesh",), tpu="v4-8")
+        check(p.returncode == 0, "one-host gang, host launch: %d %s%s" % (
+            p.returncode, p.stdout, p.stderr))
+        ev = envs(d)
+        check(sorted(ev) == [0], "host members %r" % sorted(ev))
+        check_env(ev[0], "gang_v4-8_host", "one-host, host launch")
+        check(ev[0].get("MASTER_ADDR") == "localhost" and
+              ev[0].get("WORLD_SIZE") == "1" and ev[0].get("RANK") == "0",
+              "host-centric rendezvous %r" % {
+                  k: ev[0].get(k) for k in ("MASTER_ADDR", "WORLD_SIZE",
+                                            "RANK")})
+        check(mesh_of(d, 0)["served"] == ["localhost:%s" %
+                                          ev[0]["MASTER_PORT"]],
+              "rank 0 served %r" % mesh_of(d, 0))
+
+        d = new_dir("gang-solo-device")
+        p = submit(c, d, "--launch", "device", mode=("mesh",), tpu="v4-8")
+        check(p.returncode == 0, "one-host gang, device launch: %d %s%s" % (
+            p.returncode, p.stdout, p.stderr))
+        ev = envs(d)
+        check(sorted(ev) == [0, 1, 2, 3], "device ranks %r" % sorted(ev))
+        for r, e in ev.items():
+            check_env(e, "gang_v4-8_device_r%d" % r, "one-host rank %d" % r)
+            named = sorted(k for k, v in e.items() if ip in v and
+                           k.startswith(("TPU_", "TORCH_TPU_", "MASTER_")))
+            check(not named, "rank %d names the node's address %s in %r" % (
+                r, ip, named))
+            m = mesh_of(d, r)
+            check(len(m["reached"]) == len(m["peers"]) == 3 + (r != 0),
+                  "rank %d reached %r of %r" % (r, m["reached"], m["peers"]))
+
+
 def test_sdk_and_slice_groups():
     with cluster() as c:
         p = subprocess.run([os.path.join(BIN, "sdk_gang"), c.address],
@@ -368,4 +419,5 @@ def test_sdk_and_slice_groups():
 
 if __name__ == "__main__":
     main([test_launch_models, test_slice_placement,
-          test_restart_multislice_and_errors, test_sdk_and_slice_groups])
+          test_restart_multislice_and_errors, test_one_host_slice,
+          test_sdk_and_slice_groups])

@@ -511,6 +511,30 @@ static void test_tpu_host_errors(void)
 
 static const char *const h4[] = {"h0", "h1", "h2", "h3"};
 
+/*
+ * A one-host slice is "localhost" to its own members, MASTER_ADDR
+ * included; across slices the coordinator keeps its real address.
+ */
+static void test_master_addr(void)
+{
+    static const char *const one[] = {"10.0.0.5"};
+    struct mt_tpu_slice s = slice_of("v4-8", NULL, 0);
+    struct mt_tpu_gang g = {.slice = &s, .hosts = one, .n_hosts = 1,
+                            .launch = MT_TPU_LAUNCH_HOST};
+
+    CU_ASSERT_STRING_EQUAL(mt_tpu_gang_master_addr(&g), "localhost");
+    g.num_slices = 2;
+    CU_ASSERT_STRING_EQUAL(mt_tpu_gang_master_addr(&g), "10.0.0.5");
+    g.coordinator = "10.0.9.9";
+    CU_ASSERT_STRING_EQUAL(mt_tpu_gang_master_addr(&g), "10.0.9.9");
+    s = slice_of("v6e-16", NULL, 0);
+    g = (struct mt_tpu_gang){.slice = &s, .hosts = h4, .n_hosts = 4};
+    CU_ASSERT_STRING_EQUAL(mt_tpu_gang_master_addr(&g), "h0");
+    g.n_hosts = 0;
+    CU_ASSERT_PTR_NULL(mt_tpu_gang_master_addr(&g));
+    CU_ASSERT_PTR_NULL(mt_tpu_gang_master_addr(NULL));
+}
+
 /* notes 6.2: one address per process, unique, task ids 0..N-1. */
 static void test_device_centric_invariants(void)
 {
@@ -720,6 +744,7 @@ CU_TestInfo mt_test_accel_env[] = {
     {"gpu", test_gpu},
     {"gpu_fractional", test_gpu_fractional},
     {"golden_table", test_golden_table},
+    {"master_addr", test_master_addr},
     {"tpu_host_errors", test_tpu_host_errors},
     {"device_centric_invariants", test_device_centric_invariants},
     {"ports_and_ipv6", test_ports_and_ipv6},

@@ -318,7 +318,7 @@ static int slice_env(struct mt_head_gangs *gs, struct mt_gang *g, uint32_t j,
             return rc;
         }
         if (tg.launch == MT_TPU_LAUNCH_HOST)
-            add_rendezvous(e, g, coord, r);
+            add_rendezvous(e, g, mt_tpu_gang_master_addr(&tg), r);
         add_manta_vars(e, g, r);
     }
     return 0;

@@ -11,14 +11,29 @@
 
 #include "common/error.h"
 
+/* Is bits a width the type code can have? */
+static bool bits_ok(uint8_t code, uint8_t bits)
+{
+    switch (code) {
+    case MT_DL_INT:
+    case MT_DL_UINT:
+    case MT_DL_FLOAT:
+    case MT_DL_BFLOAT:
+        return bits != 0 && (bits % 8 == 0 || bits == 1);
+    case MT_DL_COMPLEX:
+        return bits != 0 && bits % 16 == 0;
+    case MT_DL_BOOL:
+        return bits == 8;
+    default:
+        return false;
+    }
+}
+
 static int elem_bytes(const struct mt_tensor_desc *t, uint64_t *out)
 {
     uint64_t bits;
 
-    if (t->code != MT_DL_INT && t->code != MT_DL_UINT &&
-        t->code != MT_DL_FLOAT && t->code != MT_DL_BFLOAT)
-        return -MT_EINVAL;
-    if (t->lanes == 0 || t->bits == 0 || (t->bits % 8 && t->bits != 1))
+    if (t->lanes == 0 || !bits_ok(t->code, t->bits))
         return -MT_EINVAL;
     bits = (uint64_t)t->bits * t->lanes;
     *out = (bits + 7) / 8;

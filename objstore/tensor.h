@@ -18,18 +18,24 @@
 
 #define MT_TENSOR_MAX_DIMS 8
 
-/* DLPack type codes (DLDataTypeCode). */
+/*
+ * DLPack type codes (DLDataTypeCode), the same numbers as mt_dtype_code in
+ * the SDK's manta/object.h (sdk/object.c asserts it). 3 (kDLOpaqueHandle)
+ * is not a value type and is refused.
+ */
 enum mt_dl_code {
     MT_DL_INT = 0,
     MT_DL_UINT = 1,
     MT_DL_FLOAT = 2,
     MT_DL_BFLOAT = 4,
+    MT_DL_COMPLEX = 5, /* real and imaginary halves: bits 32, 64 or 128 */
+    MT_DL_BOOL = 6,    /* one byte per element, 0 or 1: bits 8 */
 };
 
 /* A tensor view of an object's data bytes. Plain value, fixed size. */
 struct mt_tensor_desc {
     uint8_t code;                           /* enum mt_dl_code */
-    uint8_t bits;                           /* bits per lane: 8, 16, 32, 64 */
+    uint8_t bits;                           /* bits per lane: 8 .. 128 */
     uint16_t lanes;                         /* 1 for scalars per element */
     uint32_t ndim;                          /* 0..MT_TENSOR_MAX_DIMS */
     int64_t shape[MT_TENSOR_MAX_DIMS];      /* elements per dimension */
@@ -39,9 +45,10 @@ struct mt_tensor_desc {
 /*
  * mt_tensor_check - is t a valid view of data_size bytes?
  *
- * Checks the code, bits (multiple of 8 or 1 for bool-as-uint1), lanes >= 1,
- * ndim <= 8, shapes >= 0, strides >= 0, and that the furthest element lies
- * within data_size. Overflow-safe.
+ * Checks the code, bits (multiple of 8 or 1 for bool-as-uint1; 8 for
+ * MT_DL_BOOL; an even number of bytes for MT_DL_COMPLEX), lanes >= 1,
+ * ndim <= 8 (0 is a scalar: one element), shapes >= 0, strides >= 0, and
+ * that the furthest element lies within data_size. Overflow-safe.
  *
  * RET 0, -MT_EINVAL
  * THREAD any

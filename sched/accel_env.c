@@ -194,6 +194,27 @@ static int set_bounds(struct mt_env *env, const char *name,
     return rc < 0 ? rc : mt_env_set(env, name, text);
 }
 
+/*
+ * The chip grid of one process and the process grid, under both names:
+ * libtpu and PyTorch/XLA read TPU_CHIPS_PER_PROCESS_BOUNDS and
+ * TPU_PROCESS_BOUNDS first and fall back to the _HOST_ spellings, which
+ * JAX, Ray and TorchTPU set. Writing both keeps a stale value of either
+ * (from the worker's own environment) from winning over the grant's.
+ */
+static int set_grids(struct mt_env *env, const uint32_t *chips_per_proc,
+                     const uint32_t *procs, size_t n)
+{
+    int rc;
+
+    if ((rc = set_bounds(env, "TPU_CHIPS_PER_HOST_BOUNDS", chips_per_proc,
+                         n)) < 0 ||
+        (rc = set_bounds(env, "TPU_HOST_BOUNDS", procs, n)) < 0 ||
+        (rc = set_bounds(env, "TPU_CHIPS_PER_PROCESS_BOUNDS", chips_per_proc,
+                         n)) < 0)
+        return rc;
+    return set_bounds(env, "TPU_PROCESS_BOUNDS", procs, n);
+}
+
 /* ---------------------------------------------------------------------
  * GPU
  * --------------------------------------------------------------------- */
@@ -280,8 +301,7 @@ int mt_accel_env_tpu_host(const struct mt_tpu_slice *slice,
     if ((rc = set_identity(env, slice, topology)) < 0 ||
         (rc = mt_env_set(env, "TPU_WORKER_ID", "0")) < 0 ||
         (rc = mt_env_set(env, "TPU_WORKER_HOSTNAMES", "localhost")) < 0 ||
-        (rc = set_bounds(env, "TPU_CHIPS_PER_HOST_BOUNDS", bounds, 3)) < 0 ||
-        (rc = set_bounds(env, "TPU_HOST_BOUNDS", one, 3)) < 0)
+        (rc = set_grids(env, bounds, one, 3)) < 0)
         return rc;
     return set_visible_chips(env, chips, n, slice->chips_per_host);
 }
@@ -369,6 +389,26 @@ static const char *coordinator(const struct mt_tpu_gang *g)
     return g->coordinator ? g->coordinator : g->hosts[0];
 }
 
+/*
+ * How members name host i of their slice. Every process of a one-host
+ * slice runs on that host, so it is "localhost", as the GKE device plugin
+ * writes TPU_WORKER_HOSTNAMES for one host and as PyTorch/XLA
+ * (get_worker_ips) and TorchTPU's single-host launcher address their
+ * processes: nothing to resolve, and it binds whatever address the node
+ * registered with. The multislice coordinator stays the real address.
+ */
+static const char *slice_host(const struct mt_tpu_gang *g, size_t i)
+{
+    return g->n_hosts == 1 ? "localhost" : g->hosts[i];
+}
+
+const char *mt_tpu_gang_master_addr(const struct mt_tpu_gang *g)
+{
+    if (!g || !g->hosts || g->n_hosts == 0 || !g->hosts[0])
+        return NULL;
+    return g->num_slices > 1 ? coordinator(g) : slice_host(g, 0);
+}
+
 /* Identity every member gets, in both launch models. */
 static int set_gang_identity(struct mt_env *env, const struct mt_tpu_gang *g,
                              uint32_t host)
@@ -382,7 +422,7 @@ static int set_gang_identity(struct mt_env *env, const struct mt_tpu_gang *g,
     if (rc < 0 || (rc = set_identity(env, g->slice, topology)) < 0)
         return rc;
     for (i = 0; i < g->n_hosts; i++)
-        buf_printf(&b, i ? ",%s" : "%s", g->hosts[i]);
+        buf_printf(&b, i ? ",%s" : "%s", slice_host(g, i));
     if ((rc = buf_set(&b, env, "TPU_WORKER_HOSTNAMES")) < 0 ||
         (rc = set_u32(env, "TPU_WORKER_ID", host)) < 0)
         return rc;
@@ -409,14 +449,10 @@ static int set_megascale(struct mt_env *env, const struct mt_tpu_gang *g)
 
 static int set_host_centric(struct mt_env *env, const struct mt_tpu_gang *g)
 {
-    int rc;
+    int rc = set_grids(env, g->slice->chips_per_host_bounds,
+                       g->slice->host_bounds, 3);
 
-    if ((rc = set_bounds(env, "TPU_CHIPS_PER_HOST_BOUNDS",
-                         g->slice->chips_per_host_bounds, 3)) < 0 ||
-        (rc = set_bounds(env, "TPU_HOST_BOUNDS", g->slice->host_bounds, 3)) <
-            0)
-        return rc;
-    return mt_env_set(env, "TPU_VISIBLE_CHIPS", NULL);
+    return rc < 0 ? rc : mt_env_set(env, "TPU_VISIBLE_CHIPS", NULL);
 }
 
 /* host:port of every process of the slice, in CLOUD_TPU_TASK_ID order. */
@@ -429,7 +465,7 @@ static int set_addresses(struct mt_env *env, const struct mt_tpu_gang *g,
     int rc;
 
     for (i = 0; i < g->n_hosts; i++) {
-        h = g->hosts[i];
+        h = slice_host(g, i);
         for (c = 0; c < per_host; c++)
             buf_printf(&b, strchr(h, ':') ? "%s[%s]:%u" : "%s%s:%u",
                        (i || c) ? "," : "", h, gang_port(g, i, c, per_host));
@@ -456,8 +492,7 @@ static int set_process_grid(struct mt_env *env, const struct mt_tpu_slice *s)
     size_t nb = devs > 1 ? 4 : 3;
     int rc;
 
-    if ((rc = set_bounds(env, "TPU_CHIPS_PER_HOST_BOUNDS", ones, nb)) < 0 ||
-        (rc = set_bounds(env, "TPU_HOST_BOUNDS", grid, nb)) < 0)
+    if ((rc = set_grids(env, ones, grid, nb)) < 0)
         return rc;
     return set_bounds(env, "TORCH_TPU_TOPOLOGY", grid, nb);
 }
@@ -482,8 +517,8 @@ static int set_device_centric(struct mt_env *env, const struct mt_tpu_gang *g,
     if ((rc = set_u32(env, "WORLD_SIZE", slices * world)) < 0 ||
         (rc = set_u32(env, "RANK", g->slice_id * world + rank)) < 0 ||
         (rc = set_u32(env, "LOCAL_RANK", local)) < 0 ||
-        (rc = mt_env_set(env, "MASTER_ADDR",
-                         slices > 1 ? coordinator(g) : g->hosts[0])) < 0)
+        (rc = mt_env_set(env, "MASTER_ADDR", mt_tpu_gang_master_addr(g))) <
+            0)
         return rc;
     return set_u32(env, "MASTER_PORT", g->master_port);
 }

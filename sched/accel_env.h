@@ -16,7 +16,13 @@
  * TPU gang over one slice (mt_accel_env_tpu_gang): host-centric (one
  *       process per host: JAX) or device-centric (one process per chip:
  *       TorchTPU, PyTorch/XLA), plus MEGASCALE_* for multislice.
- * The exact variables and golden values are listed in docs/accelerators.md.
+ * Bounds come under both spellings everywhere: TPU_CHIPS_PER_HOST_BOUNDS
+ *       = TPU_CHIPS_PER_PROCESS_BOUNDS (the chips of one process) and
+ *       TPU_HOST_BOUNDS = TPU_PROCESS_BOUNDS (the grid of processes).
+ * A one-host slice is "localhost" to its members (TPU_WORKER_HOSTNAMES,
+ *       process addresses, MASTER_ADDR), as a standalone grant is.
+ * The exact variables are listed in docs/accelerators.md, the golden
+ * values in one table, tests/golden/tpu_env.txt.
  *
  * Ports are the scheduler's to allocate; nothing here picks a port except
  * MEGASCALE_PORT's documented default of 8081.
@@ -120,6 +126,8 @@ int mt_accel_env_gpu(const uint32_t *ids, size_t n, struct mt_env *env);
  *   TPU_WORKER_HOSTNAMES  localhost
  *   TPU_CHIPS_PER_HOST_BOUNDS  1 -> 1,1,1; 2 -> 1,2,1; 4 -> 2,2,1; 8 -> 2,4,1
  *   TPU_HOST_BOUNDS       1,1,1
+ *   TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS  the same two values
+ *                         (one process: its chips, a 1,1,1 process grid)
  *   TPU_VISIBLE_CHIPS     "a,b,..." ascending; unset (NULL) when the grant
  *                         is every chip of the host
  *
@@ -186,19 +194,24 @@ uint32_t mt_tpu_gang_procs_per_host(const struct mt_tpu_gang *g);
  *
  * Every member (both models):
  *   TPU_ACCELERATOR_TYPE, TPU_TOPOLOGY  the slice's ("v6e-16", "4x4")
- *   TPU_WORKER_HOSTNAMES  hosts joined with ','
+ *   TPU_WORKER_HOSTNAMES  hosts joined with ','; "localhost" for a one-host
+ *                         slice (as in the process addresses and
+ *                         MASTER_ADDR: mt_tpu_gang_master_addr)
  *   TPU_WORKER_ID         host
  *   TPU_NAME              slice_name, when given
  *   TPU_SKIP_MDS_QUERY    true
  * Host-centric (local must be 0):
  *   TPU_CHIPS_PER_HOST_BOUNDS  the slice's per-host bounds ("2,2,1")
  *   TPU_HOST_BOUNDS            the slice's host bounds ("2,2,1" for 4x4)
+ *   TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS  the same two values
  *   TPU_VISIBLE_CHIPS          unset: the process owns the whole host
  * Device-centric, process r = host x P + local (P = procs per host):
  *   TPU_VISIBLE_CHIPS     local (local / 2 on v7x: two devices per chip)
  *   TPU_CHIPS_PER_HOST_BOUNDS  1,1,1 (1,1,1,1 on v7x)
  *   TPU_HOST_BOUNDS, TORCH_TPU_TOPOLOGY  topology dims, z padded: "4,4,1"
  *                         (",2" appended on v7x: "2,2,1,2")
+ *   TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS  the same as
+ *                         TPU_CHIPS_PER_HOST_BOUNDS and TPU_HOST_BOUNDS
  *   CLOUD_TPU_TASK_ID     r (index into TPU_PROCESS_ADDRESSES)
  *   TPU_PROCESS_PORT      this process's port
  *   TPU_PROCESS_ADDRESSES, TORCH_TPU_SLICEBUILDER_ADDRESSES
@@ -208,7 +221,7 @@ uint32_t mt_tpu_gang_procs_per_host(const struct mt_tpu_gang *g);
  *                         all of them: k x P x hosts and slice_id x (P x
  *                         hosts) + r
  *   LOCAL_RANK            local
- *   MASTER_ADDR           hosts[0]; the coordinator when k > 1
+ *   MASTER_ADDR           mt_tpu_gang_master_addr(g)
  *   MASTER_PORT           master_port
  * Multislice (num_slices > 1):
  *   MEGASCALE_NUM_SLICES, MEGASCALE_SLICE_ID, MEGASCALE_COORDINATOR_ADDRESS
@@ -226,6 +239,16 @@ uint32_t mt_tpu_gang_procs_per_host(const struct mt_tpu_gang *g);
  */
 int mt_accel_env_tpu_gang(const struct mt_tpu_gang *g, uint32_t host,
                           uint32_t local, struct mt_env *env);
+
+/*
+ * mt_tpu_gang_master_addr - the MASTER_ADDR every member gets: the
+ * coordinator when num_slices > 1 (g->coordinator, else hosts[0]);
+ * otherwise "localhost" for a one-host slice and hosts[0] for a larger one.
+ * The head gives host-centric members the same (their rendezvous is its).
+ *
+ * RET a borrowed string (from g or static), or NULL when g has no hosts
+ */
+const char *mt_tpu_gang_master_addr(const struct mt_tpu_gang *g);
 
 /*
  * mt_accel_env_tpu_gang_all - the env of every member, computed once.

@@ -41,6 +41,14 @@
 #include "sdk/error.h"
 #include "sdk/rpc_object.h"
 
+/* The public dtype codes are the store's (both DLPack's): passed as is. */
+_Static_assert((int)MT_DTYPE_INT == (int)MT_DL_INT, "dtype int");
+_Static_assert((int)MT_DTYPE_UINT == (int)MT_DL_UINT, "dtype uint");
+_Static_assert((int)MT_DTYPE_FLOAT == (int)MT_DL_FLOAT, "dtype float");
+_Static_assert((int)MT_DTYPE_BFLOAT == (int)MT_DL_BFLOAT, "dtype bfloat");
+_Static_assert((int)MT_DTYPE_COMPLEX == (int)MT_DL_COMPLEX, "dtype complex");
+_Static_assert((int)MT_DTYPE_BOOL == (int)MT_DL_BOOL, "dtype bool");
+
 /* ---- the objects part ---------------------------------------------------- */
 
 /* Let queued releases and registrations reach the head before the

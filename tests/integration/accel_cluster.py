@@ -40,10 +40,12 @@ API
 
 AccelCluster(num_cpus=8, num_executors=2, env={}, node_env={"a0": {...}},
 node_args={"cpu": ["--resources", '{"TPU": 2}']},
-head_args=["--gang-ports", "LO-HI"]) adds env to every worker,
-node_env[name] to one, node_args[name] to its `manta start`, and head_args
-to `manta start --head`. cleanup() may be called directly and is
-idempotent; harness.cleanup() also reaches every dir this module made.
+head_args=["--gang-ports", "LO-HI"], only=("a0",)) adds env to every
+worker, node_env[name] to one (which may replace its slice identity),
+node_args[name] to its `manta start`, and head_args to `manta start
+--head`; only starts just the workers named (all six by default).
+cleanup() may be called directly and is idempotent; harness.cleanup() also
+reaches every dir this module made.
 """
 import json
 import os
@@ -59,7 +61,8 @@ STUB_NVML = os.path.join(BIN, "..", "lib", "libmt_nvml_stub.so")
 # Variables of the caller's environment no worker may inherit.
 SCRUB = ("TPU_ACCELERATOR_TYPE", "TPU_NAME", "TPU_WORKER_ID", "TPU_TOPOLOGY",
          "TPU_SKIP_MDS_QUERY", "TPU_VISIBLE_CHIPS", "TPU_HOST_BOUNDS",
-         "TPU_CHIPS_PER_HOST_BOUNDS", "TPU_WORKER_HOSTNAMES",
+         "TPU_CHIPS_PER_HOST_BOUNDS", "TPU_PROCESS_BOUNDS",
+         "TPU_CHIPS_PER_PROCESS_BOUNDS", "TPU_WORKER_HOSTNAMES",
          "CUDA_VISIBLE_DEVICES", "MANTA_NVML_PATH", "MANTA_PROC_ROOT",
          "MT_NVML_STUB_COUNT", "MT_NVML_STUB_NAME", "MT_NVML_STUB_MEM",
          "MT_NVML_STUB_INIT", "MT_NVML_STUB_HANG")
@@ -109,7 +112,7 @@ def _fake_root(d, tpu):
 
 class AccelCluster:
     def __init__(self, num_cpus=8, num_executors=2, env=None, node_env=None,
-                 node_args=None, start_timeout=60, head_args=()):
+                 node_args=None, start_timeout=60, head_args=(), only=None):
         self.num_cpus = num_cpus
         self.num_executors = num_executors
         self.extra_env = dict(env or {})
@@ -117,6 +120,7 @@ class AccelCluster:
         self.node_args = dict(node_args or {})
         self.start_timeout = start_timeout
         self.head_args = list(head_args)
+        self.only = tuple(only or NAMES)
         self.address = None
         self.head_dir = None
         self.nodes = {}
@@ -184,9 +188,9 @@ class AccelCluster:
                                 env=n.env)
 
     def start(self):
-        """Head, then all six workers in parallel; wait until all ALIVE."""
+        """Head, then the workers in parallel; wait until all are ALIVE."""
         self._start_head()
-        for name in NAMES:
+        for name in (n for n in NAMES if n in self.only):
             d = self._dir("accel-" + name)
             root = _fake_root(d, name in TPU_NAMES)
             self.nodes[name] = Node(name, IPS[name], d, root,
@@ -198,7 +202,8 @@ class AccelCluster:
             if p.returncode != 0:
                 fails.append("%s: %s" % (name, out))
         check(not fails, "worker start failed:\n" + "\n".join(fails))
-        harness.wait_until(self._all_alive, 30, "six ALIVE nodes")
+        harness.wait_until(self._all_alive, 30, "%d ALIVE nodes" %
+                           len(self.nodes))
         for n in self.nodes.values():
             n.pid = harness.read_pid(n.temp_dir, "worker")
         return self

@@ -379,6 +379,53 @@ static int case_rewatch(void)
 
 /* ---- objects ------------------------------------------------------------ */
 
+/* Put a tensor, read back its description: code, bits, ndim, shape. */
+static int tensor_round_trip(mt_client_t *c, const void *data, size_t size,
+                             mt_dtype_code code, uint8_t bits, uint32_t ndim,
+                             const int64_t *shape)
+{
+    int64_t got[MT_TENSOR_MAX_NDIM];
+    mt_dtype_code gcode;
+    uint32_t gndim;
+    mt_object_id id;
+    mt_buffer_t *b;
+    uint8_t gbits;
+
+    CHECK(mt_put_tensor(c, data, size, 0, code, bits, ndim, shape, &id) == 0);
+    CHECK(mt_get(c, &id, 0, &b) == 0 && mt_buffer_is_tensor(b));
+    CHECK(mt_buffer_tensor(b, &gcode, &gbits, &gndim, got) == 0);
+    CHECK(gcode == code && gbits == bits && gndim == ndim);
+    for (uint32_t i = 0; i < ndim; i++)
+        CHECK(got[i] == shape[i]);
+    CHECK(mt_buffer_size(b) == size &&
+          memcmp(mt_buffer_data(b), data, size) == 0);
+    mt_buffer_release(b);
+    return 0;
+}
+
+/* complex, bool (DLPack codes 5 and 6) and 0-d scalars, which need no
+ * shape; widths a type cannot have are refused. */
+static int tensor_dtypes(mt_client_t *c)
+{
+    static const double z[2] = {1.5, -2.0};
+    static const uint8_t flags[6] = {1, 0, 0, 1, 1, 0};
+    static const int64_t shape[2] = {2, 3};
+    mt_object_id id;
+
+    CHECK(tensor_round_trip(c, z, sizeof(z), MT_DTYPE_COMPLEX, 128, 0,
+                            NULL) == 0);
+    CHECK(tensor_round_trip(c, z, sizeof(z), MT_DTYPE_COMPLEX, 64, 1,
+                            (const int64_t[]){2}) == 0);
+    CHECK(tensor_round_trip(c, flags, sizeof(flags), MT_DTYPE_BOOL, 8, 2,
+                            shape) == 0);
+    CHECK(tensor_round_trip(c, flags, 1, MT_DTYPE_BOOL, 8, 0, NULL) == 0);
+    CHECK(mt_put_tensor(c, flags, 6, 0, MT_DTYPE_BOOL, 16, 1,
+                        (const int64_t[]){3}, &id) == -MT_EINVAL);
+    CHECK(mt_put_tensor(c, flags, 6, 0, (mt_dtype_code)3, 8, 1,
+                        (const int64_t[]){6}, &id) == -MT_EINVAL);
+    return 0;
+}
+
 static int case_objects(void)
 {
     mt_client_t *c = connect_or_die();
@@ -420,6 +467,7 @@ static int case_objects(void)
     CHECK(mt_put_tensor(c, "0123456789abcde", 14, 0, MT_DTYPE_UINT, 8, 2,
                         shape, &id2) == -MT_EINVAL);
     CHECK(mt_get(c, &id, 0, &b) == 0 && mt_buffer_is_tensor(b));
+    CHECK(tensor_dtypes(c) == 0);
     /* A buffer outlives its client. */
     mt_client_disconnect(c);
     c = NULL;

@@ -8,11 +8,13 @@ all real processes.
   accelerator-shaped on the CPU node.
 - a killed node is reported DEAD and its slice loses the host.
 - binding: a task granted 1, 2 or 4 TPU chips of a v4 host gets exactly
-  the env of docs/accelerators.md section 4.2 (TPU_VISIBLE_CHIPS unset for
-  the whole host, even when the worker's own env had it); a task without
-  GPUs sees CUDA_VISIBLE_DEVICES="", and one without chips on a TPU host
-  TPU_VISIBLE_CHIPS="" (none elsewhere); two
-  concurrent TPU:2 tasks on one host get disjoint chips; --unset-env
+  the env of docs/accelerators.md section 4.2, as the golden table
+  (tests/golden/tpu_env.txt) rows say: bounds under both spellings, each
+  replacing a stale value from the worker's own env, and TPU_VISIBLE_CHIPS
+  unset for the whole host, even when the worker's own env had it; a task
+  without GPUs sees CUDA_VISIBLE_DEVICES="", and one without chips on a
+  TPU host TPU_VISIBLE_CHIPS="" (none elsewhere); two concurrent TPU:2
+  tasks on one host get disjoint chips; --unset-env
   removes variables from command and function tasks, and the grant's
   variables still apply after it; the same through the SDK
   (accel_driver.c) for a function task and an actor's methods.
@@ -23,6 +25,7 @@ import tempfile
 
 from accel_cluster import MANTA, AccelCluster
 from harness import BIN, check, main
+import tpu_goldens
 
 FNLIB_DIR = os.path.normpath(os.path.join(BIN, "..", "lib"))
 FNLIB = "libmt_test_fnlib.so"
@@ -142,20 +145,19 @@ def test_killed_host_leaves_its_slice():
 # ---- binding ----------------------------------------------------------------
 
 # docs/accelerators.md 4.2 for chips of a v4-16 host (a 3D generation),
-# granted on an idle host: the lowest aligned block.
-COMMON = {"TPU_ACCELERATOR_TYPE": "v4-16", "TPU_WORKER_ID": "0",
-          "TPU_WORKER_HOSTNAMES": "localhost", "TPU_SKIP_MDS_QUERY": "true",
-          "TPU_HOST_BOUNDS": "1,1,1",
-          # From the worker's own env (its slice identity); not the grant's.
-          "TPU_NAME": "slice-a",
-          "CUDA_VISIBLE_DEVICES": ""}
-GOLDEN = {
-    1: dict(COMMON, TPU_VISIBLE_CHIPS="0", TPU_CHIPS_PER_HOST_BOUNDS="1,1,1",
-            TPU_TOPOLOGY="1x1x1"),
-    2: dict(COMMON, TPU_VISIBLE_CHIPS="0,1",
-            TPU_CHIPS_PER_HOST_BOUNDS="1,2,1", TPU_TOPOLOGY="1x2x1"),
-    4: dict(COMMON, TPU_CHIPS_PER_HOST_BOUNDS="2,2,1", TPU_TOPOLOGY="2x2x1"),
-}
+# granted on an idle host (the lowest aligned block): the rows of the one
+# golden table (tests/golden/tpu_env.txt, tpu_goldens.py), plus what the
+# task keeps of the worker's own env.
+EXTRA = {"TPU_NAME": "slice-a",         # the worker's slice identity
+         "CUDA_VISIBLE_DEVICES": ""}     # no GPUs granted
+GOLDEN = {1: "grant_v4-16_1chip", 2: "grant_v4-16_2chips",
+          4: "grant_v4-16_4chips"}
+
+
+def golden_want(name):
+    """The exact TPU_* / CUDA_VISIBLE_DEVICES lines a task must print."""
+    g = tpu_goldens.case(name)
+    return dict(g.env, **EXTRA)
 
 
 def env_of(out):
@@ -170,16 +172,21 @@ def submit_sh(c, script, *opts, timeout=60):
 
 
 def test_tpu_grant_env_goldens():
-    # The worker of a0 runs with TPU_VISIBLE_CHIPS and stale bounds set:
-    # grants replace them, and a whole-host grant removes TPU_VISIBLE_CHIPS.
-    stale = {"TPU_VISIBLE_CHIPS": "3", "TPU_CHIPS_PER_HOST_BOUNDS": "9,9,9"}
+    # The worker of a0 runs with TPU_VISIBLE_CHIPS and stale bounds set,
+    # under both spellings: grants replace them all (PyTorch/XLA reads the
+    # _PROCESS_ ones first), and a whole-host grant removes
+    # TPU_VISIBLE_CHIPS.
+    stale = {"TPU_VISIBLE_CHIPS": "3", "TPU_CHIPS_PER_HOST_BOUNDS": "9,9,9",
+             "TPU_PROCESS_BOUNDS": "9,9,9",
+             "TPU_CHIPS_PER_PROCESS_BOUNDS": "9,9,9"}
     with AccelCluster(node_env={"a0": stale}) as c:
-        for k, want in sorted(GOLDEN.items()):
+        for k, name in sorted(GOLDEN.items()):
+            want = golden_want(name)
             got = env_of(submit_sh(c, DUMP, "--num-cpus", "0", "--resources",
                                    '{"TPU": %d}' % k, "--label-selector",
                                    ON_A0))
-            check(got == want, "TPU:%d env\n got  %r\n want %r" % (
-                k, sorted(got.items()), sorted(want.items())))
+            check(got == want, "TPU:%d env (golden %s)\n got  %r\n want %r"
+                  % (k, name, sorted(got.items()), sorted(want.items())))
         # The same through a function task in an executor: the grant's
         # unset reaches the executor, and is undone after the call.
         fn = ["--num-cpus", "0", "--label-selector", ON_A0, "--function",

@@ -4,7 +4,8 @@ a v4-16 of 2 hosts x 4 chips, plus a GPU and a CPU node).
 
 Each member runs gang_member.py, which writes its environment to a file;
 the test compares every member's env with the contract of
-docs/accelerators.md (notes/accelerators.md section 3.4 for v4-16):
+docs/accelerators.md, as the rows of the one golden table say
+(tests/golden/tpu_env.txt through tpu_goldens.py: gang_v4-16_*, gang_v4-8_*):
 
 - `manta submit --tpu v4-16 --launch host`: 2 members on the two hosts of
   ONE slice, host-centric env, output prefixed by rank, exit status 0.
@@ -19,6 +20,10 @@ docs/accelerators.md (notes/accelerators.md section 3.4 for v4-16):
   and finishes; the old members are gone. A host killed mid-run: the gang
   restarts on the other, intact slice.
 - --slices 2: multislice env (MEGASCALE_*), one slice each.
+- a one-host slice (v4-8 on a worker alone): its members get "localhost"
+  for TPU_WORKER_HOSTNAMES, every process address and MASTER_ADDR, in both
+  launch models, and those addresses work: every member binds its own and
+  reaches all the others (gang_member.py mesh).
 - bad requests get clear errors.
 - the C SDK (sdk_gang.c): slice groups (manta/pg.h) and gangs
   (manta/gang.h): finish, fail with the member's code after a restart,
@@ -36,10 +41,15 @@ import time
 from accel_cluster import AccelCluster, IPS
 from harness import (BIN, check, main, new_dir, pid_alive, stays_true,
                      wait_until)
+from tpu_goldens import check_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEMBER = [sys.executable, os.path.join(HERE, "gang_member.py")]
 SLICES = {"slice-a": (IPS["a0"], IPS["a1"]), "slice-b": (IPS["b0"], IPS["b1"])}
+# What every member of one slice gets alike.
+SLICE_WIDE = ("TPU_CHIPS_PER_HOST_BOUNDS", "TPU_HOST_BOUNDS",
+              "TPU_CHIPS_PER_PROCESS_BOUNDS", "TPU_PROCESS_BOUNDS",
+              "TORCH_TPU_TOPOLOGY", "TPU_WORKER_HOSTNAMES", "WORLD_SIZE")
 
 
 def port_range(n=64):
@@ -60,12 +70,12 @@ def port_range(n=64):
     raise AssertionError("no free port block")
 
 
-def cluster():
+def cluster(**kw):
     lo, hi = port_range()
     # Workers whose own env names chips: host-centric members must not
     # inherit it (the gang unsets it), device-centric ones get their own.
     c = AccelCluster(head_args=["--gang-ports", "%d-%d" % (lo, hi)],
-                     env={"TPU_VISIBLE_CHIPS": "0,1,2,3"})
+                     env={"TPU_VISIBLE_CHIPS": "0,1,2,3"}, **kw)
     c.ports = (lo, hi)
     return c
 
@@ -79,8 +89,8 @@ def envs(d, attempt=0):
     return out
 
 
-def submit(c, d, *flags, mode=("exit0",), timeout=90):
-    return c.cli("submit", "--tpu", "v4-16", *flags, "--",
+def submit(c, d, *flags, mode=("exit0",), timeout=90, tpu="v4-16"):
+    return c.cli("submit", "--tpu", tpu, *flags, "--",
                  *MEMBER, d, *mode, timeout=timeout)
 
 
@@ -117,12 +127,10 @@ def test_launch_models():
               "one slice: %r %r" % (sl, ev[1].get("TPU_NAME")))
         for r, e in ev.items():
             check_common(e, r, sl, r, 2)
-            for k, v in (("TPU_CHIPS_PER_HOST_BOUNDS", "2,2,1"),
-                         ("TPU_HOST_BOUNDS", "1,1,2"), ("LOCAL_RANK", "0")):
-                check(e.get(k) == v, "host rank %d %s=%r" % (r, k, e.get(k)))
-            check("TPU_VISIBLE_CHIPS" not in e and
-                  "TPU_PROCESS_ADDRESSES" not in e,
-                  "host rank %d sees per-chip vars" % r)
+            check_env(e, "gang_v4-16_host_w%d" % r, "host rank %d" % r,
+                      hosts={"h0": SLICES[sl][0], "h1": SLICES[sl][1]})
+            check(e.get("LOCAL_RANK") == "0", "host rank %d LOCAL_RANK=%r" %
+                  (r, e.get("LOCAL_RANK")))
             check(lo <= int(e["MASTER_PORT"]) <= hi, "MASTER_PORT %r" %
                   e["MASTER_PORT"])
         for r in (0, 1):
@@ -146,14 +154,18 @@ def test_launch_models():
         for r, e in ev.items():
             host, local = divmod(r, 4)
             check_common(e, r, sl, host, 8)
-            want = {"TPU_VISIBLE_CHIPS": str(local), "LOCAL_RANK": str(local),
-                    "TPU_CHIPS_PER_HOST_BOUNDS": "1,1,1",
-                    "TPU_HOST_BOUNDS": "2,2,2", "TORCH_TPU_TOPOLOGY": "2,2,2",
-                    "CLOUD_TPU_TASK_ID": str(r),
-                    "TPU_PROCESS_PORT": str(ports[r]),
-                    "TPU_PROCESS_ADDRESSES": ",".join(addrs),
-                    "TORCH_TPU_SLICEBUILDER_ADDRESSES": ",".join(addrs),
-                    "MASTER_PORT": ev[0]["MASTER_PORT"]}
+            if r in (0, 5, 7):
+                check_env(e, "gang_v4-16_device_r%d" % r, "device rank %d" % r,
+                          hosts={"h0": hosts[0], "h1": hosts[1]})
+            # The rest: the slice-wide values as rank 0's, its own by rank.
+            want = {k: ev[0].get(k) for k in SLICE_WIDE}
+            want.update({"TPU_VISIBLE_CHIPS": str(local),
+                         "LOCAL_RANK": str(local),
+                         "CLOUD_TPU_TASK_ID": str(r),
+                         "TPU_PROCESS_PORT": str(ports[r]),
+                         "TPU_PROCESS_ADDRESSES": ",".join(addrs),
+                         "TORCH_TPU_SLICEBUILDER_ADDRESSES": ",".join(addrs),
+                         "MASTER_PORT": ev[0]["MASTER_PORT"]})
             for k, v in want.items():
                 check(e.get(k) == v, "device rank %d %s=%r, want %r" % (
                     r, k, e.get(k), v))
@@ -326,6 +338,53 @@ def test_restart_multislice_and_errors():
                   sl, [e["TPU_NAME"] for e in ev.values()]))
 
 
+def mesh_of(d, r):
+    with open(os.path.join(d, "mesh-a0-r%d.json" % r)) as f:
+        return json.load(f)
+
+
+def test_one_host_slice():
+    """A v4-8 slice is one host: its members see "localhost" for the
+    slice's hosts, process addresses and MASTER_ADDR (as GKE and
+    PyTorch/XLA name a one-host slice), never the node's address, and the
+    addresses work: the members bind and reach each other on them."""
+    solo = {"TPU_ACCELERATOR_TYPE": "v4-8", "TPU_TOPOLOGY": "2x2x1",
+            "TPU_NAME": "solo", "TPU_WORKER_ID": "0"}
+    with cluster(only=("a0",), node_env={"a0": solo}) as c:
+        ip = c.nodes["a0"].ip
+        d = new_dir("gang-solo-host")
+        p = submit(c, d, "--launch", "host", mode=("mesh",), tpu="v4-8")
+        check(p.returncode == 0, "one-host gang, host launch: %d %s%s" % (
+            p.returncode, p.stdout, p.stderr))
+        ev = envs(d)
+        check(sorted(ev) == [0], "host members %r" % sorted(ev))
+        check_env(ev[0], "gang_v4-8_host", "one-host, host launch")
+        check(ev[0].get("MASTER_ADDR") == "localhost" and
+              ev[0].get("WORLD_SIZE") == "1" and ev[0].get("RANK") == "0",
+              "host-centric rendezvous %r" % {
+                  k: ev[0].get(k) for k in ("MASTER_ADDR", "WORLD_SIZE",
+                                            "RANK")})
+        check(mesh_of(d, 0)["served"] == ["localhost:%s" %
+                                          ev[0]["MASTER_PORT"]],
+              "rank 0 served %r" % mesh_of(d, 0))
+
+        d = new_dir("gang-solo-device")
+        p = submit(c, d, "--launch", "device", mode=("mesh",), tpu="v4-8")
+        check(p.returncode == 0, "one-host gang, device launch: %d %s%s" % (
+            p.returncode, p.stdout, p.stderr))
+        ev = envs(d)
+        check(sorted(ev) == [0, 1, 2, 3], "device ranks %r" % sorted(ev))
+        for r, e in ev.items():
+            check_env(e, "gang_v4-8_device_r%d" % r, "one-host rank %d" % r)
+            named = sorted(k for k, v in e.items() if ip in v and
+                           k.startswith(("TPU_", "TORCH_TPU_", "MASTER_")))
+            check(not named, "rank %d names the node's address %s in %r" % (
+                r, ip, named))
+            m = mesh_of(d, r)
+            check(len(m["reached"]) == len(m["peers"]) == 3 + (r != 0),
+                  "rank %d reached %r of %r" % (r, m["reached"], m["peers"]))
+
+
 def test_sdk_and_slice_groups():
     with cluster() as c:
         p = subprocess.run([os.path.join(BIN, "sdk_gang"), c.address],
@@ -360,4 +419,5 @@ def test_sdk_and_slice_groups():
 
 if __name__ == "__main__":
     main([test_launch_models, test_slice_placement,
-          test_restart_multislice_and_errors, test_sdk_and_slice_groups])
+          test_restart_multislice_and_errors, test_one_host_slice,
+          test_sdk_and_slice_groups])

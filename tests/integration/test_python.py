@@ -3,8 +3,9 @@ results and examples/torchtpu/train.py on a real one-node cluster.
 
 From this process the bridge (PYTHONPATH=sdk/python, MANTA_LIB=<build>/lib)
 puts and gets objects: zero-copy numpy and torch views over the store with
-the stored dtype and shape, kept mapped while a view lives, clear errors
-for unknown and malformed ids. Command tasks report results through
+the stored dtype and shape (bool, complex64/128, float16, bfloat16; 0-d
+arrays stay 0-d), kept mapped while a view lives, clear errors for unknown
+and malformed ids and for dtypes that cannot come back. Command tasks report results through
 MANTA_RESULT_PATH (a value, a tensor through the bridge, and garbage, which
 fails the task with a clear error); `manta submit` prints the result object
 on stderr and leaves stdout alone. train.py runs as one task with --input,
@@ -263,6 +264,100 @@ def test_torch_views():
     check(pin() is None, "the pin outlived the tensor")
 
 
+def roundtrip(x):
+    """put then get: the Object and its view (numpy or torch, as x)."""
+    o = manta.get(manta.put(x))
+    return o, (o.torch() if torch is not None and
+               isinstance(x, torch.Tensor) else o.numpy())
+
+
+def test_numpy_dtypes_and_scalars():
+    """bool, complex64/128 and float16 keep dtype, shape and values, 0-d
+    arrays and numpy scalars come back 0-d (shape ()), a big-endian array
+    is stored as its values, and dtypes get could not give back are
+    refused at put."""
+    if numpy is None:
+        return skip("numpy dtypes", "numpy")
+    cluster()
+    cases = [numpy.array([[True, False, True], [False, False, True]]),
+             numpy.array([1 + 2j, -3.5j], dtype=numpy.complex64),
+             numpy.arange(6, dtype=numpy.complex128).reshape(3, 2) * 1j,
+             numpy.array([0.5, -1.25, 65504], dtype=numpy.float16)]
+    cases += [a.reshape(-1)[0].copy().reshape(()) for a in cases]
+    cases += [numpy.array(7.25), numpy.float32(2.5), numpy.bool_(True),
+              numpy.complex64(1 - 1j), numpy.int64(-3)]
+    for a in cases:
+        o, v = roundtrip(a)
+        want = numpy.asarray(a)
+        check(v.dtype == want.dtype and v.shape == want.shape and
+              numpy.array_equal(v, want),
+              "%s %r came back as %s %r: %r" % (want.dtype, want.shape,
+                                                v.dtype, v.shape, v))
+        check(o.dtype == str(want.dtype) and o.shape == want.shape,
+              "Object says %s %r" % (o.dtype, o.shape))
+    be = numpy.array([1.5, -2.0], dtype=">f8")
+    o, v = roundtrip(be)
+    check(v.dtype == numpy.float64 and v.tolist() == [1.5, -2.0],
+          "big-endian put read %s %r" % (v.dtype, v.tolist()))
+    for bad in (numpy.array(["x"]), numpy.array([None], dtype=object)):
+        try:
+            manta.put(bad)
+            check(False, "a %s array was stored" % bad.dtype)
+        except TypeError as e:
+            check("cannot store" in str(e), str(e))
+
+
+def test_torch_dtypes_and_scalars():
+    """float16, bfloat16, bool, complex64/128 and 0-d tensors round-trip
+    through torch views; numpy reads the same objects (bfloat16 as its raw
+    uint16 bits); a lazily conjugated tensor is stored conjugated."""
+    if torch is None:
+        return skip("torch dtypes", "torch")
+    cluster()
+    cases = [torch.tensor([0.5, -1.25], dtype=torch.float16),
+             torch.tensor([[1.5, 3.0]], dtype=torch.bfloat16),
+             torch.tensor([True, False, True]),
+             torch.tensor([1 + 2j, -3j], dtype=torch.complex64),
+             torch.tensor([[2 - 1j]], dtype=torch.complex128),
+             torch.tensor(3.5), torch.tensor(True),
+             torch.tensor(1 + 1j, dtype=torch.complex64),
+             torch.tensor(-2, dtype=torch.int64)]
+    for x in cases:
+        o, t = roundtrip(x)
+        check(t.dtype == x.dtype and tuple(t.shape) == tuple(x.shape) and
+              torch.equal(t, x), "%s %r came back as %s %r: %r" % (
+                  x.dtype, tuple(x.shape), t.dtype, tuple(t.shape), t))
+        if numpy is not None and x.dtype != torch.bfloat16:
+            n = o.numpy()
+            check(n.shape == tuple(x.shape) and
+                  numpy.array_equal(n, x.numpy()),
+                  "numpy view of %s: %r" % (x.dtype, n))
+    raw = manta.get(manta.put(torch.tensor([1.0], dtype=torch.bfloat16)))
+    if numpy is not None:
+        check(raw.numpy().dtype == numpy.uint16 and
+              raw.numpy().tolist() == [0x3f80], "bfloat16 bits %r" %
+              raw.numpy())
+    _, t = roundtrip(torch.tensor([1 + 2j]).conj())
+    check(t.tolist() == [1 - 2j], "conj() stored as %r" % t.tolist())
+
+
+def test_scalar_and_complex_results():
+    """A command task's 0-d complex result keeps dtype and shape ()."""
+    if numpy is None:
+        return skip("a 0-d result", "numpy")
+    cluster()
+    code = ("import manta, numpy; "
+            "manta.report_result(numpy.array(1.5 - 2j))")
+    t = manta.submit([PY, "-c", code],
+                     env=dict(SAN_ENV, PYTHONPATH=PYDIR, MANTA_LIB=LIBDIR))
+    out = t.wait(60)
+    check(out.ok, "task: %r %r" % (out, out.stderr))
+    v = t.result(timeout=10).numpy()
+    check(v.dtype == numpy.complex128 and v.shape == () and
+          v.item() == 1.5 - 2j, "result %s %r %r" % (v.dtype, v.shape, v))
+    manta.release(t.result_ref)
+
+
 def test_library_not_found():
     """A library that cannot be loaded is named in the error; import and
     grant() work without one."""
@@ -512,7 +607,10 @@ def wrap(t):
 
 if __name__ == "__main__":
     main([wrap(t) for t in (test_bytes_and_errors, test_numpy_views,
-                            test_torch_views, test_library_not_found,
+                            test_torch_views, test_numpy_dtypes_and_scalars,
+                            test_torch_dtypes_and_scalars,
+                            test_scalar_and_complex_results,
+                            test_library_not_found,
                             test_grant, test_value_result,
                             test_bad_result_files,
                             test_report_result_through_bridge,

@@ -65,12 +65,26 @@ typedef enum mt_object_state {
     MT_OBJECT_STATE_FAILED = 4,  /* its producing task failed */
 } mt_object_state;
 
-/* DLPack type codes for tensors. */
+/*
+ * DLPack type codes for tensors (DLDataTypeCode; the values are stable),
+ * with the bits numpy and torch use for each:
+ *   INT, UINT    8, 16, 32, 64
+ *   FLOAT        16, 32, 64          (16: IEEE half, numpy/torch float16)
+ *   BFLOAT       16
+ *   COMPLEX      64, 128             (complex64, complex128: the real then
+ *                                     the imaginary part, half the bits
+ *                                     each; any multiple of 16 is stored)
+ *   BOOL         8                   (one byte per element, 0 or 1; no
+ *                                     other width is stored)
+ * 3 (DLPack's opaque handle) is not a value type and is refused.
+ */
 typedef enum mt_dtype_code {
     MT_DTYPE_INT = 0,
     MT_DTYPE_UINT = 1,
     MT_DTYPE_FLOAT = 2,
     MT_DTYPE_BFLOAT = 4,
+    MT_DTYPE_COMPLEX = 5,
+    MT_DTYPE_BOOL = 6,
 } mt_dtype_code;
 
 /* A mapped object. Opaque. */
@@ -120,7 +134,8 @@ MT_EXTERN int mt_put(mt_client_t *c, const void *data, size_t size,
  * mt_put_tensor - mt_put for a compact row-major tensor.
  *
  * IN  code, bits   element type, e.g. MT_DTYPE_FLOAT, 32 for float32
- * IN  ndim, shape  0..MT_TENSOR_MAX_NDIM dimensions (shape borrowed)
+ * IN  ndim, shape  0..MT_TENSOR_MAX_NDIM dimensions (shape borrowed; may be
+ *                  NULL when ndim is 0: a scalar, one element)
  * IN  size         must equal the product of shape times bits / 8
  * RET as mt_put; -MT_EINVAL when size and shape disagree
  */

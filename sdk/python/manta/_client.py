@@ -58,17 +58,32 @@ def _tensor_args(x):
         cb = _dtypes.from_torch(x.dtype)
         if cb is None:
             raise TypeError("cannot store a %s tensor" % x.dtype)
+        if x.is_complex():
+            # A lazy x.conj() shares the unconjugated memory: make it real.
+            x = x.resolve_conj()
         return (x.data_ptr(), x.numel() * x.element_size(), cb[0], cb[1],
                 tuple(x.shape), x)
     if _is_numpy(x):
-        import numpy
-        a = numpy.ascontiguousarray(x)
+        a = _compact(x)
         cb = _dtypes.from_numpy(a.dtype)
         if cb is None:
             raise TypeError("cannot store a numpy array of dtype %s" %
                             a.dtype)
         return a.ctypes.data, a.nbytes, cb[0], cb[1], a.shape, a
     return None
+
+
+def _compact(x):
+    """x as a C-contiguous, native-endian array of the same shape. Not
+    numpy.ascontiguousarray: that makes a 0-d array 1-d, and a scalar must
+    come back with shape ()."""
+    import numpy
+    a = numpy.asarray(x)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if not a.flags.c_contiguous:
+        a = a.copy(order="C")
+    return a
 
 
 def _shape_arr(shape):
@@ -221,8 +236,9 @@ class Client:
     # -- objects ------------------------------------------------------------
     def put(self, x):
         """Store x (numpy array, CPU torch tensor, or bytes-like) in this
-        node's store; arrays keep dtype and shape. RET ObjectRef (you hold
-        one reference: release() it when done)."""
+        node's store; arrays keep dtype and shape (0-d ones too): ints,
+        uints, float16/32/64, bfloat16 (torch), complex64/128 and bool.
+        RET ObjectRef (you hold one reference: release() it when done)."""
         L, c, cid = lib(), self._live(), ObjectId()
         t = _tensor_args(x)
         if t is not None:

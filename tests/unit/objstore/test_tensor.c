@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_tensor.c -- tensor descriptor validation (DLPack codes, bounds).
+ * test_tensor.c -- tensor descriptor validation (DLPack codes, bit widths
+ * per code, 0-d scalars, bounds).
  */
 #include "objstore/tensor.h"
 
@@ -31,6 +32,42 @@ static void test_compact(void)
     CU_ASSERT_EQUAL(mt_tensor_nbytes(&t), 2);
 }
 
+/* complex64/128 and bool (DLPack codes 5 and 6), and 0-d scalars. */
+static void test_complex_bool_scalar(void)
+{
+    struct mt_tensor_desc t = f32(3, 4);
+
+    t.code = MT_DL_COMPLEX;
+    t.bits = 64;
+    CU_ASSERT_EQUAL(mt_tensor_nbytes(&t), 96);
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 96), 0);
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 95), -MT_EINVAL);
+    t.bits = 128;
+    CU_ASSERT_EQUAL(mt_tensor_nbytes(&t), 192);
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 192), 0);
+    t.bits = 8; /* no complex of one byte */
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 1000), -MT_EINVAL);
+    t.code = MT_DL_BOOL;
+    CU_ASSERT_EQUAL(mt_tensor_nbytes(&t), 12);
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 12), 0);
+    t.bits = 16; /* a bool is one byte */
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 1000), -MT_EINVAL);
+    t.bits = 1;
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 1000), -MT_EINVAL);
+    /* ndim 0: one element, whatever the type. */
+    t = f32(3, 4);
+    t.ndim = 0;
+    CU_ASSERT_EQUAL(mt_tensor_nbytes(&t), 4);
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 4), 0);
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 3), -MT_EINVAL);
+    t.code = MT_DL_COMPLEX;
+    t.bits = 128;
+    CU_ASSERT_EQUAL(mt_tensor_nbytes(&t), 16);
+    t.code = MT_DL_BOOL;
+    t.bits = 8;
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 1), 0);
+}
+
 static void test_strided(void)
 {
     struct mt_tensor_desc t = f32(3, 4);
@@ -52,6 +89,8 @@ static void test_invalid(void)
 
     t.code = 3; /* kDLOpaqueHandle: not a value type */
     CU_ASSERT_EQUAL(mt_tensor_check(&t, 1000), -MT_EINVAL);
+    t.code = 7; /* beyond DLPack's codes the store knows */
+    CU_ASSERT_EQUAL(mt_tensor_check(&t, 1000), -MT_EINVAL);
     t = f32(3, 4);
     t.lanes = 0;
     CU_ASSERT_EQUAL(mt_tensor_check(&t, 1000), -MT_EINVAL);
@@ -70,6 +109,7 @@ static void test_invalid(void)
 
 CU_TestInfo mt_test_tensor[] = {
     {"compact", test_compact},
+    {"complex_bool_scalar", test_complex_bool_scalar},
     {"strided", test_strided},
     {"invalid", test_invalid},
     CU_TEST_INFO_NULL,

@@ -117,7 +117,6 @@ int mt__actors_attach(struct mt_client *c)
 
     if (!as)
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
-    mt_random_hex(as->owner_id, 16);
     c->actors = as;
     mt__client_add_part(c, &actors_part, as);
     return 0;
@@ -336,7 +335,7 @@ int mt_actor_create(mt_client_t *c, const char *factory,
     d = actor_def(task_opts, MT_TASK_KIND_ACTOR_CREATE, factory, args, sizes,
                   nargs);
     if (!d || mt_def_set_str(&d->actor_name, ao->name) < 0 ||
-        mt_def_set_str(&d->owner_id, c->actors->owner_id) < 0) {
+        mt_def_set_str(&d->owner_id, c->session_id) < 0) {
         mt__task_def_free(d);
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }

@@ -3,11 +3,13 @@
  * rpc_actor.c -- the SDK's actor calls to the head in protobuf: GetActor /
  * KillActor (through mt__head_call, replies turned into plain C), GetActor
  * without waiting (the loop thread's, when a handle's road broke), and the
- * owner lease (LeaseActorOwner). Direct calls to the actor's worker are
- * rpc_actor_call.c's.
+ * client's session (LeaseActorOwner: opened at connect, it owns the
+ * client's non-detached actors and object references at the head, which
+ * drops both when the stream breaks). Direct calls to the actor's worker
+ * are rpc_actor_call.c's.
  *
- * THREAD: lookups and kills run on the caller's thread; the lookup without
- * waiting and the lease on the loop thread.
+ * THREAD: lookups, kills and opening the session run on the caller's
+ * thread; the lookup without waiting and the lease on the loop thread.
  */
 #include "sdk/rpc_actor.h"
 
@@ -209,40 +211,81 @@ int mt__actor_list(struct mt_client *c, const mt_list_filter *f, int state,
     return 0;
 }
 
-/* ---- LeaseActorOwner (loop thread) --------------------------------------- */
+/* ---- the session: LeaseActorOwner (loop thread) -------------------------- */
 
+/* Complete the request waiting for the session to open, if any. */
+static void session_answer(struct mt_client *c, int rc, const char *why)
+{
+    struct mt__actors *as = c->actors;
+
+    if (as->lease_wait) {
+        mt__req_complete(c, as->lease_wait, rc, why);
+        as->lease_wait = NULL;
+    }
+}
+
+/* The head's one event: the session is open. */
 static void on_lease_msg(void *arg, const ProtobufCMessage *msg)
 {
+    struct mt_client *c = arg;
+
+    atomic_store(&c->session_open, true);
+    session_answer(c, 0, NULL);
 }
 
 static void on_lease_done(void *arg, const struct mt_rpc_status *st,
                           const ProtobufCMessage *resp)
 {
     struct mt_client *c = arg;
+    char why[200];
 
     c->actors->lease = NULL;
     c->n_streams--;
+    atomic_store(&c->session_open, false);
+    mt__rpc_text(st, why, sizeof(why));
+    session_answer(c, st->code ? mt__rpc_err(st) : -MT_EPROTO, why);
 }
 
 /* Hold the owner lease (see head_service.proto), opening it if needed.
- * Nobody waits for the request. */
-static int lease_start(struct mt_client *c, struct mt__req *r)
+ * With wait, r completes once the head says the session is open. */
+static int lease_open(struct mt_client *c, struct mt__req *r, bool wait)
 {
     Manta__ActorOwnerLeaseRequest req = MANTA__ACTOR_OWNER_LEASE_REQUEST__INIT;
     struct mt__actors *as = c->actors;
+    int rc = 0;
 
-    req.owner_id = as->owner_id;
-    if (!as->lease &&
-        mt_rpc_stream_open(c->ch, &mt_head_lease_actor_owner, &req.base, 0,
-                           r->rpc_flags, on_lease_msg, on_lease_done, c,
-                           &as->lease) == 0)
-        c->n_streams++;
-    mt__req_complete(c, r, 0, NULL);
+    req.owner_id = c->session_id;
+    if (!as->lease) {
+        rc = mt_rpc_stream_open(c->ch, &mt_head_lease_actor_owner, &req.base,
+                                0, r->rpc_flags, on_lease_msg, on_lease_done,
+                                c, &as->lease);
+        if (rc == 0)
+            c->n_streams++;
+    }
+    if (rc == 0 && wait && !atomic_load(&c->session_open) && !as->lease_wait)
+        as->lease_wait = r; /* the head's event completes it */
+    else
+        mt__req_complete(c, r, rc, rc < 0 ? "cannot open the session"
+                                          : NULL);
     return 0;
+}
+
+static int lease_start(struct mt_client *c, struct mt__req *r)
+{
+    return lease_open(c, r, false);
+}
+
+static int session_start(struct mt_client *c, struct mt__req *r)
+{
+    return lease_open(c, r, true);
 }
 
 static const struct mt__req_ops lease_ops = {
     .start = lease_start,
+};
+
+static const struct mt__req_ops session_ops = {
+    .start = session_start,
 };
 
 void mt__actor_hold_lease(struct mt_client *c)
@@ -251,6 +294,20 @@ void mt__actor_hold_lease(struct mt_client *c)
 
     if (r)
         mt__req_post(c, r);
+}
+
+int mt__session_open(struct mt_client *c, int timeout_ms)
+{
+    struct mt__req *r = mt__req_new(c, &session_ops, sizeof(*r));
+    int rc;
+
+    if (!r)
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    r->rpc_flags = c->ready_flags;
+    rc = mt__req_run(c, r, timeout_ms);
+    if (rc == 0)
+        mt__req_free(r);
+    return rc;
 }
 
 void mt__actor_stop(struct mt_client *c)

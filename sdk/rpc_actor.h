@@ -24,7 +24,6 @@ struct mt__actor_desc {
 
 /* The client's actors part. */
 struct mt__actors {
-    char owner_id[33];           /* this client as actors' owner (read-only) */
     /* Guarded by c->mu: non-detached actors created here, killed at
      * disconnect. */
     char (*owned)[MT__ACTOR_ID_SIZE];
@@ -39,6 +38,7 @@ struct mt__actors {
     uv_timer_t retry_timer;      /* runs them */
     bool timer_ready;
     struct mt_rpc_stream *lease; /* LeaseActorOwner while open */
+    struct mt__req *lease_wait;  /* mt__session_open waiting for the head */
 };
 
 /*
@@ -84,7 +84,16 @@ int mt__actor_lookup_start(struct mt_client *c, const char *id,
 /* mt__actor_hold_lease - post LeaseActorOwner if not open (best effort). */
 void mt__actor_hold_lease(struct mt_client *c);
 
-/* Loop thread: stop: cancel the lease. */
+/*
+ * mt__session_open - open the client's session at the head (the owner
+ * lease under c->session_id) and wait until the head says it is open;
+ * from then on c->session_open holds until the stream breaks. Caller
+ * thread.
+ * RET 0, or the stream's error or -MT_ETIMEDOUT (recorded)
+ */
+int mt__session_open(struct mt_client *c, int timeout_ms);
+
+/* Loop thread: stop: cancel the lease (the session ends). */
 void mt__actor_stop(struct mt_client *c);
 
 #endif /* MT_SDK_RPC_ACTOR_H */

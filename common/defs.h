@@ -98,7 +98,9 @@ struct mt_task_def {
     char *actor_name;               /* ACTOR_CREATE: NULL anonymous */
     bool detached;                  /* ACTOR_CREATE: outlives its owner */
     int32_t max_restarts;           /* ACTOR_CREATE: -1 without limit */
-    char *owner_id;                 /* ACTOR_CREATE: the creating client */
+    char *owner_id;                 /* ACTOR_CREATE: the creating client;
+                                       hold_result: whose session holds
+                                       the result (head/objects.h) */
 };
 
 /* One bundle of a placement group. */

@@ -5,7 +5,9 @@
  * Reference counting: an object is freed when its count is 0, it is not
  * PENDING and no GetObject is parked on it; every holder is then told to
  * delete its copy. Waking dependents holds one extra reference so the
- * object outlives the tasks its settling ends.
+ * object outlives the tasks its settling ends. A driver session's
+ * references are in the count too, and in the session's own table
+ * (obj_owners.h), which says what to drop when the session ends.
  *
  * Lineage: a function task whose result went to a store (and that may be
  * retried) is pinned in the task table when it finishes, keeping its
@@ -26,9 +28,11 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "head/obj_owners.h"
 
 struct mt_head_objects {
     struct mt_obj_table table;
+    struct mt_obj_owners owners; /* open driver sessions */
     struct mt_node_table *nodes;
     struct mt_head_workers *workers;
     struct mt_task_table *tasks;
@@ -47,6 +51,7 @@ struct mt_head_objects *mt_head_objects_create(struct mt_node_table *nodes,
     struct mt_head_objects *objs = mt_xcalloc(1, sizeof(*objs));
 
     mt_obj_table_init(&objs->table);
+    mt_obj_owners_init(&objs->owners);
     objs->nodes = nodes;
     objs->workers = workers;
     objs->tasks = tasks;
@@ -58,6 +63,7 @@ void mt_head_objects_destroy(struct mt_head_objects *objs)
     if (!objs)
         return;
     mt_obj_table_release(&objs->table);
+    mt_obj_owners_release(&objs->owners);
     free(objs);
 }
 
@@ -159,31 +165,98 @@ static void deps_release(struct mt_head_objects *objs,
     free(d);
 }
 
+/* ---- driver sessions ----------------------------------------------------- */
+
+/* The open session owner names; NULL for none ("" or NULL). */
+static struct mt_obj_owner *session(struct mt_head_objects *objs,
+                                    const char *owner, bool *closed)
+{
+    struct mt_obj_owner *o;
+
+    *closed = false;
+    if (!owner || !*owner)
+        return NULL;
+    o = mt_obj_owners_find(&objs->owners, owner);
+    *closed = !o;
+    return o;
+}
+
 bool mt_head_objects_release(struct mt_head_objects *objs,
-                             const mt_object_id *id)
+                             const mt_object_id *id, const char *owner)
 {
     struct mt_obj *o = mt_obj_find(&objs->table, id);
+    struct mt_obj_owner *s;
+    bool closed;
 
     if (!o || o->refs == 0)
         return false;
+    s = session(objs, owner, &closed);
+    if (s)
+        mt_obj_owner_unref(s, id); /* when it holds none, any other */
     obj_unref(objs, o);
     return true;
 }
 
-void mt_head_objects_put(struct mt_head_objects *objs, const char *node_id,
-                         const mt_object_id *id, uint64_t size)
+int mt_head_objects_put(struct mt_head_objects *objs, const char *node_id,
+                        const mt_object_id *id, uint64_t size,
+                        const char *owner)
 {
     struct mt_obj *o = mt_obj_find(&objs->table, id);
-    char owner[128];
+    struct mt_obj_owner *s;
+    char name[128];
+    bool closed;
 
+    s = session(objs, owner, &closed);
+    if (closed)
+        return -MT_ECLOSED;
     if (!o) {
-        snprintf(owner, sizeof(owner), "put %s", node_id);
-        o = mt_obj_new(&objs->table, id, MT_OBJ_READY, owner, 1);
+        snprintf(name, sizeof(name), "put %s", node_id);
+        o = mt_obj_new(&objs->table, id, MT_OBJ_READY, name, 1);
         o->size = size;
     } else {
         o->refs++; /* another driver handle on a known object */
     }
+    if (s)
+        mt_obj_owner_ref(s, id);
     mt_obj_add_node(o, node_id);
+    return 0;
+}
+
+void mt_head_objects_owner_open(struct mt_head_objects *objs,
+                                const char *owner)
+{
+    mt_obj_owners_open(&objs->owners, owner);
+}
+
+void mt_head_objects_owner_gone(struct mt_head_objects *objs,
+                                const char *owner)
+{
+    struct mt_obj_owner *s = mt_obj_owners_take(&objs->owners, owner);
+    struct mt_idmap_node *n;
+    size_t dropped = 0;
+
+    if (!s)
+        return;
+    for (n = mt_idmap_first(&s->refs); n; n = mt_idmap_next(&s->refs, n)) {
+        struct mt_obj *o = mt_obj_find(&objs->table, &n->id);
+        uint32_t k = MT_CONTAINER_OF(n, struct mt_obj_held, node)->count;
+
+        if (!o)
+            continue;
+        o->refs = o->refs > k ? o->refs - k : 0;
+        dropped += k;
+        mt_head_objects_maybe_free(objs, o);
+    }
+    if (dropped)
+        MT_INFO("session %s ended: dropped its %zu object references", owner,
+                dropped);
+    mt_obj_owner_free(s);
+}
+
+bool mt_head_objects_known(struct mt_head_objects *objs,
+                           const mt_object_id *id)
+{
+    return mt_obj_find(&objs->table, id) != NULL;
 }
 
 /* ---- settling ---------------------------------------------------------------- */
@@ -376,6 +449,24 @@ static int take_arg(struct mt_head_objects *objs, struct mt_head_task *t,
     return 2;
 }
 
+/* t's result object, PENDING; held by its submitter when it asks (by its
+ * session when it names one, by nobody when that session has ended). */
+static void new_result(struct mt_head_objects *objs,
+                       const struct mt_head_task *t, const mt_object_id *id)
+{
+    bool hold = t->def.hold_result, closed = false;
+    struct mt_obj_owner *s = NULL;
+    char name[32];
+
+    if (hold)
+        s = session(objs, t->def.owner_id, &closed);
+    hold &= !closed;
+    snprintf(name, sizeof(name), "task %s", t->id);
+    mt_obj_new(&objs->table, id, MT_OBJ_PENDING, name, hold ? 1 : 0);
+    if (s)
+        mt_obj_owner_ref(s, id);
+}
+
 int mt_head_objects_admit(struct mt_head_objects *objs,
                           struct mt_head_task *t, char *why, size_t len)
 {
@@ -393,12 +484,8 @@ int mt_head_objects_admit(struct mt_head_objects *objs,
     }
     if (d->kind == MT_TASK_KIND_FUNCTION &&
         mt_object_id_for_task(t->id, &id) == 0 &&
-        !mt_obj_find(&objs->table, &id)) {
-        char owner[32];
-        snprintf(owner, sizeof(owner), "task %s", t->id);
-        mt_obj_new(&objs->table, &id, MT_OBJ_PENDING, owner,
-                   d->hold_result ? 1 : 0);
-    }
+        !mt_obj_find(&objs->table, &id))
+        new_result(objs, t, &id);
     if (nrefs == 0)
         return 0;
     deps = mt_xcalloc(1, sizeof(*deps) + nrefs * sizeof(deps->ids[0]));

@@ -14,6 +14,13 @@
  * fetch_to) as a copy at once, so that the copy is deleted with the
  * others; a pull that failed leaves a stale entry that fetchers skip.
  *
+ * Driver references belong to the driver's session (obj_owners.h) when
+ * it names one: a put registered with an owner_id, a held task result
+ * whose task carries one. When the session ends (the client's last
+ * LeaseActorOwner stream broke or closed) its references are dropped, so
+ * a driver that exits or dies without releasing leaks nothing; objects
+ * still referenced by tasks or other sessions stay.
+ *
  * Objects follows tasks (mt_head_objects_task_listener: a task's end
  * settles its result and drops its references) and tells tasks when their
  * arguments are ready or failed through the callbacks of
@@ -78,7 +85,9 @@ extern const struct mt_task_listener mt_head_objects_task_listener;
 
 /*
  * mt_head_objects_admit - t was added: create its result object (function
- * tasks; held by the submitter when def.hold_result), take a reference on
+ * tasks; held by the submitter when def.hold_result: by its session when
+ * def.owner_id names an open one, by nobody when it names one no longer
+ * open, else until released), take a reference on
  * each object argument and count those not READY.
  * OUT why  the reason when the return is not 0 or 1
  * RET 0 (run it), 1 (WAITING_FOR_ARGS), 2 (fail the task: an argument
@@ -118,15 +127,34 @@ void mt_head_objects_node_down(struct mt_head_objects *objs,
 
 /*
  * mt_head_objects_put - node_id holds a put of id (size bytes): a new READY
- * object with one reference, or one more reference on a known one.
+ * object with one reference, or one more reference on a known one. The
+ * reference is session owner's (NULL or "": held until released).
+ * RET 0, -MT_ECLOSED (owner is not an open session: its client is gone;
+ *     nothing recorded)
  */
-void mt_head_objects_put(struct mt_head_objects *objs, const char *node_id,
-                         const mt_object_id *id, uint64_t size);
+int mt_head_objects_put(struct mt_head_objects *objs, const char *node_id,
+                        const mt_object_id *id, uint64_t size,
+                        const char *owner);
 
-/* mt_head_objects_release - drop one reference. RET false if unknown or
- * unreferenced. */
+/* mt_head_objects_release - drop one reference: session owner's own when
+ * it holds one (owner NULL or "": none), else any. RET false if unknown
+ * or unreferenced. */
 bool mt_head_objects_release(struct mt_head_objects *objs,
-                             const mt_object_id *id);
+                             const mt_object_id *id, const char *owner);
+
+/* mt_head_objects_owner_open - session owner is open (idempotent). */
+void mt_head_objects_owner_open(struct mt_head_objects *objs,
+                                const char *owner);
+
+/* mt_head_objects_owner_gone - session owner ended: drop every reference
+ * it holds (freeing what nothing else holds) and forget it. Unknown is
+ * fine. */
+void mt_head_objects_owner_gone(struct mt_head_objects *objs,
+                                const char *owner);
+
+/* mt_head_objects_known - the directory has id. */
+bool mt_head_objects_known(struct mt_head_objects *objs,
+                           const mt_object_id *id);
 
 /* mt_head_objects_maybe_free - free o if nothing refers to it or waits
  * for it (after a parked get went away). */

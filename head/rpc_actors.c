@@ -2,9 +2,12 @@
 /*
  * rpc_actors.c -- the actor service's rpc adapter: GetActor, ListActors,
  * KillActor and LeaseActorOwner over actors.h (actors are created and
- * called through SubmitTask, rpc_tasks.c). An owner holds a lease stream
- * while it lives; when its last stream ends, its actors that are not
- * detached are killed.
+ * called through SubmitTask, rpc_tasks.c). LeaseActorOwner is a client's
+ * session: the client holds the stream while it lives, and the head
+ * answers one event once the session is open (the object directory
+ * counts it among the open sessions: objects.h). When an owner's last
+ * stream ends, its actors that are not detached are killed and the
+ * object references its session held are dropped.
  *
  * THREAD: the head's loop thread only.
  */
@@ -144,7 +147,7 @@ static void h_kill_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt_rpc_reply(call, &reply.base);
 }
 
-/* ---- LeaseActorOwner: owners that go away take their actors along ---- */
+/* ---- LeaseActorOwner: sessions that end take their actors and refs ---- */
 
 static void lease_unlink(struct mt_head *h, struct mt_actor_lease *l)
 {
@@ -169,8 +172,10 @@ static void on_lease_gone(void *arg)
     for (o = h->leases; o; o = o->next)
         if (strcmp(o->owner, owner) == 0)
             break;
-    if (!o && !h->stopping)
+    if (!o && !h->stopping) {
         mt_head_actors_owner_gone(h->actors, owner);
+        mt_head_objects_owner_gone(h->objects, owner);
+    }
     free(owner);
 }
 
@@ -179,6 +184,7 @@ static void h_lease_actor_owner(struct mt_rpc_call *call,
 {
     const Manta__ActorOwnerLeaseRequest *req =
         (const Manta__ActorOwnerLeaseRequest *)m;
+    Manta__ActorOwnerLeaseEvent open = MANTA__ACTOR_OWNER_LEASE_EVENT__INIT;
     struct mt_head *h = arg;
     struct mt_actor_lease *l;
 
@@ -192,7 +198,10 @@ static void h_lease_actor_owner(struct mt_rpc_call *call,
     l->owner = mt_xstrdup(req->owner_id);
     l->next = h->leases;
     h->leases = l;
+    mt_head_objects_owner_open(h->objects, l->owner);
     mt_rpc_call_on_cancel(call, on_lease_gone, l);
+    /* The session is open: say so (a gone peer ends up in on_lease_gone). */
+    mt_rpc_stream_send(call, &open.base);
 }
 
 static void stop(struct mt_head *h)

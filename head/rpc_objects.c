@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rpc_objects.c -- the object directory's rpc adapter: RegisterObjects,
- * ReleaseObjects, GetObject and ListObjects over objects.h. A GetObject on
- * a PENDING object with a timeout is parked on the object until it settles
- * (the directory's settled callback) or the caller gives up.
+ * ReleaseObjects, ReportOrphans, GetObject and ListObjects over
+ * objects.h. A GetObject on a PENDING object with a timeout is parked on
+ * the object until it settles (the directory's settled callback) or the
+ * caller gives up. Registrations name the putting client's session
+ * (owner_id): one that is not open is refused, its client being gone.
  *
  * THREAD: the head's loop thread only.
  */
@@ -22,6 +24,7 @@
 #define LIST_DEFAULT 100
 #define LIST_MAX 100000
 #define MAX_IDS 100000
+#define MAX_OWNER 128
 
 /* A GetObject call parked while its object is PENDING. */
 struct mt_obj_get {
@@ -173,8 +176,9 @@ static void h_register_objects(struct mt_rpc_call *call,
         mt_rpc_fail(call, -MT_EINVAL, "node_id is not a live node");
         return;
     }
-    if (req->n_objects > MAX_IDS) {
-        mt_rpc_fail(call, -MT_EINVAL, "too many objects in one call");
+    if (req->n_objects > MAX_IDS || strlen(req->owner_id) > MAX_OWNER) {
+        mt_rpc_fail(call, -MT_EINVAL, "too many objects in one call, or an "
+                    "owner_id over 128 bytes");
         return;
     }
     for (size_t i = 0; i < req->n_objects; i++)
@@ -184,8 +188,12 @@ static void h_register_objects(struct mt_rpc_call *call,
         }
     for (size_t i = 0; i < req->n_objects; i++) {
         mt_pb_object_id(&req->objects[i]->object_id, &id);
-        mt_head_objects_put(h->objects, req->node_id, &id,
-                            req->objects[i]->size);
+        if (mt_head_objects_put(h->objects, req->node_id, &id,
+                                req->objects[i]->size, req->owner_id) < 0) {
+            mt_rpc_fail(call, -MT_ECLOSED, "the putting client's session "
+                        "is not open (it went away)");
+            return;
+        }
     }
     mt_rpc_reply(call, &reply.base);
 }
@@ -199,11 +207,44 @@ static void h_release_objects(struct mt_rpc_call *call,
     struct mt_head *h = arg;
     mt_object_id id;
 
+    if (strlen(req->owner_id) > MAX_OWNER) {
+        mt_rpc_fail(call, -MT_EINVAL, "owner_id is at most 128 bytes");
+        return;
+    }
     for (size_t i = 0; i < req->n_object_ids; i++)
         if (mt_pb_object_id(&req->object_ids[i], &id) < 0 ||
-            !mt_head_objects_release(h->objects, &id))
+            !mt_head_objects_release(h->objects, &id, req->owner_id))
             reply.unknown++;
     mt_rpc_reply(call, &reply.base);
+}
+
+static void h_report_orphans(struct mt_rpc_call *call,
+                             const ProtobufCMessage *m, void *arg)
+{
+    const Manta__ReportOrphansRequest *req =
+        (const Manta__ReportOrphansRequest *)m;
+    Manta__ReportOrphansReply reply = MANTA__REPORT_ORPHANS_REPLY__INIT;
+    ProtobufCBinaryData *unknown;
+    struct mt_head *h = arg;
+    mt_object_id id;
+
+    if (!alive_node(h, req->node_id) || req->n_object_ids > MAX_IDS) {
+        mt_rpc_fail(call, -MT_EINVAL, "node_id is not a live node, or too "
+                    "many ids in one call");
+        return;
+    }
+    unknown = mt_xcalloc(req->n_object_ids + 1, sizeof(*unknown));
+    for (size_t i = 0; i < req->n_object_ids; i++)
+        if (mt_pb_object_id(&req->object_ids[i], &id) == 0 &&
+            !mt_head_objects_known(h->objects, &id))
+            unknown[reply.n_unknown++] = req->object_ids[i];
+    if (reply.n_unknown)
+        MT_DEBUG("node %s: %zu puts of clients that went away are unknown "
+                 "here (never registered, or freed already)", req->node_id,
+                 reply.n_unknown);
+    reply.unknown = unknown;
+    mt_rpc_reply(call, &reply.base);
+    free(unknown);
 }
 
 static void h_get_object(struct mt_rpc_call *call, const ProtobufCMessage *m,
@@ -292,6 +333,7 @@ static void h_list_objects(struct mt_rpc_call *call, const ProtobufCMessage *m,
 static const struct mt_rpc_handler handlers[] = {
     {&mt_head_register_objects, h_register_objects},
     {&mt_head_release_objects, h_release_objects},
+    {&mt_head_report_orphans, h_report_orphans},
     {&mt_head_get_object, h_get_object},
     {&mt_head_list_objects, h_list_objects},
     {NULL, NULL},

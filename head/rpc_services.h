@@ -6,7 +6,7 @@
  *   rpc_tasks.c    SubmitTask, CancelTask, ListTasks, ReportTasks
  *   rpc_watch.c    WatchTask, WatchTasks, SubmitTasks (tasks followed)
  *   rpc_pgs.c      Create/Wait/Remove/ListPlacementGroups
- *   rpc_objects.c  Register/Release/Get/ListObjects
+ *   rpc_objects.c  Register/Release/Get/ListObjects, ReportOrphans
  *   rpc_actors.c   GetActor, ListActors, KillActor, LeaseActorOwner
  *   rpc_gangs.c    SubmitGang, GetGang, CancelGang, ListGangs
  * Each decodes and checks a request, calls a plain-C service

@@ -51,7 +51,8 @@
 #include "common/ids.h"
 #include "objstore/store.h"
 
-#define MT_PROTO_VERSION 2u /* 2: release boards in HELLO */
+#define MT_PROTO_VERSION 3u /* 2: release boards in HELLO; 3: the
+                               MT_OBJ_DRIVER_PUT create flag */
 #define MT_PROTO_HDR_SIZE 16u
 #define MT_PROTO_INLINE_MAX (64u * 1024u)
 #define MT_PROTO_MAX_PAYLOAD (256u * 1024u)

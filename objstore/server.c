@@ -24,7 +24,10 @@
  * memory is freed in its close callback, a waiter's in its timer's.
  * Per connection, `pins` counts the store pins taken through it and
  * `created` lists the unsealed objects it created; conn_close() gives both
- * back to the store before anything is freed.
+ * back to the store before anything is freed. `puts` lists the objects it
+ * created with MT_OBJ_DRIVER_PUT (an id leaves it when the object is
+ * deleted); conn_close() hands those still in the store to the orphans
+ * callback.
  *
  * THREAD loop thread only.
  */
@@ -90,6 +93,7 @@ struct conn {
     size_t wlen, wcap;
     struct mt_idmap pins;       /* struct hold: pins per id */
     struct mt_idmap created;    /* struct hold: unsealed creations */
+    struct mt_idmap puts;       /* struct hold: MT_OBJ_DRIVER_PUT creations */
     struct waiter *waiters;     /* this connection's waiting gets */
     void *board;                /* release board reservation, or NULL */
     uint64_t board_off;         /* its offset in the arena */
@@ -104,6 +108,8 @@ struct mt_server {
     struct mt_idmap waits;      /* struct wait_list by id */
     uint64_t next_client_id;
     struct mt_server_stats stats;
+    mt_server_orphans_fn orphans; /* puts of closed connections */
+    void *orphans_arg;
     bool stopping;
     int handles;                /* open uv handles; freed at zero */
 };
@@ -327,8 +333,16 @@ static void answer_get(struct conn *c, const mt_object_id *id, uint32_t seq,
     }
 }
 
+/* id is gone from the store: no connection's put any more. */
+static void forget_put(struct mt_server *srv, const mt_object_id *id)
+{
+    for (struct conn *c = srv->conns; c; c = c->next)
+        hold_drop(&c->puts, id);
+}
+
 /*
- * Store listener: on a seal, answer every waiter of id. Replies are only queued
+ * Store listener: on a seal, answer every waiter of id; on a deletion,
+ * forget it as a put. Replies are only queued
  * in the first pass; flushing (which may close a connection and free its
  * other waiters) waits until no waiter pointer is held.
  */
@@ -342,6 +356,10 @@ static void on_event(void *arg, enum mt_store_event ev,
     struct waiter *w, *next;
     struct wait_list *wl;
 
+    if (ev == MT_STORE_DELETED || ev == MT_STORE_EVICTED) {
+        forget_put(srv, id);
+        return;
+    }
     if (ev != MT_STORE_SEALED)
         return;
     n = mt_idmap_find(&srv->waits, id);
@@ -367,6 +385,21 @@ static void on_event(void *arg, enum mt_store_event ev,
 
 /* ---- request handlers ---- */
 
+/* Create q's object for c; a driver's put is remembered in c->puts. */
+static int create(struct conn *c, const struct mt_proto_create *q,
+                  struct mt_object_info *info)
+{
+    int rc = mt_store_create_object(
+        c->srv->st, &q->id, q->data_size, q->meta_size,
+        q->flags & ~(MT_OBJ_TENSOR | MT_OBJ_DRIVER_PUT),
+        (q->flags & MT_OBJ_TENSOR) ? &q->tensor : NULL, info);
+
+    if (rc == 0 && (q->flags & MT_OBJ_DRIVER_PUT) &&
+        !mt_idmap_find(&c->puts, &q->id))
+        hold_add(&c->puts, &q->id);
+    return rc;
+}
+
 static void do_create(struct conn *c, const struct mt_proto_hdr *h,
                       const void *p)
 {
@@ -375,10 +408,7 @@ static void do_create(struct conn *c, const struct mt_proto_hdr *h,
     int rc;
 
     memcpy(&q, p, sizeof(q));
-    rc = mt_store_create_object(c->srv->st, &q.id, q.data_size, q.meta_size,
-                                q.flags & ~MT_OBJ_TENSOR,
-                                (q.flags & MT_OBJ_TENSOR) ? &q.tensor : NULL,
-                                &info);
+    rc = create(c, &q, &info);
     if (rc == 0)
         hold_add(&c->created, &q.id);
     reply(c, h->type, h->seq, rc, &info, sizeof(info));
@@ -392,10 +422,7 @@ static void do_put(struct conn *c, const struct mt_proto_hdr *h, const void *p)
     int rc;
 
     memcpy(&q, p, sizeof(q));
-    rc = mt_store_create_object(st, &q.id, q.data_size, q.meta_size,
-                                q.flags & ~MT_OBJ_TENSOR,
-                                (q.flags & MT_OBJ_TENSOR) ? &q.tensor : NULL,
-                                &info);
+    rc = create(c, &q, &info);
     if (rc == 0) {
         memcpy(mt_store_base(st) + info.offset, (const uint8_t *)p + sizeof(q),
                q.data_size + q.meta_size);
@@ -418,6 +445,8 @@ static void do_finish(struct conn *c, const struct mt_proto_hdr *h,
         rc = rc == 0 ? -MT_ESTATE : rc == -MT_EAGAIN ? -MT_EPERM : rc;
     } else {
         hold_drop(&c->created, &id);
+        if (h->type == MT_MSG_ABORT)
+            hold_drop(&c->puts, &id);
         rc = h->type == MT_MSG_SEAL ? mt_store_seal(st, &id)
                                     : mt_store_abort(st, &id);
     }
@@ -699,6 +728,7 @@ static void on_conn_closed(uv_handle_t *h)
 
     mt_idmap_release(&c->pins);
     mt_idmap_release(&c->created);
+    mt_idmap_release(&c->puts);
     free(c->rbuf);
     free(c->wbuf);
     free(c);
@@ -724,6 +754,29 @@ static void give_back(struct mt_store *st, struct mt_idmap *m, bool pins)
     }
 }
 
+/* Hand c's puts still in the store to the orphans callback; forget all. */
+static void report_puts(struct conn *c)
+{
+    struct mt_server *srv = c->srv;
+    struct mt_idmap_node *n, *next;
+    mt_object_id *ids = NULL;
+    size_t k = 0, cap = 0;
+
+    for (n = mt_idmap_first(&c->puts); n; n = next) {
+        next = mt_idmap_next(&c->puts, n);
+        if (srv->orphans && !srv->stopping &&
+            mt_store_contains(srv->st, &n->id) == 0) {
+            mt_xgrow((void **)&ids, &cap, k + 1, sizeof(*ids));
+            ids[k++] = n->id;
+        }
+        mt_idmap_remove(&c->puts, n);
+        free(MT_CONTAINER_OF(n, struct hold, node));
+    }
+    if (k)
+        srv->orphans(srv->orphans_arg, ids, k);
+    free(ids);
+}
+
 static void conn_close(struct conn *c)
 {
     struct mt_server *srv = c->srv;
@@ -736,6 +789,7 @@ static void conn_close(struct conn *c)
         waiter_free(c->waiters);
     }
     give_back(srv->st, &c->created, false);
+    report_puts(c);
     give_back(srv->st, &c->pins, true);
     mt_store_unreserve(srv->st, c->board);
     c->board = NULL;
@@ -784,6 +838,7 @@ static void on_connection(uv_stream_t *l, int status)
     srv->handles++;
     mt_idmap_init(&c->pins);
     mt_idmap_init(&c->created);
+    mt_idmap_init(&c->puts);
     c->client_id = ++srv->next_client_id;
     c->next = srv->conns;
     if (srv->conns)
@@ -880,6 +935,13 @@ void mt_server_stop(struct mt_server *srv)
         conn_close(srv->conns);
     unlink(srv->path);
     uv_close((uv_handle_t *)&srv->listener, on_listener_closed);
+}
+
+void mt_server_on_orphans(struct mt_server *srv, mt_server_orphans_fn fn,
+                          void *arg)
+{
+    srv->orphans = fn;
+    srv->orphans_arg = arg;
 }
 
 void mt_server_stats(const struct mt_server *srv, struct mt_server_stats *out)

@@ -32,6 +32,10 @@
 #define MT_OBJ_EVICTABLE 0x1u /* the head allows dropping this copy */
 #define MT_OBJ_TENSOR 0x2u    /* info.tensor is valid */
 #define MT_OBJ_FLAGS_ALL (MT_OBJ_EVICTABLE | MT_OBJ_TENSOR)
+/* A create flag for the socket server only (never stored): a driver's
+ * put, which its creator registers with the head; reported when the
+ * creating connection closes (server.h, mt_server_on_orphans). */
+#define MT_OBJ_DRIVER_PUT 0x100u
 
 struct mt_store;
 

@@ -74,6 +74,9 @@ const struct mt_rpc_method mt_head_register_objects =
 const struct mt_rpc_method mt_head_release_objects =
     UNARY("HeadService", "ReleaseObjects", manta__release_objects_request,
           manta__release_objects_reply);
+const struct mt_rpc_method mt_head_report_orphans =
+    UNARY("HeadService", "ReportOrphans", manta__report_orphans_request,
+          manta__report_orphans_reply);
 const struct mt_rpc_method mt_head_get_object =
     UNARY("HeadService", "GetObject", manta__get_object_request,
           manta__get_object_reply);

@@ -29,6 +29,7 @@ extern const struct mt_rpc_method mt_head_remove_pg;
 extern const struct mt_rpc_method mt_head_list_pgs;
 extern const struct mt_rpc_method mt_head_register_objects;
 extern const struct mt_rpc_method mt_head_release_objects;
+extern const struct mt_rpc_method mt_head_report_orphans;
 extern const struct mt_rpc_method mt_head_get_object;
 extern const struct mt_rpc_method mt_head_list_objects;
 extern const struct mt_rpc_method mt_head_get_actor;

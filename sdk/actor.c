@@ -9,10 +9,11 @@
  *
  * Calls take one of two roads. Once the handle has seen the actor ALIVE
  * (mt_actor_get, mt_actor_wait_ready, mt_actor_info_get), calls go straight
- * to the actor's worker (CallActor) under a caller id of the handle's own,
- * numbered 0, 1, 2, ... so the worker runs them in call order; the reply
- * completes a local task. Otherwise, or after a direct call found the
- * actor dead or unreachable, calls go through the head (a task of kind
+ * to the actor's worker (CallActor, rpc_actor_call.c), numbered so the
+ * worker runs them in call order; the reply completes a local task. When
+ * that incarnation goes away the handle holds later calls, looks the actor
+ * up again and sends them (and calls the old incarnation refused unrun)
+ * to the new one. Otherwise calls go through the head (a task of kind
  * ACTOR_METHOD, followed by a WatchTask), which queues them while the
  * actor is being created or restarted. MANTA_ACTOR_DIRECT=0 in the
  * environment keeps every call on the head's road.
@@ -20,8 +21,8 @@
  * The client remembers the non-detached actors it created (under c->mu)
  * and kills them in mt_client_disconnect(), before its loop stops.
  *
- * THREAD: any. A handle's road (direct, address, caller, next seq) is
- * guarded by its own mutex, taken alone (never with the client's mu);
+ * THREAD: any. A handle's road (actor_handle.h) is guarded by its own
+ * mutex, taken alone (never with the client's mu);
  * handles are refcounted between the user and direct calls in flight.
  */
 #include "sdk/actor.h"
@@ -36,6 +37,7 @@
 #include "sdk/client.h"
 #include "sdk/error.h"
 #include "sdk/rpc_actor.h"
+#include "sdk/rpc_actor_call.h"
 #include "sdk/task.h"
 #include "sdk/task_opts.h"
 #include "sdk/task_state.h"
@@ -97,6 +99,7 @@ static void actors_wake(struct mt_client *c, void *st)
 
 static void actors_stop(struct mt_client *c, void *st)
 {
+    mt__actor_calls_stop(c);
     mt__actor_stop(c);
 }
 
@@ -107,6 +110,7 @@ static void actors_destroy(void *st)
     free(as->owned);
     free(as->wchans);
     free(as->abatches);
+    free(as->retries);
     free(as);
 }
 
@@ -123,7 +127,6 @@ int mt__actors_attach(struct mt_client *c)
 
     if (!as)
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
-    mt_random_hex(as->owner_id, 16);
     c->actors = as;
     mt__client_add_part(c, &actors_part, as);
     return 0;
@@ -207,6 +210,7 @@ static int actor_new(const char *id, mt_actor_t **out)
     atomic_init(&a->refs, 1);
     pthread_mutex_init(&a->mu, NULL);
     snprintf(a->id, sizeof(a->id), "%s", id);
+    mt_random_hex(a->tag, 8);
     *out = a;
     return 0;
 }
@@ -229,6 +233,19 @@ static bool direct_allowed(void)
     return !v || strcmp(v, "0") != 0;
 }
 
+/* Whether a direct road can move to d's incarnation: it is elsewhere and
+ * none of its calls is unanswered (mu held). While a road is repaired the
+ * repair picks the next one. */
+static bool may_move_locked(const struct mt_actor *a,
+                            const struct mt__actor_desc *d)
+{
+    if (a->road == MT__ROAD_HEAD)
+        return true;
+    return a->road == MT__ROAD_DIRECT && a->inflight == 0 &&
+           (a->incarnation != d->incarnation ||
+            strcmp(a->address, d->address) != 0);
+}
+
 /* What GetActor said: take the direct road to an ALIVE actor. A new road
  * gets a new caller id, so its numbering starts clean at 0. */
 static void learn(struct mt_actor *a, const struct mt__actor_desc *d)
@@ -239,16 +256,13 @@ static void learn(struct mt_actor *a, const struct mt__actor_desc *d)
         !*d->address || !direct_allowed())
         return;
     pthread_mutex_lock(&a->mu);
-    if (!a->direct || a->incarnation != d->incarnation ||
-        strcmp(a->address, d->address) != 0) {
-        if ((addr = strdup(d->address))) {
-            free(a->address);
-            a->address = addr;
-            a->incarnation = d->incarnation;
-            mt_random_hex(a->caller, 8);
-            a->next_seq = 0;
-            a->direct = true;
-        }
+    if (may_move_locked(a, d) && (addr = strdup(d->address))) {
+        free(a->address);
+        a->address = addr;
+        a->incarnation = d->incarnation;
+        mt_random_hex(a->caller, 8);
+        a->next_seq = 0;
+        a->road = MT__ROAD_DIRECT;
     }
     pthread_mutex_unlock(&a->mu);
 }
@@ -333,7 +347,7 @@ int mt_actor_create(mt_client_t *c, const char *factory,
     d = actor_def(task_opts, MT_TASK_KIND_ACTOR_CREATE, factory, args, sizes,
                   nargs);
     if (!d || mt_def_set_str(&d->actor_name, ao->name) < 0 ||
-        mt_def_set_str(&d->owner_id, c->actors->owner_id) < 0) {
+        mt_def_set_str(&d->owner_id, c->session_id) < 0) {
         mt__task_def_free(d);
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }
@@ -374,37 +388,25 @@ static int call_direct(struct mt_client *c, struct mt_actor *a,
                        const char *method, const void *const *args,
                        const size_t *sizes, size_t nargs, mt_task_t **out)
 {
-    char id[64], caller[17], *addr;
-    uint32_t inc;
-    uint64_t seq;
+    char id[64];
+    uint64_t n;
     struct mt_task *t;
 
     pthread_mutex_lock(&a->mu);
-    if (!a->direct) {
+    if (a->road == MT__ROAD_HEAD) {
         pthread_mutex_unlock(&a->mu);
         return 1;
     }
-    inc = a->incarnation;
-    seq = a->next_seq++;
-    memcpy(caller, a->caller, sizeof(caller));
-    addr = strdup(a->address);
+    n = a->n_direct++;
     pthread_mutex_unlock(&a->mu);
-    snprintf(id, sizeof(id), "%s.%s.%llu", a->id, caller,
-             (unsigned long long)seq);
-    if (!addr || !(t = local_task(c, id))) {
-        free(addr);
-        /* A number was taken and never sent: start a new road. */
-        pthread_mutex_lock(&a->mu);
-        if (a->direct && a->incarnation == inc)
-            a->direct = false;
-        pthread_mutex_unlock(&a->mu);
+    snprintf(id, sizeof(id), "%s.%s.%llu", a->id, a->tag,
+             (unsigned long long)n);
+    if (!(t = local_task(c, id)))
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
-    }
     atomic_fetch_add(&a->refs, 1);
     atomic_fetch_add(&t->refs, 1);
     *out = t;
-    if (mt__actor_call_post(c, a, addr, inc, caller, seq, method, args, sizes,
-                            nargs, t) < 0) {
+    if (mt__actor_call_post(c, a, method, args, sizes, nargs, t) < 0) {
         mt_task_release(t);
         *out = NULL;
         return -MT_ECLOSED; /* or ENOMEM: recorded */

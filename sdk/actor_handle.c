@@ -2,11 +2,11 @@
 /*
  * actor_handle.c -- what an actor handle and an actor's info are as plain
  * C: the handle's last reference frees it, a direct call's outcome
- * completes its local task and takes the handle off the direct road when
- * the actor died, and the public info struct is initialized and released
- * here (callers built against an older, shorter struct included). Both
- * the public API (actor.c) and the loop thread (rpc_actor.c) use these;
- * this file calls neither.
+ * completes its local task, and the public info struct is initialized
+ * and released here (callers built against an older, shorter struct
+ * included). Both the public API (actor.c) and the loop thread
+ * (rpc_actor.c, rpc_actor_call.c) use these; this file calls none of
+ * them.
  *
  * THREAD: any; a handle's road is guarded by its own mutex.
  */
@@ -24,6 +24,8 @@ void mt__actor_unref(struct mt_actor *a)
         return;
     pthread_mutex_destroy(&a->mu);
     free(a->address);
+    free(a->held); /* empty: each held call keeps a ref */
+    free(a->why);
     a->magic = 0;
     free(a);
 }
@@ -50,13 +52,6 @@ void mt__actor_direct_done(struct mt_client *c, struct mt_actor *a,
         t->lost = -MT_ENOMEM;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
-    if (!ok && actor_died) {
-        /* The incarnation is gone (or out of reach): the head's road
-         * queues calls until it is back. */
-        pthread_mutex_lock(&a->mu);
-        a->direct = false;
-        pthread_mutex_unlock(&a->mu);
-    }
     mt__task_unref(t);
     mt__actor_unref(a);
 }

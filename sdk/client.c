@@ -24,6 +24,7 @@
 #include "common/auth.h"
 #include "common/rpc.h"
 #include "common/strbuf.h"
+#include "common/sys.h"
 #include "objstore/client.h"
 #include "sdk/error.h"
 #include "sdk/queue.h"
@@ -231,6 +232,11 @@ void mt__client_wake(struct mt_client *c)
     uv_async_send(&c->wake);
 }
 
+const char *mt__session(struct mt_client *c)
+{
+    return atomic_load(&c->session_open) ? c->session_id : "";
+}
+
 /* ---- life ---------------------------------------------------------------- */
 
 /* The cluster token and TLS material this client presents (auth.h says
@@ -301,6 +307,8 @@ int mt__client_new(const char *address, const char *temp_dir,
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
     c->magic = MT_CLIENT_MAGIC;
     c->serial = atomic_fetch_add(&next_serial, 1) + 1;
+    mt_random_hex(c->session_id, 16);
+    atomic_init(&c->session_open, false);
     c->rpc_timeout_ms = rpc_timeout_ms;
     c->ready_flags = ready_flags;
     pthread_mutex_init(&c->mu, NULL);

@@ -54,6 +54,11 @@ void mt__client_stop(struct mt_client *c);
  * wake hooks) soon. */
 void mt__client_wake(struct mt_client *c);
 
+/* mt__session - the owner_id that puts, releases and held task results
+ * carry: c's session id while the head has the session open, else "" (the
+ * references are held until released). Any thread. */
+const char *mt__session(struct mt_client *c);
+
 /*
  * Live clients: mt_task_release() may run after its client was
  * disconnected, so a module that touches a client from a handle first

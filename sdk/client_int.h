@@ -86,6 +86,10 @@ struct mt_client {
     char *temp_dir;
     int rpc_timeout_ms;
     unsigned ready_flags;      /* MT_RPC_WAIT_FOR_READY, or 0 (one-shot) */
+    /* The session (read-only after create): this client at the head, as
+     * owner of its actors and of the object references it takes. */
+    char session_id[33];
+    atomic_bool session_open;  /* the head said so; false once it broke */
     /* The store (read-only after connect): */
     struct mt__store *store;   /* NULL when none */
     char *store_path;

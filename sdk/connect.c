@@ -25,6 +25,7 @@
 #include "sdk/actor.h"
 #include "sdk/error.h"
 #include "sdk/object.h"
+#include "sdk/rpc_actor.h"
 #include "sdk/rpc_admin.h"
 #include "sdk/rpc_batch.h"
 #include "sdk/task.h"
@@ -215,7 +216,9 @@ static int map_store(struct mt_client *c, const mt_connect_opts *o,
 
 /* ---- connect ------------------------------------------------------------- */
 
-/* Reach the head, find the store, open the client watch. */
+/* Reach the head, find the store, open the client watch and the
+ * session (without one, puts and held results stay the head's until
+ * released, even when the client goes away). */
 static int connect_cluster(struct mt_client *c, const mt_connect_opts *o,
                            bool session)
 {
@@ -233,6 +236,8 @@ static int connect_cluster(struct mt_client *c, const mt_connect_opts *o,
     mt__status_free(st);
     if (rc == 0 && !(o->flags & MT_CONNECT_NO_BATCH)) /* else one by one */
         mt__cw_connect(c, o->connect_timeout_ms);
+    if (rc == 0)
+        mt__session_open(c, o->connect_timeout_ms);
     return rc;
 }
 

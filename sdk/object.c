@@ -12,10 +12,15 @@
  * Ids are 20 random bytes from getrandom(2): two drivers never collide in
  * practice (2^160), and no coordination with the head is needed to pick
  * one. A put (not MT_PUT_EVICTABLE) is then registered with the head,
- * which counts the driver's reference until mt_object_release(). While
+ * which counts the driver's reference until mt_object_release() or the
+ * end of the client's session (disconnect, or the process's death). While
  * submits are batched (sdk/rpc_batch.c) the registration is queued and
  * sent with others within MT__REL_DELAY_MS, and always before any task
- * this client submits next, so a task naming the object finds it known.
+ * this client submits next, so a task naming the object finds it known;
+ * mt_client_disconnect() sends what is queued. Such a put is made with
+ * MT_OBJ_DRIVER_PUT, so if the process dies before its registration goes
+ * out, the worker deletes the object once the store connection is gone
+ * and the head says it never heard of it (objstore/server.h).
  *
  * This file also holds the client's objects part (object.h; its struct in
  * rpc_object.h): the queues of registrations and releases, sent by the
@@ -218,7 +223,9 @@ static int put(mt_client_t *c, const void *data, size_t size, uint32_t flags,
     if (rc < 0)
         return mt__set_error(c, rc, "getrandom: %s", mt_strerror(rc));
     rc = mt_objc_put(c->store->objc, &id, data, size, NULL, 0,
-                     flags & MT_PUT_EVICTABLE ? MT_OBJ_EVICTABLE : 0, tensor);
+                     flags & MT_PUT_EVICTABLE ? MT_OBJ_EVICTABLE
+                                              : MT_OBJ_DRIVER_PUT,
+                     tensor);
     if (rc < 0)
         return mt__set_error(c, rc, "put of %zu bytes as %s failed: %s", size,
                              mt_object_id_hex(&id, hex), mt_strerror(rc));

@@ -1,21 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rpc_actor.c -- the SDK's actor calls in protobuf: GetActor / KillActor
- * on the head (through mt__head_call, replies turned into plain C), the
- * owner lease (LeaseActorOwner) and direct calls to the actor's worker
- * (WorkerService.CallActor).
+ * rpc_actor.c -- the SDK's actor calls to the head in protobuf: GetActor /
+ * KillActor (through mt__head_call, replies turned into plain C), GetActor
+ * without waiting (the loop thread's, when a handle's road broke), and the
+ * client's session (LeaseActorOwner: opened at connect, it owns the
+ * client's non-detached actors and object references at the head, which
+ * drops both when the stream breaks). Direct calls to the actor's worker
+ * are rpc_actor_call.c's.
  *
- * Direct calls: each call is a request posted to the loop thread, which
- * puts it in the batch of the calls queued in the same wake-up for the
- * same worker, caller and actor incarnation; the batch goes as one
- * CallActor at the end of the wake-up (or when full), on a channel kept
- * per worker address. The reply completes each call's task
- * (actor_handle.c, mt__actor_direct_done). The deadline is far away on
- * purpose: a method may run for as long as it likes, and mt_task_wait()
- * has its own timeout.
- *
- * THREAD: lookups, kills and posting run on the caller's thread; the rest
- * on the loop thread.
+ * THREAD: lookups, kills and opening the session run on the caller's
+ * thread; the lookup without waiting and the lease on the loop thread.
  */
 #include "sdk/rpc_actor.h"
 
@@ -32,12 +26,6 @@
 #include "sdk/client.h"
 #include "sdk/error.h"
 #include "sdk/rpc_reply.h"
-#include "sdk/task_state.h"
-#include "worker_service.pb-c.h"
-
-#define DIRECT_DEADLINE_MS (1000 * 60 * 60 * 24 * 7)
-#define BATCH_MAX_CALLS 1000
-#define BATCH_MAX_BYTES (4u << 20)
 
 /* ---- GetActor / KillActor (caller thread) -------------------------------- */
 
@@ -123,6 +111,55 @@ int mt__actor_lookup(struct mt_client *c, const char *id, const char *name,
     return 0;
 }
 
+/* A GetActor started by the loop thread. */
+struct lookup {
+    struct mt_client *c;
+    mt__actor_looked_up_fn done;
+    void *arg;
+};
+
+static void on_lookup_done(void *arg, const struct mt_rpc_status *st,
+                           const ProtobufCMessage *resp)
+{
+    const Manta__GetActorReply *r = (const Manta__GetActorReply *)resp;
+    struct lookup *l = arg;
+    struct mt__actor_desc d;
+    int rc = st->code ? mt__rpc_err(st) : 0;
+
+    l->c->n_calls--;
+    memset(&d, 0, sizeof(d));
+    mt_actor_info_init(&d.info);
+    if (rc == 0)
+        rc = copy_desc(r->actor, &d);
+    l->done(l->c, l->arg, rc, rc == 0 ? &d : NULL);
+    mt__actor_desc_release(&d);
+    free(l);
+}
+
+int mt__actor_lookup_start(struct mt_client *c, const char *id,
+                           mt__actor_looked_up_fn done, void *arg)
+{
+    Manta__GetActorRequest req = MANTA__GET_ACTOR_REQUEST__INIT;
+    struct lookup *l = malloc(sizeof(*l));
+    int rc;
+
+    if (!l)
+        return -MT_ENOMEM;
+    l->c = c;
+    l->done = done;
+    l->arg = arg;
+    req.actor_id = (char *)id;
+    rc = c->ch ? mt_rpc_unary(c->ch, &mt_head_get_actor, &req.base,
+                              c->rpc_timeout_ms, 0, on_lookup_done, l)
+               : -MT_ECLOSED;
+    if (rc < 0) {
+        free(l);
+        return rc;
+    }
+    c->n_calls++;
+    return 0;
+}
+
 int mt__actor_kill_id(struct mt_client *c, const char *id, bool no_restart,
                       int timeout_ms, mt_actor_state *state)
 {
@@ -174,40 +211,81 @@ int mt__actor_list(struct mt_client *c, const mt_list_filter *f, int state,
     return 0;
 }
 
-/* ---- LeaseActorOwner (loop thread) --------------------------------------- */
+/* ---- the session: LeaseActorOwner (loop thread) -------------------------- */
 
+/* Complete the request waiting for the session to open, if any. */
+static void session_answer(struct mt_client *c, int rc, const char *why)
+{
+    struct mt__actors *as = c->actors;
+
+    if (as->lease_wait) {
+        mt__req_complete(c, as->lease_wait, rc, why);
+        as->lease_wait = NULL;
+    }
+}
+
+/* The head's one event: the session is open. */
 static void on_lease_msg(void *arg, const ProtobufCMessage *msg)
 {
+    struct mt_client *c = arg;
+
+    atomic_store(&c->session_open, true);
+    session_answer(c, 0, NULL);
 }
 
 static void on_lease_done(void *arg, const struct mt_rpc_status *st,
                           const ProtobufCMessage *resp)
 {
     struct mt_client *c = arg;
+    char why[200];
 
     c->actors->lease = NULL;
     c->n_streams--;
+    atomic_store(&c->session_open, false);
+    mt__rpc_text(st, why, sizeof(why));
+    session_answer(c, st->code ? mt__rpc_err(st) : -MT_EPROTO, why);
 }
 
 /* Hold the owner lease (see head_service.proto), opening it if needed.
- * Nobody waits for the request. */
-static int lease_start(struct mt_client *c, struct mt__req *r)
+ * With wait, r completes once the head says the session is open. */
+static int lease_open(struct mt_client *c, struct mt__req *r, bool wait)
 {
     Manta__ActorOwnerLeaseRequest req = MANTA__ACTOR_OWNER_LEASE_REQUEST__INIT;
     struct mt__actors *as = c->actors;
+    int rc = 0;
 
-    req.owner_id = as->owner_id;
-    if (!as->lease &&
-        mt_rpc_stream_open(c->ch, &mt_head_lease_actor_owner, &req.base, 0,
-                           r->rpc_flags, on_lease_msg, on_lease_done, c,
-                           &as->lease) == 0)
-        c->n_streams++;
-    mt__req_complete(c, r, 0, NULL);
+    req.owner_id = c->session_id;
+    if (!as->lease) {
+        rc = mt_rpc_stream_open(c->ch, &mt_head_lease_actor_owner, &req.base,
+                                0, r->rpc_flags, on_lease_msg, on_lease_done,
+                                c, &as->lease);
+        if (rc == 0)
+            c->n_streams++;
+    }
+    if (rc == 0 && wait && !atomic_load(&c->session_open) && !as->lease_wait)
+        as->lease_wait = r; /* the head's event completes it */
+    else
+        mt__req_complete(c, r, rc, rc < 0 ? "cannot open the session"
+                                          : NULL);
     return 0;
+}
+
+static int lease_start(struct mt_client *c, struct mt__req *r)
+{
+    return lease_open(c, r, false);
+}
+
+static int session_start(struct mt_client *c, struct mt__req *r)
+{
+    return lease_open(c, r, true);
 }
 
 static const struct mt__req_ops lease_ops = {
     .start = lease_start,
+};
+
+static const struct mt__req_ops session_ops = {
+    .start = session_start,
 };
 
 void mt__actor_hold_lease(struct mt_client *c)
@@ -218,346 +296,18 @@ void mt__actor_hold_lease(struct mt_client *c)
         mt__req_post(c, r);
 }
 
-/* ---- direct calls (loop thread) ------------------------------------------ */
-
-/* A channel to one worker (direct actor calls). */
-struct mt__wchan {
-    char *address;
-    struct mt_rpc_channel *ch;
-};
-
-/*
- * Calls queued during one wake-up of the loop to one worker, by one caller
- * of one actor incarnation: sent as one CallActor when the wake-up ends
- * (mt__actor_flush) or when full. Each call keeps one ref on its task
- * and one on its handle until its result is in.
- */
-struct mt__abatch {
-    struct mt_client *c;
-    char *address;
-    Manta__CallActorRequest *msg;  /* owned; calls appended */
-    struct mt_task **tasks;        /* per call */
-    struct mt_actor **handles;     /* per call */
-    size_t n, cap;
-    size_t bytes;
-};
-
-/* One call on its way to a batch: its message (one ActorCall), where it
- * goes, and the task and handle it completes (one ref each). */
-struct call_req {
-    struct mt__req r;
-    Manta__CallActorRequest *msg;
-    char *address;
-    struct mt_task *task;
-    struct mt_actor *handle;
-};
-
-static struct mt_rpc_channel *wchan(struct mt_client *c, const char *addr)
+int mt__session_open(struct mt_client *c, int timeout_ms)
 {
-    struct mt__actors *as = c->actors;
-    struct mt__wchan *w;
+    struct mt__req *r = mt__req_new(c, &session_ops, sizeof(*r));
+    int rc;
 
-    for (size_t i = 0; i < as->n_wchans; i++)
-        if (strcmp(as->wchans[i].address, addr) == 0)
-            return as->wchans[i].ch;
-    if (as->n_wchans == as->cap_wchans) {
-        size_t cap = as->cap_wchans ? as->cap_wchans * 2 : 4;
-        void *v = realloc(as->wchans, cap * sizeof(*as->wchans));
-
-        if (!v)
-            return NULL;
-        as->wchans = v;
-        as->cap_wchans = cap;
-    }
-    w = &as->wchans[as->n_wchans];
-    if (!(w->address = strdup(addr)))
-        return NULL;
-    if (mt_rpc_channel_create(c->eng, addr, 0, &w->ch) < 0) {
-        free(w->address);
-        return NULL;
-    }
-    as->n_wchans++;
-    return w->ch;
-}
-
-static void batch_free(struct mt__abatch *b)
-{
-    mt__msg_free(b->msg);
-    free(b->address);
-    free(b->tasks);
-    free(b->handles);
-    free(b);
-}
-
-/* End every call of b the same way (the rpc failed or never started). */
-static void batch_fail(struct mt__abatch *b, const char *why)
-{
-    for (size_t i = 0; i < b->n; i++)
-        mt__actor_direct_done(b->c, b->handles[i], b->tasks[i], false, NULL,
-                              0, why, true);
-    batch_free(b);
-}
-
-static void on_direct_done(void *arg, const struct mt_rpc_status *st,
-                           const ProtobufCMessage *resp)
-{
-    const Manta__CallActorReply *m = (const Manta__CallActorReply *)resp;
-    struct mt__abatch *b = arg;
-    char msg[256];
-
-    b->c->n_calls--;
-    if (st->code || m->n_results != b->n) {
-        snprintf(msg, sizeof(msg), "actor died: cannot reach its worker: "
-                 "%s%s%s", st->code ? mt_rpc_status_name(st->code)
-                                    : "bad reply",
-                 *st->message ? ": " : "", st->message);
-        batch_fail(b, msg);
-        return;
-    }
-    for (size_t i = 0; i < b->n; i++) {
-        const Manta__ActorCallResult *x = m->results[i];
-
-        mt__actor_direct_done(b->c, b->handles[i], b->tasks[i], x->ok,
-                              x->result.data, x->result.len, x->error,
-                              x->actor_died);
-    }
-    batch_free(b);
-}
-
-/* Send b as one CallActor (or fail its calls). */
-static void batch_send(struct mt__abatch *b)
-{
-    struct mt_client *c = b->c;
-    struct mt_rpc_channel *ch = wchan(c, b->address);
-    int rc = ch ? mt_rpc_unary(ch, &mt_worker_call_actor, &b->msg->base,
-                               DIRECT_DEADLINE_MS, 0, on_direct_done, b)
-                : -MT_ENOMEM;
-
-    if (rc < 0) {
-        batch_fail(b, "actor died: cannot start the call to its worker");
-        return;
-    }
-    c->n_calls++;
-}
-
-void mt__actor_flush(struct mt_client *c)
-{
-    struct mt__actors *as = c->actors;
-    size_t n = as->n_abatches;
-
-    as->n_abatches = 0;
-    for (size_t i = 0; i < n; i++)
-        batch_send(as->abatches[i]);
-}
-
-/* The open batch m's call joins, or a new one. NULL when out of memory. */
-static struct mt__abatch *batch_for(struct mt_client *c,
-                                    const Manta__CallActorRequest *m,
-                                    const char *address)
-{
-    struct mt__actors *as = c->actors;
-    struct mt__abatch *b;
-
-    for (size_t i = 0; i < as->n_abatches; i++) {
-        b = as->abatches[i];
-        if (b->msg->incarnation == m->incarnation &&
-            !strcmp(b->address, address) &&
-            !strcmp(b->msg->caller_id, m->caller_id) &&
-            !strcmp(b->msg->actor_id, m->actor_id))
-            return b;
-    }
-    if (as->n_abatches == as->cap_abatches) {
-        size_t cap = as->cap_abatches ? as->cap_abatches * 2 : 4;
-        void *v = realloc(as->abatches, cap * sizeof(*as->abatches));
-
-        if (!v)
-            return NULL;
-        as->abatches = v;
-        as->cap_abatches = cap;
-    }
-    if (!(b = calloc(1, sizeof(*b))) || !(b->msg = calloc(1, sizeof(*b->msg))))
-        goto out_nomem;
-    manta__call_actor_request__init(b->msg);
-    b->c = c;
-    b->msg->incarnation = m->incarnation;
-    if (!(b->address = strdup(address)) ||
-        !(b->msg->actor_id = strdup(m->actor_id)) ||
-        !(b->msg->caller_id = strdup(m->caller_id)))
-        goto out_nomem;
-    as->abatches[as->n_abatches++] = b;
-    return b;
-
-out_nomem:
-    if (b)
-        batch_free(b);
-    return NULL;
-}
-
-/* Move q's one call (and its task and handle refs) into b. RET 0/-1. */
-static int batch_add(struct mt__abatch *b, struct call_req *q)
-{
-    Manta__ActorCall *k = q->msg->calls[0];
-
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 8;
-        void *v1 = realloc(b->msg->calls, (cap + 1) * sizeof(*b->msg->calls));
-        void *v2, *v3;
-
-        if (v1)
-            b->msg->calls = v1;
-        v2 = v1 ? realloc(b->tasks, cap * sizeof(*b->tasks)) : NULL;
-        if (v2)
-            b->tasks = v2;
-        v3 = v2 ? realloc(b->handles, cap * sizeof(*b->handles)) : NULL;
-        if (!v3)
-            return -1;
-        b->handles = v3;
-        b->cap = cap;
-    }
-    for (size_t a = 0; a < k->n_args; a++)
-        b->bytes += k->args[a].len;
-    b->msg->calls[b->n] = k;
-    b->msg->n_calls = b->n + 1;
-    q->msg->calls[0] = NULL;
-    q->msg->n_calls = 0;
-    b->tasks[b->n] = q->task;
-    b->handles[b->n] = q->handle;
-    q->task = NULL;
-    q->handle = NULL;
-    b->n++;
-    return 0;
-}
-
-/* Forget b as an open batch (it is full and goes now). */
-static void batch_close(struct mt__actors *as, struct mt__abatch *b)
-{
-    for (size_t i = 0; i < as->n_abatches; i++)
-        if (as->abatches[i] == b)
-            as->abatches[i] = as->abatches[--as->n_abatches];
-}
-
-/*
- * Queue q's call for the end of this wake-up. Nobody waits for q (the
- * caller has the task already), so this never fails: a call that cannot
- * be queued ends its task at once.
- */
-static int call_start(struct mt_client *c, struct mt__req *r)
-{
-    struct call_req *q = (struct call_req *)r;
-    struct mt__abatch *b = batch_for(c, q->msg, q->address);
-
-    if (!b || batch_add(b, q) < 0) {
-        mt__actor_direct_done(c, q->handle, q->task, false, NULL, 0,
-                              "actor died: out of memory for the call",
-                              true);
-        q->handle = NULL;
-        q->task = NULL;
-    } else if (b->n >= BATCH_MAX_CALLS || b->bytes >= BATCH_MAX_BYTES) {
-        batch_close(c->actors, b);
-        batch_send(b);
-    }
-    mt__req_complete(c, r, 0, NULL);
-    return 0;
-}
-
-static void call_drop(struct mt_client *c, struct mt__req *r)
-{
-    struct call_req *q = (struct call_req *)r;
-
-    mt__actor_direct_done(c, q->handle, q->task, false, NULL, 0,
-                          "the client was disconnected", false);
-    q->handle = NULL;
-    q->task = NULL;
-    mt__req_complete(c, r, -MT_ECLOSED, NULL);
-}
-
-static void call_release(struct mt__req *r)
-{
-    struct call_req *q = (struct call_req *)r;
-
-    mt__msg_free(q->msg);
-    free(q->address);
-    mt__task_unref(q->task);
-    mt__actor_unref(q->handle);
-}
-
-static const struct mt__req_ops call_ops = {
-    .start = call_start,
-    .drop = call_drop,
-    .release = call_release,
-};
-
-/* A CallActorRequest with one call, every piece malloc'd on its own so
- * mt__msg_free frees it (and batch_add can move the call). */
-static Manta__CallActorRequest *call_msg(const char *id, uint32_t incarnation,
-                                         const char *caller, uint64_t seq,
-                                         const char *method,
-                                         const void *const *args,
-                                         const size_t *sizes, size_t nargs)
-{
-    Manta__CallActorRequest *r = calloc(1, sizeof(*r));
-    Manta__ActorCall *k = calloc(1, sizeof(*k));
-    Manta__ActorCall **calls = calloc(2, sizeof(*calls));
-
-    if (!r || !k || !calls) {
-        free(r);
-        free(k);
-        free(calls);
-        return NULL;
-    }
-    manta__call_actor_request__init(r);
-    manta__actor_call__init(k);
-    r->calls = calls;
-    r->incarnation = incarnation;
-    r->calls[0] = k;
-    r->n_calls = 1;
-    r->actor_id = strdup(id);
-    r->caller_id = strdup(caller);
-    k->seq = seq;
-    k->method = strdup(method);
-    k->args = calloc(nargs + 1, sizeof(*k->args));
-    if (!r->actor_id || !r->caller_id || !k->method || !k->args)
-        goto out_nomem;
-    for (; k->n_args < nargs; k->n_args++) {
-        size_t n = sizes[k->n_args];
-
-        if (!(k->args[k->n_args].data = malloc(n ? n : 1)))
-            goto out_nomem;
-        if (n)
-            memcpy(k->args[k->n_args].data, args[k->n_args], n);
-        k->args[k->n_args].len = n;
-    }
-    return r;
-
-out_nomem:
-    mt__msg_free(r);
-    return NULL;
-}
-
-int mt__actor_call_post(struct mt_client *c, struct mt_actor *a,
-                        char *address, uint32_t incarnation,
-                        const char *caller, uint64_t seq, const char *method,
-                        const void *const *args, const size_t *sizes,
-                        size_t nargs, struct mt_task *t)
-{
-    struct call_req *q = mt__req_new(c, &call_ops, sizeof(*q));
-
-    if (!q) {
-        free(address);
-        mt__task_unref(t);
-        mt__actor_unref(a);
+    if (!r)
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
-    }
-    q->task = t;
-    q->handle = a;
-    q->address = address;
-    q->msg = call_msg(a->id, incarnation, caller, seq, method, args, sizes,
-                      nargs);
-    if (!q->msg) {
-        mt__req_free(&q->r); /* drops both refs */
-        return mt__set_error(c, -MT_ENOMEM, "out of memory");
-    }
-    return mt__req_post(c, &q->r);
+    r->rpc_flags = c->ready_flags;
+    rc = mt__req_run(c, r, timeout_ms);
+    if (rc == 0)
+        mt__req_free(r);
+    return rc;
 }
 
 void mt__actor_stop(struct mt_client *c)
@@ -566,10 +316,4 @@ void mt__actor_stop(struct mt_client *c)
 
     if (as->lease)
         mt_rpc_stream_cancel(as->lease);
-    mt__actor_flush(c);
-    for (size_t i = 0; i < as->n_wchans; i++) {
-        mt_rpc_channel_destroy(as->wchans[i].ch);
-        free(as->wchans[i].address);
-    }
-    as->n_wchans = 0;
 }

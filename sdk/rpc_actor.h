@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rpc_actor.h -- the calls of rpc_actor.c, the one file that sees the
- * actor calls' protobuf types (GetActor, KillActor, ListActors, the owner
- * lease, direct calls to the actor's worker), and the client's actors
- * part they use (the actors it owns, channels to workers for direct
- * calls, the owner lease). The user-facing side is manta/actor.h
- * (actor.c) and the listing in manta/admin.h.
+ * rpc_actor.h -- the calls of rpc_actor.c, the file that sees the head's
+ * actor calls in protobuf (GetActor, KillActor, ListActors, the owner
+ * lease), and the client's actors part (the actors it owns, the owner
+ * lease, and what rpc_actor_call.c keeps for direct calls: channels to
+ * workers, the batches of a wake-up, handles waiting to look their actor
+ * up again). The user-facing side is manta/actor.h (actor.c) and the
+ * listing in manta/admin.h.
  */
 #ifndef MT_SDK_RPC_ACTOR_H
 #define MT_SDK_RPC_ACTOR_H
@@ -23,7 +24,6 @@ struct mt__actor_desc {
 
 /* The client's actors part. */
 struct mt__actors {
-    char owner_id[33];           /* this client as actors' owner (read-only) */
     /* Guarded by c->mu: non-detached actors created here, killed at
      * disconnect. */
     char (*owned)[MT__ACTOR_ID_SIZE];
@@ -33,7 +33,12 @@ struct mt__actors {
     size_t n_wchans, cap_wchans;
     struct mt__abatch **abatches; /* direct calls of this wake-up */
     size_t n_abatches, cap_abatches;
+    struct mt__retry *retries;   /* handles whose lookup is due later */
+    size_t n_retries, cap_retries;
+    uv_timer_t retry_timer;      /* runs them */
+    bool timer_ready;
     struct mt_rpc_stream *lease; /* LeaseActorOwner while open */
+    struct mt__req *lease_wait;  /* mt__session_open waiting for the head */
 };
 
 /*
@@ -60,27 +65,35 @@ int mt__actor_list(struct mt_client *c, const mt_list_filter *f, int state,
 int mt__actor_kill_id(struct mt_client *c, const char *id, bool no_restart,
                       int timeout_ms, mt_actor_state *state);
 
+/* Loop thread: GetActor by id without waiting; d is borrowed (NULL when
+ * rc < 0). */
+typedef void (*mt__actor_looked_up_fn)(struct mt_client *c, void *arg,
+                                       int rc,
+                                       const struct mt__actor_desc *d);
+
 /*
- * mt__actor_call_post - send one call on the direct road: method on
- * actor a at its worker's address (taken: freed with the call) with its
- * incarnation, caller and seq, and the arguments (copied). t (one ref
- * taken) and a (one ref taken) complete through mt__actor_direct_done.
- * Caller thread; nobody waits.
- * RET 0, -MT_ENOMEM, -MT_ECLOSED (recorded; refs and address dropped)
+ * mt__actor_lookup_start - GetActor of id (copied) from the loop thread;
+ * done(c, arg, ...) runs there once, when the answer is in (also while
+ * the client stops: then rc is the call's cancellation).
+ * RET 0, or -MT_ENOMEM / -MT_ECLOSED / the rpc layer's error (done will
+ *     not run)
  */
-int mt__actor_call_post(struct mt_client *c, struct mt_actor *a,
-                        char *address, uint32_t incarnation,
-                        const char *caller, uint64_t seq, const char *method,
-                        const void *const *args, const size_t *sizes,
-                        size_t nargs, struct mt_task *t);
+int mt__actor_lookup_start(struct mt_client *c, const char *id,
+                           mt__actor_looked_up_fn done, void *arg);
 
 /* mt__actor_hold_lease - post LeaseActorOwner if not open (best effort). */
 void mt__actor_hold_lease(struct mt_client *c);
 
-/* Loop thread: send the direct calls gathered in this wake-up. */
-void mt__actor_flush(struct mt_client *c);
+/*
+ * mt__session_open - open the client's session at the head (the owner
+ * lease under c->session_id) and wait until the head says it is open;
+ * from then on c->session_open holds until the stream breaks. Caller
+ * thread.
+ * RET 0, or the stream's error or -MT_ETIMEDOUT (recorded)
+ */
+int mt__session_open(struct mt_client *c, int timeout_ms);
 
-/* Loop thread: stop: cancel the lease, close the channels to workers. */
+/* Loop thread: stop: cancel the lease (the session ends). */
 void mt__actor_stop(struct mt_client *c);
 
 #endif /* MT_SDK_RPC_ACTOR_H */

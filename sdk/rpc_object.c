@@ -7,6 +7,9 @@
  * worker (pull a copy here). Replies become plain C (rpc_object.h) before
  * the caller sees them.
  *
+ * Registrations and releases name the client's session (mt__session):
+ * the head drops the session's references when it ends.
+ *
  * The caller-thread calls go through mt__head_call (a copied request);
  * FetchObject is a request of its own, since it goes to the worker. The
  * batches are sent from the loop thread, with views on the queued ids.
@@ -59,6 +62,7 @@ int mt__obj_register(struct mt_client *c, const mt_object_id *id,
     rec.object_id = id_view(id);
     rec.size = size;
     m.node_id = c->node_id;
+    m.owner_id = (char *)mt__session(c);
     m.objects = &recp;
     m.n_objects = 1;
     rc = mt__head_call(c, &mt_head_register_objects, &m, c->rpc_timeout_ms,
@@ -83,6 +87,7 @@ int mt__obj_release(struct mt_client *c, const mt_object_id *ids, size_t n)
         b[i] = id_view(&ids[i]);
     m.object_ids = b;
     m.n_object_ids = n;
+    m.owner_id = (char *)mt__session(c);
     rc = mt__head_call(c, &mt_head_release_objects, &m, c->rpc_timeout_ms,
                        0, (void **)&r);
     free(b);
@@ -413,6 +418,7 @@ void mt__reg_send(struct mt_client *c)
         rp[i] = &recs[i];
     }
     m.node_id = c->node_id;
+    m.owner_id = (char *)mt__session(c);
     m.objects = rp;
     m.n_objects = n;
     if (recs && rp && mt_rpc_unary(c->ch, &mt_head_register_objects, &m.base,
@@ -453,6 +459,7 @@ static void send_releases(struct mt_client *c)
         b[i] = id_view(&ids[i]);
     m.object_ids = b;
     m.n_object_ids = n;
+    m.owner_id = (char *)mt__session(c);
     if (b && mt_rpc_unary(c->ch, &mt_head_release_objects, &m.base,
                           c->rpc_timeout_ms, 0, on_rel_done, c) == 0)
         c->n_calls++;

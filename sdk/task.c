@@ -172,6 +172,10 @@ static int submit(mt_client_t *c, const mt_task_opts_t *o, mt_task_t **out,
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }
     d->hold_result &= follow; /* nobody would release it */
+    if (d->hold_result && mt_def_set_str(&d->owner_id, mt__session(c)) < 0) {
+        mt__task_def_free(d); /* the session's: it ends with the client */
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    }
     return mt__task_submit_def(c, d, o ? o->output_limit
                                        : MT_TASK_OUTPUT_DEFAULT,
                                follow ? MT__SUBMIT_BATCH

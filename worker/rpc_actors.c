@@ -6,6 +6,10 @@
  * seq) and runs in the actor's executor; the reply carries the result.
  * Nothing is reported to the head: a direct call is not a task.
  *
+ * A call whose incarnation is not alive (or not ready) here is refused
+ * at once with not_run set: it never reached the executor, so the caller
+ * may send it again, to the actor's next incarnation.
+ *
  * Held calls are listed in w->calls, so a worker that stops ends them
  * (UNAVAILABLE: the adapter's stop) even though their jobs will never
  * end. What a method prints during a direct call goes to the worker's log.
@@ -120,9 +124,11 @@ static void on_output(struct mt_exec_job *j, uint32_t fd, const void *p,
 
 /* Record how one call ended (copies what o points to). */
 static void set_result(struct direct_job *x, bool ok, const uint8_t *data,
-                       size_t len, const char *error, bool died)
+                       size_t len, const char *error, bool died,
+                       bool not_run)
 {
     x->res.ok = ok;
+    x->res.not_run = !ok && not_run;
     if (ok && len) {
         x->res.result.data = mt_xmalloc(len);
         memcpy(x->res.result.data, data, len);
@@ -143,7 +149,7 @@ static void on_end(struct mt_exec_job *j, const struct mt_exec_outcome *o)
 
     set_result(x, o->end == MT_EXEC_END_OK, o->result, o->result_size,
                o->error, o->end == MT_EXEC_END_DIED ||
-                             o->end == MT_EXEC_END_STOPPED);
+                             o->end == MT_EXEC_END_STOPPED, false);
     one_done(x->parent);
 }
 
@@ -173,8 +179,9 @@ static void submit_one(struct mt_direct_call *c,
     x->job.on_end = on_end;
     rc = mt_hosted_actors_direct(c->w->actors, r->actor_id, r->incarnation,
                                  r->caller_id, k->seq, &x->job, &why);
-    if (rc < 0) {
-        set_result(x, false, NULL, 0, why, rc != -MT_EEXIST);
+    if (rc < 0) { /* refused: it never reached the executor */
+        set_result(x, false, NULL, 0, why, rc != -MT_EEXIST,
+                   rc == -MT_ENOENT);
         one_done(c);
     }
 }

@@ -7,7 +7,8 @@
  *                     other workers (transfer.h)
  *   rpc_tasks.c       RunTask, RunTasks, StopTask; ReportTasks to the
  *                     head (tasks.h)
- *   rpc_objects.c     DeleteObjects (objects.h)
+ *   rpc_objects.c     DeleteObjects; ReportOrphans to the head
+ *                     (objects.h)
  *   rpc_actors.c      CallActor (actors.h)
  * Each decodes and checks a request, calls a plain-C service
  * (worker_int.h), and encodes the answer; generated protobuf types stay in

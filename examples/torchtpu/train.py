@@ -14,8 +14,10 @@ same weights and prints one line
     rank R/W weights sha256=HEX object=ID
 
 (HEX: the sha256 of the final float32 weights, [w..., b]; ID: where this
-rank put them in its node's object store). Rank 0 also reports them as the
-task's result (manta.report_result) when it runs as a Manta command task.
+rank put them in its node's object store, for as long as the rank's
+process lives: a process's puts end with it). Rank 0 also reports them as
+the task's result (manta.report_result) when it runs as a Manta command
+task; that object outlives the process.
 
 Data layout: a float32 tensor of shape (N, D + 1): D features, then the
 target. Rank r trains on rows r, r + W, r + 2W, ...

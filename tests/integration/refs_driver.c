@@ -28,6 +28,14 @@
  *   refs_driver ADDR LIBDIR hold     prints STEP lines and waits for a line
  *                                    on stdin between them, so the test can
  *                                    look at `manta list objects`
+ *   refs_driver ADDR LIBDIR leave-exit|leave-crash|leave-quick
+ *                                    puts P, puts Q and passes it to an
+ *                                    8 s task T (its result R held), prints
+ *                                    "LEAVE P Q R", then goes without
+ *                                    releasing anything: exit disconnects;
+ *                                    crash waits for the test's SIGKILL;
+ *                                    quick puts X, prints "QUICK X" and
+ *                                    _exit()s at once
  *
  * Prints what it checked; exit 0 when every check held, 1 otherwise.
  */
@@ -37,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <manta/manta.h>
 
@@ -47,6 +56,7 @@
 
 static mt_client_t *cl;
 static const char *libdir;
+static mt_task_t *leftover;   /* released only after the disconnect */
 
 static int die(const char *fmt, ...)
 {
@@ -420,6 +430,43 @@ static void cmd_hold(void)
     printf("hold ok\n");
 }
 
+/* ---- leave --------------------------------------------------------------- */
+
+static void cmd_leave(const char *how)
+{
+    char hp[MT_OBJECT_ID_HEX_SIZE], hq[MT_OBJECT_ID_HEX_SIZE],
+        hr[MT_OBJECT_ID_HEX_SIZE];
+    static uint8_t blob[200 << 10];
+    mt_object_id p, q, r;
+    uint32_t ms = 8000;
+    mt_task_t *t;
+    mt_arg a[2];
+
+    memset(blob, 3, sizeof(blob));
+    if (mt_put(cl, blob, sizeof(blob), 0, &p) < 0 ||
+        mt_put(cl, blob, sizeof(blob), 0, &q) < 0)
+        die("put");
+    a[0] = mt_arg_value(&ms, 4);
+    a[1] = mt_arg_ref(&q);
+    t = submit("slow", NULL, a, 2);
+    r = ref_of(t);
+    leftover = t;
+    printf("LEAVE %s %s %s\n", mt_object_id_format(&p, hp),
+           mt_object_id_format(&q, hq), mt_object_id_format(&r, hr));
+    fflush(stdout);
+    if (!strcmp(how, "leave-crash")) {
+        step("CRASH"); /* killed while it waits */
+    } else if (!strcmp(how, "leave-quick")) {
+        if (mt_put(cl, blob, sizeof(blob), 0, &p) < 0)
+            die("put");
+        printf("QUICK %s\n", mt_object_id_format(&p, hp));
+        fflush(stdout);
+        _exit(0);
+    }
+    /* exit: disconnect (main) with nothing released; the task handle is
+     * freed after that, which releases nothing any more. */
+}
+
 /* ---- fanout ---------------------------------------------------------------- */
 
 static void cmd_fanout(void)
@@ -573,7 +620,7 @@ int main(int argc, char **argv)
 
     if (argc != 4) {
         fprintf(stderr, "usage: refs_driver ADDR LIBDIR chain|big|waiting|"
-                        "failed|unknown|hold\n");
+                        "failed|unknown|hold|lost|fanout|leave-*\n");
         return 2;
     }
     libdir = argv[2];
@@ -598,8 +645,11 @@ int main(int argc, char **argv)
         cmd_rebuild();
     else if (!strcmp(argv[3], "fanout"))
         cmd_fanout();
+    else if (!strncmp(argv[3], "leave-", 6))
+        cmd_leave(argv[3]);
     else
         die("unknown command %s", argv[3]);
     mt_client_disconnect(cl);
+    mt_task_release(leftover);
     return 0;
 }

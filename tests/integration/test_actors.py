@@ -10,8 +10,11 @@ another; `manta list actors` shows it; a second live actor with the same
 name is refused; killing the actor's executor (its pid from a method)
 restarts it with fresh state while max_restarts allows (and a dead node's
 actor restarts on the other node), and then it is DEAD
-and calls fail with MT_EACTORDIED at once; a call in flight when
-`manta actor kill` kills the actor fails with MT_EACTORDIED; a missing
+and calls fail with MT_EACTORDIED at once; calls made through a handle
+after its actor restarted (killed with SIGKILL or `manta actor kill
+--restart`, also while it restarts) run on the new incarnation, in order,
+each once, and only the call running at the crash fails; a call in flight
+when `manta actor kill` kills the actor fails with MT_EACTORDIED; a missing
 factory and a failing factory give DEAD with the reason, not a hang; a
 non-detached actor dies when its driver disconnects, and when its driver
 dies without disconnecting (the head's owner lease), while a detached one
@@ -178,6 +181,80 @@ def test_restart_then_dead():
     resources_back(addr)
 
 
+def hold_handle(addr, who, *sleep_ms):
+    """An actor_driver holding one handle on who: it has made one call
+    through it (so it calls straight to the worker; with sleep_ms, a
+    second one is left running) and waits for "go"."""
+    p = subprocess.Popen([DRIVER, addr, LIB_DIR, "hold", who, "incr", "4"] +
+                         [str(x) for x in sleep_ms],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline().split()
+    check(line and line[0] == "pid", "hold: %r" % line)
+    return p, int(line[1])
+
+
+def test_calls_after_restart_reach_the_new_incarnation():
+    addr, stub = start_cluster()
+    rc, aid, out = create(addr, "lazarus", 1, 3, 1)
+    check(rc == 0 and out[-1] == "ready", out)
+    # A handle that has called the first incarnation directly; the actor
+    # is then killed (restart allowed) and is ALIVE again before the
+    # handle's next calls: none of them was in flight at the crash, so
+    # all four run on the new incarnation, in order, each once.
+    p, pid = hold_handle(addr, "lazarus")
+    try:
+        os.kill(pid, signal.SIGKILL)
+        a = wait_until(lambda: (lambda x: x.state == C.ACTOR_STATE_ALIVE and
+                                x.num_restarts == 1 and x)(
+                                    get_actor(stub, aid)), 20, "restarted")
+        check(a.pid != pid, "a new executor")
+        out, err = p.communicate("go\n", timeout=60)
+        check(out.split("\n")[:4] == ["ok 1", "ok 2", "ok 3", "ok 4"],
+              "calls through the old handle: %r %s" % (out, err))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    check(calls(addr, "lazarus", "get", 1) == ["ok 4"], "each ran once")
+    # The same through `manta actor kill --restart`.
+    p, pid = hold_handle(addr, "lazarus")
+    try:
+        run(["actor", "kill", "--name", "lazarus", "--restart", "--address",
+             addr])
+        wait_until(lambda: (lambda x: x.state == C.ACTOR_STATE_ALIVE and
+                            x.num_restarts == 2)(get_actor(stub, aid)), 20,
+                   "restarted again")
+        out, err = p.communicate("go\n", timeout=60)
+        check(out.split("\n")[:4] == ["ok 1", "ok 2", "ok 3", "ok 4"],
+              "after kill --restart: %r %s" % (out, err))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    # A call running at the crash fails; the handle's next calls wait for
+    # the next incarnation (made once the head knows of the crash, while
+    # it may still be restarting) and run there.
+    p, pid = hold_handle(addr, "lazarus", 20000)
+    try:
+        wait_until(lambda: "nanosleep" in open("/proc/%d/wchan" % pid).read(),
+                   20, "the executor running sleep_ms")
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: get_actor(stub, aid).num_restarts == 3, 20,
+                   "restarting a third time")
+        out, err = p.communicate("go\n", timeout=60)
+        out = out.split("\n")
+        check(out[0].startswith("err MT_EACTORDIED") and
+              out[1:5] == ["ok 1", "ok 2", "ok 3", "ok 4"],
+              "running at the crash, then after it: %r %s" % (out, err))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    run(["actor", "kill", aid, "--address", addr])
+    resources_back(addr)
+
+
 def test_kill_in_flight():
     addr, stub = start_cluster()
     rc, aid, out = create(addr, "sleeper", 1, 0, 1)
@@ -280,5 +357,6 @@ def test_node_death_restarts_elsewhere():
 
 if __name__ == "__main__":
     main([test_named_detached_in_order, test_restart_then_dead,
+          test_calls_after_restart_reach_the_new_incarnation,
           test_kill_in_flight, test_bad_factories, test_owner_disconnect,
           test_node_death_restarts_elsewhere])

@@ -239,10 +239,70 @@ def test_list_objects_and_refcounts():
     all_released(addr, a, b)
 
 
+def listed(addr):
+    return {o["object_id"]: o for o in objects(addr)["objects"]}
+
+
+def test_a_leaving_driver_drops_its_references():
+    addr, a, b = cluster()
+    # Another driver holds its own put meanwhile (refs_driver hold).
+    keeper = subprocess.Popen([DRIVER, addr, LIB_DIR, "hold"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    drivers = [keeper]
+    try:
+        line = keeper.stdout.readline().split()
+        check(line and line[0] == "STEP1", "keeper said %r" % line)
+        kept = line[1]
+        for how in ("leave-exit", "leave-crash", "leave-quick"):
+            p = subprocess.Popen([DRIVER, addr, LIB_DIR, how],
+                                 stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            drivers.append(p)
+            ids = p.stdout.readline().split()
+            check(ids and ids[0] == "LEAVE", "%s said %r" % (how, ids))
+            put, arg, res = ids[1:4]
+            if how == "leave-crash":
+                check(p.stdout.readline().strip() == "CRASH", how)
+                os.kill(p.pid, signal.SIGKILL)
+            elif how == "leave-quick":
+                check(p.stdout.readline().startswith("QUICK "), how)
+            p.wait(timeout=30)
+            # The driver is gone without releasing: its own put goes at
+            # once; what its running task holds stays until the task ends,
+            # and so does another driver's put.
+            wait_until(lambda: put not in listed(addr), 5,
+                       "%s: the driver's put freed" % how)
+            objs = listed(addr)
+            check(arg in objs and objs[arg]["ref_count"] == 1,
+                  "%s: the running task's argument: %r" % (how, objs.get(arg)))
+            check(kept in objs and objs[kept]["ref_count"] >= 1,
+                  "%s: a live driver's put: %r" % (how, objs.get(kept)))
+            wait_until(lambda: arg not in listed(addr) and
+                       res not in listed(addr), 20,
+                       "%s: the task's argument and result freed once it "
+                       "ended" % how)
+        for step in ("go\n", "go\n"):
+            keeper.stdin.write(step)
+            keeper.stdin.flush()
+        out, err = keeper.communicate(timeout=60)
+        check(keeper.returncode == 0 and "hold ok" in out, err)
+    finally:
+        for p in drivers:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    # Nothing is left: no object the head lists, none it never heard of
+    # in a store (the quick driver's last put).
+    all_released(addr, a, b)
+
+
 if __name__ == "__main__":
     main([test_chain_across_nodes, test_256mib_tensor_between_nodes,
           test_fanout_pulls_once,
           test_waiting_for_args, test_failed_producer_fails_dependents,
           test_unknown_object, test_tensor_pipeline_example,
           test_lost_when_its_node_dies, test_lost_result_rebuilt_by_lineage,
-          test_list_objects_and_refcounts])
+          test_list_objects_and_refcounts,
+          test_a_leaving_driver_drops_its_references])

@@ -98,7 +98,10 @@ MT_EXTERN int mt_client_connect(const char *address,
  *
  * Tasks still running on the cluster keep running; their handles stay valid
  * for mt_task_id() and mt_task_release() only. Buffers from mt_get() stay
- * mapped until released.
+ * mapped until released. The client's session at the head ends: the
+ * object references it still holds (puts, function task results) are
+ * dropped, and its non-detached actors are killed; a process that ends
+ * without disconnecting gets the same once the head sees it gone.
  *
  * OWNERSHIP invalidates c; NULL is fine
  * THREAD any, but no other thread may be using c or start using it

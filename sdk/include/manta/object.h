@@ -10,7 +10,10 @@
  * mt_buffer_release().
  *
  * Objects are cluster-wide: a put is registered with the head's object
- * directory (one reference, yours, until mt_object_release()), can be
+ * directory (one reference, yours, until mt_object_release() or until
+ * your client goes away: mt_client_disconnect(), or the process ends or
+ * is killed; then the head drops every reference the client still holds,
+ * as Ray frees a driver's objects with it), can be
  * passed to function tasks by reference (manta/task.h, mt_arg_ref()) and
  * read on any node: mt_get() of an object this node lacks asks the head
  * where it is and has the local worker pull a copy, then maps it as
@@ -112,7 +115,8 @@ MT_EXTERN const char *mt_object_state_name(mt_object_state s);
 
 /*
  * mt_put - store a copy of size bytes as a new object and register it
- * with the head (you hold one reference: drop it with mt_object_release()).
+ * with the head (you hold one reference: drop it with mt_object_release();
+ * it also ends with the client, see above).
  * With batched submits (the default, see mt_submit_command) registration
  * is queued: other drivers see the object within about 20 ms, and tasks
  * this client submits afterwards always find it; a registration that then

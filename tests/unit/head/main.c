@@ -6,6 +6,7 @@ extern CU_TestInfo mt_test_node_table[];
 extern CU_TestInfo mt_test_storage[];
 extern CU_TestInfo mt_test_task_table[];
 extern CU_TestInfo mt_test_obj_table[];
+extern CU_TestInfo mt_test_obj_owners[];
 extern CU_TestInfo mt_test_actor_table[];
 extern CU_TestInfo mt_test_gang_ports[];
 extern CU_TestInfo mt_test_tasks[];
@@ -16,6 +17,7 @@ static const struct mt_suite suites[] = {
     {"storage", mt_test_storage, NULL, NULL},
     {"task_table", mt_test_task_table, NULL, NULL},
     {"obj_table", mt_test_obj_table, NULL, NULL},
+    {"obj_owners", mt_test_obj_owners, NULL, NULL},
     {"actor_table", mt_test_actor_table, NULL, NULL},
     {"gang_ports", mt_test_gang_ports, NULL, NULL},
     {"tasks", mt_test_tasks, NULL, NULL},

@@ -244,7 +244,7 @@ static void test_lost_put_says_why(void)
     int err;
 
     setup();
-    mt_head_objects_put(f.objs, "n1", &id, 1 << 20);
+    mt_head_objects_put(f.objs, "n1", &id, 1 << 20, NULL);
     mt_head_objects_node_down(f.objs, "n1");
     o = mt_obj_find(mt_head_objects_table(f.objs), &id);
     CU_ASSERT_PTR_NOT_NULL_FATAL(o);

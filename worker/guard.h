@@ -10,8 +10,10 @@
  * fd MT_GUARD_STATUS_FD. The guard forks the task into its group and
  * execs it; the pipe then reaches EOF with nothing written, or carries
  * the errno (an int) of a failed exec (the guard then exits 127 for
- * ENOENT, else 126), so the worker reports "cannot run" as it would
- * without a guard.
+ * ENOENT, else 126). The worker reads it once the guard has exited (so
+ * starting a task never waits for the second fork and exec) and reports
+ * "cannot run" as it would without a guard; such a task is RUNNING for
+ * the moment in between.
  *
  * The guard's exit status is the task's: its exit code, or death by the
  * same signal. Every process the task started, even one that left its

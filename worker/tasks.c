@@ -46,7 +46,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -80,7 +79,6 @@ extern char **environ;
 #define RETRY_MAX_MS 1000
 #define KILL_AFTER_MS 5000
 #define EOF_GRACE_MS 1000
-#define GUARD_EXEC_MS 5000     /* longest wait for a guard's exec report */
 #define GUARD_BACKSTOP_MS 2000 /* a guard told to kill has this long */
 #define RUN_MAGIC 0x7a5c0de1u
 
@@ -100,6 +98,7 @@ struct mt_run {
     bool proc_init;             /* uv_spawn was called on proc */
     int pid;                    /* 0 until spawned; leads the group */
     bool guarded;               /* pid is the run's manta-guard */
+    int exec_fd;                /* guarded: read end of its exec report */
     bool exited;                /* reaped (or never started) */
     int32_t exit_code;
     char *error;                /* NULL, or why it could not run */
@@ -205,6 +204,8 @@ static void task_free(struct mt_run *t)
     rs->buffered -= t->out.bytes;
     if (t->log_fd >= 0)
         close(t->log_fd);
+    if (t->exec_fd >= 0)
+        close(t->exec_fd);
     mt_outbuf_release(&t->out);
     mt_run_spec_release(&t->spec);
     free(t->error);
@@ -484,6 +485,34 @@ static void on_eof_grace(uv_timer_t *tm)
     close_pipe(t, 1);
 }
 
+/* The guard's report of its task's exec (guard.h), read once the guard
+ * has exited, so it never blocks: 0 when the exec succeeded (EOF, or the
+ * guard died first), else its errno. Closes fd. */
+static int exec_report(int fd)
+{
+    int err = 0;
+    ssize_t k;
+
+    do
+        k = read(fd, &err, sizeof(err));
+    while (k < 0 && errno == EINTR);
+    close(fd);
+    return k == (ssize_t)sizeof(err) && err > 0 ? err : 0;
+}
+
+/* The guard's program never ran (err, from exec_report): FAILED with
+ * the message and code uv_spawn would have given. */
+static void exec_failed(struct mt_run *t, int err)
+{
+    if (!err || t->error)
+        return;
+    t->error = mt_xasprintf("cannot run '%s': %s", t->spec.argv[0],
+                            uv_strerror(-err));
+    t->exit_code = err == ENOENT ? 127 : 126;
+    log_write(t, t->error, strlen(t->error));
+    log_write(t, "\n", 1);
+}
+
 static void on_proc_exit(uv_process_t *p, int64_t status, int term_signal)
 {
     struct mt_run *t = p->data;
@@ -497,6 +526,9 @@ static void on_proc_exit(uv_process_t *p, int64_t status, int term_signal)
                 t->pid, strerror(errno));
     mt_procs_remove(t->rs->o.procs, t->pid);
     t->exited = true;
+    if (t->exec_fd >= 0) /* the guard could not exec the program */
+        exec_failed(t, exec_report(t->exec_fd));
+    t->exec_fd = -1;
     if (!t->error) /* else it never ran: fail_start set the code */
         t->exit_code = term_signal ? 128 + term_signal : (int32_t)status;
     uv_timer_stop(&t->timer);
@@ -602,35 +634,6 @@ static char **guard_argv(struct mt_run *t, char *pid)
     return args;
 }
 
-/* Wait for a guard's exec report on fd (guard.h), and close fd. The guard
- * has forked the task by now or is about to: this is the time an exec
- * takes, which uv_spawn spends for the guard anyway.
- * RET 0 (the task runs), or the errno of its failed exec. */
-static int guard_wait_exec(int fd)
-{
-    struct pollfd pfd = {fd, POLLIN, 0};
-    int64_t end = mt_now_mono_ms() + GUARD_EXEC_MS;
-    int err = 0, r;
-    size_t got = 0;
-    ssize_t k;
-
-    while (got < sizeof(err) && mt_now_mono_ms() < end) {
-        r = poll(&pfd, 1, (int)(end - mt_now_mono_ms()));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        k = read(fd, (char *)&err + got, sizeof(err) - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break; /* EOF: the exec succeeded */
-        got += (size_t)k;
-    }
-    close(fd);
-    return got == sizeof(err) && err > 0 ? err : 0;
-}
-
 /* Fill o and io (4 entries) for the run's program, under its guard when
  * there is one (the caller frees o->args unless it is t->spec.argv).
  * OUT status  the read end of the guard's status pipe, or -1
@@ -679,21 +682,15 @@ static void spawn_failed(struct mt_run *t, int rc)
                                 uv_strerror(rc)));
 }
 
-/* The program (or its guard) runs: record it and read its output, or,
- * when the guard says the exec failed, fail the run as uv_spawn would
- * have (the guard exits on its own). */
+/* The program (or its guard) runs: record it and read its output. A
+ * guard reports a failed exec of the program on status, read when the
+ * guard exits (on_proc_exit): waiting here would hold the loop for a fork
+ * and an exec per task. */
 static void spawned(struct mt_run *t, int status)
 {
-    int err = status >= 0 ? guard_wait_exec(status) : 0;
-
     t->pid = t->proc.pid;
+    t->exec_fd = status;
     mt_procs_add(t->rs->o.procs, t->pid);
-    if (err) {
-        fail_start(t, err == ENOENT ? 127 : 126,
-                   mt_xasprintf("cannot run '%s': %s", t->spec.argv[0],
-                                uv_strerror(-err)));
-        return;
-    }
     for (int i = 0; i < 2; i++)
         uv_read_start((uv_stream_t *)&t->pipes[i], on_alloc, on_read);
     MT_DEBUG("task=%s attempt=%u started pid=%d%s: %s", t->spec.task_id,
@@ -931,6 +928,7 @@ void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s)
     t->spec = *s;
     memset(s, 0, sizeof(*s));
     t->log_fd = -1;
+    t->exec_fd = -1;
     t->start_ms = mt_now_mono_ms();
     mt_outbuf_init(&t->out, MT_OUTPUT_LIMIT);
     list_append(rs, t);

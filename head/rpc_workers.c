@@ -311,6 +311,7 @@ static void batch_send(struct mt_head_workers *w, struct run_batch *b)
     }
     req.tasks = v;
     req.n_tasks = b->n;
+    req.node_id = b->node_id;
     if (ch) /* the node may have died since the task was placed */
         rc = mt_rpc_unary(ch, &mt_worker_run_tasks, &req.base,
                           RUN_TIMEOUT_MS, 0, on_run_done, sent);

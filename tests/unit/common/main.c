@@ -13,6 +13,7 @@ extern CU_TestInfo mt_test_defs[];
 extern CU_TestInfo mt_test_ids[];
 extern CU_TestInfo mt_test_auth[];
 extern CU_TestInfo mt_test_proc[];
+extern CU_TestInfo mt_test_strindex[];
 extern CU_TestInfo mt_test_qty_regressions[];
 extern CU_TestInfo mt_test_sys_regressions[];
 int mt_test_rpc_setup(void);
@@ -30,6 +31,7 @@ static const struct mt_suite suites[] = {
     {"defs", mt_test_defs, NULL, NULL},
     {"ids", mt_test_ids, NULL, NULL},
     {"proc", mt_test_proc, NULL, NULL},
+    {"strindex", mt_test_strindex, NULL, NULL},
     /* Known bugs, reported and awaiting fixes: these fail until then. They
      * run last because the sys one aborts the run under ASan. */
     {"qty_regressions", mt_test_qty_regressions, NULL, NULL},

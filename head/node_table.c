@@ -2,10 +2,11 @@
 /*
  * node_table.c -- the head's node table (see node_table.h).
  *
- * DESIGN: a flat array of node pointers. Lookups are linear; at the cluster
- * sizes one head serves (thousands of nodes reporting once a second) that is
- * a few million comparisons a second at most. Switch to a hash if profiles
- * say so.
+ * DESIGN: a flat array of node pointers, which every listing walks, and a
+ * hash index over it by node id (common/strindex.h), because every report
+ * looks its node up several times: with 10,000 nodes reporting once a
+ * second, linear lookups cost the head more than all the rest of a report
+ * (bench/RESULTS.md, "the head at scale").
  */
 #include "head/node_table.h"
 
@@ -47,9 +48,15 @@ static void node_free(struct mt_node *n)
     free(n);
 }
 
+static const char *id_of(const void *v, size_t pos)
+{
+    return ((struct mt_node *const *)v)[pos]->id;
+}
+
 void mt_node_table_init(struct mt_node_table *t)
 {
     memset(t, 0, sizeof(*t));
+    mt_strindex_init(&t->by_id, id_of);
 }
 
 void mt_node_table_release(struct mt_node_table *t)
@@ -57,16 +64,16 @@ void mt_node_table_release(struct mt_node_table *t)
     for (size_t i = 0; i < t->n; i++)
         node_free(t->v[i]);
     free(t->v);
-    memset(t, 0, sizeof(*t));
+    mt_strindex_release(&t->by_id);
+    mt_node_table_init(t);
 }
 
 struct mt_node *mt_node_table_find(const struct mt_node_table *t,
                                    const char *id)
 {
-    for (size_t i = 0; i < t->n; i++)
-        if (strcmp(t->v[i]->id, id) == 0)
-            return t->v[i];
-    return NULL;
+    size_t i = mt_strindex_find(&t->by_id, t->v, id);
+
+    return i == MT_STRINDEX_NONE ? NULL : t->v[i];
 }
 
 bool mt_node_secret_ok(const struct mt_node *n, const char *secret)
@@ -102,6 +109,7 @@ struct mt_node *mt_node_table_register(struct mt_node_table *t,
         n->sched_node = UINT32_MAX;
         mt_xgrow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v));
         t->v[t->n++] = n;
+        mt_strindex_add(&t->by_id, t->v);
     }
     copy_str(&n->address, r->address);
     copy_str(&n->node_ip, r->node_ip);
@@ -180,6 +188,7 @@ void mt_node_table_trim(struct mt_node_table *t)
                 (oldest == t->n ||
                  t->v[i]->death_order < t->v[oldest]->death_order))
                 oldest = i;
+        mt_strindex_remove(&t->by_id, t->v, oldest);
         node_free(t->v[oldest]);
         t->v[oldest] = t->v[--t->n];
         dead--;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "common/qty.h"
+#include "common/strindex.h"
 
 #define MT_NODE_MAGIC 0x6e6f6465u /* "node" */
 #define MT_NODE_TABLE_MAX_DEAD 1000
@@ -81,11 +82,13 @@ struct mt_node {
     uint64_t suspect_seqno;    /* seqno when it became suspect */
 };
 
+/* Guarded by: loop thread. */
 struct mt_node_table {
     struct mt_node **v;
     size_t n;
     size_t cap;
     uint64_t deaths;
+    struct mt_strindex by_id;  /* v's positions by node id */
 };
 
 /* Registration input: every field borrowed and copied by the table. */

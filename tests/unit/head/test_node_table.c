@@ -3,7 +3,8 @@
  * test_node_table.c -- the head's node table (head/node_table.h):
  * registration and revival, reports (clamping, undeclared resources,
  * unknown or dead nodes), expiry with injected clocks, cluster totals over
- * live nodes, and trimming of old dead nodes.
+ * live nodes, trimming of old dead nodes, and lookups by id through many
+ * registrations and removals.
  *
  * Time is passed in: the tests pick the monotonic and wall clock values.
  */
@@ -545,6 +546,51 @@ static void test_trim(void)
     mt_node_table_release(&t);
 }
 
+/* Lookups stay right through many registrations and many removals: the
+ * index by id grows, and trimming removes entries from it and moves the
+ * last node into each freed place. */
+static void test_find_many(void)
+{
+    const size_t n = 3000, die = 2500, gone = die - MT_NODE_TABLE_MAX_DEAD;
+    struct mt_node_table t;
+    struct mt_node *nd;
+    char id[32];
+
+    mt_node_table_init(&t);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(id, sizeof(id), "node-%zu", i);
+        add_node(&t, id, 1, 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        snprintf(id, sizeof(id), "node-%zu", i);
+        nd = mt_node_table_find(&t, id);
+        CU_ASSERT_FATAL(nd && strcmp(nd->id, id) == 0);
+    }
+    CU_ASSERT_PTR_NULL(mt_node_table_find(&t, "node-3000"));
+    CU_ASSERT_PTR_NULL(mt_node_table_find(&t, ""));
+    for (size_t i = 0; i < die; i++) {
+        snprintf(id, sizeof(id), "node-%zu", i);
+        mt_node_table_mark_dead(&t, mt_node_table_find(&t, id), "test",
+                                (int64_t)i);
+    }
+    mt_node_table_trim(&t);
+    CU_ASSERT_EQUAL(t.n, n - gone);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(id, sizeof(id), "node-%zu", i);
+        nd = mt_node_table_find(&t, id);
+        if (i < gone) {
+            CU_ASSERT_PTR_NULL(nd);
+        } else {
+            CU_ASSERT(nd && strcmp(nd->id, id) == 0);
+        }
+    }
+    /* A forgotten id registers anew and is found again. */
+    nd = add_node(&t, "node-0", 2, 1);
+    CU_ASSERT_PTR_EQUAL(mt_node_table_find(&t, "node-0"), nd);
+    CU_ASSERT_EQUAL(t.n, n - gone + 1);
+    mt_node_table_release(&t);
+}
+
 /* expire trims: the deaths it causes push the oldest dead nodes out. */
 static void test_expire_trims(void)
 {
@@ -663,6 +709,7 @@ CU_TestInfo mt_test_node_table[] = {
     {"expire_without_callback", test_expire_without_callback},
     {"totals", test_totals},
     {"trim", test_trim},
+    {"find_many", test_find_many},
     {"expire_trims", test_expire_trims},
     {"state_name", test_state_name},
     CU_TEST_INFO_NULL,

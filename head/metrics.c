@@ -219,6 +219,7 @@ void mt_head_metrics(struct mt_head *h, struct mt_strbuf *sb)
     struct mt_qty_list total = {0}, avail = {0};
     double up = (double)(mt_now_wall_ms() - h->start_time_ms) / 1000.0;
 
+    mt_head_sched_sync_all(h->sched);
     family(sb, "manta_head_info", "The head's version and cluster id (1).");
     mt_strbuf_adds(sb, "manta_head_info{");
     add_label(sb, "version", MT_VERSION, true);

@@ -254,6 +254,7 @@ static void on_node_event(void *arg, struct mt_node *n,
     struct mt_head *h = arg;
     struct mt_node_watcher *w, *next;
 
+    mt_head_sched_sync_avail(h->sched, n);
     save_node(h, n);
     for (w = h->node_watchers; w; w = next) {
         next = w->next;

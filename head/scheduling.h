@@ -86,8 +86,15 @@ void mt_head_sched_suspect(struct mt_head_sched *hs, struct mt_node *n,
 /* A node died or left: its grants are gone (the owners are told apart). */
 void mt_head_sched_node_down(struct mt_head_sched *hs, struct mt_node *n);
 
-/* Copy the scheduler's view of what is free on n into n->avail. */
+/*
+ * Copy the scheduler's view of what is free on n into n->avail. The copy
+ * is made when it is read, not after each decide pass (a walk over every
+ * node): whoever reads a node's avail syncs it first.
+ */
 void mt_head_sched_sync_avail(struct mt_head_sched *hs, struct mt_node *n);
+
+/* mt_head_sched_sync_all - mt_head_sched_sync_avail on every node. */
+void mt_head_sched_sync_all(struct mt_head_sched *hs);
 
 /* The live node behind a scheduler handle, or NULL. */
 struct mt_node *mt_head_sched_node(struct mt_head_sched *hs, uint32_t handle);

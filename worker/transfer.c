@@ -266,8 +266,9 @@ void mt_fetch_stream_ended(struct mt_fetch *f, int err, const char *msg)
     f->stream = NULL;
     if (f->err)
         err = f->err;
-    if (!err)
-        err = finish(f);
+    if (!err && (err = finish(f)) == -MT_ESTATE)
+        fail_local(f, err, "the holder ended the stream before the last "
+                           "chunk");
     if (err)
         snprintf(why, sizeof(why), "pull from %s failed: %s", f->from,
                  f->err ? f->errmsg

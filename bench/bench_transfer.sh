@@ -2,7 +2,8 @@
 # bench_transfer.sh -- inter-node object pull over loopback: two workers on
 # 127.0.0.1 and 127.0.0.2, a SIZE object put into the first store, pulled
 # by the second through the workers' PullObject gRPC stream, RUNS times.
-# Prints GB/s per run and the median.
+# Prints GB/s per run (with the CPU seconds each worker spent on the pull,
+# which a loaded machine disturbs less than the wall clock) and the median.
 #   cold (default): a new object each run, pulled into never-touched pages
 #     of the second store (on a VM, first-touch page faults dominate).
 #   warm: one object pulled RUNS times, deleted from the second store after
@@ -39,15 +40,23 @@ store=$(( (RUNS + 1) * 1100 ))MiB
     --temp-dir "$ROOT/b" --object-store-memory "$store" >/dev/null
 A=$(cat "$ROOT/a/worker.addr")
 B=$(cat "$ROOT/b/worker.addr")
+PA=$(cat "$ROOT/a/worker.pid")
+PB=$(cat "$ROOT/b/worker.pid")
+# CPU seconds (user + system) a process has used so far.
+cpu() { awk -v t="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat"; }
 rates=()
 for i in $(seq 1 "$RUNS"); do
     if [ "$MODE" = cold ] || [ "$i" = 1 ]; then
         read -r id sum < <("$TOOL" put "$ROOT/a/objstore.sock" "$SIZE" "$i")
     fi
+    ca=$(cpu "$PA"); cb=$(cpu "$PB")
     read -r size us gbs < <("$TOOL" fetch "$B" "$id" "$A")
+    ca=$(awk -v a="$ca" -v b="$(cpu "$PA")" 'BEGIN {printf "%.2f", b - a}')
+    cb=$(awk -v a="$cb" -v b="$(cpu "$PB")" 'BEGIN {printf "%.2f", b - a}')
     read -r size2 sum2 < <("$TOOL" get "$ROOT/b/objstore.sock" "$id")
     [ "$sum" = "$sum2" ] || { echo "run $i: checksum mismatch"; exit 1; }
-    echo "run $i ($MODE): $size bytes in ${us}us = $gbs GB/s (checksum ok)"
+    echo "run $i ($MODE): $size bytes in ${us}us = $gbs GB/s (checksum ok;" \
+         "cpu s: holder $ca, puller $cb)"
     if [ "$MODE" = warm ]; then
         "$DEL" delete "$ROOT/b/objstore.sock" "$id" >/dev/null
         [ "$i" = 1 ] || rates+=("$gbs")

@@ -5,7 +5,9 @@
  *
  *   mt_objtool put SOCKET SIZE SEED      -> "<id> <checksum>"
  *   mt_objtool get SOCKET ID [TIMEOUT_MS] -> "<size> <checksum>"
- *   mt_objtool fetch WORKER_ADDR ID FROM_ADDR -> "<size> <us> <GB/s>"
+ *   mt_objtool fetch WORKER_ADDR ID FROM_ADDR [TIMEOUT_MS]
+ *                                         -> "<size> <us> <GB/s>"
+ *   mt_objtool delete SOCKET ID           -> "deleted"
  *   mt_objtool stats SOCKET               -> "<objects> <used bytes>"
  *
  * Objects are filled with a seeded pseudo-random stream; the checksum is a
@@ -60,7 +62,9 @@ static int usage(void)
 {
     fprintf(stderr, "usage: mt_objtool put SOCKET SIZE SEED\n"
                     "       mt_objtool get SOCKET ID [TIMEOUT_MS]\n"
-                    "       mt_objtool fetch WORKER_ADDR ID FROM_ADDR\n"
+                    "       mt_objtool fetch WORKER_ADDR ID FROM_ADDR "
+                    "[TIMEOUT_MS]\n"
+                    "       mt_objtool delete SOCKET ID\n"
                     "       mt_objtool stats SOCKET\n");
     return 2;
 }
@@ -117,7 +121,30 @@ static int cmd_get(const char *sock, const char *idhex, const char *tmo)
     return 0;
 }
 
-static int cmd_fetch(const char *addr, const char *idhex, const char *from)
+/* Delete a sealed, unpinned object from the store. */
+static int cmd_delete(const char *sock, const char *idhex)
+{
+    struct mt_objc *c;
+    mt_object_id id;
+    int rc;
+
+    if (mt_object_id_from_hex(idhex, &id) < 0)
+        return usage();
+    rc = mt_objc_connect(sock, NULL, &c);
+    if (rc == 0) {
+        rc = mt_objc_delete(c, &id);
+        mt_objc_disconnect(c);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "mt_objtool delete: %s\n", mt_strerror(rc));
+        return 1;
+    }
+    printf("deleted\n");
+    return 0;
+}
+
+static int cmd_fetch(const char *addr, const char *idhex, const char *from,
+                     const char *tmo)
 {
     Manta__FetchObjectRequest req = MANTA__FETCH_OBJECT_REQUEST__INIT;
     Manta__FetchObjectReply *r = NULL;
@@ -135,7 +162,7 @@ static int cmd_fetch(const char *addr, const char *idhex, const char *from)
     req.object_id.data = id.b;
     req.object_id.len = MT_OBJECT_ID_LEN;
     req.from_address = (char *)from;
-    req.timeout_ms = 120000;
+    req.timeout_ms = tmo ? (uint32_t)atoi(tmo) : 120000;
     uv_loop_init(&loop);
     mt_rpc_engine_create(&loop, &eng);
     /* The cluster token and TLS files from the environment (MANTA_*). */
@@ -143,8 +170,9 @@ static int cmd_fetch(const char *addr, const char *idhex, const char *from)
     if (rc == 0)
         rc = mt_rpc_channel_create(eng, addr, 0, &ch);
     if (rc == 0)
-        rc = mt_rpc_unary_sync(ch, &mt_worker_fetch_object, &req.base, 130000,
-                               0, &resp, err, sizeof(err));
+        rc = mt_rpc_unary_sync(ch, &mt_worker_fetch_object, &req.base,
+                               (int)req.timeout_ms + 10000, 0, &resp, err,
+                               sizeof(err));
     mt_rpc_channel_destroy(ch);
     mt_rpc_engine_destroy(eng);
     uv_loop_close(&loop);
@@ -191,6 +219,8 @@ int main(int argc, char **argv)
     if (argc >= 4 && strcmp(argv[1], "get") == 0)
         return cmd_get(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
     if (argc >= 5 && strcmp(argv[1], "fetch") == 0)
-        return cmd_fetch(argv[2], argv[3], argv[4]);
+        return cmd_fetch(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : NULL);
+    if (argc >= 4 && strcmp(argv[1], "delete") == 0)
+        return cmd_delete(argv[2], argv[3]);
     return usage();
 }

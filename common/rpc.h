@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <uv.h>
 
 struct mt_rpc_engine;
@@ -83,9 +84,15 @@ typedef void (*mt_rpc_done_fn)(void *arg, const struct mt_rpc_status *st,
                                const ProtobufCMessage *resp);
 typedef void (*mt_rpc_msg_fn)(void *arg, const ProtobufCMessage *msg);
 typedef void (*mt_rpc_notify_fn)(void *arg);
+/* A raw stream's message: its wire bytes, in n segments borrowed for the
+ * callback only (gRPC's receive buffers, not copied or decoded). */
+typedef void (*mt_rpc_raw_fn)(void *arg, const struct iovec *segs, size_t n);
 
 /* Default limit on a received message, both sides (gRPC's own is 4 MiB). */
 #define MT_RPC_DEFAULT_MAX_MSG (64 * 1024 * 1024)
+
+/* A bulk channel's HTTP/2 receive window (mt_rpc_channel_create_bulk). */
+#define MT_RPC_BULK_WINDOW (64 * 1024 * 1024)
 
 /* Flag for mt_rpc_unary()/mt_rpc_stream_open(): wait for the channel to be
  * ready (until the deadline) instead of failing fast with UNAVAILABLE. */
@@ -209,6 +216,22 @@ int mt_rpc_fail(struct mt_rpc_call *call, int err, const char *msg);
  */
 int mt_rpc_stream_send(struct mt_rpc_call *call, const ProtobufCMessage *msg);
 
+/*
+ * mt_rpc_stream_send_raw - queue one message given as wire bytes, head
+ * then body, without encoding: for bulk payloads sent with no copy (object
+ * pulls). head is copied; body is lent to gRPC, and release(arg) runs on
+ * the loop thread once gRPC holds it no more (after the write, a cancel
+ * or the call's end; before mt_rpc_engine_destroy returns).
+ *
+ * RET 0: release will run; or -MT_ECANCELED / -MT_ESTATE (as
+ *     mt_rpc_stream_send) / -MT_ENOMEM: it never runs
+ * OWNERSHIP borrows head; body must stay valid and unchanged until release
+ */
+int mt_rpc_stream_send_raw(struct mt_rpc_call *call, const uint8_t *head,
+                           size_t head_len, const uint8_t *body,
+                           size_t body_len, mt_rpc_notify_fn release,
+                           void *arg);
+
 /* mt_rpc_stream_finish - end a stream with OK after the queued messages. */
 int mt_rpc_stream_finish(struct mt_rpc_call *call);
 
@@ -257,6 +280,15 @@ int mt_rpc_channel_create(struct mt_rpc_engine *eng, const char *target,
                           int max_msg_bytes, struct mt_rpc_channel **out);
 
 /*
+ * mt_rpc_channel_create_bulk - as mt_rpc_channel_create, for large server
+ * streams (object pulls): a connection of its own, not shared with other
+ * channels to target, with a fixed MT_RPC_BULK_WINDOW receive window (no
+ * BDP probing), the largest HTTP/2 frames and big socket reads.
+ */
+int mt_rpc_channel_create_bulk(struct mt_rpc_engine *eng, const char *target,
+                               int max_msg_bytes, struct mt_rpc_channel **out);
+
+/*
  * mt_rpc_channel_destroy - cancel the channel's calls in flight (their
  * callbacks still run, with CANCELLED) and release it. Accepts NULL.
  */
@@ -292,6 +324,20 @@ int mt_rpc_stream_open(struct mt_rpc_channel *ch, const struct mt_rpc_method *m,
                        unsigned flags, mt_rpc_msg_fn on_msg,
                        mt_rpc_done_fn on_done, void *arg,
                        struct mt_rpc_stream **out);
+
+/*
+ * mt_rpc_stream_open_raw - as mt_rpc_stream_open, but each message is
+ * handed to on_raw as its undecoded wire bytes (m->resp is not used to
+ * decode): the caller parses them and copies what it keeps. A message
+ * gRPC cannot read (a bad compression) ends the stream with INTERNAL.
+ * RET as mt_rpc_stream_open; -MT_EINVAL without on_raw
+ */
+int mt_rpc_stream_open_raw(struct mt_rpc_channel *ch,
+                           const struct mt_rpc_method *m,
+                           const ProtobufCMessage *req, int timeout_ms,
+                           unsigned flags, mt_rpc_raw_fn on_raw,
+                           mt_rpc_done_fn on_done, void *arg,
+                           struct mt_rpc_stream **out);
 
 /* mt_rpc_stream_cancel - cancel a client stream; on_done still runs. */
 void mt_rpc_stream_cancel(struct mt_rpc_stream *s);

@@ -5,7 +5,11 @@
  *
  * A unary call is one batch of six ops (notes/grpc-core.md section 3). A
  * server stream is a send batch, a status batch and a chain of single
- * RECV_MESSAGE batches; it completes once all three have come back.
+ * RECV_MESSAGE batches; it completes once all three have come back. A raw
+ * stream hands each message over as the slices gRPC received it in
+ * (peeked, not copied), for callers that place bulk bytes themselves.
+ * Bulk channels get their own connection and transport settings for
+ * large streams (bulk_args).
  *
  * Channels keep a list of their calls so destroying a channel can cancel
  * them; the channel struct itself lives until the last call has delivered
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -59,6 +64,9 @@ struct client_call {
     bool malformed;
     mt_rpc_done_fn done;
     mt_rpc_msg_fn on_msg;
+    mt_rpc_raw_fn on_raw;          /* raw stream: messages as segments */
+    struct iovec *segs;            /* raw stream: reused per message */
+    size_t cap_segs;
     void *arg;
 };
 
@@ -74,21 +82,10 @@ static void channel_unref(struct mt_rpc_channel *ch)
     free(ch);
 }
 
-int mt_rpc_channel_create(struct mt_rpc_engine *eng, const char *target,
-                          int max_msg_bytes, struct mt_rpc_channel **out)
+/* The arguments every channel gets; RET how many were set. */
+static size_t common_args(grpc_arg *args, int limit)
 {
-    struct mt_rpc_channel *ch;
-    grpc_channel_credentials *creds;
-    grpc_arg args[5];
-    grpc_channel_args cargs = {5, args};
-    int limit = max_msg_bytes ? max_msg_bytes : MT_RPC_DEFAULT_MAX_MSG;
-
-    if (!target || !*target)
-        return -MT_EINVAL;
-    ch = calloc(1, sizeof(*ch));
-    if (!ch)
-        return -MT_ENOMEM;
-    memset(args, 0, sizeof(args));
+    memset(args, 0, 5 * sizeof(*args));
     args[0].type = GRPC_ARG_INTEGER;
     args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
     args[0].value.integer = limit;
@@ -108,6 +105,59 @@ int mt_rpc_channel_create(struct mt_rpc_engine *eng, const char *target,
     args[4].value.integer = 16 * 1024 * 1024;
     /* Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC also uses it as the
      * connect timeout, and 100 ms is too short for a loaded machine. */
+    return 5;
+}
+
+/*
+ * What a bulk channel adds: its own connection (a local subchannel pool,
+ * so control calls to the same node never queue behind a pull), the
+ * largest HTTP/2 frames the peer may send us, a fixed wide window instead
+ * of BDP probing, and big socket reads. RET how many were set.
+ */
+static size_t bulk_args(grpc_arg *args)
+{
+    static const struct {
+        const char *key;
+        int value;
+    } bulk[] = {
+        {GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1},
+        {GRPC_ARG_HTTP2_MAX_FRAME_SIZE, 16 * 1024 * 1024 - 1},
+        {GRPC_ARG_HTTP2_BDP_PROBE, 0},
+        {GRPC_ARG_TCP_READ_CHUNK_SIZE, 1024 * 1024},
+        {GRPC_ARG_TCP_MIN_READ_CHUNK_SIZE, 256 * 1024},
+        {GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 4 * 1024 * 1024},
+    };
+    size_t n = sizeof(bulk) / sizeof(bulk[0]);
+
+    memset(args, 0, n * sizeof(*args));
+    for (size_t i = 0; i < n; i++) {
+        args[i].type = GRPC_ARG_INTEGER;
+        args[i].key = (char *)bulk[i].key;
+        args[i].value.integer = bulk[i].value;
+    }
+    return n;
+}
+
+static int channel_create(struct mt_rpc_engine *eng, const char *target,
+                          int max_msg_bytes, bool bulk,
+                          struct mt_rpc_channel **out)
+{
+    struct mt_rpc_channel *ch;
+    grpc_channel_credentials *creds;
+    grpc_arg args[16];
+    grpc_channel_args cargs = {0, args};
+
+    if (!target || !*target)
+        return -MT_EINVAL;
+    ch = calloc(1, sizeof(*ch));
+    if (!ch)
+        return -MT_ENOMEM;
+    cargs.num_args = common_args(
+        args, max_msg_bytes ? max_msg_bytes : MT_RPC_DEFAULT_MAX_MSG);
+    if (bulk) {
+        args[4].value.integer = MT_RPC_BULK_WINDOW;
+        cargs.num_args += bulk_args(args + cargs.num_args);
+    }
     creds = mt__rpc_channel_creds(eng);
     ch->ch = grpc_channel_create(target, creds, &cargs);
     grpc_channel_credentials_release(creds);
@@ -121,6 +171,18 @@ int mt_rpc_channel_create(struct mt_rpc_engine *eng, const char *target,
     eng->channels++;
     *out = ch;
     return 0;
+}
+
+int mt_rpc_channel_create(struct mt_rpc_engine *eng, const char *target,
+                          int max_msg_bytes, struct mt_rpc_channel **out)
+{
+    return channel_create(eng, target, max_msg_bytes, false, out);
+}
+
+int mt_rpc_channel_create_bulk(struct mt_rpc_engine *eng, const char *target,
+                               int max_msg_bytes, struct mt_rpc_channel **out)
+{
+    return channel_create(eng, target, max_msg_bytes, true, out);
 }
 
 void mt_rpc_channel_destroy(struct mt_rpc_channel *ch)
@@ -208,6 +270,7 @@ static void call_free(struct client_call *c)
     grpc_metadata_array_destroy(&c->trail_md);
     grpc_slice_unref(c->details);
     grpc_call_unref(c->call);
+    free(c->segs);
     free(c);
     channel_unref(ch);
 }
@@ -324,6 +387,52 @@ static void stream_step(struct client_call *c)
 
 static int start_recv(struct client_call *c);
 
+/* Point segs at each slice of bb (decompressed by the reader if need be).
+ * RET the count, or -1 when bb cannot be read or memory runs out. */
+static ssize_t gather(struct client_call *c, grpc_byte_buffer_reader *r)
+{
+    grpc_slice *sp;
+    size_t n = 0;
+
+    while (grpc_byte_buffer_reader_peek(r, &sp)) {
+        if (n == c->cap_segs) {
+            size_t ncap = c->cap_segs ? c->cap_segs * 2 : 256;
+            struct iovec *v = realloc(c->segs, ncap * sizeof(*v));
+
+            if (!v)
+                return -1;
+            c->segs = v;
+            c->cap_segs = ncap;
+        }
+        c->segs[n].iov_base = GRPC_SLICE_START_PTR(*sp);
+        c->segs[n++].iov_len = GRPC_SLICE_LENGTH(*sp);
+    }
+    return (ssize_t)n;
+}
+
+/* A raw stream's message: hand its segments over, then read the next. */
+static void deliver_raw(struct client_call *c)
+{
+    grpc_byte_buffer_reader r;
+    ssize_t n = -1;
+
+    if (grpc_byte_buffer_reader_init(&r, c->recv_bb)) {
+        n = gather(c, &r);
+        if (n >= 0)
+            c->on_raw(c->arg, c->segs, (size_t)n);
+        grpc_byte_buffer_reader_destroy(&r);
+    }
+    grpc_byte_buffer_destroy(c->recv_bb);
+    c->recv_bb = NULL;
+    if (n < 0) {
+        c->malformed = true;
+        grpc_call_cancel(c->call, NULL);
+    } else if (start_recv(c) < 0) {
+        grpc_call_cancel(c->call, NULL);
+    }
+    stream_step(c);
+}
+
 static void on_stream_recv(struct mt__rpc_tag *tag, bool ok)
 {
     struct client_call *c =
@@ -334,6 +443,10 @@ static void on_stream_recv(struct mt__rpc_tag *tag, bool ok)
     c->outstanding--;
     if (!ok || !c->recv_bb) {
         stream_step(c);
+        return;
+    }
+    if (c->on_raw) {
+        deliver_raw(c);
         return;
     }
     msg = mt__rpc_decode(c->m->resp, c->recv_bb);
@@ -388,11 +501,11 @@ static void on_stream_status(struct mt__rpc_tag *tag, bool ok)
     stream_step(c);
 }
 
-int mt_rpc_stream_open(struct mt_rpc_channel *ch, const struct mt_rpc_method *m,
+static int stream_open(struct mt_rpc_channel *ch, const struct mt_rpc_method *m,
                        const ProtobufCMessage *req, int timeout_ms,
                        unsigned flags, mt_rpc_msg_fn on_msg,
-                       mt_rpc_done_fn on_done, void *arg,
-                       struct mt_rpc_stream **out)
+                       mt_rpc_raw_fn on_raw, mt_rpc_done_fn on_done,
+                       void *arg, struct mt_rpc_stream **out)
 {
     struct client_call *c;
     grpc_op ops[4];
@@ -406,6 +519,7 @@ int mt_rpc_stream_open(struct mt_rpc_channel *ch, const struct mt_rpc_method *m,
         return err;
     c->done = on_done;
     c->on_msg = on_msg;
+    c->on_raw = on_raw;
     c->arg = arg;
     c->main_tag.fn = on_stream_send;
     if (mt__rpc_start_batch(ch->eng, c->call, ops, 4, &c->main_tag) !=
@@ -430,6 +544,29 @@ int mt_rpc_stream_open(struct mt_rpc_channel *ch, const struct mt_rpc_method *m,
     if (out)
         *out = (struct mt_rpc_stream *)c;
     return 0;
+}
+
+int mt_rpc_stream_open(struct mt_rpc_channel *ch, const struct mt_rpc_method *m,
+                       const ProtobufCMessage *req, int timeout_ms,
+                       unsigned flags, mt_rpc_msg_fn on_msg,
+                       mt_rpc_done_fn on_done, void *arg,
+                       struct mt_rpc_stream **out)
+{
+    return stream_open(ch, m, req, timeout_ms, flags, on_msg, NULL, on_done,
+                       arg, out);
+}
+
+int mt_rpc_stream_open_raw(struct mt_rpc_channel *ch,
+                           const struct mt_rpc_method *m,
+                           const ProtobufCMessage *req, int timeout_ms,
+                           unsigned flags, mt_rpc_raw_fn on_raw,
+                           mt_rpc_done_fn on_done, void *arg,
+                           struct mt_rpc_stream **out)
+{
+    if (!on_raw)
+        return -MT_EINVAL;
+    return stream_open(ch, m, req, timeout_ms, flags, NULL, on_raw, on_done,
+                       arg, out);
 }
 
 void mt_rpc_stream_cancel(struct mt_rpc_stream *s)

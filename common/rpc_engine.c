@@ -21,6 +21,24 @@
 #include "common/log.h"
 #include "common/rpc_int.h"
 
+void mt__rpc_post(struct mt_rpc_engine *eng, struct mt__rpc_tag *tag, bool ok)
+{
+    pthread_mutex_lock(&eng->mu);
+    if (eng->n_events == eng->cap_events) {
+        size_t ncap = eng->cap_events ? eng->cap_events * 2 : 64;
+        void *p = realloc(eng->events, ncap * sizeof(*eng->events));
+        if (!p)
+            MT_BUG("out of memory in rpc poller");
+        eng->events = p;
+        eng->cap_events = ncap;
+    }
+    eng->events[eng->n_events].tag = tag;
+    eng->events[eng->n_events].ok = ok;
+    eng->n_events++;
+    pthread_mutex_unlock(&eng->mu);
+    uv_async_send(&eng->wakeup);
+}
+
 static void *poller_main(void *arg)
 {
     struct mt_rpc_engine *eng = arg;
@@ -33,20 +51,7 @@ static void *poller_main(void *arg)
             break;
         if (ev.type != GRPC_OP_COMPLETE)
             continue;
-        pthread_mutex_lock(&eng->mu);
-        if (eng->n_events == eng->cap_events) {
-            size_t ncap = eng->cap_events ? eng->cap_events * 2 : 64;
-            void *p = realloc(eng->events, ncap * sizeof(*eng->events));
-            if (!p)
-                MT_BUG("out of memory in rpc poller");
-            eng->events = p;
-            eng->cap_events = ncap;
-        }
-        eng->events[eng->n_events].tag = ev.tag;
-        eng->events[eng->n_events].ok = ev.success != 0;
-        eng->n_events++;
-        pthread_mutex_unlock(&eng->mu);
-        uv_async_send(&eng->wakeup);
+        mt__rpc_post(eng, ev.tag, ev.success != 0);
     }
     return NULL;
 }

@@ -57,6 +57,11 @@ static inline void mt__rpc_tag_armed(struct mt_rpc_engine *eng)
     eng->pending++;
 }
 
+/* Queue (tag, ok) for the loop thread and wake it: what the poller does
+ * with each completion, and what a borrowed slice's release does. Any
+ * thread; the tag must have been armed (mt__rpc_tag_armed). */
+void mt__rpc_post(struct mt_rpc_engine *eng, struct mt__rpc_tag *tag, bool ok);
+
 /* Start a batch of n ops; on failure the tag is not armed. */
 grpc_call_error mt__rpc_start_batch(struct mt_rpc_engine *eng, grpc_call *call,
                                     const grpc_op *ops, size_t n,

@@ -18,7 +18,10 @@
  *
  * Server streams: messages are encoded at send time and queued; one
  * SEND_MESSAGE is in flight at a time; the final status rides with the last
- * message when possible.
+ * message when possible. A raw message (mt_rpc_stream_send_raw) lends its
+ * body to gRPC as a slice whose destructor posts a tag to the engine, so
+ * the owner gets it back on the loop thread, never earlier than gRPC's
+ * last reference (which may outlive the write's completion).
  *
  * Shutdown: shutdown_and_notify, a grace timer that cancels all calls, and
  * the server is destroyed once the shutdown tag and every armed request have
@@ -240,13 +243,11 @@ static void pump(struct mt_rpc_call *c)
     grpc_slice_unref(details);
 }
 
-static int queue_msg(struct mt_rpc_call *c, const ProtobufCMessage *msg)
+/* Append q carrying an encoded message. */
+static void append(struct mt_rpc_call *c, struct queued_msg *q,
+                   grpc_byte_buffer *bb)
 {
-    struct queued_msg *q = malloc(sizeof(*q));
-
-    if (!q)
-        return -MT_ENOMEM;
-    q->bb = mt__rpc_encode(msg);
+    q->bb = bb;
     q->next = NULL;
     if (c->q_tail)
         c->q_tail->next = q;
@@ -254,7 +255,67 @@ static int queue_msg(struct mt_rpc_call *c, const ProtobufCMessage *msg)
         c->q_head = q;
     c->q_tail = q;
     c->q_len++;
+}
+
+static int queue_msg(struct mt_rpc_call *c, const ProtobufCMessage *msg)
+{
+    struct queued_msg *q = malloc(sizeof(*q));
+
+    if (!q)
+        return -MT_ENOMEM;
+    append(c, q, mt__rpc_encode(msg));
     return 0;
+}
+
+/* A body lent to gRPC: released on the loop thread once gRPC drops it. */
+struct lent {
+    struct mt__rpc_tag tag;
+    struct mt_rpc_engine *eng;
+    mt_rpc_notify_fn release;
+    void *arg;
+};
+
+static void on_lent_back(struct mt__rpc_tag *tag, bool ok)
+{
+    struct lent *l = (struct lent *)tag;
+
+    (void)ok;
+    l->release(l->arg);
+    free(l);
+}
+
+/* The slice's destructor: any thread, even inside gRPC; post only. */
+static void lent_unref(void *p)
+{
+    struct lent *l = p;
+
+    mt__rpc_post(l->eng, &l->tag, true);
+}
+
+/* A byte buffer of head (copied) then body (lent until release runs). */
+static grpc_byte_buffer *lend(struct mt_rpc_call *c, const uint8_t *head,
+                              size_t head_len, const uint8_t *body,
+                              size_t body_len, mt_rpc_notify_fn release,
+                              void *arg)
+{
+    struct lent *l = malloc(sizeof(*l));
+    grpc_slice s[2];
+    grpc_byte_buffer *bb;
+
+    if (!l)
+        return NULL;
+    l->tag.fn = on_lent_back;
+    l->eng = c->eng;
+    l->release = release;
+    l->arg = arg;
+    mt__rpc_tag_armed(c->eng); /* the engine waits for every body back */
+    s[0] = grpc_slice_from_copied_buffer((const char *)head, head_len);
+    s[1] = grpc_slice_new_with_user_data((void *)body, body_len, lent_unref,
+                                         l);
+    bb = grpc_raw_byte_buffer_create(s, 2);
+    grpc_slice_unref(s[0]);
+    grpc_slice_unref(s[1]);
+    return bb;
 }
 
 /* End the handler's ownership with a final status. */
@@ -304,6 +365,30 @@ int mt_rpc_stream_send(struct mt_rpc_call *c, const ProtobufCMessage *msg)
     rc = queue_msg(c, msg);
     if (rc < 0)
         return rc;
+    pump(c);
+    return 0;
+}
+
+int mt_rpc_stream_send_raw(struct mt_rpc_call *c, const uint8_t *head,
+                           size_t head_len, const uint8_t *body,
+                           size_t body_len, mt_rpc_notify_fn release,
+                           void *arg)
+{
+    struct queued_msg *q;
+    grpc_byte_buffer *bb = NULL;
+
+    if (c->ended || !c->m || c->m->h->method->kind != MT_RPC_SERVER_STREAM)
+        return -MT_ESTATE;
+    if (c->cancelled)
+        return -MT_ECANCELED;
+    q = malloc(sizeof(*q));
+    if (q)
+        bb = lend(c, head, head_len, body, body_len, release, arg);
+    if (!bb) {
+        free(q);
+        return -MT_ENOMEM;
+    }
+    append(c, q, bb);
     pump(c);
     return 0;
 }

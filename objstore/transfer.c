@@ -101,25 +101,57 @@ int mt_xfer_writer_open(struct mt_store *st, const mt_object_id *id,
     return 0;
 }
 
-int mt_xfer_writer_write(struct mt_xfer_writer *w, uint64_t off,
-                         const void *buf, uint64_t len)
+/* The chunk index of a whole chunk of len bytes at off, or -MT_E*. */
+static int64_t chunk_index(const struct mt_xfer_writer *w, uint64_t off,
+                           uint64_t len)
 {
-    uint64_t i, want;
+    uint64_t want;
 
     if (off >= w->total)
         return -MT_ERANGE;
     if (off % w->chunk)
         return -MT_EINVAL;
-    i = off / w->chunk;
     want = w->total - off < w->chunk ? w->total - off : w->chunk;
     if (len != want)
         return -MT_EINVAL;
-    memcpy(w->base + off, buf, len);
+    return (int64_t)(off / w->chunk);
+}
+
+int mt_xfer_writer_place(struct mt_xfer_writer *w, uint64_t off, uint64_t len,
+                         uint8_t **dst)
+{
+    int64_t i = chunk_index(w, off, len);
+
+    if (i < 0)
+        return (int)i;
+    *dst = w->base + off;
+    return 0;
+}
+
+int mt_xfer_writer_placed(struct mt_xfer_writer *w, uint64_t off)
+{
+    uint64_t left = off < w->total ? w->total - off : 0;
+    int64_t i = chunk_index(w, off, left < w->chunk ? left : w->chunk);
+
+    if (i < 0)
+        return (int)i;
     if (!(w->have[i / 64] & (1ULL << (i % 64)))) {
         w->have[i / 64] |= 1ULL << (i % 64);
         w->missing--;
     }
     return 0;
+}
+
+int mt_xfer_writer_write(struct mt_xfer_writer *w, uint64_t off,
+                         const void *buf, uint64_t len)
+{
+    uint8_t *dst;
+    int rc = mt_xfer_writer_place(w, off, len, &dst);
+
+    if (rc < 0)
+        return rc;
+    memcpy(dst, buf, len);
+    return mt_xfer_writer_placed(w, off);
 }
 
 uint64_t mt_xfer_writer_missing(const struct mt_xfer_writer *w)

@@ -80,6 +80,28 @@ int mt_xfer_writer_open(struct mt_store *st, const mt_object_id *id,
 int mt_xfer_writer_write(struct mt_xfer_writer *w, uint64_t off,
                          const void *buf, uint64_t len);
 
+/*
+ * mt_xfer_writer_place - where the chunk at off goes, for a transport that
+ * fills it itself (straight from its receive buffers, with no staging
+ * copy). The chunk counts as received only after mt_xfer_writer_placed;
+ * a fill that fails half way leaves it missing, so the object is never
+ * sealed with it (cancel the writer instead).
+ *
+ * IN  off, len  as for mt_xfer_writer_write
+ * OUT dst       len writable bytes in the unsealed object; valid until
+ *               the writer is finished or cancelled
+ * RET 0, -MT_EINVAL (misaligned or wrong length), -MT_ERANGE (beyond the end)
+ * NOTE added for worker/ pulls (issue 14); the store itself is untouched
+ */
+int mt_xfer_writer_place(struct mt_xfer_writer *w, uint64_t off, uint64_t len,
+                         uint8_t **dst);
+
+/*
+ * mt_xfer_writer_placed - the chunk at off (placed and filled) is in.
+ * RET 0, or -MT_EINVAL / -MT_ERANGE for an off place would refuse
+ */
+int mt_xfer_writer_placed(struct mt_xfer_writer *w, uint64_t off);
+
 /* mt_xfer_writer_missing - chunks not received yet. */
 uint64_t mt_xfer_writer_missing(const struct mt_xfer_writer *w);
 

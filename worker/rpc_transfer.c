@@ -5,18 +5,27 @@
  * streams this worker opens for its fetches.
  *
  * PullObject (server stream, on the holder): pin the object with a chunk
- * reader (objstore/transfer.h), send its info, then its bytes in chunks of
- * 4 MiB. Up to PULL_WINDOW chunks are queued in the stream at once; the
- * stream's drain callback asks for more, so a slow receiver never makes the
- * sender buffer the whole object.
+ * reader (objstore/transfer.h), send its info, then its bytes in chunks
+ * of the size the puller asks for (4 MiB when it names none). Each chunk
+ * goes out as a small hand-encoded head (chunk_wire.h) and the payload
+ * lent to gRPC straight from the pinned store mapping, with no copy; the
+ * pin is dropped only once gRPC has given every payload back. Up to
+ * PULL_WINDOW chunks are queued in the stream at once; the stream's drain
+ * callback asks for more, so a slow receiver never makes the sender hold
+ * the whole object.
  *
  * FetchObject (unary, on the receiver): answered at once when the object
  * is here, else when the fetch (transfer.c) it starts or joins ends. A
  * client that goes away cancels the fetch it started.
  *
- * The wire: a fetch gets its own channel to the holder and a PullObject
- * stream whose chunks go to mt_fetch_chunk; the channel goes when the
- * stream ends.
+ * The wire: a fetch gets its own bulk channel (its own connection, wide
+ * windows) to the holder and a raw PullObject stream: each ObjectChunk is
+ * parsed where gRPC received it (chunk_wire.h) and its payload copied once,
+ * from gRPC's buffers into the unsealed object (mt_fetch_chunk_fill). A
+ * message that does not parse, or a chunk that does not fit, fails the
+ * fetch and the object is aborted. The channel goes when the stream ends.
+ * The bytes on the wire are plain ObjectChunk messages, so older workers
+ * pull from and serve to this one unchanged.
  *
  * THREAD: the worker's loop thread.
  */
@@ -30,19 +39,24 @@
 #include "objstore/transfer.h"
 #include "proto/convert.h"
 #include "proto/services.h"
+#include "worker/chunk_wire.h"
 #include "worker/rpc_checks.h"
 #include "worker/rpc_services.h"
 #include "worker_service.pb-c.h"
 
-#define PULL_WINDOW 4
+#define PULL_WINDOW 4                   /* chunks queued per stream */
+#define PULL_CHUNK (8u * 1024u * 1024u) /* the chunk size we ask for */
+#define PULL_MAX_MSG (MT_TRANSFER_MAX_CHUNK + 64 * 1024) /* chunk + head */
 
-/* One PullObject stream we serve. */
+/* One PullObject stream we serve. Guarded by: loop thread. */
 struct pull_out {
     struct mt_rpc_call *call;
-    struct mt_xfer_reader *reader;
+    struct mt_xfer_reader *reader;  /* the pin: closed when over, none lent */
     struct mt_object_info info;
     uint64_t off, total, chunk;
     bool info_sent;
+    bool over;                      /* the call is ended */
+    int lent;                       /* payloads gRPC still holds */
 };
 
 /* One PullObject stream we read for a fetch. */
@@ -50,6 +64,13 @@ struct pull_in {
     struct mt_fetch *f;
     struct mt_rpc_channel *ch;
     struct mt_rpc_stream *stream;
+};
+
+/* A parsed chunk and the receive buffers its payload is in. */
+struct in_msg {
+    const struct iovec *segs;
+    size_t n;
+    const struct mt_chunk_msg *m;
 };
 
 /* ---- object info <-> protobuf -------------------------------------------- */
@@ -80,19 +101,72 @@ static void info_to_pb(const struct mt_object_info *in, struct pb_info *p)
 
 /* ---- PullObject: the sending side ---------------------------------------- */
 
+/* Free x once the call is ended and gRPC has given back every body. */
+static void pull_put(struct pull_out *x)
+{
+    if (!x->over || x->lent > 0)
+        return;
+    mt_xfer_reader_close(x->reader);
+    free(x);
+}
+
 static void pull_end(struct pull_out *x, int err, const char *msg)
 {
     if (err)
         mt_rpc_fail(x->call, err, msg);
     else
         mt_rpc_stream_finish(x->call);
-    mt_xfer_reader_close(x->reader);
-    free(x);
+    x->over = true;
+    pull_put(x);
 }
 
 static void pull_on_cancel(void *arg)
 {
     pull_end(arg, -MT_ECANCELED, "puller went away");
+}
+
+static void pull_lent_back(void *arg)
+{
+    struct pull_out *x = arg;
+
+    x->lent--;
+    pull_put(x);
+}
+
+/*
+ * Send n bytes at x->off: a small head (the info on the first message,
+ * offset, chunk size, the payload's tag) then the payload lent straight
+ * from the pinned object. An empty object's one message goes encoded.
+ */
+static int pull_send(struct pull_out *x, const uint8_t *ptr, uint64_t n)
+{
+    uint8_t head[MT_CHUNK_HEAD_MAX], info[MT_CHUNK_INFO_MAX];
+    size_t info_len = 0, head_len;
+    struct pb_info pi;
+    int rc;
+
+    if (!x->info_sent) {
+        info_to_pb(&x->info, &pi);
+        info_len = protobuf_c_message_get_packed_size(&pi.info.base);
+        if (info_len > sizeof(info))
+            return -MT_EINVAL; /* not with MT_TENSOR_MAX_DIMS dims */
+        protobuf_c_message_pack(&pi.info.base, info);
+    }
+    head_len = mt_chunk_encode_head(head, info, info_len, x->off,
+                                    x->info_sent ? 0 : (uint32_t)x->chunk, n);
+    if (n == 0) {
+        Manta__ObjectChunk m = MANTA__OBJECT_CHUNK__INIT;
+
+        m.info = x->info_sent ? NULL : &pi.info;
+        m.chunk_size = x->info_sent ? 0 : (uint32_t)x->chunk;
+        m.offset = x->off;
+        return mt_rpc_stream_send(x->call, &m.base);
+    }
+    rc = mt_rpc_stream_send_raw(x->call, head, head_len, ptr, n,
+                                pull_lent_back, x);
+    if (rc == 0)
+        x->lent++;
+    return rc;
 }
 
 /* Queue chunks until the window is full or the object is all sent. */
@@ -101,8 +175,6 @@ static void pull_pump(void *arg)
     struct pull_out *x = arg;
 
     while (mt_rpc_stream_backlog(x->call) < PULL_WINDOW) {
-        Manta__ObjectChunk m = MANTA__OBJECT_CHUNK__INIT;
-        struct pb_info pi;
         const uint8_t *ptr = NULL;
         uint64_t n = 0;
         int rc;
@@ -118,16 +190,10 @@ static void pull_pump(void *arg)
                 return;
             }
         }
-        if (!x->info_sent) {
-            info_to_pb(&x->info, &pi);
-            m.info = &pi.info;
-            m.chunk_size = (uint32_t)x->chunk;
-        }
-        m.offset = x->off;
-        m.data.data = (uint8_t *)ptr;
-        m.data.len = n;
-        if (mt_rpc_stream_send(x->call, &m.base) < 0) {
-            pull_end(x, -MT_ECANCELED, NULL);
+        rc = pull_send(x, ptr, n);
+        if (rc < 0) {
+            pull_end(x, rc == -MT_ECANCELED ? rc : -MT_ERPC,
+                     rc == -MT_ECANCELED ? NULL : "cannot queue a chunk");
             return;
         }
         x->info_sent = true;
@@ -174,16 +240,45 @@ static void h_pull(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
 /* ---- the wire of fetches: reading a holder's PullObject stream ----------- */
 
-static void in_on_chunk(void *arg, const ProtobufCMessage *msg)
+static void in_fill(void *arg, uint8_t *dst, size_t len)
 {
-    const Manta__ObjectChunk *c = (const Manta__ObjectChunk *)msg;
-    struct pull_in *p = arg;
-    struct mt_object_info info;
-    bool described =
-        c->info && mt_worker_object_info_from_pb(c->info, &info) == 0;
+    const struct in_msg *im = arg;
 
-    mt_fetch_chunk(p->f, described ? &info : NULL, c->chunk_size, c->offset,
-                   c->data.data, c->data.len);
+    (void)len; /* == im->m->data_len: mt_fetch_chunk_fill passes it on */
+    mt_chunk_copy_data(im->segs, im->n, im->m, dst);
+}
+
+/* The first chunk's ObjectInfo bytes, checked. RET 0 or -MT_EPROTO. */
+static int in_info(const struct mt_chunk_msg *m, struct mt_object_info *info)
+{
+    Manta__ObjectInfo *pb;
+    int rc;
+
+    pb = manta__object_info__unpack(NULL, m->info_len, m->info);
+    if (!pb)
+        return -MT_EPROTO;
+    rc = mt_worker_object_info_from_pb(pb, info);
+    manta__object_info__free_unpacked(pb, NULL);
+    return rc;
+}
+
+/* One ObjectChunk, parsed where it lies; its payload is copied once,
+ * from gRPC's buffers into the unsealed object. */
+static void in_on_raw(void *arg, const struct iovec *segs, size_t n)
+{
+    struct pull_in *p = arg;
+    struct mt_chunk_msg m;
+    struct mt_object_info info;
+    struct in_msg im = {segs, n, &m};
+    bool described;
+
+    if (mt_chunk_parse(segs, n, &m) < 0) {
+        mt_fetch_fail(p->f, -MT_EPROTO, "malformed chunk from the holder");
+        return;
+    }
+    described = m.has_info && in_info(&m, &info) == 0;
+    mt_fetch_chunk_fill(p->f, described ? &info : NULL, m.chunk_size,
+                        m.offset, (size_t)m.data_len, in_fill, &im);
 }
 
 static void in_on_done(void *arg, const struct mt_rpc_status *st,
@@ -206,13 +301,14 @@ static int wire_open(void *arg, struct mt_fetch *f, const mt_object_id *id,
     int rc;
 
     p->f = f;
-    rc = mt_rpc_channel_create(w->eng, from, 0, &p->ch);
+    rc = mt_rpc_channel_create_bulk(w->eng, from, PULL_MAX_MSG, &p->ch);
     if (rc == 0) {
         req.object_id.data = (uint8_t *)id->b;
         req.object_id.len = MT_OBJECT_ID_LEN;
-        rc = mt_rpc_stream_open(p->ch, &mt_worker_pull_object, &req.base,
-                                timeout_ms, 0, in_on_chunk, in_on_done, p,
-                                &p->stream);
+        req.chunk_size = PULL_CHUNK;
+        rc = mt_rpc_stream_open_raw(p->ch, &mt_worker_pull_object, &req.base,
+                                    timeout_ms, 0, in_on_raw, in_on_done, p,
+                                    &p->stream);
     }
     if (rc < 0) {
         mt_rpc_channel_destroy(p->ch);

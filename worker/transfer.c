@@ -181,32 +181,67 @@ void mt_transfers_cancel(struct mt_transfers *tr)
         fail_local(f, -MT_ECANCELED, "worker stopping");
 }
 
+void mt_fetch_fail(struct mt_fetch *f, int err, const char *msg)
+{
+    fail_local(f, err, msg);
+}
+
+/* The writer for f, opened from the first chunk's description. */
+static int open_writer(struct mt_fetch *f, const struct mt_object_info *info,
+                       uint32_t chunk_size)
+{
+    int rc;
+
+    if (!info || chunk_size == 0 || chunk_size > MT_TRANSFER_MAX_CHUNK) {
+        fail_local(f, -MT_EPROTO, "bad first chunk from the holder");
+        return -MT_EPROTO;
+    }
+    rc = mt_xfer_writer_open(f->tr->store, &f->id, info, chunk_size,
+                             &f->writer);
+    if (rc < 0) {
+        fail_local(f, rc, mt_strerror(rc));
+        return rc;
+    }
+    f->total = info->data_size;
+    return 0;
+}
+
+void mt_fetch_chunk_fill(struct mt_fetch *f, const struct mt_object_info *info,
+                         uint32_t chunk_size, uint64_t off, size_t len,
+                         mt_fetch_fill_fn fill, void *arg)
+{
+    uint8_t *dst;
+
+    if (f->err)
+        return;
+    if (!f->writer && open_writer(f, info, chunk_size) < 0)
+        return;
+    if (len == 0)
+        return;
+    if (mt_xfer_writer_place(f->writer, off, len, &dst) < 0) {
+        fail_local(f, -MT_EPROTO, "bad chunk offset or length");
+        return;
+    }
+    fill(arg, dst, len);
+    mt_xfer_writer_placed(f->writer, off);
+}
+
+struct flat {
+    const uint8_t *data;
+};
+
+static void fill_flat(void *arg, uint8_t *dst, size_t len)
+{
+    memcpy(dst, ((struct flat *)arg)->data, len);
+}
+
 void mt_fetch_chunk(struct mt_fetch *f, const struct mt_object_info *info,
                     uint32_t chunk_size, uint64_t off, const uint8_t *data,
                     size_t len)
 {
-    int rc;
+    struct flat src = {data};
 
-    if (f->err)
-        return;
-    if (!f->writer) {
-        if (!info || chunk_size == 0 || chunk_size > MT_TRANSFER_MAX_CHUNK) {
-            fail_local(f, -MT_EPROTO, "bad first chunk from the holder");
-            return;
-        }
-        rc = mt_xfer_writer_open(f->tr->store, &f->id, info, chunk_size,
-                                 &f->writer);
-        if (rc < 0) {
-            fail_local(f, rc, mt_strerror(rc));
-            return;
-        }
-        f->total = info->data_size;
-    }
-    if (len == 0)
-        return;
-    rc = mt_xfer_writer_write(f->writer, off, data, len);
-    if (rc < 0)
-        fail_local(f, -MT_EPROTO, "bad chunk offset or length");
+    mt_fetch_chunk_fill(f, info, chunk_size, off, len, fill_flat, &src);
 }
 
 /* Seal the object. RET 0 or why not (-MT_ESTATE: chunks missing). */
@@ -231,8 +266,9 @@ void mt_fetch_stream_ended(struct mt_fetch *f, int err, const char *msg)
     f->stream = NULL;
     if (f->err)
         err = f->err;
-    if (!err)
-        err = finish(f);
+    if (!err && (err = finish(f)) == -MT_ESTATE)
+        fail_local(f, err, "the holder ended the stream before the last "
+                           "chunk");
     if (err)
         snprintf(why, sizeof(why), "pull from %s failed: %s", f->from,
                  f->err ? f->errmsg

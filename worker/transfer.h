@@ -6,7 +6,8 @@
  *
  * A fetch reads one object from a holder's PullObject stream and writes
  * each chunk straight into the store with a pull writer
- * (objstore/transfer.h); the object is sealed when every chunk is in, and
+ * (objstore/transfer.h), the wire copying from its receive buffers into
+ * the unsealed object (mt_fetch_chunk_fill); the object is sealed when every chunk is in, and
  * any failure or cancellation aborts the writer, so no half object is
  * ever visible. One pull per object at a time: a second fetch of an object
  * being pulled joins the first and ends with it.
@@ -107,6 +108,27 @@ void mt_transfers_cancel(struct mt_transfers *tr);
 void mt_fetch_chunk(struct mt_fetch *f, const struct mt_object_info *info,
                     uint32_t chunk_size, uint64_t off, const uint8_t *data,
                     size_t len);
+
+/* Writes len bytes at dst from the wire's receive buffers. */
+typedef void (*mt_fetch_fill_fn)(void *arg, uint8_t *dst, size_t len);
+
+/*
+ * mt_fetch_chunk_fill - as mt_fetch_chunk, for a wire that puts a chunk's
+ * len bytes in place itself: when the chunk fits the object, fill(arg,
+ * dst, len) writes them straight into the unsealed object in the store
+ * (no staging copy), and then the chunk counts as received. A chunk that
+ * does not fit is never filled; it fails the fetch.
+ */
+void mt_fetch_chunk_fill(struct mt_fetch *f, const struct mt_object_info *info,
+                         uint32_t chunk_size, uint64_t off, size_t len,
+                         mt_fetch_fill_fn fill, void *arg);
+
+/*
+ * mt_fetch_fail - the wire found the stream's bytes bad (a message that
+ * does not parse): fail f with err and msg (borrowed) and cancel the
+ * stream; its end still comes back.
+ */
+void mt_fetch_fail(struct mt_fetch *f, int err, const char *msg);
 
 /*
  * mt_fetch_stream_ended - the stream is over: err 0 (the holder sent

@@ -9,6 +9,7 @@
  *                                    zones; a put passed to a task
  *   refs_driver ADDR LIBDIR big      256 MiB made on zone a, checksummed on
  *                                    zone b and read back by the driver
+ *   refs_driver ADDR LIBDIR big1g    the same with 1 GiB
  *   refs_driver ADDR LIBDIR waiting  a task stays WAITING_FOR_ARGS while
  *                                    its producer sleeps, then runs
  *   refs_driver ADDR LIBDIR failed   a failed producer fails its
@@ -204,14 +205,14 @@ static void cmd_chain(void)
 
 /* ---- big ------------------------------------------------------------------ */
 
-static void cmd_big(void)
+static void cmd_big(uint64_t big)
 {
-    uint64_t n = BIG, seed = 7, sum[2], want;
+    uint64_t n = big, seed = 7, sum[2], want;
     mt_task_t *mk, *ck;
     mt_task_result rm, rc;
     mt_buffer_t *b;
     mt_object_id id;
-    uint8_t *p = malloc(BIG);
+    uint8_t *p = malloc(big);
     double t0 = now_s(), t1;
     mt_arg a[2];
 
@@ -229,23 +230,23 @@ static void cmd_big(void)
     ck = submit("checksum", "b", a, 1);
     mt_task_result_init(&rm);
     mt_task_result_init(&rc);
-    finished(mk, &rm, "fill 256 MiB");
+    finished(mk, &rm, "fill");
     finished(ck, &rc, "checksum on the other node");
     t1 = now_s();
     if (!strcmp(rm.node_id, rc.node_id))
         die("producer and consumer ran on the same node");
     memcpy(sum, rc.value, sizeof(sum));
-    if (rc.value_len != 16 || sum[1] != BIG || sum[0] != want)
-        die("256 MiB arrived changed: size %llu checksum %llx want %llx",
-            (unsigned long long)sum[1], (unsigned long long)sum[0],
-            (unsigned long long)want);
-    printf("big ok: 256 MiB made on %.8s, checksummed on %.8s, %.2fs\n",
-           rm.node_id, rc.node_id, t1 - t0);
+    if (rc.value_len != 16 || sum[1] != big || sum[0] != want)
+        die("%llu MiB arrived changed: size %llu checksum %llx want %llx",
+            (unsigned long long)(big >> 20), (unsigned long long)sum[1],
+            (unsigned long long)sum[0], (unsigned long long)want);
+    printf("big ok: %llu MiB made on %.8s, checksummed on %.8s, %.2fs\n",
+           (unsigned long long)(big >> 20), rm.node_id, rc.node_id, t1 - t0);
     if (mt_get(cl, &id, 60000, &b) < 0)
-        die("get of the 256 MiB result");
-    if (mt_buffer_size(b) != BIG ||
-        mt_refs_checksum(mt_buffer_data(b), BIG) != want)
-        die("the driver's view of the 256 MiB result differs");
+        die("get of the big result");
+    if (mt_buffer_size(b) != big ||
+        mt_refs_checksum(mt_buffer_data(b), big) != want)
+        die("the driver's view of the big result differs");
     mt_buffer_release(b);
     printf("big get ok: %.2fs in all\n", now_s() - t0);
     mt_task_result_release(&rm);
@@ -619,7 +620,7 @@ int main(int argc, char **argv)
     int rc;
 
     if (argc != 4) {
-        fprintf(stderr, "usage: refs_driver ADDR LIBDIR chain|big|waiting|"
+        fprintf(stderr, "usage: refs_driver ADDR LIBDIR chain|big|big1g|waiting|"
                         "failed|unknown|hold|lost|fanout|leave-*\n");
         return 2;
     }
@@ -630,7 +631,9 @@ int main(int argc, char **argv)
     if (!strcmp(argv[3], "chain"))
         cmd_chain();
     else if (!strcmp(argv[3], "big"))
-        cmd_big();
+        cmd_big(BIG);
+    else if (!strcmp(argv[3], "big1g"))
+        cmd_big(1ull << 30);
     else if (!strcmp(argv[3], "waiting"))
         cmd_waiting();
     else if (!strcmp(argv[3], "failed"))

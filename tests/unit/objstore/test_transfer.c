@@ -119,6 +119,42 @@ static void test_cancel_leaves_nothing(void)
     mt_store_destroy(b);
 }
 
+/* A transport fills chunks in place: a chunk counts only once placed, so
+ * a half-filled one keeps the object unsealable; bad places are refused. */
+static void test_place_in_pieces(void)
+{
+    struct mt_store *b = mk(256 * KIB);
+    mt_object_id id = mt_object_id_from_u64(4, 4);
+    struct mt_object_info info = {.data_size = 40 * KIB}, got;
+    struct mt_xfer_writer *w;
+    uint8_t *dst, *dst2;
+
+    CU_ASSERT_FATAL(mt_xfer_writer_open(b, &id, &info, 16 * KIB, &w) == 0);
+    CU_ASSERT_EQUAL(mt_xfer_writer_place(w, 1, 16 * KIB, &dst), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_xfer_writer_place(w, 0, 8 * KIB, &dst), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_xfer_writer_place(w, 48 * KIB, 1, &dst), -MT_ERANGE);
+    CU_ASSERT_EQUAL(mt_xfer_writer_placed(w, 48 * KIB), -MT_ERANGE);
+    CU_ASSERT_EQUAL(mt_xfer_writer_placed(w, 3), -MT_EINVAL);
+    CU_ASSERT_FATAL(mt_xfer_writer_place(w, 0, 16 * KIB, &dst) == 0);
+    CU_ASSERT_FATAL(mt_xfer_writer_place(w, 32 * KIB, 8 * KIB, &dst2) == 0);
+    CU_ASSERT_EQUAL(dst2 - dst, 32 * KIB);
+    memset(dst, 'a', 16 * KIB);
+    memset(dst2, 'c', 8 * KIB);
+    CU_ASSERT_EQUAL(mt_xfer_writer_placed(w, 0), 0);
+    CU_ASSERT_EQUAL(mt_xfer_writer_placed(w, 32 * KIB), 0);
+    CU_ASSERT_EQUAL(mt_xfer_writer_placed(w, 32 * KIB), 0); /* twice: once */
+    CU_ASSERT_EQUAL(mt_xfer_writer_missing(w), 1);
+    CU_ASSERT_EQUAL(mt_xfer_writer_finish(w), -MT_ESTATE);
+    CU_ASSERT_EQUAL(mt_xfer_writer_write(w, 16 * KIB, dst, 16 * KIB), 0);
+    CU_ASSERT_EQUAL(mt_xfer_writer_finish(w), 0);
+    CU_ASSERT_FATAL(mt_store_get(b, &id, &got) == 0);
+    dst = mt_store_base(b) + got.offset;
+    CU_ASSERT(dst[0] == 'a' && dst[16 * KIB] == 'a' &&
+              dst[40 * KIB - 1] == 'c');
+    mt_store_release(b, &id);
+    mt_store_destroy(b);
+}
+
 static void test_errors(void)
 {
     struct mt_store *a = mk(64 * KIB);
@@ -152,6 +188,7 @@ static void test_errors(void)
 CU_TestInfo mt_test_transfer[] = {
     {"pull", test_pull},
     {"cancel_leaves_nothing", test_cancel_leaves_nothing},
+    {"place_in_pieces", test_place_in_pieces},
     {"errors", test_errors},
     CU_TEST_INFO_NULL,
 };

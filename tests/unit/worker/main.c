@@ -10,6 +10,7 @@ extern CU_TestInfo mt_test_exec_proto[];
 extern CU_TestInfo mt_test_detect_tpu[];
 extern CU_TestInfo mt_test_task_result[];
 extern CU_TestInfo mt_test_rpc_checks[];
+extern CU_TestInfo mt_test_chunk_wire[];
 
 static const struct mt_suite suites[] = {
     {"detect", mt_test_detect, NULL, NULL},
@@ -20,6 +21,7 @@ static const struct mt_suite suites[] = {
     {"detect_tpu", mt_test_detect_tpu, NULL, NULL},
     {"task_result", mt_test_task_result, NULL, NULL},
     {"rpc_checks", mt_test_rpc_checks, NULL, NULL},
+    {"chunk_wire", mt_test_chunk_wire, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -312,6 +312,7 @@ static void report_finished(struct sim *s, struct sim_node *nd,
     }
     s->tasks_done += n / 2;
     rep.node_id = nd->id;
+    rep.node_secret = nd->secret;
     rep.updates = up;
     rep.n_updates = n;
     if (n)

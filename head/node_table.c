@@ -84,6 +84,14 @@ bool mt_node_secret_ok(const struct mt_node *n, const char *secret)
                                    strlen(secret));
 }
 
+bool mt_node_table_speaks_for(const struct mt_node_table *t, const char *id,
+                              const char *secret)
+{
+    const struct mt_node *n = mt_node_table_find(t, id);
+
+    return !n || n->state != MT_NODE_ALIVE || mt_node_secret_ok(n, secret);
+}
+
 struct mt_node *mt_node_table_register(struct mt_node_table *t,
                                        const struct mt_node_reg *r,
                                        int64_t now_mono, int64_t now_wall,

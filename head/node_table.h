@@ -118,6 +118,19 @@ void mt_node_table_release(struct mt_node_table *t);
  */
 bool mt_node_secret_ok(const struct mt_node *n, const char *secret);
 
+/* What a call in another node's name is refused with (PERMISSION_DENIED). */
+#define MT_NODE_WRONG_SECRET "this node id belongs to another node: its " \
+                             "node credential does not match"
+
+/*
+ * mt_node_table_speaks_for - only a node itself may speak for its id: true
+ * unless id is an alive node whose credential secret (borrowed, NULL ok)
+ * is not. Reports for unknown or dead ids pass (they are answered so the
+ * node registers again).
+ */
+bool mt_node_table_speaks_for(const struct mt_node_table *t, const char *id,
+                              const char *secret);
+
 /*
  * mt_node_table_register - add a node, or refresh and revive a known one.
  * A live node is only taken with its own credential (r->secret); a dead

@@ -109,19 +109,7 @@ static void pb_node_fill(struct mt_pb_arena *a, struct pb_node *p,
 }
 
 /* Only a node itself may speak for its id (see RegisterNodeRequest). */
-static const char WRONG_SECRET[] = "this node id belongs to another node: "
-                                   "its node credential does not match";
-
-/* A report for an unknown or dead id is answered known=false (the node
- * registers again), not refused. */
-static bool node_secret_ok(struct mt_head *h, const char *id,
-                           const char *secret)
-{
-    const struct mt_node *n =
-        mt_node_table_find(mt_head_nodes_table(h->nodes), id);
-
-    return !n || n->state != MT_NODE_ALIVE || mt_node_secret_ok(n, secret);
-}
+static const char WRONG_SECRET[] = MT_NODE_WRONG_SECRET;
 
 /* Register (or revive) the node ni describes. RET the node, or NULL with
  * why set. */
@@ -329,7 +317,8 @@ static void h_report(struct mt_rpc_call *call, const ProtobufCMessage *m,
         mt_rpc_fail(call, -MT_EINVAL, "bad node_id");
         return;
     }
-    if (!node_secret_ok(h, req->node_id, req->node_secret)) {
+    if (!mt_node_table_speaks_for(mt_head_nodes_table(h->nodes), req->node_id,
+                                  req->node_secret)) {
         mt_rpc_fail(call, -MT_EPERM, WRONG_SECRET);
         return;
     }

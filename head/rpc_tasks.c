@@ -236,6 +236,11 @@ static void h_report_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     Manta__ReportTasksReply reply = MANTA__REPORT_TASKS_REPLY__INIT;
     struct mt_head *h = arg;
 
+    if (!mt_node_table_speaks_for(mt_head_nodes_table(h->nodes), req->node_id,
+                                  req->node_secret)) {
+        mt_rpc_fail(call, -MT_EPERM, MT_NODE_WRONG_SECRET);
+        return;
+    }
     for (size_t i = 0; i < req->n_updates; i++) {
         const Manta__TaskUpdate *p = req->updates[i];
         struct mt_task_update u;

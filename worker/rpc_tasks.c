@@ -246,6 +246,7 @@ static int send_reports(void *arg, const struct mt_run_batch *b)
     for (size_t i = 0; i < n; i++)
         up[i] = &u[i];
     req.node_id = w->node_id;
+    req.node_secret = w->node_secret;
     req.n_updates = n;
     req.updates = up;
     rc = mt_rpc_unary(w->head, &mt_head_report_tasks, &req.base,

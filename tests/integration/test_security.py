@@ -135,6 +135,8 @@ def test_nodes_cannot_speak_for_each_other():
                 node=taken, node_secret="x" * 64), timeout=5)),
             ("report", lambda: stub.ReportNode(pb.ReportNodeRequest(
                 node_id=node, seqno=999), timeout=5)),
+            ("report tasks", lambda: stub.ReportTasks(pb.ReportTasksRequest(
+                node_id=node, node_secret="x" * 64), timeout=5)),
             ("unregister", lambda: stub.UnregisterNode(
                 pb.UnregisterNodeRequest(node_id=node), timeout=5))):
         try:

@@ -679,6 +679,11 @@ static void test_node_credential(void)
     CU_ASSERT_PTR_NULL(mt_node_table_register(&t, &f.reg, 1, 1, NULL, &err));
     CU_ASSERT_EQUAL(err, -MT_EPERM);
     CU_ASSERT_STRING_EQUAL(n->address, "10.0.0.1:7000"); /* untouched */
+    CU_ASSERT_TRUE(mt_node_table_speaks_for(&t, "n1",
+                                            "secret-one-0123456789"));
+    CU_ASSERT_FALSE(mt_node_table_speaks_for(&t, "n1",
+                                             "secret-two-0123456789"));
+    CU_ASSERT_TRUE(mt_node_table_speaks_for(&t, "nobody", NULL));
     f.reg.secret = "secret-one-0123456789"; /* its own: refreshed */
     CU_ASSERT_PTR_EQUAL(mt_node_table_register(&t, &f.reg, 2, 2, NULL, &err),
                         n);

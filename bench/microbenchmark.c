@@ -14,6 +14,15 @@
  * trials of --seconds each (at least one op per trial), and reports the
  * mean and the (population) standard deviation of the trials' rates.
  *
+ * single_client_put_gigabytes puts an 800 MB buffer and drops the
+ * reference at once, as ray_perf's put_large does (its ref goes out of
+ * scope), so the store recycles the memory as Ray's plasma does. Its twin
+ * single_client_memcpy_gigabytes is a plain single-thread memcpy of the
+ * same 800 MB between two warm heap buffers, measured in the same run
+ * with the trials alternating (put, memcpy, put, ...), and the line
+ * single_client_put_memcpy_ratio is put / memcpy: how close a put comes to
+ * memory speed on this machine at this moment.
+ *
  * usage: manta-microbenchmark [--address HOST:PORT] [--json]
  *            [--only NAME,...] [--seconds S] [--lib-dir DIR] [--check]
  * `manta microbenchmark` runs it, starting a local cluster when needed.
@@ -55,6 +64,7 @@ struct bench {
     mt_object_id small_id;    /* for single_client_get_calls */
     bool have_small;
     void *big;                /* PUT_BIG_BYTES for put_gigabytes */
+    void *big_dst;            /* memcpy destination of the same size */
 };
 
 /* One trial: do ops for about b->seconds; RET ops done (>= 0) or -MT_E*. */
@@ -65,6 +75,7 @@ struct metric {
     const char *unit;
     trial_fn fn;
     bool selected;
+    const struct metric *twin; /* measured alongside, trials alternating */
 };
 
 static const char *noop_fn = "libbench_noop.so:noop";
@@ -371,23 +382,50 @@ static int get_calls(struct bench *b, double *ops)
     return 0;
 }
 
-/* ops are gigabytes (1e9 bytes) put. */
+/* A warm (written) heap buffer of PUT_BIG_BYTES. RET 0, -MT_ENOMEM. */
+static int big_buffer(void **p, int fill)
+{
+    if (*p)
+        return 0;
+    if (!(*p = malloc(PUT_BIG_BYTES)))
+        return -MT_ENOMEM;
+    memset(*p, fill, PUT_BIG_BYTES);
+    return 0;
+}
+
+/* ops are gigabytes (1e9 bytes) put; each put's reference is dropped at
+ * once, as in ray_perf (see the file comment). */
 static int put_gigabytes(struct bench *b, double *ops)
 {
     double end = now_s() + b->seconds;
 
-    if (!b->big) {
-        if (!(b->big = malloc(PUT_BIG_BYTES)))
-            return -MT_ENOMEM;
-        memset(b->big, 0, PUT_BIG_BYTES);
-    }
+    if (big_buffer(&b->big, 1) < 0)
+        return -MT_ENOMEM;
     do {
         mt_object_id id;
-        int rc = mt_put(b->client, b->big, PUT_BIG_BYTES, MT_PUT_EVICTABLE,
-                        &id);
+        int rc = mt_put(b->client, b->big, PUT_BIG_BYTES, 0, &id);
 
         if (rc < 0)
             return fail(b->client, "put of 800 MB", rc);
+        rc = mt_object_release(b->client, &id, 1);
+        if (rc < 0)
+            return fail(b->client, "release of the 800 MB put", rc);
+        *ops += PUT_BIG_BYTES / 1e9;
+    } while (now_s() < end);
+    return 0;
+}
+
+/* The reference for put_gigabytes: memcpy of the same size, warm buffers. */
+static int memcpy_gigabytes(struct bench *b, double *ops)
+{
+    double end = now_s() + b->seconds;
+
+    if (big_buffer(&b->big, 1) < 0 || big_buffer(&b->big_dst, 2) < 0)
+        return -MT_ENOMEM;
+    do {
+        memcpy(b->big_dst, b->big, PUT_BIG_BYTES);
+        /* Keep the copy from being optimized away. */
+        __asm__ __volatile__("" : : "r"(b->big_dst) : "memory");
         *ops += PUT_BIG_BYTES / 1e9;
     } while (now_s() < end);
     return 0;
@@ -439,47 +477,76 @@ static int pg_create_removal(struct bench *b, double *ops)
 
 /* ---- the suite ----------------------------------------------------------- */
 
+static const struct metric memcpy_metric = {
+    "single_client_memcpy_gigabytes", "GB/s", memcpy_gigabytes, true, NULL};
+
 static struct metric metrics[] = {
-    {"single_client_get_calls", "calls/s", get_calls, true},
-    {"single_client_put_calls", "calls/s", put_calls, true},
-    {"single_client_put_gigabytes", "GB/s", put_gigabytes, true},
+    {"single_client_get_calls", "calls/s", get_calls, true, NULL},
+    {"single_client_put_calls", "calls/s", put_calls, true, NULL},
+    {"single_client_put_gigabytes", "GB/s", put_gigabytes, true,
+     &memcpy_metric},
     {"single_client_tasks_and_get_batch", "batches/s", tasks_and_get_batch,
-     true},
-    {"single_client_wait_1k_refs", "rounds/s", wait_1k_refs, true},
-    {"single_client_tasks_sync", "tasks/s", tasks_sync, true},
-    {"single_client_tasks_async", "tasks/s", tasks_async, true},
-    {"multi_client_tasks_async", "tasks/s", multi_client_async, true},
-    {"1_1_actor_calls_sync", "calls/s", actor_sync, true},
-    {"1_1_actor_calls_async", "calls/s", actor_async, true},
-    {"n_n_actor_calls_async", "calls/s", actor_nn_async, true},
-    {"placement_group_create/removal", "groups/s", pg_create_removal, true},
+     true, NULL},
+    {"single_client_wait_1k_refs", "rounds/s", wait_1k_refs, true, NULL},
+    {"single_client_tasks_sync", "tasks/s", tasks_sync, true, NULL},
+    {"single_client_tasks_async", "tasks/s", tasks_async, true, NULL},
+    {"multi_client_tasks_async", "tasks/s", multi_client_async, true, NULL},
+    {"1_1_actor_calls_sync", "calls/s", actor_sync, true, NULL},
+    {"1_1_actor_calls_async", "calls/s", actor_async, true, NULL},
+    {"n_n_actor_calls_async", "calls/s", actor_nn_async, true, NULL},
+    {"placement_group_create/removal", "groups/s", pg_create_removal, true,
+     NULL},
 };
 
 #define N_METRICS (sizeof(metrics) / sizeof(metrics[0]))
 
-/* Run a warm-up and TRIALS trials. RET 0 or -MT_E*. */
-static int measure(struct bench *b, const struct metric *m, double *mean,
-                   double *stdev)
+/* One trial of fn: its rate in ops per second. RET 0 or -MT_E*. */
+static int trial(struct bench *b, trial_fn fn, double *rate)
 {
-    double rate[TRIALS], warm = 0, sum = 0, var = 0, seconds = b->seconds;
-    int rc;
+    double ops = 0, t0 = now_s();
+    int rc = fn(b, &ops);
 
-    b->seconds = seconds / 4;
-    rc = m->fn(b, &warm);
-    b->seconds = seconds;
-    for (int i = 0; i < TRIALS && rc == 0; i++) {
-        double ops = 0, t0 = now_s();
+    *rate = ops / (now_s() - t0);
+    return rc;
+}
 
-        rc = m->fn(b, &ops);
-        rate[i] = ops / (now_s() - t0);
+static void mean_stdev(const double *rate, double *mean, double *stdev)
+{
+    double sum = 0, var = 0;
+
+    for (int i = 0; i < TRIALS; i++)
         sum += rate[i];
-    }
-    if (rc < 0)
-        return rc;
     *mean = sum / TRIALS;
     for (int i = 0; i < TRIALS; i++)
         var += (rate[i] - *mean) * (rate[i] - *mean);
     *stdev = sqrt(var / TRIALS);
+}
+
+/*
+ * Run a warm-up and TRIALS trials of m, and of its twin (if any) with the
+ * trials alternating, so both see the machine alike. out[0..1]: m's mean
+ * and stdev, out[2..3]: the twin's. RET 0 or -MT_E*.
+ */
+static int measure(struct bench *b, const struct metric *m, double out[4])
+{
+    double rate[TRIALS], trate[TRIALS], warm = 0, seconds = b->seconds;
+    int rc;
+
+    b->seconds = seconds / 4;
+    rc = m->fn(b, &warm);
+    if (rc == 0 && m->twin)
+        rc = m->twin->fn(b, &warm);
+    b->seconds = seconds;
+    for (int i = 0; i < TRIALS && rc == 0; i++) {
+        rc = trial(b, m->fn, &rate[i]);
+        if (rc == 0 && m->twin)
+            rc = trial(b, m->twin->fn, &trate[i]);
+    }
+    if (rc < 0)
+        return rc;
+    mean_stdev(rate, &out[0], &out[1]);
+    if (m->twin)
+        mean_stdev(trate, &out[2], &out[3]);
     return 0;
 }
 
@@ -609,6 +676,26 @@ static void teardown(struct bench *b)
     bench_actors_release(b->client);
     mt_client_disconnect(b->client);
     free(b->big);
+    free(b->big_dst);
+}
+
+static void report(const struct metric *m, bool json, bool *first, int rc,
+                   double mean, double stdev);
+
+/* The twin's figures and the ratio of m to it. */
+static void report_twin(const struct metric *m, bool json, bool *first,
+                        int rc, const double out[4])
+{
+    static const struct metric ratio = {"single_client_put_memcpy_ratio",
+                                        "ratio", NULL, true, NULL};
+
+    report(m->twin, json, first, rc, out[2], out[3]);
+    if (rc == 0 && !json) {
+        printf("%s %.2f\n", ratio.name, out[2] > 0 ? out[0] / out[2] : 0);
+        fflush(stdout);
+        return;
+    }
+    report(&ratio, json, first, rc, out[2] > 0 ? out[0] / out[2] : 0, 0);
 }
 
 static void report(const struct metric *m, bool json, bool *first, int rc,
@@ -648,14 +735,16 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < N_METRICS; i++) {
         const struct metric *m = &metrics[i];
-        double mean = 0, stdev = 0;
+        double out[4] = {0};
 
         if (!m->selected)
             continue;
-        rc = measure(&b, m, &mean, &stdev);
+        rc = measure(&b, m, out);
         if (rc < 0)
             status = 1;
-        report(m, json, &first, rc, mean, stdev);
+        report(m, json, &first, rc, out[0], out[1]);
+        if (m->twin)
+            report_twin(m, json, &first, rc, out);
     }
     if (json)
         printf("\n}\n");

@@ -12,6 +12,11 @@
  *  - put of a small object (data + meta <= MT_PROTO_INLINE_MAX) is one
  *    round trip (PUT carries the bytes); larger puts are create (one round
  *    trip), an in-place memcpy, seal (one round trip).
+ *  - create of 1 MiB or more maps the object's pages writable in this
+ *    process first (madvise MADV_POPULATE_WRITE, once per 2 MiB of the
+ *    arena for the life of the client), so the copy takes no page faults;
+ *    the store keeps the pages themselves populated (store.h,
+ *    prefault_ahead).
  *  - get of an object this client already holds is answered from a local
  *    cache of pinned locations with no round trip; otherwise one round trip.
  *  - release never waits for the store. When the last local reference goes,

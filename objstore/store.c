@@ -15,6 +15,11 @@
  * is set). A spilled entry keeps its table slot, holds no
  * block, and is read back by the next get.
  *
+ * PAGES: freed blocks are never unmapped or punched, so recycled space is
+ * already populated; above the highest block ever allocated a helper
+ * thread (prefault.h) keeps prefault_ahead bytes populated, so a put into
+ * new space does not take a page fault per 4 KiB either.
+ *
  * INVARIANTS: an entry is a policy candidate exactly when it is sealed,
  * resident, unpinned, not being deleted, and evictable or spillable
  * (refresh_candidate keeps this true after every state change). Space is
@@ -36,6 +41,7 @@
 #include "objstore/allocator.h"
 #include "objstore/arena.h"
 #include "objstore/idmap.h"
+#include "objstore/prefault.h"
 
 enum entry_state {
     ENTRY_CREATED, /* being written by its creator */
@@ -71,6 +77,8 @@ struct mt_store {
     } listeners[MT_STORE_MAX_LISTENERS]; /* cb NULL: free slot */
     mt_store_reclaim_cb reclaim_cb;    /* frees pins clients only cache */
     void *reclaim_arg;
+    struct mt_prefault *prefault;      /* NULL: none, or all done at start */
+    uint64_t high;                     /* highest block end ever allocated */
     struct mt_store_stats st;          /* counters kept up to date */
 };
 
@@ -222,7 +230,8 @@ static int evict_one(struct mt_store *st, struct entry *e)
 }
 
 /* Allocate n bytes, evicting/spilling LRU candidates until a hole fits. */
-static int make_room(struct mt_store *st, uint64_t n, struct mt_block **out)
+static int evict_until_fits(struct mt_store *st, uint64_t n,
+                            struct mt_block **out)
 {
     mt_object_id *victims;
     size_t nv;
@@ -251,6 +260,22 @@ static int make_room(struct mt_store *st, uint64_t n, struct mt_block **out)
         if (rc < 0)
             return rc;
         rc = mt_allocator_alloc(&st->alloc, n, out);
+    }
+    return rc;
+}
+
+/*
+ * evict_until_fits, then tell the prefault helper when the allocation
+ * reached new memory, so the pages above stay populated ahead of use.
+ */
+static int make_room(struct mt_store *st, uint64_t n, struct mt_block **out)
+{
+    int rc = evict_until_fits(st, n, out);
+
+    if (rc == 0 && (*out)->offset + (*out)->size > st->high) {
+        st->high = (*out)->offset + (*out)->size;
+        if (st->prefault)
+            mt_prefault_note(st->prefault, st->high);
     }
     return rc;
 }
@@ -302,6 +327,23 @@ static int open_spill_dir(struct mt_store *st, const char *dir)
     return 0;
 }
 
+/* All at start (MAP_POPULATE), a helper ahead of allocation, or none. */
+static int start_prefault(struct mt_store *st, const struct mt_store_opts *o)
+{
+    int64_t ahead = o->prefault_ahead ? o->prefault_ahead
+                                      : MT_STORE_PREFAULT_AHEAD;
+
+    st->high = st->arena.data_offset;
+    if (o->prefault) {
+        st->st.prefaulted = st->arena.data_size;
+        return 0;
+    }
+    if (ahead < 0)
+        return 0;
+    return mt_prefault_start(st->arena.base, st->arena.data_offset,
+                             st->arena.size, (uint64_t)ahead, &st->prefault);
+}
+
 int mt_store_create(const struct mt_store_opts *o, struct mt_store **out)
 {
     struct mt_store *st = mt_xcalloc(1, sizeof(*st));
@@ -320,6 +362,9 @@ int mt_store_create(const struct mt_store_opts *o, struct mt_store **out)
     rc = open_spill_dir(st, o->spill_dir);
     if (rc < 0)
         goto out_free;
+    rc = start_prefault(st, o);
+    if (rc < 0)
+        goto out_free;
     rc = st->evict->init(&st->evict_st);
     if (rc < 0)
         goto out_free;
@@ -329,6 +374,7 @@ int mt_store_create(const struct mt_store_opts *o, struct mt_store **out)
     return 0;
 
 out_free:
+    mt_prefault_stop(st->prefault);
     mt_allocator_release(&st->alloc);
     mt_arena_release(&st->arena);
     free(st->spill_dir);
@@ -348,6 +394,7 @@ void mt_store_destroy(struct mt_store *st)
     }
     mt_idmap_release(&st->table);
     st->evict->destroy(st->evict_st);
+    mt_prefault_stop(st->prefault);
     mt_allocator_release(&st->alloc);
     mt_arena_release(&st->arena);
     free(st->spill_dir);
@@ -622,4 +669,12 @@ void mt_store_stats(const struct mt_store *st, struct mt_store_stats *out)
     *out = st->st;
     out->used = st->alloc.used;
     out->largest_free = mt_allocator_largest_free(&st->alloc);
+    if (st->prefault)
+        out->prefaulted = mt_prefault_done(st->prefault);
+}
+
+void mt_store_prefault_sync(struct mt_store *st)
+{
+    if (st->prefault)
+        mt_prefault_sync(st->prefault);
 }

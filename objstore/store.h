@@ -39,12 +39,20 @@
 
 struct mt_store;
 
+/* Default of mt_store_opts.prefault_ahead: 256 MiB. */
+#define MT_STORE_PREFAULT_AHEAD (256LL << 20)
+
 /* Options for mt_store_create(). Zero means the default. */
 struct mt_store_opts {
     uint64_t capacity;                /* data bytes; required (> 4 KiB) */
     const char *spill_dir;            /* NULL: never spill; made if absent */
     const struct mt_evict_ops *evict; /* NULL: mt_evict_lru */
-    bool prefault;                    /* populate the arena at start */
+    bool prefault;                    /* populate the whole arena at start */
+    int64_t prefault_ahead;           /* else: bytes kept populated above
+                                       * the allocation high-water mark by
+                                       * a helper thread (prefault.h); 0:
+                                       * MT_STORE_PREFAULT_AHEAD, < 0: none
+                                       * (pages fault in at first write) */
     const char *name;                 /* memfd name; NULL: "manta-objstore" */
 };
 
@@ -78,6 +86,10 @@ struct mt_store_stats {
     uint64_t restored_total;   /* their bytes (total) */
     uint64_t reserved;         /* of `used`: non-object reservations
                                 * (client release boards) */
+    uint64_t prefaulted;       /* data region bytes populated by the store
+                                * (at start or ahead of allocation); freed
+                                * ranges stay populated, so the memory the
+                                * store commits is max(used ever, this) */
 };
 
 /* What happened to an object (listeners, mt_store_listen). */
@@ -263,5 +275,12 @@ int mt_store_spill(struct mt_store *st, const mt_object_id *id);
 
 /* mt_store_stats - fill out with the current figures. */
 void mt_store_stats(const struct mt_store *st, struct mt_store_stats *out);
+
+/*
+ * mt_store_prefault_sync - wait until the prefault helper has populated
+ * what the allocations so far asked for (returns at once without one).
+ * For tests and benchmarks; the store never waits for it itself.
+ */
+void mt_store_prefault_sync(struct mt_store *st);
 
 #endif /* MT_STORE_H */

@@ -206,6 +206,49 @@ static bool check_client(const struct mt_client *c)
     return mt__client_check(c);
 }
 
+/*
+ * Register a sealed put with the head (queued while submits are batched);
+ * an evictable put stays node-local. On failure the local copy is deleted.
+ * RET 0 or the error (recorded; `what` names the call in the message).
+ */
+static int register_put(mt_client_t *c, const mt_object_id *id, size_t size,
+                        uint32_t flags, const char *what)
+{
+    char hex[MT_OBJECT_ID_HEX_SIZE], why[256];
+    int rc;
+
+    if ((flags & MT_PUT_EVICTABLE) || !c->node_id)
+        return 0;
+    rc = atomic_load(&c->objects->batching)
+             ? mt__reg_post(c, id, size) /* see rpc_object.h */
+             : mt__obj_register(c, id, size);
+    if (rc == 0)
+        return 0;
+    snprintf(why, sizeof(why), "%s", mt_client_last_error(c));
+    mt_objc_delete(c->store->objc, id);
+    return mt__set_error(c, rc, "%s of %s: the head did not register it: %s",
+                         what, mt_object_id_hex(id, hex), why);
+}
+
+/* A public tensor description as the store's; RET 0, -MT_EINVAL (recorded
+ * on c, which may be NULL). */
+static int tensor_desc(mt_client_t *c, mt_dtype_code code, uint8_t bits,
+                       uint32_t ndim, const int64_t *shape,
+                       struct mt_tensor_desc *t)
+{
+    if (ndim > MT_TENSOR_MAX_NDIM || (ndim && !shape))
+        return mt__set_error(c, -MT_EINVAL, "a tensor has at most %d "
+                             "dimensions (and a shape)", MT_TENSOR_MAX_NDIM);
+    memset(t, 0, sizeof(*t));
+    t->code = (uint8_t)code;
+    t->bits = bits;
+    t->lanes = 1;
+    t->ndim = ndim;
+    for (uint32_t i = 0; i < ndim; i++)
+        t->shape[i] = shape[i];
+    return 0;
+}
+
 static int put(mt_client_t *c, const void *data, size_t size, uint32_t flags,
                const struct mt_tensor_desc *tensor, mt_object_id *out_id)
 {
@@ -229,19 +272,9 @@ static int put(mt_client_t *c, const void *data, size_t size, uint32_t flags,
     if (rc < 0)
         return mt__set_error(c, rc, "put of %zu bytes as %s failed: %s", size,
                              mt_object_id_hex(&id, hex), mt_strerror(rc));
-    if (!(flags & MT_PUT_EVICTABLE) && c->node_id) {
-        rc = atomic_load(&c->objects->batching)
-                 ? mt__reg_post(c, &id, size) /* see rpc_object.h */
-                 : mt__obj_register(c, &id, size);
-        if (rc < 0) {
-            char why[256];
-
-            snprintf(why, sizeof(why), "%s", mt_client_last_error(c));
-            mt_objc_delete(c->store->objc, &id);
-            return mt__set_error(c, rc, "put of %s: the head did not register "
-                                 "it: %s", mt_object_id_hex(&id, hex), why);
-        }
-    }
+    rc = register_put(c, &id, size, flags, "put");
+    if (rc < 0)
+        return rc;
     *out_id = id;
     return 0;
 }
@@ -258,23 +291,164 @@ int mt_put_tensor(mt_client_t *c, const void *data, size_t size,
 {
     struct mt_tensor_desc t;
 
-    if (ndim > MT_TENSOR_MAX_NDIM || (ndim && !shape))
-        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
-                             "a tensor has at most %d dimensions",
-                             MT_TENSOR_MAX_NDIM);
-    memset(&t, 0, sizeof(t));
-    t.code = (uint8_t)code;
-    t.bits = bits;
-    t.lanes = 1;
-    t.ndim = ndim;
-    for (uint32_t i = 0; i < ndim; i++)
-        t.shape[i] = shape[i];
+    if (tensor_desc(check_client(c) ? c : NULL, code, bits, ndim, shape,
+                    &t) < 0)
+        return -MT_EINVAL;
     if (mt_tensor_check(&t, size) < 0 || mt_tensor_nbytes(&t) != size)
         return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
                              "tensor dtype (code %d, %u bits) and shape do "
                              "not describe exactly %zu bytes", (int)code,
                              bits, size);
     return put(c, data, size, flags, &t, out_id);
+}
+
+/* ---- create and seal (zero-copy producers) ------------------------------ */
+
+enum { WB_OPEN, WB_SEALING, WB_DONE }; /* struct mt_wbuffer.state */
+
+/* An object being written in place. */
+struct mt_wbuffer {
+    struct mt__store *store; /* one ref: the mapping outlives the client */
+    mt_object_id id;
+    uint8_t *data;           /* in the store's arena */
+    size_t size;
+    uint32_t flags;          /* MT_PUT_* */
+    atomic_int state;        /* WB_*: writable only while WB_OPEN */
+};
+
+static int create(mt_client_t *c, size_t size, uint32_t flags,
+                  const struct mt_tensor_desc *tensor, mt_object_id *out_id,
+                  mt_wbuffer_t **out)
+{
+    char hex[MT_OBJECT_ID_HEX_SIZE];
+    struct mt_objc_buf ob;
+    struct mt_wbuffer *w;
+    int rc;
+
+    rc = random_id(out_id);
+    if (rc < 0)
+        return mt__set_error(c, rc, "getrandom: %s", mt_strerror(rc));
+    w = calloc(1, sizeof(*w));
+    if (!w)
+        return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    rc = mt_objc_create(c->store->objc, out_id, size, 0,
+                        flags & MT_PUT_EVICTABLE ? MT_OBJ_EVICTABLE
+                                                 : MT_OBJ_DRIVER_PUT,
+                        tensor, &ob);
+    if (rc < 0) {
+        free(w);
+        return mt__set_error(c, rc, "create of %zu bytes as %s failed: %s%s",
+                             size, mt_object_id_hex(out_id, hex),
+                             mt_strerror(rc), rc == -MT_ETOOBIG ?
+                             " of this node's object store" : "");
+    }
+    atomic_fetch_add(&c->store->refs, 1);
+    w->store = c->store;
+    w->id = *out_id;
+    w->data = ob.data;
+    w->size = size;
+    w->flags = flags;
+    atomic_init(&w->state, WB_OPEN);
+    *out = w;
+    return 0;
+}
+
+/* The checks mt_create and mt_create_tensor share. RET 0 or recorded. */
+static int check_create(mt_client_t *c, size_t size, uint32_t flags,
+                        const mt_object_id *out_id, mt_wbuffer_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!check_client(c) || !out_id || !out || (flags & ~MT_PUT_EVICTABLE))
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client, flags, out_id or out");
+    if (size == 0)
+        return mt__set_error(c, -MT_EINVAL, "an object of 0 bytes has "
+                             "nothing to write in place: use mt_put");
+    if (!c->store)
+        return no_store(c);
+    return 0;
+}
+
+int mt_create(mt_client_t *c, size_t size, uint32_t flags,
+              mt_object_id *out_id, mt_wbuffer_t **out)
+{
+    int rc = check_create(c, size, flags, out_id, out);
+
+    return rc < 0 ? rc : create(c, size, flags, NULL, out_id, out);
+}
+
+int mt_create_tensor(mt_client_t *c, uint32_t flags, mt_dtype_code code,
+                     uint8_t bits, uint32_t ndim, const int64_t *shape,
+                     mt_object_id *out_id, mt_wbuffer_t **out)
+{
+    struct mt_tensor_desc t;
+    uint64_t size;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (tensor_desc(check_client(c) ? c : NULL, code, bits, ndim, shape,
+                    &t) < 0)
+        return -MT_EINVAL;
+    size = mt_tensor_nbytes(&t);
+    if (size == UINT64_MAX || mt_tensor_check(&t, size) < 0)
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid tensor: dtype code %d, %u bits, %u "
+                             "dimensions", (int)code, bits, ndim);
+    rc = check_create(c, (size_t)size, flags, out_id, out);
+    return rc < 0 ? rc : create(c, (size_t)size, flags, &t, out_id, out);
+}
+
+void *mt_wbuffer_data(mt_wbuffer_t *w)
+{
+    return w && atomic_load(&w->state) == WB_OPEN ? w->data : NULL;
+}
+
+size_t mt_wbuffer_size(const mt_wbuffer_t *w)
+{
+    return w ? w->size : 0;
+}
+
+const mt_object_id *mt_wbuffer_id(const mt_wbuffer_t *w)
+{
+    return w ? &w->id : NULL;
+}
+
+int mt_seal(mt_client_t *c, mt_wbuffer_t *w)
+{
+    char hex[MT_OBJECT_ID_HEX_SIZE];
+    int open = WB_OPEN, rc;
+
+    if (!check_client(c) || !w)
+        return mt__set_error(check_client(c) ? c : NULL, -MT_EINVAL,
+                             "invalid client or buffer");
+    if (w->store != c->store)
+        return mt__set_error(c, -MT_EINVAL, "buffer of %s was created by "
+                             "another client", mt_object_id_hex(&w->id, hex));
+    if (!atomic_compare_exchange_strong(&w->state, &open, WB_SEALING))
+        return mt__set_error(c, -MT_ESTATE, "object %s is sealed already "
+                             "(or its seal failed)",
+                             mt_object_id_hex(&w->id, hex));
+    rc = mt_objc_seal(c->store->objc, &w->id);
+    if (rc < 0)
+        rc = mt__set_error(c, rc, "seal of %s failed: %s",
+                           mt_object_id_hex(&w->id, hex), mt_strerror(rc));
+    else
+        rc = register_put(c, &w->id, w->size, w->flags, "seal");
+    atomic_store(&w->state, WB_DONE);
+    return rc;
+}
+
+void mt_wbuffer_release(mt_wbuffer_t *w)
+{
+    if (!w)
+        return;
+    /* Never sealed: give the space back (a failed seal left nothing). */
+    if (atomic_load(&w->state) == WB_OPEN)
+        mt_objc_abort(w->store->objc, &w->id);
+    mt__store_unref(w->store);
+    free(w);
 }
 
 /* ---- get ----------------------------------------------------------------- */

@@ -19,9 +19,16 @@
  *               its proxy when told on stdout, then writes a line)
  *   objects     put/get round trips, timeouts, buffers after disconnect
  *   nostore     object calls without a store fail with a message
+ *   create      zero-copy create/write/seal: bad use fails with clear
+ *               errors, an unsealed object is unreadable, an aborted one
+ *               vanishes; then prints "sealed HEX" for a 4 MiB float32
+ *               tensor and waits for a line on stdin (its session owns it)
+ *   readback    argv[3] = HEX, argv[4] = a store socket (another node):
+ *               get the object there (pulled) and check every byte
  *   resources   cluster totals (argv[3] = expected CPU total)
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,6 +500,115 @@ static int case_nostore(void)
     return 0;
 }
 
+/* The pattern case_create writes: float32 i * 0.5 at element i. */
+static bool pattern_ok(const float *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (f[i] != (float)i * 0.5f)
+            return false;
+    return true;
+}
+
+#define CREATE_ROWS 1024
+#define CREATE_COLS 1024
+
+/* Bad use of mt_create / mt_seal: each fails with a clear error. */
+static void create_bad_use(mt_client_t *c)
+{
+    mt_wbuffer_t *w = (mt_wbuffer_t *)1;
+    mt_object_id id;
+    int64_t zero[1] = {0};
+
+    CHECK(mt_create(c, 0, 0, &id, &w) == -MT_EINVAL && w == NULL);
+    CHECK(strstr(mt_client_last_error(c), "0 bytes") != NULL);
+    CHECK(mt_create_tensor(c, 0, MT_DTYPE_FLOAT, 32, 1, zero, &id, &w) ==
+          -MT_EINVAL);
+    CHECK(mt_create(c, (size_t)1 << 40, 0, &id, &w) == -MT_ETOOBIG);
+    CHECK(strstr(mt_client_last_error(c), "larger than") != NULL);
+    printf("too big: %s\n", mt_client_last_error(c));
+    CHECK(mt_create(c, 64, 0x80, &id, &w) == -MT_EINVAL);
+    CHECK(mt_create(NULL, 64, 0, &id, &w) == -MT_EINVAL);
+    CHECK(mt_seal(c, NULL) == -MT_EINVAL);
+    CHECK(mt_wbuffer_data(NULL) == NULL && mt_wbuffer_size(NULL) == 0);
+    mt_wbuffer_release(NULL);
+}
+
+/* Create then release without sealing: the object never appears. */
+static void create_abort(mt_client_t *c)
+{
+    mt_wbuffer_t *w;
+    mt_buffer_t *b = NULL;
+    mt_object_id id;
+
+    CHECK(mt_create(c, 1 << 20, 0, &id, &w) == 0);
+    memset(mt_wbuffer_data(w), 1, 1 << 20);
+    CHECK(mt_get(c, &id, 0, &b) < 0 && b == NULL);
+    mt_wbuffer_release(w);
+    CHECK(mt_get(c, &id, 0, &b) == -MT_ENOENT && b == NULL);
+}
+
+static int case_create(void)
+{
+    mt_client_t *c = connect_or_die();
+    int64_t shape[2] = {CREATE_ROWS, CREATE_COLS}, got[MT_TENSOR_MAX_NDIM];
+    char hex[MT_OBJECT_ID_HEX_SIZE], line[16];
+    mt_wbuffer_t *w;
+    mt_buffer_t *b = NULL;
+    mt_object_id id;
+    uint32_t ndim;
+    float *f;
+
+    create_bad_use(c);
+    create_abort(c);
+    CHECK(mt_create_tensor(c, 0, MT_DTYPE_FLOAT, 32, 2, shape, &id, &w) == 0);
+    CHECK(mt_wbuffer_size(w) == CREATE_ROWS * CREATE_COLS * 4);
+    CHECK(mt_object_id_equal(mt_wbuffer_id(w), &id));
+    f = mt_wbuffer_data(w);
+    CHECK(f != NULL && ((uintptr_t)f & 63) == 0);
+    for (size_t i = 0; i < CREATE_ROWS * CREATE_COLS; i++)
+        f[i] = (float)i * 0.5f;
+    /* Unsealed: unreadable, even with a wait. */
+    CHECK(mt_get(c, &id, 0, &b) < 0 && b == NULL);
+    CHECK(mt_get(c, &id, 200, &b) < 0 && b == NULL);
+    CHECK(mt_seal(c, w) == 0);
+    CHECK(mt_wbuffer_data(w) == NULL); /* no writes after the seal */
+    CHECK(mt_seal(c, w) == -MT_ESTATE);
+    CHECK(strstr(mt_client_last_error(c), "sealed already") != NULL);
+    mt_wbuffer_release(w);
+    CHECK(mt_get(c, &id, 1000, &b) == 0 && mt_buffer_is_tensor(b));
+    CHECK(mt_buffer_tensor(b, NULL, NULL, &ndim, got) == 0 && ndim == 2 &&
+          got[0] == CREATE_ROWS && got[1] == CREATE_COLS);
+    CHECK(pattern_ok(mt_buffer_data(b), CREATE_ROWS * CREATE_COLS));
+    mt_buffer_release(b);
+    printf("sealed %s\n", mt_object_id_format(&id, hex));
+    fflush(stdout);
+    /* The object is this session's: keep it until told. */
+    if (!fgets(line, sizeof(line), stdin))
+        line[0] = 0;
+    mt_client_disconnect(c);
+    return 0;
+}
+
+static int case_readback(const char *hex, const char *sock)
+{
+    mt_client_t *c = NULL;
+    mt_connect_opts o;
+    mt_buffer_t *b = NULL;
+    mt_object_id id;
+
+    mt_connect_opts_init(&o);
+    o.store_socket = sock;
+    CHECK(mt_client_connect(addr, &o, &c) == 0);
+    CHECK(mt_object_id_parse(hex, &id) == 0);
+    CHECK(mt_get(c, &id, 30000, &b) == 0);
+    CHECK(mt_buffer_size(b) == CREATE_ROWS * CREATE_COLS * 4);
+    CHECK(pattern_ok(mt_buffer_data(b), CREATE_ROWS * CREATE_COLS));
+    printf("read back %zu bytes\n", mt_buffer_size(b));
+    mt_buffer_release(b);
+    mt_client_disconnect(c);
+    return 0;
+}
+
 static int case_resources(const char *want)
 {
     mt_client_t *c = connect_or_die();
@@ -551,6 +667,10 @@ int main(int argc, char **argv)
         return case_rewatch();
     if (!strcmp(cmd, "nostore"))
         return case_nostore();
+    if (!strcmp(cmd, "create"))
+        return case_create();
+    if (!strcmp(cmd, "readback") && argc > 4)
+        return case_readback(argv[3], argv[4]);
     if (!strcmp(cmd, "resources") && argc > 3)
         return case_resources(argv[3]);
     CHECK(!"usage: sdk_smoke CASE HEAD_HOST:PORT");

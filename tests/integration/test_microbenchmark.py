@@ -2,13 +2,15 @@
 before any cluster starts; a short run of four metrics (sync function
 tasks, sync actor calls, small puts, placement-group create/removal) on
 the command's own local cluster gives positive numbers in --json, and
-leaves no daemon or session dir behind; Ctrl-C mid-run exits
+leaves no daemon or session dir behind; single_client_put_gigabytes
+comes with a memcpy of the same size and the ratio; Ctrl-C mid-run exits
 130 and still stops the local cluster; --address runs the suite against
 a cluster the test started and leaves it running.
 """
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 
@@ -72,6 +74,34 @@ def test_local_cluster_json():
     check(not new, "session dir left behind: %r" % new)
 
 
+def test_put_gigabytes_with_memcpy():
+    """single_client_put_gigabytes comes with the memcpy of the same size
+    measured in the same run, and their ratio, in text and in --json."""
+    only = "single_client_put_gigabytes"
+    p = run(["microbenchmark", "--seconds", "0.2", "--only", only,
+             "--json"], timeout=240)
+    res = json.loads(p.stdout)
+    check(set(res) == {only, "single_client_memcpy_gigabytes",
+                       "single_client_put_memcpy_ratio"},
+          "metrics: %r" % sorted(res))
+    put, mc = res[only], res["single_client_memcpy_gigabytes"]
+    ratio = res["single_client_put_memcpy_ratio"]
+    check(put["value"] > 0 and put["unit"] == "GB/s", "put: %r" % put)
+    check(mc["value"] > 0 and mc["unit"] == "GB/s", "memcpy: %r" % mc)
+    check(abs(ratio["value"] - put["value"] / mc["value"]) < 1e-3 and
+          ratio["unit"] == "ratio", "ratio: %r" % ratio)
+    print("  put %.2f GB/s, memcpy %.2f GB/s, ratio %.2f" % (
+        put["value"], mc["value"], ratio["value"]))
+    p = run(["microbenchmark", "--seconds", "0.2", "--only", only],
+            timeout=240)
+    lines = p.stdout.splitlines()
+    for name in (only, "single_client_memcpy_gigabytes"):
+        check(any(l.startswith(name + " per second ") for l in lines),
+              "no line for %s:\n%s" % (name, p.stdout))
+    check(any(re.match(r"single_client_put_memcpy_ratio \d+\.\d\d$", l)
+              for l in lines), "no ratio line:\n%s" % p.stdout)
+
+
 def test_ctrl_c_stops_cluster():
     stopped_by(signal.SIGINT, 130, True)  # what Ctrl-C in a terminal does
 
@@ -130,6 +160,7 @@ def test_address():
 
 
 if __name__ == "__main__":
-    main([test_bad_flags, test_local_cluster_json, test_ctrl_c_stops_cluster,
+    main([test_bad_flags, test_local_cluster_json,
+          test_put_gigabytes_with_memcpy, test_ctrl_c_stops_cluster,
           test_sigterm_stops_cluster_and_cleans_up,
           test_address])

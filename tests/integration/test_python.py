@@ -5,7 +5,9 @@ From this process the bridge (PYTHONPATH=sdk/python, MANTA_LIB=<build>/lib)
 puts and gets objects: zero-copy numpy and torch views over the store with
 the stored dtype and shape (bool, complex64/128, float16, bfloat16; 0-d
 arrays stay 0-d), kept mapped while a view lives, clear errors for unknown
-and malformed ids and for dtypes that cannot come back. Command tasks report results through
+and malformed ids and for dtypes that cannot come back; manta.create() writes an object in
+place through a writable view, sealed at the end of a with block and read
+back by a task on a second node. Command tasks report results through
 MANTA_RESULT_PATH (a value, a tensor through the bridge, and garbage, which
 fails the task with a clear error); `manta submit` prints the result object
 on stderr and leaves stdout alone. train.py runs as one task with --input,
@@ -500,6 +502,90 @@ def test_result_on_another_node():
     manta.release(r[1])
 
 
+def raises(fn, code_name):
+    """fn() raises MantaError named code_name. RET its message."""
+    try:
+        fn()
+    except manta.MantaError as e:
+        check(e.name == code_name, "%s, not %s: %s" % (e.name, code_name, e))
+        return str(e)
+    raise AssertionError("no %s raised" % code_name)
+
+
+def test_create_and_seal():
+    """manta.create(): a writable numpy view into the store until sealed
+    (at the end of a with block); unreadable before, read-only after, and
+    read back on another node by a task there; an exception in the block
+    aborts; bad shapes, sizes and a second seal fail clearly."""
+    if numpy is None:
+        return skip("create and seal", "numpy")
+    addr = cluster()
+    d2 = new_dir("py2")
+    run(["start", "--address", addr, "--node-ip", "127.0.0.2", "--temp-dir",
+         d2, "--num-cpus", "1", "--memory", "1GiB", "--labels",
+         "where=far"] + FAST[:2])
+    want = numpy.arange(256 * 1024, dtype=numpy.float32).reshape(256, 1024)
+    w = manta.create((256, 1024), "float32")
+    a = w.numpy()
+    check(a.flags.writeable and a.shape == (256, 1024) and
+          a.dtype == numpy.float32, "view %s %s" % (a.dtype, a.shape))
+    a[:128] = want[:128]
+    raises(lambda: manta.get(w.ref, timeout=0), "MT_EAGAIN")
+    check(not in_store(w.ref), "an unsealed object was handed out")
+    with w as b:
+        check(b.ctypes.data == a.ctypes.data, "two views, two buffers")
+        b[128:] = want[128:]
+    check(w.sealed and not a.flags.writeable and not b.flags.writeable,
+          "views still writable after the seal")
+    try:
+        a[0, 0] = 7
+        raise AssertionError("wrote to a sealed object")
+    except ValueError:
+        pass
+    raises(w.seal, "MT_ESTATE")
+    try:
+        w.numpy()
+        raise AssertionError("a view of a sealed object")
+    except ValueError as e:
+        check("sealed" in str(e), str(e))
+    o = manta.get(w.ref)
+    check((o.numpy() == want).all() and o.numpy().shape == (256, 1024),
+          "read back here")
+    code = ("import manta, numpy; o = manta.get(%r); v = o.numpy(); "
+            "print(v.dtype, v.shape, float(v.sum()))" % w.ref.id)
+    p = run(["submit", "--address", addr, "--label-selector", "where=far"] +
+            bridge_env() + ["--", PY, "-c", code], timeout=60, check=False)
+    check(p.returncode == 0, "task: %d %s" % (p.returncode, p.stderr))
+    check(p.stdout.strip() == "float32 (256, 1024) %s" % float(want.sum()),
+          "read on node 2: %r" % p.stdout)
+    # The views stay valid (and unchanged) after the object is released.
+    ref = w.ref
+    del w, b, o
+    gc.collect()
+    churn(ref, want)
+    check((a == want).all(), "a sealed view changed after its release")
+    # An exception in the block aborts: the id never becomes readable.
+    w2 = manta.create(4096, "uint8")
+    try:
+        with w2 as c:
+            c[:] = 1
+            raise KeyError("stop")
+    except KeyError:
+        pass
+    check(not w2.sealed, "sealed despite the exception")
+    raises(lambda: manta.get(w2.ref, timeout=0), "MT_ENOENT")
+    # Bad use.
+    check("0 bytes" in raises(lambda: manta.create((0, 4), "float32"),
+                              "MT_EINVAL"), "size 0 message")
+    msg = raises(lambda: manta.create(1 << 40, "uint8"), "MT_ETOOBIG")
+    check("larger than" in msg, msg)
+    try:
+        manta.create(8, object)
+        raise AssertionError("an object dtype was accepted")
+    except TypeError:
+        pass
+
+
 # ---- train.py ------------------------------------------------------------
 
 LINE = re.compile(r"rank (\d+)/(\d+) weights sha256=([0-9a-f]{64}) "
@@ -628,4 +714,5 @@ if __name__ == "__main__":
                             test_bad_result_files,
                             test_report_result_through_bridge,
                             test_result_on_another_node,
+                            test_create_and_seal,
                             test_train_one_rank, test_train_two_ranks)])

@@ -29,11 +29,15 @@ from harness import (BIN, FAST, check, free_port, main, new_dir, read_pid,
 SMOKE = os.path.join(BIN, "sdk_smoke")
 
 
+NODE2 = {}  # the second node of the last start_cluster(): {"dir": ...}
+
+
 def start_cluster():
     """Head+worker on 127.0.0.1 and a worker on 127.0.0.2, 2 CPUs each.
-    RET (address, head temp dir)."""
+    RET (address, head temp dir); the second node's dir is NODE2["dir"]."""
     port = free_port()
     d1, d2 = new_dir("sdk1"), new_dir("sdk2")
+    NODE2["dir"] = d2
     # A node timeout longer than FAST's: hundreds of task starts on a
     # sanitized worker can delay its reports past 1.5 s.
     run(["start", "--head", "--port", str(port), "--node-ip", "127.0.0.1",
@@ -126,6 +130,37 @@ def test_objects_api():
     addr, _ = start_cluster()
     smoke("objects", addr)
     smoke("nostore", addr)
+
+
+def test_create_seal_zero_copy():
+    """mt_create/mt_seal from C: bad use fails clearly, an unsealed object
+    is unreadable, an aborted one vanishes; the sealed object is read back
+    on the other node while its creator's session holds it."""
+    addr, _ = start_cluster()
+    p = subprocess.Popen([SMOKE, "create", addr], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        out = []
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                raise AssertionError("sdk_smoke create ended early: %s" %
+                                     p.stderr.read())
+            out.append(line)
+            if line.startswith("sealed "):
+                break
+        hexid = line.split()[1]
+        print("  " + "".join(out).strip().replace("\n", "\n  "))
+        r = smoke("readback", addr, hexid, os.path.join(NODE2["dir"],
+                                                     "objstore.sock"))
+        check("read back 4194304 bytes" in r.stdout, r.stdout)
+        rest, err = p.communicate("go\n", timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    check(p.returncode == 0, "create exited %d:\n%s" % (p.returncode, err))
 
 
 def test_placement_groups():
@@ -297,7 +332,7 @@ def test_head_dies_before_submit():
 if __name__ == "__main__":
     main([test_exports_only_the_api, test_examples, test_tasks_api,
           test_placement_groups,
-          test_objects_api,
+          test_objects_api, test_create_seal_zero_copy,
           test_disconnect_with_tasks_in_flight,
           test_watch_survives_a_broken_connection, test_valgrind_clean,
           test_head_unreachable,

@@ -4,7 +4,10 @@
  *
  * mt_put() copies bytes (optionally described as a tensor: DLPack dtype and
  * shape) into the object store of the worker on this machine and names
- * them with a fresh random 20-byte id. mt_get() maps an object of that
+ * them with a fresh random 20-byte id. A producer that would rather write
+ * the object in place (no copy at all) creates it with mt_create(),
+ * writes through mt_wbuffer_data() and publishes it with mt_seal(), after
+ * which it is exactly like a put. mt_get() maps an object of that
  * store read-only, without copying: the returned buffer points straight
  * into shared memory and stays valid, and the object pinned, until
  * mt_buffer_release().
@@ -93,6 +96,9 @@ typedef enum mt_dtype_code {
 /* A mapped object. Opaque. */
 typedef struct mt_buffer mt_buffer_t;
 
+/* An object being written in place (mt_create). Opaque. */
+typedef struct mt_wbuffer mt_wbuffer_t;
+
 /*
  * mt_object_id_format - write id as 40 lowercase hex digits.
  *
@@ -147,6 +153,80 @@ MT_EXTERN int mt_put_tensor(mt_client_t *c, const void *data, size_t size,
                             uint32_t flags, mt_dtype_code code, uint8_t bits,
                             uint32_t ndim, const int64_t *shape,
                             mt_object_id *out_id);
+
+/*
+ * mt_create - reserve a new object of size bytes in this node's store and
+ * hand back a writable buffer inside it (zero-copy: write the bytes
+ * there, then mt_seal()). Until sealed the object is invisible: no get
+ * (here or on another node) can read it, the head does not know it, and
+ * tasks cannot name it. The memory is prefaulted (docs/objstore.md), so
+ * filling it runs at memory speed.
+ *
+ * IN  size     bytes, > 0 (a 0-byte object has nothing to write: mt_put)
+ * IN  flags    0 or MT_PUT_EVICTABLE (as mt_put)
+ * OUT out_id   the new object's id (already known while unsealed)
+ * OUT out      returns owned buffer, free with mt_wbuffer_release()
+ *              (after mt_seal, or instead of it to abort)
+ * RET 0, -MT_EINVAL (size 0, bad flags or arguments), -MT_ETOOBIG (larger
+ *     than this node's store), -MT_ENOSPC (store full of pinned or
+ *     unsealed objects, retryable), -MT_EUNAVAIL (no local store),
+ *     -MT_ECLOSED (the store went away), -MT_ENOMEM
+ */
+MT_EXTERN int mt_create(mt_client_t *c, size_t size, uint32_t flags,
+                        mt_object_id *out_id, mt_wbuffer_t **out);
+
+/*
+ * mt_create_tensor - mt_create of a compact row-major tensor; its size is
+ * the product of shape times bits / 8 (mt_wbuffer_size). Readers see the
+ * dtype and shape as with mt_put_tensor.
+ *
+ * IN  code, bits, ndim, shape   as mt_put_tensor (shape borrowed)
+ * RET as mt_create; -MT_EINVAL for an invalid dtype or shape, or a shape
+ *     with no element (size 0)
+ */
+MT_EXTERN int mt_create_tensor(mt_client_t *c, uint32_t flags,
+                               mt_dtype_code code, uint8_t bits, uint32_t ndim,
+                               const int64_t *shape, mt_object_id *out_id,
+                               mt_wbuffer_t **out);
+
+/*
+ * mt_wbuffer_data - where to write: mt_wbuffer_size() bytes, 64-byte
+ * aligned, in shared memory. RET NULL once mt_seal() was called (sealed
+ * objects are immutable: the API gives no way to write them).
+ * NOTE a pointer taken before the seal must not be written after it.
+ */
+MT_EXTERN void *mt_wbuffer_data(mt_wbuffer_t *w);
+
+/* mt_wbuffer_size - the object's size in bytes. */
+MT_EXTERN size_t mt_wbuffer_size(const mt_wbuffer_t *w);
+
+/* mt_wbuffer_id - the object's id (borrowed, lives with w). */
+MT_EXTERN const mt_object_id *mt_wbuffer_id(const mt_wbuffer_t *w);
+
+/*
+ * mt_seal - publish a created object: it becomes immutable and readable,
+ * and is registered with the head exactly as mt_put() registers a put
+ * (one reference, owned by this client's session; with batched submits
+ * the registration is queued; MT_PUT_EVICTABLE objects stay node-local).
+ * Whatever the result, w is no longer writable; release it with
+ * mt_wbuffer_release().
+ *
+ * IN  c   the client that created w
+ * RET 0, -MT_ESTATE (sealed already, or a seal of it failed before),
+ *     -MT_EINVAL (w is another client's), -MT_ECLOSED (the store went away:
+ *     the object is gone), or (unbatched) the head's error when it cannot
+ *     be registered (the local copy is deleted then)
+ */
+MT_EXTERN int mt_seal(mt_client_t *c, mt_wbuffer_t *w);
+
+/*
+ * mt_wbuffer_release - free the handle; an object never sealed is aborted
+ * (its space freed; its id never becomes readable).
+ * OWNERSHIP invalidates w; NULL ok. Works after mt_client_disconnect()
+ * (the store connection lives until its last buffer goes; a process that
+ * dies with unsealed objects has them aborted by the store).
+ */
+MT_EXTERN void mt_wbuffer_release(mt_wbuffer_t *w);
 
 /*
  * mt_get - map an object read-only, waiting for it to appear: from this

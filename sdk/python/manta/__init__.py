@@ -12,6 +12,11 @@ store without copies, read the task's accelerator grant, report a result.
     g = manta.grant()               # CUDA_VISIBLE_DEVICES, TPU_*, RANK...
     manta.report_result(t)          # inside a command task
 
+    w = manta.create((1024, 1024), "float32")   # write in place, no copy
+    with w as a:                    # a: writable numpy view into the store
+        a[...] = 1.0                # sealed at the end of the block
+    ref = w.ref
+
 The module-level functions use one default client, connected on first use
 by connect() with no arguments: the head from $MANTA_HEAD_ADDRESS (the
 worker sets it for every command task, with $MANTA_OBJECT_STORE_SOCKET),
@@ -27,10 +32,11 @@ import threading
 from ._client import Client, Task, TaskOutcome, result_ref
 from ._grant import Grant, grant
 from ._lib import MantaError
-from ._objects import Object, ObjectRef
+from ._objects import Created, Object, ObjectRef
 
-__all__ = ["Client", "Grant", "MantaError", "Object", "ObjectRef", "Task",
-           "TaskOutcome", "connect", "disconnect", "get", "grant", "put",
+__all__ = ["Client", "Created", "Grant", "MantaError", "Object", "ObjectRef",
+           "Task", "TaskOutcome", "connect", "create", "disconnect", "get",
+           "grant", "put",
            "release", "report_result", "result_ref", "submit",
            "task_result"]
 
@@ -73,6 +79,12 @@ def _client():
 def put(x):
     """Store x in this node's store. See Client.put."""
     return _client().put(x)
+
+
+def create(shape, dtype="float32"):
+    """An object to write in place, sealed at the end of a with block.
+    See Client.create."""
+    return _client().create(shape, dtype)
 
 
 def get(ref, timeout=None):

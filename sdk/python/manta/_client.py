@@ -10,7 +10,7 @@ import os
 from . import _dtypes
 from ._lib import (ConnectOpts, MantaError, ObjectId, TaskResult, check,
                    error, lib)
-from ._objects import Object, ObjectRef
+from ._objects import Created, Object, ObjectRef
 
 _P = ctypes.c_void_p
 
@@ -251,6 +251,26 @@ class Client:
         del keep
         check(rc, c)
         return ObjectRef.from_c(cid)
+
+    def create(self, shape, dtype="float32"):
+        """Create an object of this shape and numpy dtype to write in
+        place (zero-copy): RET a Created whose numpy() is a writable view
+        into the store until seal() (or the end of a with block) publishes
+        it. An int shape is 1-D. Raises MantaError: MT_EINVAL for a shape
+        with no element, MT_ETOOBIG when larger than this node's store;
+        TypeError for a dtype the store cannot keep."""
+        import numpy
+        L, c = lib(), self._live()
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        dt = numpy.dtype(dtype)
+        cb = _dtypes.from_numpy(dt)
+        if cb is None:
+            raise TypeError("cannot store a numpy array of dtype %s" % dt)
+        cid, h = ObjectId(), _P()
+        check(L.mt_create_tensor(c, 0, cb[0], cb[1], len(shape),
+                                 _shape_arr(shape), ctypes.byref(cid),
+                                 ctypes.byref(h)), c)
+        return Created(self, h.value, ObjectRef.from_c(cid), shape, dt)
 
     def get(self, ref, timeout=None):
         """Map object ref (ObjectRef or hex id) zero-copy, pulling it to

@@ -13,12 +13,20 @@ collection at the latest).
 Views are read-only: objects are immutable. torch.frombuffer() has no
 read-only tensors, so the tensor from torch() shares the store's memory
 and must not be written to (copy it with .clone() first).
+
+Writing in place: Client.create() gives a Created, whose numpy() views
+are writable and point straight into the store (no copy) until seal().
+The seal makes every view handed out read-only and moves them onto a
+get pin of the sealed object (the same _Pin as an Object's), so they stay
+valid, and immutable, as long as they are referenced. Until then a _WPin
+owns the mt_wbuffer_t; dropping it unsealed aborts the object.
 """
 import ctypes
 import warnings
+import weakref
 
 from . import _dtypes
-from ._lib import MT_TENSOR_MAX_NDIM, MantaError, ObjectId, check, lib
+from ._lib import MT_TENSOR_MAX_NDIM, MantaError, ObjectId, check, error, lib
 
 
 class ObjectRef:
@@ -145,3 +153,127 @@ class Object:
     def __repr__(self):
         return "<manta.Object %s %s %s>" % (self.id, self.dtype,
                                              list(self.shape))
+
+
+_MT_ESTATE = -1012  # as the C SDK answers a second mt_seal
+
+
+class _WPin:
+    """Owns one mt_wbuffer_t: releasing it unsealed aborts the object."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def release(self):
+        h, self.handle = self.handle, None
+        if h:
+            try:
+                lib().mt_wbuffer_release(h)
+            except Exception:  # interpreter shutdown: the store aborts it
+                pass
+
+    def __del__(self):
+        self.release()
+
+
+class Created:
+    """An object being written in place (Client.create / manta.create).
+
+    numpy() is a writable numpy view of the object's memory in the store
+    (zero-copy) until seal() publishes the object (then every view handed
+    out is read-only, and valid as long as it is referenced) and returns
+    its ObjectRef; abort() drops it. Until sealed the object is unreadable
+    (gets fail; the head does not know it). As a context manager, entering
+    gives the writable array, a normal exit seals and an exception aborts:
+
+        w = manta.create((1024, 1024), "float32")
+        with w as a:
+            a[...] = 1.0
+        ref = w.ref
+    """
+
+    def __init__(self, client, handle, ref, shape, dtype):
+        import numpy
+        L = lib()
+        self._client = client        # sealing registers through it
+        self._wpin = _WPin(handle)
+        self.ref = ref
+        self.shape = tuple(shape)
+        self.dtype = numpy.dtype(dtype)
+        self.size = L.mt_wbuffer_size(handle)
+        self.sealed = False
+        self._done = False
+        self._views = []
+        arr_t = type("_Created", (ctypes.c_uint8 * self.size,), {})
+        self._arr = arr_t.from_address(L.mt_wbuffer_data(handle))
+        self._arr._manta_wpin = self._wpin  # views keep the object alive
+
+    @property
+    def id(self):
+        return self.ref.id
+
+    def numpy(self):
+        """A writable numpy array over the object (dtype and shape as
+        created). Raises ValueError once sealed or aborted."""
+        import numpy
+        if self._done:
+            raise ValueError("object %s is %s: it is no longer writable%s" % (
+                self.id, "sealed" if self.sealed else "aborted",
+                " (read it with manta.get())" if self.sealed else ""))
+        a = numpy.frombuffer(self._arr, dtype=self.dtype).reshape(self.shape)
+        self._views.append(weakref.ref(a))
+        return a
+
+    def _freeze_views(self):
+        for v in self._views:
+            a = v()
+            if a is not None:
+                a.flags.writeable = False
+        self._views = []
+
+    def seal(self):
+        """Publish the object: immutable, readable anywhere, registered
+        with the head (you hold one reference, as for a put). RET the
+        ObjectRef. Raises MantaError (MT_ESTATE when sealed already)."""
+        L, c = lib(), self._client._live()
+        if self._done:
+            raise MantaError("object %s is %s already" % (
+                self.id, "sealed" if self.sealed else "aborted"),
+                _MT_ESTATE, "MT_ESTATE")
+        self._done = True
+        self._freeze_views()
+        rc = L.mt_seal(c, self._wpin.handle)
+        if rc < 0:
+            err = error(rc, c)
+            self._wpin.release()
+            raise err
+        self.sealed = True
+        # Views now read a sealed object: hold a get pin for them.
+        obj = self._client.get(self.ref, timeout=0)
+        self._arr._manta_pin = obj._pin
+        self._wpin.release()
+        return self.ref
+
+    def abort(self):
+        """Drop the object unsealed (its space is freed). Views made
+        before must not be used afterwards."""
+        if self._done:
+            return
+        self._done = True
+        self._freeze_views()
+        self._wpin.release()
+
+    def __enter__(self):
+        return self.numpy()
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.seal()
+        else:
+            self.abort()
+        return False
+
+    def __repr__(self):
+        return "<manta.Created %s %s %s%s>" % (
+            self.id, self.dtype, list(self.shape),
+            " sealed" if self.sealed else "")

@@ -9,6 +9,7 @@ extern CU_TestInfo mt_test_sdk_tagmap[];
 extern CU_TestInfo mt_test_sdk_result[];
 extern CU_TestInfo mt_test_sdk_watch[];
 extern CU_TestInfo mt_test_sdk_labels[];
+extern CU_TestInfo mt_test_sdk_create[];
 
 static const struct mt_suite suites[] = {
     {"error", mt_test_sdk_error, NULL, NULL},
@@ -18,6 +19,7 @@ static const struct mt_suite suites[] = {
     {"result", mt_test_sdk_result, NULL, NULL},
     {"watch", mt_test_sdk_watch, NULL, NULL},
     {"labels", mt_test_sdk_labels, NULL, NULL},
+    {"create", mt_test_sdk_create, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

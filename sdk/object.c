@@ -230,11 +230,9 @@ static int register_put(mt_client_t *c, const mt_object_id *id, size_t size,
                          what, mt_object_id_hex(id, hex), why);
 }
 
-/* A public tensor description as the store's; RET 0, -MT_EINVAL (recorded
- * on c, which may be NULL). */
-static int tensor_desc(mt_client_t *c, mt_dtype_code code, uint8_t bits,
-                       uint32_t ndim, const int64_t *shape,
-                       struct mt_tensor_desc *t)
+int mt__tensor_desc(mt_client_t *c, int code, uint8_t bits,
+                    uint32_t ndim, const int64_t *shape,
+                    struct mt_tensor_desc *t)
 {
     if (ndim > MT_TENSOR_MAX_NDIM || (ndim && !shape))
         return mt__set_error(c, -MT_EINVAL, "a tensor has at most %d "
@@ -291,7 +289,7 @@ int mt_put_tensor(mt_client_t *c, const void *data, size_t size,
 {
     struct mt_tensor_desc t;
 
-    if (tensor_desc(check_client(c) ? c : NULL, code, bits, ndim, shape,
+    if (mt__tensor_desc(check_client(c) ? c : NULL, code, bits, ndim, shape,
                     &t) < 0)
         return -MT_EINVAL;
     if (mt_tensor_check(&t, size) < 0 || mt_tensor_nbytes(&t) != size)
@@ -388,7 +386,7 @@ int mt_create_tensor(mt_client_t *c, uint32_t flags, mt_dtype_code code,
 
     if (out)
         *out = NULL;
-    if (tensor_desc(check_client(c) ? c : NULL, code, bits, ndim, shape,
+    if (mt__tensor_desc(check_client(c) ? c : NULL, code, bits, ndim, shape,
                     &t) < 0)
         return -MT_EINVAL;
     size = mt_tensor_nbytes(&t);

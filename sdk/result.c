@@ -24,6 +24,7 @@
 #include "objstore/client.h"
 #include "objstore/tensor.h"
 #include "manta/result.h"
+#include "sdk/object.h"
 
 int mt_task_result_id(const char *task_id, mt_object_id *out)
 {
@@ -99,21 +100,16 @@ int mt_report_result(mt_client_t *c, const void *data, size_t size)
     return report(c, data, size, NULL);
 }
 
-/* Fill t from a dtype and shape. RET 0 or -MT_EINVAL (recorded). */
+/* Fill t from a dtype and shape describing exactly size bytes. RET 0 or
+ * -MT_EINVAL (recorded). */
 static int tensor_desc(mt_client_t *c, struct mt_tensor_desc *t,
                        size_t size, mt_dtype_code code, uint8_t bits,
                        uint32_t ndim, const int64_t *shape)
 {
-    if (ndim > MT_TENSOR_MAX_NDIM || (ndim && !shape))
-        return mt__set_error(c, -MT_EINVAL, "a tensor has at most %d "
-                             "dimensions", MT_TENSOR_MAX_NDIM);
-    memset(t, 0, sizeof(*t));
-    t->code = (uint8_t)code;
-    t->bits = bits;
-    t->lanes = 1;
-    t->ndim = ndim;
-    for (uint32_t i = 0; i < ndim; i++)
-        t->shape[i] = shape[i];
+    int rc = mt__tensor_desc(c, code, bits, ndim, shape, t);
+
+    if (rc < 0)
+        return rc;
     if (mt_tensor_check(t, size) < 0 || mt_tensor_nbytes(t) != size)
         return mt__set_error(c, -MT_EINVAL, "tensor dtype (code %d, %u bits) "
                              "and shape do not describe exactly %zu bytes",

@@ -257,9 +257,17 @@ const char *mt_task_def_check(const struct mt_task_def *d)
         if (d->argc == 0 || !d->argv[0][0])
             why = "argv must name a program";
         break;
+    case MT_TASK_KIND_LEASE:
+        if (d->argc || d->nargs || slen(d->function) || d->env.n ||
+            d->n_env_unset || slen(d->cwd) || d->max_retries > 0)
+            why = "a lease runs nothing itself: no argv, function, "
+                  "arguments, environment or retries";
+        else if (!slen(d->owner_id) || slen(d->owner_id) > MT_TASK_MAX_OWNER)
+            why = "a lease needs owner_id: the session of its driver";
+        break;
     default:
-        why = "kind must be TASK_KIND_COMMAND, TASK_KIND_FUNCTION or an "
-              "actor kind";
+        why = "kind must be TASK_KIND_COMMAND, TASK_KIND_FUNCTION, "
+              "TASK_KIND_LEASE or an actor kind";
     }
     if (!why)
         why = check_sizes(d);

@@ -47,6 +47,8 @@ enum mt_task_kind {
     MT_TASK_KIND_FUNCTION = 2,      /* a C function "lib.so:fn" */
     MT_TASK_KIND_ACTOR_CREATE = 3,  /* an actor's factory */
     MT_TASK_KIND_ACTOR_METHOD = 4,  /* a call on an actor */
+    MT_TASK_KIND_LEASE = 5,         /* resources held for a driver that
+                                       pushes function tasks to them */
 };
 
 /* Where a task may go. Values match proto SchedulingStrategy. */

@@ -422,9 +422,10 @@ int mt_task_def_from_pb(const Manta__TaskSpec *s, struct mt_task_def *d,
 {
     int rc;
 
-    if ((unsigned)s->kind > MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD)
+    if ((unsigned)s->kind > MANTA__TASK_KIND__TASK_KIND_LEASE)
         return refuse(why, "kind must be TASK_KIND_COMMAND, "
-                           "TASK_KIND_FUNCTION or an actor kind");
+                           "TASK_KIND_FUNCTION, TASK_KIND_LEASE or an actor "
+                           "kind");
     if ((unsigned)s->strategy >
         MANTA__SCHEDULING_STRATEGY__STRATEGY_PLACEMENT_GROUP)
         return refuse(why, "unknown scheduling strategy");

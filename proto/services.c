@@ -116,6 +116,9 @@ const struct mt_rpc_method mt_worker_run_tasks =
 const struct mt_rpc_method mt_worker_call_actor =
     UNARY("WorkerService", "CallActor", manta__call_actor_request,
           manta__call_actor_reply);
+const struct mt_rpc_method mt_worker_push_tasks =
+    UNARY("WorkerService", "PushTasks", manta__push_tasks_request,
+          manta__push_tasks_reply);
 const struct mt_rpc_method mt_worker_stop_task =
     UNARY("WorkerService", "StopTask", manta__stop_task_request,
           manta__stop_task_reply);

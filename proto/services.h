@@ -50,5 +50,6 @@ extern const struct mt_rpc_method mt_worker_run_tasks;
 extern const struct mt_rpc_method mt_worker_stop_task;
 extern const struct mt_rpc_method mt_worker_delete_objects;
 extern const struct mt_rpc_method mt_worker_call_actor;
+extern const struct mt_rpc_method mt_worker_push_tasks;
 
 #endif /* MT_SERVICES_H */

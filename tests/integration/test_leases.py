@@ -1,0 +1,158 @@
+"""test_leases.py -- the direct task path (issue 14, docs/architecture.md
+"Leases"): function tasks with value arguments go from their driver
+straight to a leased worker, and the head files what ran.
+
+A head+worker on 127.0.0.1 and a worker on 127.0.0.2, 2 CPUs each, driven
+by lease_driver (lease_driver.c) through the public SDK:
+- 100,000 no-op tasks from 4 drivers: every value right, the head's task
+  table holds the last ones FINISHED as leased function tasks of the
+  drivers, its finished count covers them all, and afterwards no lease is
+  left and every node's available resources are back to its total;
+- a driver holding leases on a node that dies: its tasks run elsewhere
+  (a task that was running there at its next attempt), nothing fails, and
+  the dead node's leases end;
+- two drivers competing: the higher priority one is served first; the
+  lower one is not starved and finishes after it.
+"""
+import os
+import signal
+import subprocess
+import time
+
+from harness import (BIN, check, channel, free_port, main, new_dir,
+                     proto_stubs, read_pid, run, status, wait_until)
+
+DRIVER = os.path.join(BIN, "lease_driver")
+LIBDIR = os.path.abspath(os.path.join(BIN, "..", "lib"))
+REPORT = ["--report-period-ms", "200"]
+
+
+def start_cluster(node_timeout_ms=10000):
+    """RET (address, {ip: temp dir}, {ip: node id})."""
+    port = free_port()
+    dirs = {"127.0.0.1": new_dir("head"), "127.0.0.2": new_dir("w2")}
+    run(["start", "--head", "--port", str(port), "--node-ip", "127.0.0.1",
+         "--temp-dir", dirs["127.0.0.1"], "--num-cpus", "2",
+         "--node-timeout-ms", str(node_timeout_ms)] + REPORT)
+    addr = "127.0.0.1:%d" % port
+    run(["start", "--address", addr, "--node-ip", "127.0.0.2", "--temp-dir",
+         dirs["127.0.0.2"], "--num-cpus", "2"] + REPORT)
+
+    def both_alive():
+        st = status(address=addr)
+        alive = [n for n in st["nodes"] if n["state"] == "ALIVE"]
+        return st if len(alive) == 2 else None
+    st = wait_until(both_alive, 10, "two alive nodes")
+    return addr, dirs, {n["node_ip"]: n["node_id"] for n in st["nodes"]}
+
+
+def driver(addr, *args):
+    return subprocess.Popen([DRIVER, addr, LIBDIR] + [str(a) for a in args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def finish(p, what, timeout=300):
+    out, err = p.communicate(timeout=timeout)
+    check(p.returncode == 0, "%s: exit %d\n%s\n%s" % (what, p.returncode,
+                                                     out, err[-3000:]))
+    return out
+
+
+def list_tasks(addr, **kw):
+    proto_stubs()
+    import head_service_pb2 as pb
+    import head_service_pb2_grpc as pbg
+    with channel(addr) as ch:
+        return pbg.HeadServiceStub(ch).ListTasks(
+            pb.ListTasksRequest(**kw), timeout=10)
+
+
+def all_free(addr):
+    """Every alive node's available resources equal its total."""
+    st = status(address=addr)
+    for n in st["nodes"]:
+        if n["state"] == "ALIVE" and \
+                n["resources_available"] != n["resources_total"]:
+            return None
+    return st
+
+
+def live_leases(addr):
+    import common_pb2 as c
+    r = list_tasks(addr, limit=10000)
+    return [t for t in r.tasks if t.spec.kind == c.TASK_KIND_LEASE and
+            t.state in (c.TASK_STATE_PENDING, c.TASK_STATE_SCHEDULED,
+                        c.TASK_STATE_RUNNING)]
+
+
+def test_many_tasks_four_drivers():
+    """100,000 no-op tasks from 4 drivers; the head's records and the
+    nodes' resources are consistent afterwards."""
+    proto_stubs()
+    import common_pb2 as c
+    addr, _, ids = start_cluster()
+    before = status(address=addr)
+    t0 = time.monotonic()
+    ps = [driver(addr, "many", 25000) for _ in range(4)]
+    for i, p in enumerate(ps):
+        out = finish(p, "driver %d" % i)
+        check("DONE n=25000" in out and "bad=0" in out, out)
+    took = time.monotonic() - t0
+    print("  100,000 tasks from 4 drivers in %.1f s (%.0f/s)" %
+          (took, 100000 / took))
+    wait_until(lambda: not live_leases(addr), 15, "every lease ended")
+    wait_until(lambda: all_free(addr), 15, "available == total everywhere")
+    r = list_tasks(addr, limit=10000, state=c.TASK_STATE_FINISHED)
+    fns = [t for t in r.tasks if t.spec.kind == c.TASK_KIND_FUNCTION]
+    check(len(fns) >= 9000, "only %d finished function tasks listed of %d"
+          % (len(fns), r.total))
+    check(all(t.spec.function.endswith(":echo") and t.node_id in
+              ids.values() and t.result_size == 8 for t in fns[:100]),
+          "a leased task's record: %r" % fns[0])
+    failed = list_tasks(addr, limit=100, state=c.TASK_STATE_FAILED)
+    check(failed.total == 0, "failed tasks: %r" % list(failed.tasks)[:3])
+    check(len(before["nodes"]) == len(status(address=addr)["nodes"]),
+          "nodes changed")
+
+
+def test_node_dies_under_leases():
+    """kill -9 a worker while a driver's tasks run on leases there: its
+    tasks run elsewhere, none fails, and its leases end with the node."""
+    addr, dirs, ids = start_cluster(node_timeout_ms=2000)
+    w2 = ids["127.0.0.2"]
+    p = driver(addr, "retry", 200, 50)
+    check(p.stdout.readline().strip() == "SUBMITTED", "driver did not start")
+    wait_until(lambda: any(t.node_id == w2 for t in live_leases(addr)), 20,
+               "a lease on node 2")
+    time.sleep(0.5)
+    os.kill(read_pid(dirs["127.0.0.2"], "worker"), signal.SIGKILL)
+    out = finish(p, "retry driver")
+    check("ok=200 failed=0" in out, out)
+    wait_until(lambda: not live_leases(addr), 20, "every lease ended")
+    wait_until(lambda: all_free(addr), 20, "available == total")
+
+
+def test_priorities_compete():
+    """Two drivers, 2 CPUs per node, 40 tasks of 100 ms each: the one at
+    priority 10 started second still finishes before the one at 0, which
+    finishes too."""
+    addr, _, _ = start_cluster()
+    low = driver(addr, "sleep", 80, 100, 0)
+    check(low.stdout.readline().strip() == "START", "low did not start")
+    time.sleep(0.3)
+    high = driver(addr, "sleep", 40, 100, 10)
+    hout = finish(high, "high priority driver")
+    lout = finish(low, "low priority driver")
+    hend = int([ln for ln in hout.splitlines() if ln.startswith("END 39")][0]
+               .split()[2])
+    lend = int([ln for ln in lout.splitlines() if ln.startswith("END 79")][0]
+               .split()[2])
+    print("  high done after %d ms, low after %d ms" % (hend, lend))
+    check(hend + 300 < lend, "high (%d ms) did not end before low (%d ms)"
+          % (hend, lend))
+
+
+if __name__ == "__main__":
+    main([test_many_tasks_four_drivers, test_node_dies_under_leases,
+          test_priorities_compete])

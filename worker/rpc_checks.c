@@ -46,6 +46,8 @@ static enum mt_run_kind kind_from_pb(Manta__TaskKind k)
         return MT_RUN_KIND_ACTOR_CREATE;
     case MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD:
         return MT_RUN_KIND_ACTOR_METHOD;
+    case MANTA__TASK_KIND__TASK_KIND_LEASE:
+        return MT_RUN_KIND_LEASE;
     default:
         return MT_RUN_KIND_UNSPECIFIED;
     }
@@ -145,6 +147,8 @@ static const char *spec_copy(const Manta__RunTaskRequest *req,
         s->actor_id = mt_xstrdup(p->actor_id);
     s->actor_seq = req->actor_seq;
     s->actor_attempt = req->actor_attempt;
+    if (p->owner_id && *p->owner_id)
+        s->owner_id = mt_xstrndup(p->owner_id, MT_RUN_MAX_OWNER + 1);
     return refs_from_pb(req, s);
 }
 

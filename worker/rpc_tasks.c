@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rpc_tasks.c -- the wire of the runs (tasks.h): the RunTask, RunTasks
- * and StopTask handlers, and the runs' sender, which carries their
+ * and StopTask handlers (a StopTask naming a task pushed to a lease goes
+ * to the leases, leases.h), and the runs' sender, which carries their
  * state and output to the head as HeadService.ReportTasks calls (a pushed
  * task's final update with its lease_id, name, function and
  * hold_result). A request is
@@ -131,8 +132,11 @@ static void h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
                     "task_id must be 1-64 characters of [A-Za-z0-9_-]");
         return;
     }
+    /* A task pushed to a lease is not a run: the leases know it. */
     reply.found = mt_runs_stop(w->runs, req->task_id, req->attempt,
-                               req->force) == 0;
+                               req->force) == 0 ||
+                  mt_leases_stop_task(w->leases, req->task_id,
+                                      req->attempt) == 0;
     mt_rpc_reply(call, &reply.base);
 }
 

@@ -353,6 +353,7 @@ static void slot_report(struct slot *s, const struct mt_push_result *r)
     rep.name = s->task.name;
     rep.function = s->task.function;
     rep.hold_result = s->task.hold_result;
+    rep.max_retries = s->task.max_retries;
     seq = ls->ops->report(ls->ops_arg, &rep);
     if (seq > s->push->last_seq)
         s->push->last_seq = seq;

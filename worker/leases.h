@@ -96,6 +96,7 @@ struct mt_push_task {
     const struct mt_exec_blob *args;
     uint32_t nargs;
     bool hold_result;           /* big results go to the node's store */
+    uint32_t max_retries;       /* reported to the head with the final */
     uint32_t output_limit;      /* bytes kept per stream (clamped to
                                    MT_LEASE_OUTPUT_MAX) */
 };

@@ -122,6 +122,7 @@ static struct held_push *convert(struct mt_rpc_call *call,
             h->blobs[b].size = (uint32_t)k->args[a].len;
         }
         t->hold_result = k->hold_result;
+        t->max_retries = k->max_retries;
         t->output_limit = k->output_limit;
     }
     return h;

@@ -4,8 +4,8 @@
  * and StopTask handlers (a StopTask naming a task pushed to a lease goes
  * to the leases, leases.h), and the runs' sender, which carries their
  * state and output to the head as HeadService.ReportTasks calls (a pushed
- * task's final update with its lease_id, name, function and
- * hold_result). A request is
+ * task's final update with its lease_id, name, function, hold_result
+ * and max_retries). A request is
  * checked and turned into a plain C spec once (rpc_checks.h); tasks.c
  * never sees protobuf.
  *
@@ -212,6 +212,7 @@ static void fill_final(Manta__TaskUpdate *x, const struct mt_run_report *r)
     x->name = (char *)(r->name ? r->name : "");
     x->function = (char *)(r->function ? r->function : "");
     x->hold_result = r->hold_result;
+    x->max_retries = r->max_retries;
 }
 
 /* Fill u[] from b; marker texts go into marks (64 bytes each). */

@@ -87,6 +87,8 @@ struct mt_run_report {
     const char *name;           /* borrowed */
     const char *function;       /* borrowed */
     bool hold_result;
+    uint32_t max_retries;       /* the driver's: a system failure below it
+                                   is not final */
     uint64_t seq;               /* its number (mt_runs_report_pushed) */
     struct mt_run *t;           /* private to tasks.c */
 };
@@ -196,7 +198,8 @@ int mt_runs_end(struct mt_runs *rs, const char *task_id, uint32_t attempt,
 /*
  * mt_runs_report_pushed - queue the final report of a task pushed to a
  * lease (r->final, end, error, result or result_stored, system_failure,
- * lease_id, name, function, hold_result; r->t and r->out are ignored).
+ * lease_id, name, function, hold_result, max_retries; r->t and r->out
+ * are ignored).
  * Pushed reports go in the order queued, ahead of the runs' updates, many
  * to a call, and are put back and retried as the runs' are.
  * RET r's number, counted from 1; the lease listener's acked(seq) says

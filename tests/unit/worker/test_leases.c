@@ -33,6 +33,7 @@ struct fake {
     char rep_ids[MAXJ][20];          /* reported task ids */
     enum mt_run_end rep_end[MAXJ];
     bool rep_sysfail[MAXJ];
+    uint32_t rep_retries[MAXJ];
     char rep_lease[MAXJ][20];
     size_t n_reps;
     char ended[8][128];              /* "lease:why" */
@@ -103,6 +104,7 @@ static uint64_t f_report(void *arg, const struct mt_run_report *r)
     snprintf(f->rep_lease[f->n_reps], 20, "%s", r->lease_id);
     f->rep_end[f->n_reps] = r->end;
     f->rep_sysfail[f->n_reps] = r->system_failure;
+    f->rep_retries[f->n_reps] = r->max_retries;
     return ++f->n_reps;
 }
 
@@ -205,6 +207,7 @@ static void push(struct mt_push_task *tasks, size_t first, size_t n,
         tasks[i].function = "libfn.so:noop";
         tasks[i].output_limit = 4;
         tasks[i].hold_result = i == 0;
+        tasks[i].max_retries = 3;
     }
     memset(a, 0, sizeof(*a));
     r.lease_id = "l0";
@@ -279,6 +282,7 @@ static void test_one_at_a_time(void)
     CU_ASSERT_STRING_EQUAL(a1.error[1], "it failed");
     CU_ASSERT_EQUAL(F.n_reps, 2);
     CU_ASSERT_STRING_EQUAL(F.rep_lease[0], "l0");
+    CU_ASSERT_EQUAL(F.rep_retries[1], 3);
     end_job(F.jobs[2], MT_EXEC_END_OK, NULL, NULL);
     mt_leases_acked(LS, 3);
     CU_ASSERT_EQUAL(a2.calls, 1);

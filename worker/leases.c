@@ -553,8 +553,8 @@ static void lease_end(struct lease *l, enum lease_why why, bool force)
         l->ended = true;
         l->why = why;
         uv_timer_stop(&l->idle);
-        MT_DEBUG("lease=%s attempt=%u ends: %s", l->id, l->attempt,
-                 end_text[why]);
+        MT_INFO("lease=%s attempt=%u ends: %s", l->id, l->attempt,
+                end_text[why]);
         while ((s = l->qhead)) {
             l->qhead = s->next;
             if (!l->qhead)

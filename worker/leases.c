@@ -160,6 +160,11 @@ static uint64_t runs_report(void *arg, const struct mt_run_report *r)
     return mt_runs_report_pushed(((struct mt_leases *)arg)->o.runs, r);
 }
 
+static void runs_flush(void *arg)
+{
+    mt_runs_flush_pushed(((struct mt_leases *)arg)->o.runs);
+}
+
 static void runs_end(void *arg, const char *lease_id, uint32_t attempt,
                      const char *why)
 {
@@ -171,7 +176,7 @@ static void runs_end(void *arg, const char *lease_id, uint32_t attempt,
 }
 
 static const struct mt_leases_ops worker_ops = {
-    pool_submit, pool_stop, runs_report, runs_end,
+    pool_submit, pool_stop, runs_report, runs_flush, runs_end,
 };
 
 static int on_lease_started(void *arg, const struct mt_run_spec *s,
@@ -326,10 +331,12 @@ static void push_one_done(struct mt_push *p)
     MT_ASSERT(p->left > 0);
     if (--p->left > 0)
         return;
-    if (p->last_seq <= p->ls->acked)
+    if (p->last_seq <= p->ls->acked) {
         push_finish(p, 0);
-    else
-        p->waiting = true;
+        return;
+    }
+    p->waiting = true;
+    p->ls->ops->flush(p->ls->ops_arg); /* its answer waits for them */
 }
 
 /* Report s's final state to the head, unless it never ran. */

@@ -37,8 +37,10 @@
  * into the lease's two spare entries (one job per lease at a time); output
  * is kept only when there is some (the last output_limit bytes per
  * stream); acknowledgements are one number (every report up to seq), so
- * answering pushes is a walk of the few pushes waiting. One timer per
- * lease (idle), none per task.
+ * answering pushes is a walk of the few pushes waiting; reports wait for
+ * company until a push needs them acknowledged (flush), so a push of many
+ * tasks costs the head a call or two. One timer per lease (idle), none
+ * per task.
  *
  * THREAD: loop thread only.
  */
@@ -63,12 +65,14 @@ struct mt_leases;
 /*
  * What the leases drive, for tests to replace: by default the executor
  * pool (mt_exec_pool_submit, mt_exec_pool_stop) and the runs
- * (mt_runs_report_pushed, mt_runs_end), with the same contracts.
+ * (mt_runs_report_pushed, mt_runs_flush_pushed, mt_runs_end), with the
+ * same contracts.
  */
 struct mt_leases_ops {
     void (*submit)(void *arg, struct mt_exec_job *j);
     int (*stop)(void *arg, struct mt_exec_job *j);
     uint64_t (*report)(void *arg, const struct mt_run_report *r);
+    void (*flush)(void *arg);
     void (*end)(void *arg, const char *lease_id, uint32_t attempt,
                 const char *why);
 };

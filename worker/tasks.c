@@ -42,6 +42,10 @@
  * within the result budget), a failed call puts them back in front, so
  * they reach the head in order and one number, the last of an
  * acknowledged call, tells the leases every report up to it is known.
+ * They wait for company like output (FLUSH_MS, or PUSHED_FLUSH of them)
+ * until the leases need them acknowledged to answer a push
+ * (mt_runs_flush_pushed): a push of many tasks is then reported in a
+ * call or two, not one per task.
  *
  * Invariants: a run is freed only when the head has acknowledged its final
  * update (or at destroy); it is then no longer in any call. During shutdown
@@ -83,6 +87,7 @@ extern char **environ;
 #define MAX_CALL_OUTPUT (4u << 20)
 #define MAX_CALL_RESULTS (24u << 20) /* under the 64 MiB message limit */
 #define MAX_CALL_PUSHED 8192   /* pushed tasks' reports in one call */
+#define PUSHED_FLUSH 4096      /* this many pushed reports go at once */
 #define RETRY_MIN_MS 100
 #define RETRY_MAX_MS 1000
 #define KILL_AFTER_MS 5000
@@ -161,6 +166,7 @@ struct mt_runs {
     size_t n_pushed;
     size_t cap_pushed;
     uint64_t pushed_seq;        /* the last number handed out */
+    bool pushed_now;            /* send them without waiting for company */
     const struct mt_runs_lease_listener *lease_l;
     void *lease_arg;
     void (*closed)(void *);     /* shutdown step 2 */
@@ -1102,6 +1108,14 @@ uint64_t mt_runs_report_pushed(struct mt_runs *rs,
     return q->seq;
 }
 
+void mt_runs_flush_pushed(struct mt_runs *rs)
+{
+    if (rs->n_pushed == 0)
+        return;
+    rs->pushed_now = true;
+    kick(rs);
+}
+
 static void batch_add(struct mt_run_batch *b, struct mt_run *t,
                       struct mt_run_report **out)
 {
@@ -1190,6 +1204,8 @@ static void take_pushed(struct mt_runs *rs, size_t *rbudget)
     }
     rs->n_pushed -= k;
     memmove(rs->pushed, rs->pushed + k, rs->n_pushed * sizeof(*rs->pushed));
+    if (rs->n_pushed == 0)
+        rs->pushed_now = false;
 }
 
 /* A failed call's pushed reports (the first k of the batch) go back in
@@ -1203,6 +1219,7 @@ static void put_back_pushed(struct mt_runs *rs, size_t k)
     memmove(rs->pushed + k, rs->pushed, rs->n_pushed * sizeof(*rs->pushed));
     memcpy(rs->pushed, rs->batch.v, k * sizeof(*rs->pushed));
     rs->n_pushed += k;
+    rs->pushed_now = true; /* someone may wait for them */
 }
 
 /* Undo take_task (and take_pushed) for every task of a failed call. */
@@ -1308,7 +1325,9 @@ static void kick(struct mt_runs *rs)
     if (rs->shutting_down || rs->in_flight || rs->retrying ||
         !report_pending(rs))
         return;
-    if (rs->n_final > 0 || rs->n_pushed > 0 || rs->buffered >= FLUSH_BYTES) {
+    if (rs->n_final > 0 || rs->buffered >= FLUSH_BYTES ||
+        (rs->n_pushed > 0 && rs->pushed_now) ||
+        rs->n_pushed >= PUSHED_FLUSH) {
         flush(rs);
         return;
     }

@@ -201,7 +201,9 @@ int mt_runs_end(struct mt_runs *rs, const char *task_id, uint32_t attempt,
  * lease_id, name, function, hold_result, max_retries; r->t and r->out
  * are ignored).
  * Pushed reports go in the order queued, ahead of the runs' updates, many
- * to a call, and are put back and retried as the runs' are.
+ * to a call, and are put back and retried as the runs' are. They wait for
+ * company (up to 50 ms, as output does) unless mt_runs_flush_pushed asks
+ * for them.
  * RET r's number, counted from 1; the lease listener's acked(seq) says
  *     when the head has it and every one before it
  * OWNERSHIP borrows r's strings and result until acked covers its number
@@ -209,6 +211,10 @@ int mt_runs_end(struct mt_runs *rs, const char *task_id, uint32_t attempt,
  */
 uint64_t mt_runs_report_pushed(struct mt_runs *rs,
                                const struct mt_run_report *r);
+
+/* mt_runs_flush_pushed - send the pushed reports queued so far as soon as
+ * a call can go (someone waits for their acknowledgement). */
+void mt_runs_flush_pushed(struct mt_runs *rs);
 
 /* Shutdown, step 1: kill every run (as a forced stop does), stop fetching
  * arguments; report nothing more. The executors and actors are shut down

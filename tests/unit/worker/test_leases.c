@@ -36,6 +36,7 @@ struct fake {
     uint32_t rep_retries[MAXJ];
     char rep_lease[MAXJ][20];
     size_t n_reps;
+    size_t n_flush;
     char ended[8][128];              /* "lease:why" */
     size_t n_ended;
 };
@@ -108,6 +109,11 @@ static uint64_t f_report(void *arg, const struct mt_run_report *r)
     return ++f->n_reps;
 }
 
+static void f_flush(void *arg)
+{
+    ((struct fake *)arg)->n_flush++;
+}
+
 static void f_end(void *arg, const char *lease_id, uint32_t attempt,
                   const char *why)
 {
@@ -118,7 +124,7 @@ static void f_end(void *arg, const char *lease_id, uint32_t attempt,
 }
 
 static const struct mt_leases_ops fake_ops = {f_submit, f_stop, f_report,
-                                              f_end};
+                                              f_flush, f_end};
 
 static void on_done(void *arg, int err, const struct mt_push_result *v,
                     size_t n)
@@ -270,6 +276,7 @@ static void test_one_at_a_time(void)
     CU_ASSERT_EQUAL_FATAL(F.n_jobs, 3); /* the second push's, in order */
     CU_ASSERT_STRING_EQUAL(F.jobs[2]->req.task_id, ids[2]);
     CU_ASSERT_EQUAL(a1.calls, 0);       /* reports not acked yet */
+    CU_ASSERT_EQUAL(F.n_flush, 1);      /* the first push waits for them */
     mt_leases_acked(LS, 1);
     CU_ASSERT_EQUAL(a1.calls, 0);
     mt_leases_acked(LS, 2);

@@ -66,6 +66,7 @@ enum stop_why {
 struct tail {
     uint8_t *buf;               /* NULL until there is output */
     uint32_t len;
+    uint32_t size;              /* allocated; grows up to cap */
     uint64_t dropped;           /* bytes left out before buf */
 };
 
@@ -434,8 +435,13 @@ static void tail_add(struct tail *t, uint32_t cap, const uint8_t *p,
     }
     if (n == 0)
         return;
-    if (!t->buf)
-        t->buf = mt_xmalloc(cap);
+    if (t->len + n > t->size) { /* what is kept, not the cap, is held */
+        t->size = t->size * 2 > t->len + n ? t->size * 2
+                                           : (uint32_t)(t->len + n);
+        t->size = t->size < 256 ? 256 : t->size;
+        t->size = t->size > cap ? cap : t->size;
+        t->buf = mt_xrealloc(t->buf, t->size);
+    }
     memcpy(t->buf + t->len, p, n);
     t->len += (uint32_t)n;
 }

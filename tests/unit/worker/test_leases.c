@@ -458,6 +458,50 @@ static void test_output_tail(void)
     teardown();
 }
 
+static struct mt_push_result big_res;
+static uint8_t big_out[1000];
+
+static void on_done_big(void *arg, int err, const struct mt_push_result *v,
+                        size_t n)
+{
+    (void)arg;
+    CU_ASSERT_FATAL(err == 0 && n == 1 && v[0].err_len == 1000);
+    big_res = v[0];
+    memcpy(big_out, v[0].err, v[0].err_len);
+}
+
+/* A buffer grows to what is kept, up to output_limit. */
+static void test_output_grows(void)
+{
+    struct mt_push_task t;
+    struct mt_push_req r;
+    char chunk[300];
+
+    setup(1000);
+    add_lease("l0", "o1");
+    memset(&t, 0, sizeof(t));
+    t.task_id = ids[0];
+    t.function = "f";
+    t.output_limit = 1000;
+    memset(&r, 0, sizeof(r));
+    r.lease_id = "l0";
+    r.owner_id = "o1";
+    r.tasks = &t;
+    r.n = 1;
+    mt_leases_push(LS, &r, on_done_big, NULL);
+    for (int i = 0; i < 5; i++) {
+        memset(chunk, 'a' + i, sizeof(chunk));
+        F.jobs[0]->on_output(F.jobs[0], 2, chunk, sizeof(chunk));
+    }
+    end_job(F.jobs[0], MT_EXEC_END_OK, NULL, NULL);
+    mt_leases_acked(LS, 1);
+    CU_ASSERT_EQUAL(big_res.err_dropped, 500);
+    CU_ASSERT_EQUAL(big_res.out_len, 0);
+    CU_ASSERT(big_out[0] == 'b' && big_out[99] == 'b');
+    CU_ASSERT(big_out[100] == 'c' && big_out[999] == 'e');
+    teardown();
+}
+
 static void test_shutdown(void)
 {
     struct mt_push_task t[2];
@@ -488,6 +532,7 @@ CU_TestInfo mt_test_leases[] = {
      test_stop_task},
     {"jobs ended inside submit", test_end_in_submit},
     {"output: the last output_limit bytes", test_output_tail},
+    {"output: buffers grow to what is kept", test_output_grows},
     {"shutdown: held pushes unavailable", test_shutdown},
     CU_TEST_INFO_NULL,
 };

@@ -7,9 +7,9 @@
  *
  * Stopping goes down the layers: the runs' process groups, the executors
  * and the actors are killed and report nothing more, direct calls and
- * pushes (leases.h) held by the adapters fail, the node unregisters (best effort), the rpc server
- * stops (every call ended), and then each service closes its handles in
- * turn before done runs. Markers in the session dir: worker.addr once the
+ * pushes (leases.h) held by the adapters fail, the node unregisters (best
+ * effort), the rpc server stops (every call ended), and then each service
+ * closes its handles in turn before done runs. Markers in the session dir: worker.addr once the
  * server listens, worker.registered each time the head accepts the node,
  * worker.procs while it runs processes (procs.h; a predecessor's is swept
  * before anything is spawned).

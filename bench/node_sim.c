@@ -15,6 +15,15 @@
  * output, an empty result). Actors are refused (ENOTSUP): nothing runs
  * here to host one.
  *
+ * A lease (TASK_KIND_LEASE) is held as a worker holds it (worker/leases.h)
+ * but runs nothing: RUNNING is reported, PushTasks finishes every task at
+ * once (one ReportTasks call with their finals, lease_id set; the push is
+ * answered when the head has acknowledged it, each result FINISHED and
+ * empty), and the lease ends FINISHED when returned, idle for
+ * LEASE_IDLE_MS (checked on the ring's tick) or stopped (StopTask).
+ * Pushes for a lease not held here, or another owner's, come back
+ * not_run.
+ *
  * DESIGN: one ring of nodes, walked by a timer so that a period's calls
  * are spread evenly over the period (node i is due at i * period / N into
  * each round), never bunched; a node has at most one membership call out,
@@ -54,6 +63,8 @@
 #define CALL_TIMEOUT_MS 10000
 #define LEAVE_TIMEOUT_MS 3000       /* unregistering, all nodes together */
 #define RUN_TASKS_MAX 4096
+#define LEASE_IDLE_MS 100           /* as worker/leases.h */
+#define MAX_OWNER 128
 
 struct sim;
 
@@ -65,6 +76,18 @@ struct sim_node {
     uint64_t seqno;                 /* last report sent */
     bool registered;                /* the head has it */
     bool in_flight;                 /* a membership call is out */
+};
+
+/* A lease held by a fake node. Guarded by: loop thread. */
+struct sim_lease {
+    struct sim_lease *prev, *next;  /* sim->leases */
+    struct sim_node *nd;
+    char id[65];
+    uint32_t attempt;
+    char owner[MAX_OWNER + 1];
+    uint64_t idle_since;            /* loop ms of its last push's end */
+    size_t pushes;                  /* held: answer not sent yet */
+    bool returning;
 };
 
 struct sim_opts {
@@ -101,6 +124,7 @@ struct sim {
     size_t n_res;
     Manta__HostUsage usage;         /* an idle host */
     uint64_t tasks_done;
+    struct sim_lease *leases;
     /* leaving */
     bool leaving;
     size_t unregs_out;
@@ -228,6 +252,8 @@ static void report_node(struct sim *s, struct sim_node *nd)
         nd->in_flight = true;
 }
 
+static void leases_sweep(struct sim *s, uint64_t now);
+
 /* The ring: serve the nodes due by now, spread evenly over the period. */
 static void on_tick(uv_timer_t *t)
 {
@@ -251,6 +277,7 @@ static void on_tick(uv_timer_t *t)
         else
             register_node(s, nd);
     }
+    leases_sweep(s, now);
     if (s->cursor >= s->o->n_nodes) {
         s->cursor = 0;
         s->round_start = now >= s->round_start + s->period_ms
@@ -287,7 +314,211 @@ static int check_task(const Manta__RunTaskRequest *t, const char **why)
     return 0;
 }
 
-/* Report every taken task of req RUNNING then FINISHED, in one call. */
+/* ---- leases ------------------------------------------------------------------- */
+
+static struct sim_lease *lease_find(struct sim *s, const char *id)
+{
+    for (struct sim_lease *l = s->leases; l; l = l->next)
+        if (strcmp(l->id, id) == 0)
+            return l;
+    return NULL;
+}
+
+static void lease_add(struct sim *s, struct sim_node *nd,
+                      const Manta__RunTaskRequest *t)
+{
+    struct sim_lease *l = mt_xcalloc(1, sizeof(*l));
+
+    l->nd = nd;
+    snprintf(l->id, sizeof(l->id), "%s", t->spec->task_id);
+    l->attempt = t->attempt;
+    snprintf(l->owner, sizeof(l->owner), "%s", t->spec->owner_id);
+    l->idle_since = uv_now(s->loop);
+    l->next = s->leases;
+    if (s->leases)
+        s->leases->prev = l;
+    s->leases = l;
+}
+
+static void lease_free(struct sim *s, struct sim_lease *l)
+{
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        s->leases = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+    free(l);
+}
+
+/* l ends: FINISHED with why, so the head frees its resources. */
+static void lease_end(struct sim *s, struct sim_lease *l, const char *why)
+{
+    Manta__ReportTasksRequest rep = MANTA__REPORT_TASKS_REQUEST__INIT;
+    Manta__TaskUpdate u = MANTA__TASK_UPDATE__INIT, *up = &u;
+
+    u.task_id = l->id;
+    u.attempt = l->attempt;
+    u.state = MANTA__TASK_STATE__TASK_STATE_FINISHED;
+    u.error = (char *)why;
+    rep.node_id = l->nd->id;
+    rep.node_secret = l->nd->secret;
+    rep.updates = &up;
+    rep.n_updates = 1;
+    mt_rpc_unary(s->head, &mt_head_report_tasks, &rep.base, CALL_TIMEOUT_MS,
+                 0, on_tasks_reported, s);
+    lease_free(s, l);
+}
+
+/* On the ring's tick: leases with nothing held for LEASE_IDLE_MS end. */
+static void leases_sweep(struct sim *s, uint64_t now)
+{
+    struct sim_lease *l, *next;
+
+    for (l = s->leases; l; l = next) {
+        next = l->next;
+        if (l->pushes == 0 && now - l->idle_since >= LEASE_IDLE_MS)
+            lease_end(s, l, "lease idle");
+    }
+}
+
+/* A held push: answered when the head has its tasks' reports. */
+struct sim_push {
+    struct sim *s;
+    struct mt_rpc_call *call;
+    char lease_id[65];
+    size_t n;
+};
+
+/* Answer a push: n results, FINISHED and empty, or not run with why. */
+static void push_reply(struct mt_rpc_call *call, size_t n, const char *why)
+{
+    Manta__PushTasksReply reply = MANTA__PUSH_TASKS_REPLY__INIT;
+    Manta__PushedTaskResult *res = mt_xcalloc(n + 1, sizeof(*res));
+    Manta__PushedTaskResult **up = mt_xcalloc(n + 1, sizeof(*up));
+
+    for (size_t i = 0; i < n; i++) {
+        manta__pushed_task_result__init(&res[i]);
+        res[i].state = why ? MANTA__TASK_STATE__TASK_STATE_FAILED
+                           : MANTA__TASK_STATE__TASK_STATE_FINISHED;
+        res[i].not_run = why != NULL;
+        res[i].error = (char *)(why ? why : "");
+        up[i] = &res[i];
+    }
+    reply.n_results = n;
+    reply.results = up;
+    mt_rpc_reply(call, &reply.base);
+    free(res);
+    free(up);
+}
+
+static void push_ended(struct sim *s, const char *lease_id)
+{
+    struct sim_lease *l = lease_find(s, lease_id);
+
+    if (!l || --l->pushes > 0)
+        return;
+    l->idle_since = uv_now(s->loop);
+    if (l->returning)
+        lease_end(s, l, "lease returned by its owner");
+}
+
+static void on_push_reported(void *arg, const struct mt_rpc_status *st,
+                             const ProtobufCMessage *resp)
+{
+    struct sim_push *p = arg;
+
+    (void)resp;
+    if (st->code) {
+        MT_WARN("ReportTasks of a push failed: %s", st->message);
+        mt_rpc_fail(p->call, -MT_EUNAVAIL, "the head did not take the "
+                                           "reports");
+    } else {
+        push_reply(p->call, p->n, NULL);
+    }
+    push_ended(p->s, p->lease_id);
+    free(p);
+}
+
+/* One ReportTasks call with a final FINISHED of every task of req. */
+static int report_pushed(struct sim *s, struct sim_lease *l,
+                         const Manta__PushTasksRequest *req,
+                         struct sim_push *p)
+{
+    Manta__ReportTasksRequest rep = MANTA__REPORT_TASKS_REQUEST__INIT;
+    Manta__TaskUpdate *u = mt_xcalloc(req->n_tasks, sizeof(*u));
+    Manta__TaskUpdate **up = mt_xcalloc(req->n_tasks, sizeof(*up));
+    int rc;
+
+    for (size_t i = 0; i < req->n_tasks; i++) {
+        const Manta__PushedTask *k = req->tasks[i];
+
+        manta__task_update__init(&u[i]);
+        u[i].task_id = k->task_id;
+        u[i].attempt = k->attempt;
+        u[i].state = MANTA__TASK_STATE__TASK_STATE_FINISHED;
+        u[i].lease_id = l->id;
+        u[i].name = k->name;
+        u[i].function = k->function;
+        u[i].hold_result = k->hold_result;
+        u[i].max_retries = k->max_retries;
+        up[i] = &u[i];
+    }
+    rep.node_id = l->nd->id;
+    rep.node_secret = l->nd->secret;
+    rep.updates = up;
+    rep.n_updates = req->n_tasks;
+    rc = mt_rpc_unary(s->head, &mt_head_report_tasks, &rep.base,
+                      CALL_TIMEOUT_MS, 0, on_push_reported, p);
+    free(u);
+    free(up);
+    return rc;
+}
+
+static void h_push_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                         void *arg)
+{
+    const Manta__PushTasksRequest *req = (const Manta__PushTasksRequest *)m;
+    struct sim *s = arg;
+    struct sim_lease *l = lease_find(s, req->lease_id);
+    struct sim_push *p;
+
+    if (req->n_tasks > RUN_TASKS_MAX) {
+        mt_rpc_fail(call, -MT_EINVAL, "a request carries 0-4096 tasks");
+        return;
+    }
+    if (!l || l->returning || strcmp(l->owner, req->owner_id) != 0) {
+        push_reply(call, req->n_tasks, !l ? "not run: its lease is not held "
+                                            "on this worker"
+                                     : l->returning
+                                         ? "not run: its lease was returned"
+                                         : "not run: its lease is held for "
+                                           "another owner");
+        return;
+    }
+    l->returning = req->return_lease;
+    l->pushes++;
+    if (req->n_tasks == 0) {
+        push_reply(call, 0, NULL);
+        push_ended(s, l->id);
+        return;
+    }
+    p = mt_xcalloc(1, sizeof(*p));
+    p->s = s;
+    p->call = call;
+    snprintf(p->lease_id, sizeof(p->lease_id), "%s", l->id);
+    p->n = req->n_tasks;
+    if (report_pushed(s, l, req, p) < 0) {
+        mt_rpc_fail(call, -MT_EUNAVAIL, "cannot report to the head");
+        free(p);
+        push_ended(s, l->id);
+        return;
+    }
+    s->tasks_done += req->n_tasks;
+}
+
+/* Report every taken task of req RUNNING then FINISHED, in one call; a
+ * lease only RUNNING: it is held (sim_lease) until it ends. */
 static void report_finished(struct sim *s, struct sim_node *nd,
                             const Manta__RunTasksRequest *req,
                             const int32_t *codes)
@@ -298,9 +529,17 @@ static void report_finished(struct sim *s, struct sim_node *nd,
     size_t n = 0;
 
     for (size_t i = 0; i < req->n_tasks; i++) {
+        bool lease;
+
         if (codes[i])
             continue;
-        for (int k = 0; k < 2; k++) {
+        lease = req->tasks[i]->spec->kind ==
+                MANTA__TASK_KIND__TASK_KIND_LEASE;
+        if (lease)
+            lease_add(s, nd, req->tasks[i]);
+        else
+            s->tasks_done++;
+        for (int k = 0; k < (lease ? 1 : 2); k++) {
             manta__task_update__init(&u[n]);
             u[n].task_id = req->tasks[i]->spec->task_id;
             u[n].attempt = req->tasks[i]->attempt;
@@ -310,7 +549,6 @@ static void report_finished(struct sim *s, struct sim_node *nd,
             n++;
         }
     }
-    s->tasks_done += n / 2;
     rep.node_id = nd->id;
     rep.node_secret = nd->secret;
     rep.updates = up;
@@ -365,14 +603,22 @@ static void h_run_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt_rpc_fail(call, -MT_ENOTSUP, "the node simulator hosts no actors");
 }
 
-/* Tasks end as they start: there is never one to stop. */
+/* Tasks end as they start: only a lease can be stopped (revoked). */
 static void h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
                         void *arg)
 {
+    const Manta__StopTaskRequest *req = (const Manta__StopTaskRequest *)m;
     Manta__StopTaskReply reply = MANTA__STOP_TASK_REPLY__INIT;
+    struct sim *s = arg;
+    struct sim_lease *l = lease_find(s, req->task_id);
 
-    (void)m;
-    (void)arg;
+    if (l && l->attempt == req->attempt) {
+        reply.found = true;
+        if (l->pushes)
+            l->returning = true; /* ends when its push is answered */
+        else
+            lease_end(s, l, "lease revoked");
+    }
     mt_rpc_reply(call, &reply.base);
 }
 
@@ -392,6 +638,7 @@ static const struct mt_rpc_handler handlers[] = {
     {&mt_worker_run_task, h_run_task},
     {&mt_worker_stop_task, h_stop_task},
     {&mt_worker_delete_objects, h_delete_objects},
+    {&mt_worker_push_tasks, h_push_tasks},
 };
 
 /* ---- start and stop ---------------------------------------------------------- */
@@ -750,6 +997,8 @@ int main(int argc, char **argv)
     uv_loop_close(s.loop);
     mt_pb_arena_release(&s.arena);
     free(s.nodes);
+    while (s.leases)
+        lease_free(&s, s.leases);
     mt_qty_list_release(&o.resources);
     return rc < 0 ? 1 : 0;
 }

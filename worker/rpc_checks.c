@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/defs.h"
 #include "common/error.h"
+#include "common/ids.h"
 #include "proto/convert.h"
 #include "worker/detect_gpu.h"
 #include "worker/exec_proto.h"
@@ -46,6 +48,8 @@ static enum mt_run_kind kind_from_pb(Manta__TaskKind k)
         return MT_RUN_KIND_ACTOR_CREATE;
     case MANTA__TASK_KIND__TASK_KIND_ACTOR_METHOD:
         return MT_RUN_KIND_ACTOR_METHOD;
+    case MANTA__TASK_KIND__TASK_KIND_LEASE:
+        return MT_RUN_KIND_LEASE;
     default:
         return MT_RUN_KIND_UNSPECIFIED;
     }
@@ -145,6 +149,8 @@ static const char *spec_copy(const Manta__RunTaskRequest *req,
         s->actor_id = mt_xstrdup(p->actor_id);
     s->actor_seq = req->actor_seq;
     s->actor_attempt = req->actor_attempt;
+    if (p->owner_id && *p->owner_id)
+        s->owner_id = mt_xstrndup(p->owner_id, MT_RUN_MAX_OWNER + 1);
     return refs_from_pb(req, s);
 }
 
@@ -185,6 +191,49 @@ const char *mt_worker_call_actor_check(const Manta__CallActorRequest *r)
     }
     if (bytes > MT_EXEC_MAX_ARG_BYTES)
         return "arguments too large (at most 16 MiB in one request)";
+    return NULL;
+}
+
+/* ---- PushTasks ----------------------------------------------------------- */
+
+static const char *pushed_task_check(const Manta__PushedTask *k)
+{
+    uint64_t num;
+    size_t bytes = 0;
+
+    if (mt_num_id_parse(MT_ID_TASK, k->task_id, &num) < 0)
+        return "task_id must be \"t\" and 15 hex digits";
+    if (!k->function[0] || strlen(k->function) > MT_EXEC_MAX_FUNCTION)
+        return "function must be a function name";
+    if (strlen(k->name) > MT_TASK_MAX_NAME)
+        return "name too long (at most 256 bytes)";
+    if (k->n_code_path > MT_EXEC_MAX_CODE_PATH)
+        return "too many code path entries (at most 64)";
+    for (size_t i = 0; i < k->n_code_path; i++)
+        if (strlen(k->code_path[i]) > MT_EXEC_MAX_PATH)
+            return "code path entry too long";
+    if (k->n_args > MT_EXEC_MAX_ARGS)
+        return "too many arguments (at most 4096)";
+    for (size_t a = 0; a < k->n_args; a++)
+        bytes += k->args[a].len;
+    if (bytes > MT_EXEC_MAX_ARG_BYTES)
+        return "arguments too large (at most 16 MiB per task)";
+    return NULL;
+}
+
+const char *mt_worker_push_tasks_check(const Manta__PushTasksRequest *r)
+{
+    const char *why;
+
+    if (!mt_run_id_valid(r->lease_id))
+        return "lease_id must be 1-64 of [A-Za-z0-9_-]";
+    if (!r->owner_id[0] || strlen(r->owner_id) > MT_RUN_MAX_OWNER)
+        return "owner_id must be 1-128 bytes";
+    if (r->n_tasks > MT_WORKER_MAX_PUSHED)
+        return "a request carries 0-4096 tasks";
+    for (size_t i = 0; i < r->n_tasks; i++)
+        if ((why = pushed_task_check(r->tasks[i])))
+            return why;
     return NULL;
 }
 

@@ -10,6 +10,7 @@
  *   rpc_objects.c     DeleteObjects; ReportOrphans to the head
  *                     (objects.h)
  *   rpc_actors.c      CallActor (actors.h)
+ *   rpc_leases.c      PushTasks (leases.h)
  * Each decodes and checks a request, calls a plain-C service
  * (worker_int.h), and encodes the answer; generated protobuf types stay in
  * these files. Each exports one struct mt_worker_adapter. Adapters never
@@ -28,5 +29,6 @@ extern const struct mt_worker_adapter mt_worker_rpc_transfer;
 extern const struct mt_worker_adapter mt_worker_rpc_tasks;
 extern const struct mt_worker_adapter mt_worker_rpc_objects;
 extern const struct mt_worker_adapter mt_worker_rpc_actors;
+extern const struct mt_worker_adapter mt_worker_rpc_leases;
 
 #endif /* MT_WORKER_RPC_SERVICES_H */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rpc_tasks.c -- the wire of the runs (tasks.h): the RunTask, RunTasks
- * and StopTask handlers, and the runs' sender, which carries their state
- * and output to the head as HeadService.ReportTasks calls. A request is
+ * and StopTask handlers (a StopTask naming a task pushed to a lease goes
+ * to the leases, leases.h), and the runs' sender, which carries their
+ * state and output to the head as HeadService.ReportTasks calls (a pushed
+ * task's final update with its lease_id, name, function, hold_result
+ * and max_retries). A request is
  * checked and turned into a plain C spec once (rpc_checks.h); tasks.c
  * never sees protobuf.
  *
@@ -129,8 +132,11 @@ static void h_stop_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
                     "task_id must be 1-64 characters of [A-Za-z0-9_-]");
         return;
     }
+    /* A task pushed to a lease is not a run: the leases know it. */
     reply.found = mt_runs_stop(w->runs, req->task_id, req->attempt,
-                               req->force) == 0;
+                               req->force) == 0 ||
+                  mt_leases_stop_task(w->leases, req->task_id,
+                                      req->attempt) == 0;
     mt_rpc_reply(call, &reply.base);
 }
 
@@ -177,6 +183,38 @@ static Manta__TaskUpdate *next_update(Manta__TaskUpdate *u, size_t *n,
     return x;
 }
 
+static Manta__TaskState state_to_pb(enum mt_run_end end)
+{
+    switch (end) {
+    case MT_RUN_END_FAILED:
+        return MANTA__TASK_STATE__TASK_STATE_FAILED;
+    case MT_RUN_END_CANCELLED:
+        return MANTA__TASK_STATE__TASK_STATE_CANCELLED;
+    default:
+        return MANTA__TASK_STATE__TASK_STATE_FINISHED;
+    }
+}
+
+/* A final update; a pushed task's also says which lease ran it. */
+static void fill_final(Manta__TaskUpdate *x, const struct mt_run_report *r)
+{
+    x->state = state_to_pb(r->end);
+    x->exit_code = r->exit_code;
+    x->error = (char *)r->error;
+    x->result.data = (uint8_t *)r->result;
+    x->result.len = r->result_size;
+    x->system_failure = r->system_failure;
+    x->result_in_store = r->result_stored > 0;
+    x->result_size = r->result_stored;
+    if (!r->lease_id)
+        return;
+    x->lease_id = (char *)r->lease_id;
+    x->name = (char *)(r->name ? r->name : "");
+    x->function = (char *)(r->function ? r->function : "");
+    x->hold_result = r->hold_result;
+    x->max_retries = r->max_retries;
+}
+
 /* Fill u[] from b; marker texts go into marks (64 bytes each). */
 static size_t fill_updates(const struct mt_run_batch *b, Manta__TaskUpdate *u,
                            char *marks)
@@ -209,19 +247,8 @@ static size_t fill_updates(const struct mt_run_batch *b, Manta__TaskUpdate *u,
                 x->output.data = (uint8_t *)c->data + c->off;
             }
         }
-        if (r->final) {
-            x = next_update(u, &n, r);
-            x->state = r->end == MT_RUN_END_FAILED
-                           ? MANTA__TASK_STATE__TASK_STATE_FAILED
-                           : MANTA__TASK_STATE__TASK_STATE_FINISHED;
-            x->exit_code = r->exit_code;
-            x->error = (char *)r->error;
-            x->result.data = (uint8_t *)r->result;
-            x->result.len = r->result_size;
-            x->system_failure = r->system_failure;
-            x->result_in_store = r->result_stored > 0;
-            x->result_size = r->result_stored;
-        }
+        if (r->final)
+            fill_final(next_update(u, &n, r), r);
     }
     return n;
 }

@@ -46,6 +46,7 @@ void mt_run_spec_release(struct mt_run_spec *s)
     }
     free(s->refs);
     free(s->actor_id);
+    free(s->owner_id);
     memset(s, 0, sizeof(*s));
 }
 
@@ -110,9 +111,14 @@ int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len)
     size_t bytes = 0, count = 0;
     const char *why;
 
-    if (s->kind < MT_RUN_KIND_COMMAND || s->kind > MT_RUN_KIND_ACTOR_METHOD)
+    if (s->kind < MT_RUN_KIND_COMMAND || s->kind > MT_RUN_KIND_LEASE)
         return bad(err, len, "task kind must be TASK_KIND_COMMAND, "
-                             "TASK_KIND_FUNCTION or an actor kind");
+                             "TASK_KIND_FUNCTION, TASK_KIND_LEASE or an "
+                             "actor kind");
+    if (s->kind == MT_RUN_KIND_LEASE &&
+        (!s->owner_id || !*s->owner_id ||
+         strlen(s->owner_id) > MT_RUN_MAX_OWNER))
+        return bad(err, len, "a lease needs an owner_id of 1-128 bytes");
     if (s->kind == MT_RUN_KIND_ACTOR_METHOD && !mt_run_id_valid(s->actor_id))
         return bad(err, len, "actor_id must be 1-64 characters of "
                              "[A-Za-z0-9_-]");
@@ -128,6 +134,8 @@ int mt_run_spec_check(const struct mt_run_spec *s, char *err, size_t len)
         return bad(err, len, "too many environment variables (at most 4096)");
     if (bytes > MT_RUN_MAX_BYTES)
         return bad(err, len, "environment too large (at most 1 MiB)");
+    if (s->kind == MT_RUN_KIND_LEASE)
+        return 0;
     if (s->kind != MT_RUN_KIND_COMMAND)
         return check_function(s, err, len);
     if (s->argc == 0 || !s->argv || !s->argv[0] || !s->argv[0][0])

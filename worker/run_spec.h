@@ -24,6 +24,7 @@
 #define MT_RUN_MAX_ENV 4096          /* spec and request env together */
 #define MT_RUN_MAX_BYTES (1u << 20)  /* argv bytes; env bytes (each) */
 #define MT_RUN_MAX_CWD 4096
+#define MT_RUN_MAX_OWNER 128         /* owner ids: 1-128 bytes */
 
 enum mt_run_kind {
     MT_RUN_KIND_UNSPECIFIED = 0,
@@ -31,6 +32,8 @@ enum mt_run_kind {
     MT_RUN_KIND_FUNCTION = 2,
     MT_RUN_KIND_ACTOR_CREATE = 3, /* a factory, in an executor of its own */
     MT_RUN_KIND_ACTOR_METHOD = 4, /* a call on a hosted actor (actors.h) */
+    MT_RUN_KIND_LEASE = 5,        /* a lease held for owner_id (leases.h):
+                                     open until it ends, runs nothing */
 };
 
 /* An argument of a function task. */
@@ -74,6 +77,7 @@ struct mt_run_spec {
     char *actor_id;              /* ACTOR_METHOD: the actor called */
     uint64_t actor_seq;          /* ACTOR_METHOD: its place in the order */
     uint32_t actor_attempt;      /* ACTOR_METHOD: the actor's incarnation */
+    char *owner_id;              /* LEASE: the session it is held for */
 };
 
 /* mt_run_spec_release - free what the spec owns and zero it. */

@@ -36,6 +36,17 @@
  * says how much. Runs whose output went into a call move to the back of
  * the list, so one chatty task cannot starve the others.
  *
+ * Tasks pushed to leases (leases.h) are not runs: only their final
+ * states come here (mt_runs_report_pushed), numbered in the order queued.
+ * Each call carries the oldest of them first (up to MAX_CALL_PUSHED, and
+ * within the result budget), a failed call puts them back in front, so
+ * they reach the head in order and one number, the last of an
+ * acknowledged call, tells the leases every report up to it is known.
+ * They wait for company like output (FLUSH_MS, or PUSHED_FLUSH of them)
+ * until the leases need them acknowledged to answer a push
+ * (mt_runs_flush_pushed): a push of many tasks is then reported in a
+ * call or two, not one per task.
+ *
  * Invariants: a run is freed only when the head has acknowledged its final
  * update (or at destroy); it is then no longer in any call. During shutdown
  * nothing is reported and a call that ends just frees its batch.
@@ -75,6 +86,8 @@ extern char **environ;
 #define FLUSH_BYTES (256u * 1024u)
 #define MAX_CALL_OUTPUT (4u << 20)
 #define MAX_CALL_RESULTS (24u << 20) /* under the 64 MiB message limit */
+#define MAX_CALL_PUSHED 8192   /* pushed tasks' reports in one call */
+#define PUSHED_FLUSH 4096      /* this many pushed reports go at once */
 #define RETRY_MIN_MS 100
 #define RETRY_MAX_MS 1000
 #define KILL_AFTER_MS 5000
@@ -102,6 +115,7 @@ struct mt_run {
     bool exited;                /* reaped (or never started) */
     int32_t exit_code;
     char *error;                /* NULL, or why it could not run */
+    char *note;                 /* a LEASE that ended: why (FINISHED) */
     char *result_path;          /* command: MANTA_RESULT_PATH, or NULL */
     int log_fd;                 /* -1: no log file */
     bool log_tried;             /* log_open() ran */
@@ -146,6 +160,15 @@ struct mt_runs {
     bool head_failing;          /* for logging transitions once */
     char *log_dir;              /* NULL: no per-task logs */
     bool log_dir_made;
+    /* tasks pushed to leases (leases.h): their final reports, oldest
+     * first, not yet handed to a call */
+    struct mt_run_report *pushed;
+    size_t n_pushed;
+    size_t cap_pushed;
+    uint64_t pushed_seq;        /* the last number handed out */
+    bool pushed_now;            /* send them without waiting for company */
+    const struct mt_runs_lease_listener *lease_l;
+    void *lease_arg;
     void (*closed)(void *);     /* shutdown step 2 */
     void *closed_arg;
     char readbuf[READ_BUF];
@@ -209,6 +232,7 @@ static void task_free(struct mt_run *t)
     mt_outbuf_release(&t->out);
     mt_run_spec_release(&t->spec);
     free(t->error);
+    free(t->note);
     free(t->result);
     free(t->result_path);
     free(t->job.req.args);
@@ -231,6 +255,13 @@ struct mt_runs *mt_runs_create(const struct mt_runs_opts *o)
     rs->timer_open = true;
     mt_hosted_actors_on_died(o->actors, on_actor_died, rs);
     return rs;
+}
+
+void mt_runs_on_leases(struct mt_runs *rs,
+                       const struct mt_runs_lease_listener *l, void *arg)
+{
+    rs->lease_l = l;
+    rs->lease_arg = arg;
 }
 
 void mt_runs_set_sender(struct mt_runs *rs, mt_runs_send_fn send, void *arg)
@@ -372,6 +403,11 @@ static void task_done(struct mt_run *t)
         MT_DEBUG("task=%s attempt=%u finished after %lldms (%zu result "
                  "bytes)", t->spec.task_id, t->spec.attempt,
                  (long long)(mt_now_mono_ms() - t->start_ms), t->result_size);
+    else if (t->spec.kind == MT_RUN_KIND_LEASE)
+        MT_DEBUG("lease=%s attempt=%u ended after %lldms: %s",
+                 t->spec.task_id, t->spec.attempt,
+                 (long long)(mt_now_mono_ms() - t->start_ms),
+                 t->note ? t->note : "");
     else
         MT_DEBUG("task=%s attempt=%u exited code=%d after %lldms",
                  t->spec.task_id, t->spec.attempt, t->exit_code,
@@ -919,6 +955,41 @@ static void on_args_ready(void *arg, int err, const char *why)
     fail_start(t, -1, mt_xstrdup(why));
 }
 
+/* A lease: the leases hold it (leases.h); the run stays open, RUNNING,
+ * until they end it (mt_runs_end). */
+static void lease_start(struct mt_run *t)
+{
+    struct mt_runs *rs = t->rs;
+    char err[256] = "this worker holds no leases";
+    int rc = -MT_EINVAL;
+
+    if (rs->lease_l)
+        rc = rs->lease_l->started(rs->lease_arg, &t->spec, err, sizeof(err));
+    if (rc < 0) {
+        fail_start(t, -1, mt_xstrdup(err));
+        return;
+    }
+    MT_DEBUG("lease=%s attempt=%u held for owner %s", t->spec.task_id,
+             t->spec.attempt, t->spec.owner_id);
+    t->running_pending = true;
+    rs->n_state++;
+    kick(rs);
+}
+
+int mt_runs_end(struct mt_runs *rs, const char *task_id, uint32_t attempt,
+                const char *why)
+{
+    struct mt_run *t = find(rs, task_id, attempt);
+
+    if (!t || t->spec.kind != MT_RUN_KIND_LEASE || t->exited)
+        return -MT_ENOENT;
+    t->exited = true;
+    t->note = mt_xstrdup(why);
+    /* The timer is a lease's only handle: closing it ends the run. */
+    close_handle(t, (uv_handle_t *)&t->timer);
+    return 0;
+}
+
 void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s)
 {
     struct mt_run *t = mt_xcalloc(1, sizeof(*t));
@@ -938,6 +1009,8 @@ void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s)
     if (t->spec.kind == MT_RUN_KIND_FUNCTION && t->spec.nrefs)
         t->args_job = mt_run_args_resolve(rs->o.store, rs->o.xfers,
                                           &t->spec, on_args_ready, t);
+    else if (t->spec.kind == MT_RUN_KIND_LEASE)
+        lease_start(t);
     else if (t->spec.kind != MT_RUN_KIND_COMMAND)
         fn_start(t);
     else
@@ -982,6 +1055,13 @@ int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
     if (t && t->spec.kind == MT_RUN_KIND_ACTOR_METHOD && !t->exited)
         return mt_hosted_actors_stop_call(rs->o.actors, t->spec.actor_id,
                                           t->spec.actor_attempt, &t->job);
+    if (t && t->spec.kind == MT_RUN_KIND_LEASE && !t->exited) {
+        MT_INFO("lease=%s attempt=%u stop requested%s", task_id, attempt,
+                force ? " (force)" : "");
+        return rs->lease_l ? rs->lease_l->stop(rs->lease_arg, task_id,
+                                               attempt, force)
+                           : -MT_ENOENT;
+    }
     if (t && t->fn && !t->exited) {
         MT_INFO("task=%s attempt=%u stop requested: %s", task_id, attempt,
                 t->job.queued ? "it leaves the executor queue"
@@ -1006,7 +1086,34 @@ int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
 
 static bool report_pending(const struct mt_runs *rs)
 {
-    return rs->n_state > 0 || rs->buffered > 0;
+    return rs->n_state > 0 || rs->buffered > 0 || rs->n_pushed > 0;
+}
+
+uint64_t mt_runs_report_pushed(struct mt_runs *rs,
+                               const struct mt_run_report *r)
+{
+    struct mt_run_report *q;
+
+    mt_xgrow((void **)&rs->pushed, &rs->cap_pushed, rs->n_pushed + 1,
+             sizeof(*rs->pushed));
+    q = &rs->pushed[rs->n_pushed++];
+    *q = *r;
+    q->t = NULL;
+    q->final = true;
+    q->running = q->actor_ready = false;
+    q->error = q->error ? q->error : "";
+    mt_outbuf_init(&q->out, 0);
+    q->seq = ++rs->pushed_seq;
+    kick(rs);
+    return q->seq;
+}
+
+void mt_runs_flush_pushed(struct mt_runs *rs)
+{
+    if (rs->n_pushed == 0)
+        return;
+    rs->pushed_now = true;
+    kick(rs);
 }
 
 static void batch_add(struct mt_run_batch *b, struct mt_run *t,
@@ -1065,7 +1172,7 @@ static bool take_task(struct mt_runs *rs, struct mt_run *t, size_t *budget,
         r->final = true;
         r->end = t->error ? MT_RUN_END_FAILED : MT_RUN_END_FINISHED;
         r->exit_code = t->exit_code;
-        r->error = t->error ? t->error : "";
+        r->error = t->error ? t->error : t->note ? t->note : "";
         r->result = t->result;
         r->result_size = t->result_size;
         r->result_stored = t->result_stored;
@@ -1078,10 +1185,52 @@ static bool take_task(struct mt_runs *rs, struct mt_run *t, size_t *budget,
     return !mt_outbuf_empty(&r->out);
 }
 
-/* Undo take_task for every task of a failed call. */
+/* Hand the oldest pushed tasks' reports to the batch (they go first),
+ * while their results fit in *rbudget (at least one). */
+static void take_pushed(struct mt_runs *rs, size_t *rbudget)
+{
+    size_t k = 0;
+
+    while (k < rs->n_pushed && k < MAX_CALL_PUSHED) {
+        const struct mt_run_report *p = &rs->pushed[k];
+
+        if (p->result_size > *rbudget && *rbudget != MAX_CALL_RESULTS)
+            break;
+        *rbudget -= p->result_size < *rbudget ? p->result_size : *rbudget;
+        mt_xgrow((void **)&rs->batch.v, &rs->batch.cap, rs->batch.n + 1,
+                 sizeof(*rs->batch.v));
+        rs->batch.v[rs->batch.n++] = *p;
+        k++;
+    }
+    rs->n_pushed -= k;
+    memmove(rs->pushed, rs->pushed + k, rs->n_pushed * sizeof(*rs->pushed));
+    if (rs->n_pushed == 0)
+        rs->pushed_now = false;
+}
+
+/* A failed call's pushed reports (the first k of the batch) go back in
+ * front of those queued since, in their order. */
+static void put_back_pushed(struct mt_runs *rs, size_t k)
+{
+    if (k == 0)
+        return;
+    mt_xgrow((void **)&rs->pushed, &rs->cap_pushed, rs->n_pushed + k,
+             sizeof(*rs->pushed));
+    memmove(rs->pushed + k, rs->pushed, rs->n_pushed * sizeof(*rs->pushed));
+    memcpy(rs->pushed, rs->batch.v, k * sizeof(*rs->pushed));
+    rs->n_pushed += k;
+    rs->pushed_now = true; /* someone may wait for them */
+}
+
+/* Undo take_task (and take_pushed) for every task of a failed call. */
 static void put_back(struct mt_runs *rs)
 {
-    for (size_t i = 0; i < rs->batch.n; i++) {
+    size_t k = 0;
+
+    while (k < rs->batch.n && !rs->batch.v[k].t)
+        k++;
+    put_back_pushed(rs, k);
+    for (size_t i = k; i < rs->batch.n; i++) {
         struct mt_run_report *r = &rs->batch.v[i];
         struct mt_run *t = r->t;
         size_t before = t->out.bytes;
@@ -1129,6 +1278,7 @@ static void flush(struct mt_runs *rs)
     int rc;
 
     uv_timer_stop(&rs->timer);
+    take_pushed(rs, &rbudget);
     for (t = rs->head; t; t = next) {
         next = t->next;
         if (!take_task(rs, t, &budget, &rbudget))
@@ -1175,7 +1325,9 @@ static void kick(struct mt_runs *rs)
     if (rs->shutting_down || rs->in_flight || rs->retrying ||
         !report_pending(rs))
         return;
-    if (rs->n_final > 0 || rs->buffered >= FLUSH_BYTES) {
+    if (rs->n_final > 0 || rs->buffered >= FLUSH_BYTES ||
+        (rs->n_pushed > 0 && rs->pushed_now) ||
+        rs->n_pushed >= PUSHED_FLUSH) {
         flush(rs);
         return;
     }
@@ -1193,6 +1345,7 @@ static void kick(struct mt_runs *rs)
 
 void mt_runs_report_ended(struct mt_runs *rs, int err, const char *msg)
 {
+    uint64_t acked = 0;
 
     rs->in_flight = false;
     if (rs->shutting_down) {
@@ -1208,10 +1361,15 @@ void mt_runs_report_ended(struct mt_runs *rs, int err, const char *msg)
         MT_INFO("reporting tasks to head %s again", rs->o.head_addr);
     rs->head_failing = false;
     rs->backoff_ms = 0;
-    for (size_t i = 0; i < rs->batch.n; i++)
-        if (rs->batch.v[i].final)
+    for (size_t i = 0; i < rs->batch.n; i++) {
+        if (!rs->batch.v[i].t)
+            acked = rs->batch.v[i].seq; /* in order: the last is highest */
+        else if (rs->batch.v[i].final)
             task_free(rs->batch.v[i].t);
+    }
     batch_clear(&rs->batch);
+    if (acked && rs->lease_l)
+        rs->lease_l->acked(rs->lease_arg, acked);
     kick(rs);
 }
 
@@ -1278,6 +1436,7 @@ void mt_runs_destroy(struct mt_runs *rs)
         return;
     batch_clear(&rs->batch);
     free(rs->batch.v);
+    free(rs->pushed);
     while (rs->head)
         task_free(rs->head);
     free(rs->log_dir);

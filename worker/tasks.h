@@ -22,6 +22,10 @@
  * result bytes, or FAILED with the function's error (system_failure set
  * when the executor died, so the head may retry).
  *
+ * A LEASE run (leases.h) runs nothing itself: it is RUNNING while the
+ * lease is held and ends FINISHED, with why as its error text, when the
+ * leases say so (mt_runs_end); a stop of it goes to the leases.
+ *
  * Reports (see "reporting" in tasks.c): one batch in flight per worker,
  * handed to the sender the rpc adapter sets (rpc_tasks.c sends it as one
  * ReportTasks call and says how it ended); output is batched for up to
@@ -56,6 +60,7 @@ struct mt_runs;
 enum mt_run_end {
     MT_RUN_END_FINISHED = 1,    /* ran; exit_code is its status */
     MT_RUN_END_FAILED = 2,      /* could not run; error says why */
+    MT_RUN_END_CANCELLED = 3,   /* a pushed task its driver stopped */
 };
 
 /* What one call carries for one task, in this order: RUNNING if running,
@@ -76,6 +81,15 @@ struct mt_run_report {
                                    in the store (result empty) */
     bool actor_ready;           /* RUNNING actor creation: factory done */
     uint32_t actor_pid;         /* with actor_ready: the actor's executor */
+    /* A task pushed to a lease (leases.h): only its final update, for the
+     * head's records (t is NULL). */
+    const char *lease_id;       /* borrowed; NULL for a run's report */
+    const char *name;           /* borrowed */
+    const char *function;       /* borrowed */
+    bool hold_result;
+    uint32_t max_retries;       /* the driver's: a system failure below it
+                                   is not final */
+    uint64_t seq;               /* its number (mt_runs_report_pushed) */
     struct mt_run *t;           /* private to tasks.c */
 };
 
@@ -117,6 +131,25 @@ typedef int (*mt_runs_send_fn)(void *arg, const struct mt_run_batch *b);
 /* mt_runs_create - no run yet; listens to o->actors' deaths. */
 struct mt_runs *mt_runs_create(const struct mt_runs_opts *o);
 
+/*
+ * What the leases (leases.h) hear from the runs: a LEASE run begins
+ * (started: 0, or -MT_E* with err set and the run ends FAILED with it), a
+ * stop is asked of one (stop: RET as mt_runs_stop), and the head has
+ * acknowledged every pushed task's report numbered up to seq (acked).
+ */
+struct mt_runs_lease_listener {
+    int (*started)(void *arg, const struct mt_run_spec *s, char *err,
+                   size_t len);
+    int (*stop)(void *arg, const char *lease_id, uint32_t attempt,
+                bool force);
+    void (*acked)(void *arg, uint64_t seq);
+};
+
+/* mt_runs_on_leases - who holds the leases (none: a LEASE run fails).
+ * OWNERSHIP borrows l and arg; both outlive rs */
+void mt_runs_on_leases(struct mt_runs *rs,
+                       const struct mt_runs_lease_listener *l, void *arg);
+
 /* mt_runs_set_sender - where reports go (none yet: they wait). */
 void mt_runs_set_sender(struct mt_runs *rs, mt_runs_send_fn send, void *arg);
 
@@ -152,6 +185,36 @@ void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s);
  */
 int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
                  bool force);
+
+/*
+ * mt_runs_end - end a LEASE run: it reports FINISHED with why as its
+ * error text, so the head frees its resources.
+ * RET 0 or -MT_ENOENT (no such open lease run)
+ * OWNERSHIP borrows why (copied)
+ */
+int mt_runs_end(struct mt_runs *rs, const char *task_id, uint32_t attempt,
+                const char *why);
+
+/*
+ * mt_runs_report_pushed - queue the final report of a task pushed to a
+ * lease (r->final, end, error, result or result_stored, system_failure,
+ * lease_id, name, function, hold_result, max_retries; r->t and r->out
+ * are ignored).
+ * Pushed reports go in the order queued, ahead of the runs' updates, many
+ * to a call, and are put back and retried as the runs' are. They wait for
+ * company (up to 50 ms, as output does) unless mt_runs_flush_pushed asks
+ * for them.
+ * RET r's number, counted from 1; the lease listener's acked(seq) says
+ *     when the head has it and every one before it
+ * OWNERSHIP borrows r's strings and result until acked covers its number
+ *     (or the runs shut down)
+ */
+uint64_t mt_runs_report_pushed(struct mt_runs *rs,
+                               const struct mt_run_report *r);
+
+/* mt_runs_flush_pushed - send the pushed reports queued so far as soon as
+ * a call can go (someone waits for their acknowledgement). */
+void mt_runs_flush_pushed(struct mt_runs *rs);
 
 /* Shutdown, step 1: kill every run (as a forced stop does), stop fetching
  * arguments; report nothing more. The executors and actors are shut down

@@ -6,10 +6,10 @@
  * starts registering with the head.
  *
  * Stopping goes down the layers: the runs' process groups, the executors
- * and the actors are killed and report nothing more, direct calls held by
- * the adapters fail, the node unregisters (best effort), the rpc server
- * stops (every call ended), and then each service closes its handles in
- * turn before done runs. Markers in the session dir: worker.addr once the
+ * and the actors are killed and report nothing more, direct calls and
+ * pushes (leases.h) held by the adapters fail, the node unregisters (best
+ * effort), the rpc server stops (every call ended), and then each service
+ * closes its handles in turn before done runs. Markers in the session dir: worker.addr once the
  * server listens, worker.registered each time the head accepts the node,
  * worker.procs while it runs processes (procs.h; a predecessor's is swept
  * before anything is spawned).
@@ -33,7 +33,7 @@
 static const struct mt_worker_adapter *const adapters[] = {
     &mt_worker_rpc_membership, &mt_worker_rpc_transfer,
     &mt_worker_rpc_tasks,      &mt_worker_rpc_objects,
-    &mt_worker_rpc_actors,
+    &mt_worker_rpc_actors,     &mt_worker_rpc_leases,
 };
 
 #define N_ADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
@@ -129,6 +129,19 @@ static void create_runs(struct mt_worker *w)
     w->runs = mt_runs_create(&o);
 }
 
+static void create_leases(struct mt_worker *w)
+{
+    struct mt_leases_opts o;
+
+    memset(&o, 0, sizeof(o));
+    o.loop = w->loop;
+    o.store_socket = w->cfg->object_store_socket;
+    o.idle_ms = MT_LEASE_IDLE_MS;
+    o.execs = w->execs;
+    o.runs = w->runs;
+    w->leases = mt_leases_create(&o);
+}
+
 static void create_membership(struct mt_worker *w)
 {
     struct mt_membership_opts o;
@@ -148,6 +161,7 @@ static void create_services(struct mt_worker *w)
     start_executors(w);
     w->actors = mt_hosted_actors_create(w->execs);
     create_runs(w);
+    create_leases(w);
     create_membership(w);
     for (size_t i = 0; i < N_ADAPTERS; i++)
         if (adapters[i]->start)
@@ -295,11 +309,18 @@ static void on_actors_closed(void *arg)
         on_execs_closed(w);
 }
 
-static void on_runs_closed(void *arg)
+static void on_leases_closed(void *arg)
 {
     struct mt_worker *w = arg;
 
     mt_hosted_actors_close(w->actors, on_actors_closed, w);
+}
+
+static void on_runs_closed(void *arg)
+{
+    struct mt_worker *w = arg;
+
+    mt_leases_close(w->leases, on_leases_closed, w);
 }
 
 static void on_server_stopped(void *arg)
@@ -331,6 +352,7 @@ void mt_worker_stop(struct mt_worker *w, void (*done)(void *arg), void *arg)
     mt_runs_shutdown(w->runs);
     mt_exec_pool_shutdown(w->execs);
     mt_hosted_actors_shutdown(w->actors);
+    mt_leases_shutdown(w->leases); /* held pushes fail UNAVAILABLE */
     /* The pools have forgotten their jobs: now the adapters can end the
      * calls they hold. */
     for (size_t i = 0; i < N_ADAPTERS; i++)
@@ -347,6 +369,7 @@ void mt_worker_destroy(struct mt_worker *w)
      * have released their pins before the store goes away. */
     mt_rpc_engine_destroy(w->eng);
     free(w->handlers);
+    mt_leases_destroy(w->leases);
     mt_runs_destroy(w->runs);
     mt_hosted_actors_destroy(w->actors);
     mt_exec_pool_destroy(w->execs);

@@ -9,6 +9,7 @@
  *   execs (executors.h)      the executor pool for function tasks
  *   actors (actors.h)        actors hosted in executors of their own
  *   runs (tasks.h)           each task's run, and the reports to the head
+ *   leases (leases.h)        leases held here and the tasks pushed to them
  *   membership (membership.h) registering and reporting the node
  * A lower service learns about a higher one's business only through the
  * listeners it offers (an actor's death); the calls a service makes to
@@ -29,6 +30,7 @@
 #include "common/auth.h"
 #include "common/rpc.h"
 #include "worker/actors.h"
+#include "worker/leases.h"
 #include "worker/membership.h"
 #include "worker/objects.h"
 #include "worker/procs.h"
@@ -62,6 +64,7 @@ struct mt_worker {
     struct mt_exec_pool *execs; /* NULL: no executors */
     struct mt_hosted_actors *actors;
     struct mt_runs *runs;
+    struct mt_leases *leases;
     struct mt_membership *membership;
     /* The rpc adapters' own state. */
     struct mt_direct_call *calls; /* CallActor calls held */

@@ -92,6 +92,42 @@ static void actor_seeds(void)
     MT_SEED_PACK("worker_actor", "no-method", manta__call_actor_request, &r);
 }
 
+static void push_seeds(void)
+{
+    ProtobufCBinaryData args[2] = {{8, (uint8_t *)"\x28\0\0\0\0\0\0\0"},
+                                   {8, (uint8_t *)"\x02\0\0\0\0\0\0\0"}};
+    char *code_path[] = {"/opt/fn/lib"};
+    Manta__PushedTask t0 = MANTA__PUSHED_TASK__INIT;
+    Manta__PushedTask t1 = MANTA__PUSHED_TASK__INIT;
+    Manta__PushedTask *tasks[] = {&t0, &t1};
+    Manta__PushTasksRequest r = MANTA__PUSH_TASKS_REQUEST__INIT;
+
+    t0.task_id = "t800000000000001";
+    t0.name = "add";
+    t0.function = "libfn.so:add";
+    t0.n_args = 2;
+    t0.args = args;
+    t0.n_code_path = 1;
+    t0.code_path = code_path;
+    t0.hold_result = 1;
+    t0.output_limit = 4096;
+    t0.max_retries = 3;
+    t1.task_id = "t800000000000002";
+    t1.attempt = 1;
+    t1.function = "echo";
+    r.lease_id = "t000000000000007";
+    r.owner_id = "session-1";
+    r.n_tasks = 2;
+    r.tasks = tasks;
+    MT_SEED_PACK("worker_push", "two-tasks", manta__push_tasks_request, &r);
+    r.n_tasks = 0;
+    r.return_lease = 1;
+    MT_SEED_PACK("worker_push", "return", manta__push_tasks_request, &r);
+    r.n_tasks = 2;
+    t1.task_id = "t12";
+    MT_SEED_PACK("worker_push", "bad-id", manta__push_tasks_request, &r);
+}
+
 static void pull_seeds(void)
 {
     Manta__PullObjectRequest req = MANTA__PULL_OBJECT_REQUEST__INIT;
@@ -127,5 +163,6 @@ void mt_seeds_worker(void)
 {
     run_seeds();
     actor_seeds();
+    push_seeds();
     pull_seeds();
 }

@@ -1,9 +1,9 @@
 """test_node_sim.py -- the node simulator (bench/node_sim.c) against a real
 head: 50 fake nodes register with their own secrets under the cluster
 token and stay ALIVE on their periodic reports, tasks placed on them
-finish (each on the node the head named), and they leave: DEAD at once
-when the simulator is stopped, DEAD after the node timeout when it is
-killed.
+finish (each on the node the head named), leases granted on them take
+pushes, and they leave: DEAD at once when the simulator is stopped, DEAD
+after the node timeout when it is killed.
 """
 import os
 import signal
@@ -98,6 +98,75 @@ def test_nodes_alive_tasks_finish_and_stop_makes_dead():
                "%d nodes DEAD after SIGTERM" % N)
 
 
+def test_leases_on_simulated_nodes():
+    """A lease granted on a fake node takes pushes: every task FINISHED,
+    filed by the head before the answer; returned, it ends FINISHED; an
+    unused one ends idle."""
+    proto_stubs()
+    import common_pb2 as c
+    import head_service_pb2 as pb
+    import head_service_pb2_grpc as pbg
+    import worker_service_pb2 as w
+    import worker_service_pb2_grpc as wg
+    addr = start_head()
+    sim = start_sim(addr, "siml", 4)
+    try:
+        stub = pbg.HeadServiceStub(channel(addr))
+        ended = (c.TASK_STATE_FINISHED, c.TASK_STATE_FAILED,
+                 c.TASK_STATE_CANCELLED)
+
+        def lease():
+            spec = c.TaskSpec(kind=c.TASK_KIND_LEASE, owner_id="drv",
+                              resources=[c.ResourceEntry(name="CPU",
+                                                         quantity=10000)])
+            lid = stub.SubmitTask(pb.SubmitTaskRequest(spec=spec),
+                                  timeout=10).task_id
+            for ev in stub.WatchTask(pb.WatchTaskRequest(task_id=lid),
+                                     timeout=10):
+                if ev.state == c.TASK_STATE_RUNNING:
+                    return lid
+            raise AssertionError("lease %s never ran" % lid)
+
+        def record(tid):
+            r = stub.ListTasks(pb.ListTasksRequest(limit=1000), timeout=10)
+            return ([t for t in r.tasks if t.spec.task_id == tid] or
+                    [None])[0]
+
+        sim_addr = nodes(addr, "siml", "ALIVE")[0]["address"]
+        worker = wg.WorkerServiceStub(channel(sim_addr))
+        lid = lease()
+        ids = ["t%015x" % ((1 << 59) | (os.getpid() << 16) | i)
+               for i in range(100)]
+        res = worker.PushTasks(w.PushTasksRequest(
+            lease_id=lid, owner_id="drv",
+            tasks=[w.PushedTask(task_id=t, function="noop") for t in ids]),
+            timeout=10).results
+        check(len(res) == 100 and
+              all(r.state == c.TASK_STATE_FINISHED for r in res),
+              "push results %r" % res[:1])
+        check(record(ids[42]).state == c.TASK_STATE_FINISHED,
+              "record %r" % record(ids[42]))
+        res = worker.PushTasks(w.PushTasksRequest(
+            lease_id=lid, owner_id="other",
+            tasks=[w.PushedTask(task_id=ids[0], function="noop")]),
+            timeout=10).results
+        check(res[0].not_run, "another owner %r" % res[0])
+        worker.PushTasks(w.PushTasksRequest(lease_id=lid, owner_id="drv",
+                                            return_lease=True), timeout=10)
+        wait_until(lambda: record(lid).state == c.TASK_STATE_FINISHED, 10,
+                   "returned lease FINISHED")
+        lid = lease()
+        wait_until(lambda: record(lid).state in ended, 10, "idle lease ends")
+        check(record(lid).state == c.TASK_STATE_FINISHED,
+              "idle %r" % record(lid))
+        st = status(address=addr)
+        check(st["running_tasks"] == 0, "running %d" % st["running_tasks"])
+    finally:
+        sim.send_signal(signal.SIGTERM)
+        rc = sim.wait(timeout=20)
+    check(rc == 0, "the simulator exited %d: %s" % (rc, sim.stderr.read()))
+
+
 def test_killed_simulator_nodes_time_out():
     addr = start_head()
     sim = start_sim(addr, "simk", 20)
@@ -109,4 +178,5 @@ def test_killed_simulator_nodes_time_out():
 
 if __name__ == "__main__":
     main([test_nodes_alive_tasks_finish_and_stop_makes_dead,
+          test_leases_on_simulated_nodes,
           test_killed_simulator_nodes_time_out])

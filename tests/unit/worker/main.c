@@ -11,6 +11,7 @@ extern CU_TestInfo mt_test_detect_tpu[];
 extern CU_TestInfo mt_test_task_result[];
 extern CU_TestInfo mt_test_rpc_checks[];
 extern CU_TestInfo mt_test_chunk_wire[];
+extern CU_TestInfo mt_test_leases[];
 
 static const struct mt_suite suites[] = {
     {"detect", mt_test_detect, NULL, NULL},
@@ -22,6 +23,7 @@ static const struct mt_suite suites[] = {
     {"task_result", mt_test_task_result, NULL, NULL},
     {"rpc_checks", mt_test_rpc_checks, NULL, NULL},
     {"chunk_wire", mt_test_chunk_wire, NULL, NULL},
+    {"leases", mt_test_leases, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

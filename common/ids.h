@@ -88,6 +88,9 @@ enum mt_id_kind {
 
 #define MT_NUM_ID_LEN 16 /* a kind letter and 15 lowercase hex digits */
 #define MT_NUM_ID_MAX ((UINT64_C(1) << 60) - 1) /* the largest number */
+/* Task numbers a driver chooses itself (tasks pushed to a lease: random,
+ * with this bit set) are apart from those the head counts up from 1. */
+#define MT_NUM_ID_DRIVER_BIT (UINT64_C(1) << 59)
 
 /*
  * mt_num_id - write num as an id of kind (MT_ID_TASK, _ACTOR, _PG or

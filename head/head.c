@@ -96,10 +96,13 @@ static void create_services(struct mt_head *h)
     h->gangs = mt_head_gangs_create(h->tasks, h->pgs, h->sched, nodes, lo,
                                     hi);
     h->actors = mt_head_actors_create(h->tasks, h->workers);
+    h->task_leases = mt_head_leases_create(h->loop, h->tasks, h->objects);
 }
 
 static void destroy_services(struct mt_head *h)
 {
+    mt_head_leases_destroy(h->task_leases);
+    h->task_leases = NULL;
     mt_head_gangs_destroy(h->gangs);
     mt_head_actors_destroy(h->actors);
     mt_head_tasks_destroy(h->tasks);
@@ -269,6 +272,10 @@ static void stop_services(struct mt_head *h)
                 adapters[i]->stop(h);
     if (h->tasks)
         mt_head_tasks_close(h->tasks);
+    if (h->task_leases) {
+        h->stop_pending++;
+        mt_head_leases_close(h->task_leases, stop_step, h);
+    }
     if (h->workers)
         mt_head_workers_close(h->workers);
     mt_head_nodes_stop(h->nodes, stop_step, h);

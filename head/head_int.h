@@ -9,7 +9,7 @@
  *   pgs (pgs.h)            placement groups
  *   objects (objects.h)    the object directory's rules
  *   tasks (tasks.h)        each task's life
- *   actors, gangs          built on tasks (actors.h, gangs.h)
+ *   actors, gangs, leases  built on tasks (actors.h, gangs.h, leases.h)
  * A lower service learns about a higher one's business only through the
  * listeners and callbacks it offers. The rpc adapters (rpc_*.c, listed in
  * rpc_services.h) convert protobuf at the edge and call the services;
@@ -29,6 +29,7 @@
 #include "head/actors.h"
 #include "head/gangs.h"
 #include "head/head_config.h"
+#include "head/leases.h"
 #include "head/nodes.h"
 #include "head/objects.h"
 #include "head/pgs.h"
@@ -66,6 +67,7 @@ struct mt_head {
     struct mt_head_tasks *tasks;
     struct mt_head_actors *actors;
     struct mt_head_gangs *gangs;
+    struct mt_head_leases *task_leases;
     /* The rpc adapters' own state: streams and parked calls. */
     struct mt_node_watcher *node_watchers;
     struct mt_rpc_watch *watch;

@@ -332,7 +332,8 @@ static void on_result(struct mt_head_objects *objs, struct mt_head_task *t)
     settle(objs, o, NULL);
     /* Still referenced, in a store: keep what it takes to make it again. */
     if (t->result_in_store && t->def.kind == MT_TASK_KIND_FUNCTION &&
-        t->max_retries > 0 && (o = mt_obj_find(&objs->table, &id))) {
+        t->max_retries > 0 && !t->leased &&
+        (o = mt_obj_find(&objs->table, &id))) {
         o->task_num = t->num;
         mt_task_table_pin(objs->tasks, t, true);
     }

@@ -175,6 +175,7 @@ static void on_lease_gone(void *arg)
     if (!o && !h->stopping) {
         mt_head_actors_owner_gone(h->actors, owner);
         mt_head_objects_owner_gone(h->objects, owner);
+        mt_head_leases_owner_gone(h->task_leases, owner);
     }
     free(owner);
 }

@@ -246,6 +246,18 @@ static void h_report_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
         struct mt_task_update u;
         struct mt_head_task *t;
 
+        if (*p->lease_id) {
+            struct mt_leased_update lu;
+
+            take_update(p, &lu.u);
+            lu.lease_id = p->lease_id;
+            lu.name = p->name;
+            lu.function = p->function;
+            lu.hold_result = p->hold_result;
+            lu.max_retries = p->max_retries;
+            mt_head_leases_file(h->task_leases, req->node_id, &lu);
+            continue;
+        }
         take_update(p, &u);
         t = mt_head_tasks_apply(h->tasks, req->node_id, &u);
         if (t && p->actor_ready &&

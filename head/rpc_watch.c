@@ -215,8 +215,13 @@ static void push_event(struct mt_head *h, struct mt_head_task *t,
 static void cw_task_event(struct mt_head *h, struct mt_head_task *t)
 {
     Manta__TaskEvent ev;
+    struct mt_node *n;
 
     fill_event(t, &ev);
+    if (t->def.kind == MT_TASK_KIND_LEASE && t->state == MT_TASK_RUNNING &&
+        t->node_id &&
+        (n = mt_node_table_find(mt_head_nodes_table(h->nodes), t->node_id)))
+        ev.worker_address = n->address; /* where its driver pushes */
     push_event(h, t, &ev);
     if (mt_head_task_terminal(t))
         t->cw = 0;

@@ -128,12 +128,27 @@ struct mt_head_task *mt_task_table_add(struct mt_task_table *t,
                                        struct mt_task_def *def,
                                        int max_retries, int64_t now_wall)
 {
-    struct mt_head_task *task = mt_xcalloc(1, sizeof(*task));
+    while (mt_task_table_find(t, t->next_num)) /* a driver's number */
+        t->next_num++;
+    return mt_task_table_add_num(t, t->next_num++, def, max_retries,
+                                 now_wall);
+}
 
+struct mt_head_task *mt_task_table_add_num(struct mt_task_table *t,
+                                           uint64_t num,
+                                           struct mt_task_def *def,
+                                           int max_retries, int64_t now_wall)
+{
+    struct mt_head_task *task;
+
+    if (mt_task_table_find(t, num))
+        return NULL;
+    task = mt_xcalloc(1, sizeof(*task));
     if ((t->n + 1) * 2 > t->cap)
         grow(t);
     task->magic = MT_HEAD_TASK_MAGIC;
-    task->num = t->next_num++;
+    task->num = num;
+    task->seq = t->next_seq++;
     mt_num_id(MT_ID_TASK, task->num, task->id);
     task->def = *def;
     mt_task_def_init(def);
@@ -285,10 +300,18 @@ void mt_head_task_add_output(struct mt_head_task *task, uint32_t fd,
 
 static int newest_first(const void *a, const void *b)
 {
-    uint64_t x = (*(struct mt_head_task *const *)a)->num;
-    uint64_t y = (*(struct mt_head_task *const *)b)->num;
+    uint64_t x = (*(struct mt_head_task *const *)a)->seq;
+    uint64_t y = (*(struct mt_head_task *const *)b)->seq;
 
     return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void mt_task_table_visit(const struct mt_task_table *t, mt_task_visit_fn fn,
+                         void *arg)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i] && !fn(arg, t->slots[i]))
+            return;
 }
 
 void mt_task_table_visit_newest(const struct mt_task_table *t,

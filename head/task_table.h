@@ -68,6 +68,7 @@ struct mt_task_deps {
 struct mt_head_task {
     uint32_t magic;              /* MT_HEAD_TASK_MAGIC */
     uint64_t num;                /* numeric id: the scheduler's task id */
+    uint64_t seq;                /* order added (listings: newest first) */
     char id[17];                 /* num as an id (common/ids.h) */
     struct mt_task_def def;      /* as submitted (owned) */
     enum mt_head_task_state state;
@@ -83,6 +84,8 @@ struct mt_head_task {
     bool cancel_requested;
     bool infeasible;             /* reported infeasible while pending */
     bool actor_died;             /* FAILED actor method: its actor died */
+    bool leased;                 /* pushed to a lease by its driver: filed
+                                    from its worker's report (leases.h) */
     int exit_code;
     char *error;
     uint8_t *result;             /* FINISHED function task's result */
@@ -123,6 +126,7 @@ struct mt_task_table {
     size_t cap;
     size_t n;
     uint64_t next_num;
+    uint64_t next_seq;
     uint64_t done;               /* finished tasks so far */
     size_t n_done_kept;
 };
@@ -142,6 +146,16 @@ void mt_task_table_release(struct mt_task_table *t);
 struct mt_head_task *mt_task_table_add(struct mt_task_table *t,
                                        struct mt_task_def *def,
                                        int max_retries, int64_t now_wall);
+
+/*
+ * mt_task_table_add_num - as mt_task_table_add, under a number chosen
+ * elsewhere (a task its driver named and pushed to a lease, leases.h).
+ * RET the task, or NULL when num is taken (def then left as it was)
+ */
+struct mt_head_task *mt_task_table_add_num(struct mt_task_table *t,
+                                           uint64_t num,
+                                           struct mt_task_def *def,
+                                           int max_retries, int64_t now_wall);
 
 /* mt_task_table_find / _find_id - by number or by its hex id. */
 struct mt_head_task *mt_task_table_find(const struct mt_task_table *t,
@@ -177,6 +191,10 @@ void mt_task_table_revive(struct mt_task_table *t, struct mt_head_task *task);
 
 /* Visit tasks newest first (by number); stop when fn returns false. */
 typedef bool (*mt_task_visit_fn)(void *arg, struct mt_head_task *task);
+/* mt_task_table_visit - every task, in no order, while fn returns true;
+ * fn must not add or remove tasks. */
+void mt_task_table_visit(const struct mt_task_table *t, mt_task_visit_fn fn,
+                         void *arg);
 void mt_task_table_visit_newest(const struct mt_task_table *t,
                                 mt_task_visit_fn fn, void *arg);
 

@@ -10,7 +10,11 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/ids.h"
+#include "common/sys.h"
+#include "head/leases.h"
 #include "head/nodes.h"
+#include "head/objects.h"
 #include "head/tasks.h"
 #include "tests/unit/unit.h"
 
@@ -30,6 +34,7 @@ static struct fixture {
     struct mt_task_table table;
     struct mt_head_objects *objs;
     struct mt_head_tasks *ts;
+    struct mt_head_leases *ls;
     struct event ev[MAX_EVENTS];
     size_t n_ev;
 } f;
@@ -61,10 +66,14 @@ static void setup(void)
                                 f.objs);
     mt_head_tasks_listen(f.ts, &mt_head_objects_task_listener, f.objs);
     mt_head_tasks_listen(f.ts, &recorder, NULL);
+    f.ls = mt_head_leases_create(&f.loop, f.ts, f.objs);
 }
 
 static void teardown(void)
 {
+    mt_head_leases_close(f.ls, NULL, NULL);
+    uv_run(&f.loop, UV_RUN_NOWAIT);
+    mt_head_leases_destroy(f.ls);
     mt_head_tasks_destroy(f.ts);
     mt_task_table_release(&f.table);
     mt_head_objects_destroy(f.objs);
@@ -263,7 +272,155 @@ static void test_lost_put_says_why(void)
     teardown();
 }
 
+/* ---- leases (leases.h) ---- */
+
+/* A lease of owner held on node n1 since start_ms, priority prio. */
+static struct mt_head_task *held_lease(const char *owner, int prio,
+                                       int64_t start_ms)
+{
+    struct mt_head_task *t;
+    struct mt_task_def d;
+
+    mt_task_def_init(&d);
+    d.kind = MT_TASK_KIND_LEASE;
+    d.priority = prio;
+    mt_def_set_str(&d.owner_id, owner);
+    d.max_retries = 0;
+    CU_ASSERT_PTR_NULL(mt_task_def_check(&d));
+    t = mt_head_tasks_add(f.ts, &d, 0);
+    mt_head_task_set_node(t, "n1");
+    t->state = MT_TASK_RUNNING;
+    t->start_ms = start_ms;
+    return t;
+}
+
+/* A pushed task's final report on lease `lease`, with a driver's id. */
+static void leased(struct mt_leased_update *lu, char id[17], uint64_t n,
+                   const char *lease, enum mt_head_task_state st,
+                   uint32_t attempt)
+{
+    memset(lu, 0, sizeof(*lu));
+    mt_num_id(MT_ID_TASK, MT_NUM_ID_DRIVER_BIT | n, id);
+    lu->u.task_id = id;
+    lu->u.attempt = attempt;
+    lu->u.state = st;
+    lu->u.error = "";
+    lu->lease_id = lease;
+    lu->name = "noop";
+    lu->function = "lib.so:noop";
+    lu->hold_result = true;
+    lu->max_retries = 3;
+}
+
+/* A finished pushed task is filed as a function task of the lease's
+ * owner: FINISHED on the lease's node, its inline result in the
+ * directory; what does not come from the lease's node, names no lease,
+ * or carries a number the head counts itself is ignored. */
+static void test_leased_filed(void)
+{
+    struct mt_head_task *l, *t;
+    struct mt_leased_update lu;
+    mt_object_id oid;
+    struct mt_obj *o;
+    char id[17], bad[17];
+
+    setup();
+    l = held_lease("s1", 0, mt_now_wall_ms());
+    leased(&lu, id, 7, l->id, MT_TASK_FINISHED, 0);
+    lu.u.result = (const uint8_t *)"42";
+    lu.u.result_len = 2;
+    CU_ASSERT_PTR_NULL(mt_head_leases_file(f.ls, "n2", &lu));
+    lu.lease_id = "t0000000000000001";
+    CU_ASSERT_PTR_NULL(mt_head_leases_file(f.ls, "n1", &lu));
+    lu.lease_id = l->id;
+    mt_num_id(MT_ID_TASK, 7, bad);
+    lu.u.task_id = bad;
+    CU_ASSERT_PTR_NULL(mt_head_leases_file(f.ls, "n1", &lu));
+    lu.u.task_id = id;
+    t = mt_head_leases_file(f.ls, "n1", &lu);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(t->leased);
+    CU_ASSERT_EQUAL(t->state, MT_TASK_FINISHED);
+    CU_ASSERT_STRING_EQUAL(t->id, id);
+    CU_ASSERT_STRING_EQUAL(t->node_id, "n1");
+    CU_ASSERT_STRING_EQUAL(t->def.owner_id, "s1");
+    CU_ASSERT_EQUAL(t->result_len, 2);
+    CU_ASSERT_EQUAL(mt_object_id_for_task(id, &oid), 0);
+    o = mt_obj_find(mt_head_objects_table(f.objs), &oid);
+    CU_ASSERT_TRUE(!o || o->state == MT_OBJ_READY); /* s1 is not open */
+    CU_ASSERT_PTR_NULL(mt_head_leases_file(f.ls, "n1", &lu)); /* again */
+    CU_ASSERT_EQUAL(mt_head_tasks_counts(f.ts).finished, 1);
+    teardown();
+}
+
+/* A system failure below max_retries waits for the driver's next
+ * attempt; the failure at the last attempt is final. */
+static void test_leased_retry(void)
+{
+    struct mt_head_task *l, *t;
+    struct mt_leased_update lu;
+    char id[17];
+
+    setup();
+    l = held_lease("s1", 0, mt_now_wall_ms());
+    leased(&lu, id, 9, l->id, MT_TASK_FAILED, 0);
+    lu.u.system_failure = true;
+    lu.u.error = "executor died";
+    t = mt_head_leases_file(f.ls, "n1", &lu);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->state, MT_TASK_PENDING);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t->error, "tries again"));
+    lu.u.attempt = 3;
+    CU_ASSERT_PTR_NOT_NULL(mt_head_leases_file(f.ls, "n1", &lu));
+    CU_ASSERT_EQUAL(t->state, MT_TASK_FAILED);
+    CU_ASSERT_EQUAL(t->attempt, 3);
+    CU_ASSERT_STRING_EQUAL(t->error, "executor died");
+    teardown();
+}
+
+/* Run the loop long enough for one revocation check. */
+static void one_check(void)
+{
+    int64_t until = mt_now_mono_ms() + MT_LEASE_CHECK_MS + 100;
+
+    while (mt_now_mono_ms() < until)
+        uv_run(&f.loop, UV_RUN_ONCE);
+}
+
+/* A lease held long is revoked while another owner's work of its
+ * priority or above waits; its own requests for more leases, lower
+ * priority work, and a lease held briefly are left alone. */
+static void test_lease_revoked(void)
+{
+    int64_t old = mt_now_wall_ms() - 2 * MT_LEASE_HOLD_MS;
+    struct mt_head_task *l1, *l2, *mine, *other;
+    struct mt_task_def d;
+    const char *why;
+
+    setup();
+    l1 = held_lease("s1", 5, old);
+    l2 = held_lease("s1", 5, mt_now_wall_ms() + 60000); /* just granted */
+    mine = held_lease("s1", 5, 0);
+    mine->state = MT_TASK_PENDING; /* s1 asks for one more */
+    mt_head_task_set_node(mine, NULL);
+    def_of(&d, MT_TASK_KIND_COMMAND, "true");
+    d.priority = 1;
+    other = mt_head_tasks_add(f.ts, &d, -1); /* lower: waits */
+    one_check();
+    CU_ASSERT_FALSE(l1->cancel_requested);
+    other->def.priority = 5;
+    one_check();
+    CU_ASSERT_TRUE(l1->cancel_requested);
+    CU_ASSERT_FALSE(l2->cancel_requested);
+    CU_ASSERT_FALSE(mine->cancel_requested);
+    (void)why;
+    teardown();
+}
+
 CU_TestInfo mt_test_tasks[] = {
+    {"leased_filed", test_leased_filed},
+    {"leased_retry", test_leased_retry},
+    {"lease_revoked", test_lease_revoked},
     {"refused", test_refused},
     {"cancel_pending", test_cancel_pending},
     {"infeasible", test_infeasible},

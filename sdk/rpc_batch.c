@@ -27,6 +27,9 @@
  * References: the map holds one reference per task; each batch in flight
  * holds one more per task it carries.
  *
+ * Internal tasks (lease requests, lease.c) go the same way
+ * (mt__cw_submit); their listener hears each of their events.
+ *
  * THREAD: the loop thread, except mt__cw_connect and mt__cw_post (callers).
  */
 #include "sdk/rpc_batch.h"
@@ -84,17 +87,22 @@ static void watch_alone(struct mt_client *c, struct mt_task *t)
 /* ---- the stream ---------------------------------------------------------- */
 
 /* Apply one event to the task it names. RET the task when it ended (taken
- * out of the map, with the map's ref), else NULL. mu held. */
+ * out of the map, with the map's ref), else NULL; *listened the task when
+ * it has a listener to tell. mu held. */
 static struct mt_task *apply_locked(struct mt_client *c,
-                                    const struct mt__task_event *ev)
+                                    const struct mt__task_event *ev,
+                                    struct mt_task **listened)
 {
     struct mt__tagmap *m = &c->tasks->cw_tasks;
     size_t j = mt__tagmap_find(m, ev->tag);
     struct mt_task *t;
 
+    *listened = NULL;
     if (j == SIZE_MAX)
         return NULL;
     t = m->slots[j].item;
+    if (t->listen)
+        *listened = t;
     if (!t->id[0] && *ev->task_id && strlen(ev->task_id) < sizeof(t->id)) {
         memcpy(t->id, ev->task_id, strlen(ev->task_id) + 1);
         atomic_store(&t->settled, true);
@@ -110,7 +118,7 @@ static void on_cw_message(void *arg, const ProtobufCMessage *msg)
 {
     const Manta__TaskEvents *m = (const Manta__TaskEvents *)msg;
     struct mt_client *c = arg;
-    struct mt_task *done[64], *t;
+    struct mt_task *done[64], *t, *l;
     struct mt__task_event ev;
     size_t n_done = 0;
 
@@ -122,7 +130,14 @@ static void on_cw_message(void *arg, const ProtobufCMessage *msg)
     pthread_mutex_lock(&c->mu);
     for (size_t i = 0; i < m->n_events; i++) {
         mt__task_event_decode(m->events[i], &ev);
-        if (!(t = apply_locked(c, &ev)))
+        t = apply_locked(c, &ev, &l);
+        if (l) { /* an internal task's listener: told without mu */
+            pthread_cond_broadcast(&c->cv);
+            pthread_mutex_unlock(&c->mu);
+            l->listen(c, l, &ev);
+            pthread_mutex_lock(&c->mu);
+        }
+        if (!t)
             continue;
         if (n_done == sizeof(done) / sizeof(done[0])) {
             pthread_mutex_unlock(&c->mu);
@@ -260,29 +275,50 @@ static bool pend_room(struct mt__tasks *ts)
     return true;
 }
 
+/* Queue t (its ref) with d for the next batch, or submit it one by one
+ * when the watch is not up. RET 0, or -MT_ENOMEM with both left to the
+ * caller. */
+static int submit(struct mt_client *c, struct mt_task *t,
+                  struct mt_task_def *d)
+{
+    struct mt__tasks *ts = c->tasks;
+
+    if (atomic_load(&ts->cw_state) != MT__CW_READY) { /* one by one now */
+        mt__task_submit_posted(c, t, d);
+        return 0;
+    }
+    if (!pend_room(ts) || mt__tagmap_put(&ts->cw_tasks, t->tag, t) < 0)
+        return -MT_ENOMEM;
+    t->def = d; /* t's ref is now the map's */
+    ts->pend[ts->n_pend++] = t;
+    if (ts->n_batches == 0)
+        mt__cw_pump(c); /* an idle client sends at once */
+    return 0;
+}
+
 static int post_start(struct mt_client *c, struct mt__req *r)
 {
     struct post_req *p = (struct post_req *)r;
-    struct mt__tasks *ts = c->tasks;
-    struct mt_task *t = p->task;
 
-    if (atomic_load(&ts->cw_state) != MT__CW_READY) { /* one by one now */
-        p->task = NULL;
-        mt__task_submit_posted(c, t, p->def);
-        p->def = NULL;
-    } else if (!pend_room(ts) || mt__tagmap_put(&ts->cw_tasks, t->tag,
-                                                t) < 0) {
-        mt__task_end(c, t, -MT_ENOMEM, "out of memory");
+    if (submit(c, p->task, p->def) < 0) {
+        mt__task_end(c, p->task, -MT_ENOMEM, "out of memory");
     } else {
-        p->task = NULL; /* its ref is now the map's */
-        t->def = p->def;
+        p->task = NULL;
         p->def = NULL;
-        ts->pend[ts->n_pend++] = t;
-        if (ts->n_batches == 0)
-            mt__cw_pump(c); /* an idle client sends at once */
     }
     mt__req_complete(c, r, 0, NULL); /* abandoned: frees p */
     return 0;
+}
+
+void mt__cw_submit(struct mt_client *c, struct mt_task *t,
+                   struct mt_task_def *d)
+{
+    t->tag = atomic_fetch_add(&c->tasks->next_tag, 1) + 1;
+    if (submit(c, t, d) == 0)
+        return;
+    mt__task_def_free(d);
+    mt__task_end(c, t, -MT_ENOMEM, "out of memory");
+    mt__task_unref(t);
 }
 
 static void post_drop(struct mt_client *c, struct mt__req *r)

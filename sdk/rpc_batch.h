@@ -26,6 +26,14 @@ int mt__cw_connect(struct mt_client *c, int timeout_ms);
 int mt__cw_post(struct mt_client *c, struct mt_task_def *d,
                 size_t output_limit, struct mt_task **out);
 
+/*
+ * mt__cw_submit - loop thread: submit t (one ref taken) with d (taken) as
+ * a followed task of the client watch (one by one when it is not up),
+ * under a new tag. Failing ends t (its listener is told).
+ */
+void mt__cw_submit(struct mt_client *c, struct mt_task *t,
+                   struct mt_task_def *d);
+
 /* Loop thread: send what waits, as far as the calls in flight allow. */
 void mt__cw_pump(struct mt_client *c);
 

@@ -57,6 +57,7 @@ void mt__task_event_decode(const void *pb, struct mt__task_event *ev)
     ev->result_size = m->result_size;
     ev->task_id = m->task_id;
     ev->tag = m->client_tag;
+    ev->worker_address = m->worker_address ? m->worker_address : "";
 }
 
 /* ---- SubmitTask ---------------------------------------------------------- */
@@ -257,6 +258,28 @@ int mt__task_cancel_id(struct mt_client *c, const char *id, bool force,
     return 0;
 }
 
+/* A CancelTask nobody waits for. */
+static void on_cancel_posted(void *arg, const struct mt_rpc_status *st,
+                             const ProtobufCMessage *resp)
+{
+    struct mt_client *c = arg;
+
+    (void)st;
+    (void)resp;
+    c->n_calls--;
+}
+
+void mt__task_cancel_post(struct mt_client *c, const char *id)
+{
+    Manta__CancelTaskRequest req = MANTA__CANCEL_TASK_REQUEST__INIT;
+
+    req.task_id = (char *)id;
+    if (!c->closing && mt_rpc_unary(c->ch, &mt_head_cancel_task, &req.base,
+                                    c->rpc_timeout_ms, 0, on_cancel_posted,
+                                    c) == 0)
+        c->n_calls++;
+}
+
 /* ---- WatchTask ----------------------------------------------------------- */
 
 static void on_task_event(void *arg, const ProtobufCMessage *msg)
@@ -271,6 +294,8 @@ static void on_task_event(void *arg, const ProtobufCMessage *msg)
     mt__task_apply_locked(t, &ev);
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
+    if (t->listen)
+        t->listen(c, t, &ev);
 }
 
 static void watch_next(struct mt_client *c);

@@ -36,6 +36,10 @@ void mt__task_submit_posted(struct mt_client *c, struct mt_task *t,
 int mt__task_cancel_id(struct mt_client *c, const char *id, bool force,
                        int *state);
 
+/* Loop thread: CancelTask id (borrowed) without waiting for the answer
+ * (the task's events say what became of it). */
+void mt__task_cancel_post(struct mt_client *c, const char *id);
+
 /* mt__task_list - ListTasks (f checked, state its value): the entries
  * into l (their memory in keep) or, with json, the JSON text (owned).
  * RET 0 or -MT_E* (recorded on c) */

@@ -4,9 +4,11 @@
  * cancel, results, references) and the client's tasks part.
  *
  * A submit turns the options into a def of its own (the options may be
- * destroyed at once) and hands it to rpc_batch.c (batched, the normal
- * case) or rpc_task.c (one by one). Waits sleep on c->cv, which the loop
- * thread broadcasts on every change of a task (see task_int.h).
+ * destroyed at once) and hands it to lease.c (a function task with its
+ * arguments by value, pushed to a leased worker), rpc_batch.c (batched,
+ * the normal case) or rpc_task.c (one by one). Waits sleep on c->cv,
+ * which the loop thread broadcasts on every change of a task (see
+ * task_int.h).
  */
 #include "sdk/task.h"
 
@@ -17,6 +19,7 @@
 
 #include "sdk/client.h"
 #include "sdk/error.h"
+#include "sdk/lease.h"
 #include "sdk/object.h"
 #include "sdk/rpc_batch.h"
 #include "sdk/rpc_object.h"
@@ -35,6 +38,7 @@ static bool check_task(const struct mt_client *c, const struct mt_task *t)
 static void tasks_wake(struct mt_client *c, void *st)
 {
     mt__cw_pump(c);
+    mt__leases_pump(c);
 }
 
 static void tasks_stop(struct mt_client *c, void *st)
@@ -42,6 +46,7 @@ static void tasks_stop(struct mt_client *c, void *st)
     struct mt__tasks *ts = st;
 
     mt__tasks_stop_watches(c);
+    mt__leases_stop(c);
     mt__cw_stop(c);
     if (ts->timer_ready)
         uv_close((uv_handle_t *)&ts->retry_timer, NULL);
@@ -53,6 +58,7 @@ static void tasks_destroy(void *st)
     struct mt__tasks *ts = st;
 
     mt__tagmap_release(&ts->cw_tasks);
+    mt__leases_destroy(ts->leases);
     free(ts->pend);
     free(ts);
 }
@@ -67,8 +73,10 @@ int mt__tasks_attach(struct mt_client *c)
 {
     struct mt__tasks *ts = calloc(1, sizeof(*ts));
 
-    if (!ts)
+    if (!ts || !(ts->leases = mt__leases_create())) {
+        free(ts);
         return mt__set_error(NULL, -MT_ENOMEM, "out of memory");
+    }
     atomic_init(&ts->cw_state, MT__CW_OFF);
     atomic_init(&ts->next_tag, 0);
     c->tasks = ts;
@@ -150,11 +158,16 @@ int mt__task_submit_def(struct mt_client *c, struct mt_task_def *d,
                         struct mt_task **out)
 {
     bool follow = !(how & MT__SUBMIT_NO_FOLLOW);
+    int rc;
 
     *out = NULL;
     if (follow && (how & MT__SUBMIT_BATCH) &&
-        atomic_load(&c->tasks->cw_state) == MT__CW_READY)
+        atomic_load(&c->tasks->cw_state) == MT__CW_READY) {
+        rc = mt__lease_post(c, d, output_limit, out); /* leased */
+        if (rc != MT__LEASE_NOT_TAKEN)
+            return rc;
         return mt__cw_post(c, d, output_limit, out); /* no waiting */
+    }
     mt__reg_flush(c); /* puts queued while batching: the head first */
     return mt__task_submit_one(c, d, output_limit, follow, out);
 }
@@ -540,6 +553,8 @@ int mt_task_cancel(mt_client_t *c, mt_task_t *t, bool force)
     if (!mt__client_check(c) || !check_task(c, t))
         return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "invalid client or task (not of this client)");
+    if (t->leased) /* the head does not know it until it ends */
+        return mt__lease_cancel(c, t, force);
     if (t->tag && !wait_id(t))
         return mt__set_error(c, -MT_ENOENT, "the task never reached the "
                              "head: %s", t->error ? t->error : "no id");

@@ -22,8 +22,11 @@
  * events; watch_queue.h), rpc_task.c (SubmitTask, WatchTask, CancelTask;
  * rpc_task.h) and rpc_batch.c (the client watch: SubmitTasks + WatchTasks;
  * rpc_batch.h), the loop thread's calls and the two files that see the
- * task rpcs' protobuf types, then task.c (task.h) and watch.c, the public
- * API.
+ * task rpcs' protobuf types, then lease.c (lease.h: function tasks pushed
+ * straight to leased workers, its decisions in lease_policy.h and its
+ * PushTasks in rpc_push.h), then task.c (task.h) and watch.c, the public
+ * API. Lower files learn of a lease request's events only through its
+ * listener (mt__task_listen_fn).
  */
 #ifndef MT_SDK_TASK_INT_H
 #define MT_SDK_TASK_INT_H
@@ -74,7 +77,18 @@ struct mt__task_event {
     uint64_t result_size;
     const char *task_id;     /* client watch events */
     uint64_t tag;
+    const char *worker_address; /* RUNNING of a lease: where to push */
 };
+
+struct mt_task;
+
+/*
+ * A listener of an internal task (a lease request, lease.c): told on the
+ * loop thread, without mu, after each event was applied to t (ev) and
+ * when t ended without one (ev NULL: refused, lost, closed).
+ */
+typedef void (*mt__task_listen_fn)(struct mt_client *c, struct mt_task *t,
+                                   const struct mt__task_event *ev);
 
 /*
  * A task as the client follows it. Fields below `refs` are guarded by the
@@ -104,7 +118,13 @@ struct mt_task {
     bool actor_died;          /* FAILED actor call: its actor died */
     bool unfollowed;          /* submitted not to be followed (read-only) */
     int lost;                 /* 0, or why the watch ended early (-MT_E*) */
+    bool leased;              /* pushed to a lease (lease.c): its id is
+                                 ours; read-only after submit */
     /* Loop thread only: */
+    void *lease_item;         /* leased: its entry in lease.c until it
+                                 ends */
+    mt__task_listen_fn listen; /* internal tasks: lease.c's listener */
+    void *listen_arg;
     struct mt_rpc_stream *stream; /* the open WatchTask */
     struct mt_task *next_wait;    /* queue for a watch slot or a retry */
     uint8_t rewatches;            /* reopened since the last event */
@@ -137,6 +157,7 @@ struct mt__tasks {
     struct mt_task **pend;    /* submitted, not sent yet (in cw_tasks) */
     size_t n_pend, cap_pend;
     unsigned n_batches;       /* SubmitTasks calls in flight */
+    struct mt__leases *leases; /* the lease path (lease.c) */
 };
 
 /* ---- following tasks by id (watch.c; queue in watch_queue.h; streams in

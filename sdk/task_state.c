@@ -7,6 +7,9 @@
  * these happen are rpc_task.c and rpc_batch.c (the loop thread) and
  * task.c (the public API); this file calls neither.
  *
+ * An internal task's listener (task_int.h) is told when
+ * mt__task_end ends it; the files that apply events tell it of those.
+ *
  * THREAD: events are applied with the client's mu held; references are
  * atomic.
  */
@@ -110,4 +113,6 @@ void mt__task_end(struct mt_client *c, struct mt_task *t, int lost,
     atomic_store(&t->settled, true);
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
+    if (t->listen)
+        t->listen(c, t, NULL);
 }

@@ -24,7 +24,8 @@ void mt__task_apply_locked(struct mt_task *t, const struct mt__task_event *ev);
 /*
  * mt__task_end - end t without a final event from the head: lost (lost is
  * its -MT_E* code) or, with lost 0, FAILED (refused). why is borrowed.
- * Takes c->mu; a task that has ended already is left alone.
+ * Takes c->mu; a task that has ended already is left alone. Then tells
+ * t's listener, if any (loop thread).
  */
 void mt__task_end(struct mt_client *c, struct mt_task *t, int lost,
                   const char *why);

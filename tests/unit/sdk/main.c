@@ -10,6 +10,7 @@ extern CU_TestInfo mt_test_sdk_result[];
 extern CU_TestInfo mt_test_sdk_watch[];
 extern CU_TestInfo mt_test_sdk_labels[];
 extern CU_TestInfo mt_test_sdk_create[];
+extern CU_TestInfo mt_test_sdk_lease_policy[];
 
 static const struct mt_suite suites[] = {
     {"error", mt_test_sdk_error, NULL, NULL},
@@ -20,6 +21,7 @@ static const struct mt_suite suites[] = {
     {"watch", mt_test_sdk_watch, NULL, NULL},
     {"labels", mt_test_sdk_labels, NULL, NULL},
     {"create", mt_test_sdk_create, NULL, NULL},
+    {"lease_policy", mt_test_sdk_lease_policy, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -192,25 +192,35 @@ void mt_head_task_set_result(struct mt_head_task *task, const void *data,
     task->result_len = len;
 }
 
-/* Forget the oldest finished tasks beyond the limit, except keep. */
+static int older_done_first(const void *a, const void *b)
+{
+    uint64_t x = (*(struct mt_head_task *const *)a)->done_order;
+    uint64_t y = (*(struct mt_head_task *const *)b)->done_order;
+
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Forget the oldest finished tasks beyond the limit, except keep: one pass
+ * collects those that may go, the oldest of them are freed. */
 static void forget_old(struct mt_task_table *t, const struct mt_head_task *keep)
 {
-    while (t->n_done_kept > MT_TASK_KEEP_DONE) {
-        struct mt_head_task *oldest = NULL;
+    size_t n = 0, excess = t->n_done_kept - MT_TASK_KEEP_DONE;
+    struct mt_head_task **v = mt_xmalloc((t->n_done_kept + 1) * sizeof(*v));
 
-        for (size_t i = 0; i < t->cap; i++) {
-            struct mt_head_task *x = t->slots[i];
-            if (x && x != keep && mt_head_task_terminal(x) && !x->watchers &&
-                !x->lineage &&
-                (!oldest || x->done_order < oldest->done_order))
-                oldest = x;
-        }
-        if (!oldest)
-            return;
-        remove_slot(t, oldest->num);
-        task_free(oldest);
+    for (size_t i = 0; i < t->cap && n < t->n_done_kept; i++) {
+        struct mt_head_task *x = t->slots[i];
+
+        if (x && x != keep && mt_head_task_terminal(x) && !x->watchers &&
+            !x->lineage)
+            v[n++] = x;
+    }
+    qsort(v, n, sizeof(*v), older_done_first);
+    for (size_t i = 0; i < n && i < excess; i++) {
+        remove_slot(t, v[i]->num);
+        task_free(v[i]);
         t->n_done_kept--;
     }
+    free(v);
 }
 
 void mt_task_table_finish(struct mt_task_table *t, struct mt_head_task *task,

@@ -58,6 +58,9 @@
 
 #define PUSH_DEADLINE_MS (1000 * 60 * 60 * 24 * 7) /* tasks run on */
 #define RETURN_AT_STOP_MS 200
+/* A granted lease with nothing to push is kept this long before it is
+ * returned, so a driver that submits, waits and submits again keeps it. */
+#define IDLE_RETURN_MS 20
 
 struct lclass;
 struct lease;
@@ -107,6 +110,8 @@ struct lease {
     unsigned inflight;          /* pushes of tasks in flight */
     struct push *pushes;        /* those pushes */
     uint64_t busy_from;         /* when its oldest push began to run */
+    uint64_t idle_since;        /* uv_now() it was first seen with nothing
+                                   to push; 0: not idle */
 };
 
 /* A push in flight. */
@@ -146,6 +151,8 @@ struct mt__leases {
     size_t cap_scratch;
     bool dirty;
     bool stopping;
+    uv_timer_t idle_timer;      /* returns leases idle IDLE_RETURN_MS */
+    bool timer_ready;
 };
 
 static void pump(struct mt_client *c, struct lclass *k);
@@ -892,6 +899,7 @@ static void push(struct mt_client *c, struct lease *l)
     }
     if (l->inflight == 0)
         l->busy_from = p->sent;
+    l->idle_since = 0;
     push_link(l, p);
     l->wc->calls++;
     l->wc->pushes++;
@@ -899,6 +907,38 @@ static void push(struct mt_client *c, struct lease *l)
 }
 
 /* ---- the pump ------------------------------------------------------------ */
+
+static void on_idle_timer(uv_timer_t *h)
+{
+    struct mt_client *c = h->data;
+    struct mt__leases *ls = c->tasks->leases;
+
+    for (size_t i = 0; i < ls->n_classes; i++)
+        mark(c, ls->classes[i]);
+    mt__leases_pump(c);
+}
+
+/* l has nothing to push: return it once that has lasted IDLE_RETURN_MS. */
+static void idle(struct mt_client *c, struct lease *l)
+{
+    struct mt__leases *ls = c->tasks->leases;
+    uint64_t now = uv_now(&c->loop);
+
+    if (l->idle_since && now - l->idle_since >= IDLE_RETURN_MS) {
+        lease_return(c, l, c->rpc_timeout_ms);
+        return;
+    }
+    if (!l->idle_since)
+        l->idle_since = now;
+    if (!ls->timer_ready) {
+        uv_timer_init(&c->loop, &ls->idle_timer);
+        ls->idle_timer.data = c;
+        ls->timer_ready = true;
+    }
+    if (!uv_is_active((uv_handle_t *)&ls->idle_timer))
+        uv_timer_start(&ls->idle_timer, on_idle_timer,
+                       l->idle_since + IDLE_RETURN_MS - now, 0);
+}
 
 /* Push k's queue to its leases, ask for more, let go of what is idle. */
 static void pump(struct mt_client *c, struct lclass *k)
@@ -925,7 +965,7 @@ static void pump(struct mt_client *c, struct lclass *k)
             l->cancel_sent = true;
             mt__task_cancel_post(c, l->req->id);
         } else if (l->state == L_GRANTED && l->inflight == 0) {
-            lease_return(c, l, c->rpc_timeout_ms);
+            idle(c, l);
         }
     }
     k->pumping = false;
@@ -990,7 +1030,9 @@ static void random_task_id(char out[MT_NUM_ID_LEN + 1])
                 pool[i] ^= uv_hrtime() * 0x9e3779b97f4a7c15ull + i;
         left = 32;
     }
-    mt_num_id(MT_ID_TASK, pool[--left], out);
+    /* Apart from the numbers the head counts (common/ids.h). */
+    mt_num_id(MT_ID_TASK, (pool[--left] & MT_NUM_ID_MAX) | MT_NUM_ID_DRIVER_BIT,
+              out);
 }
 
 /* Whether d may take the lease path. */
@@ -1157,6 +1199,9 @@ void mt__leases_stop(struct mt_client *c)
     if (!ls)
         return;
     ls->stopping = true;
+    if (ls->timer_ready)
+        uv_close((uv_handle_t *)&ls->idle_timer, NULL);
+    ls->timer_ready = false;
     for (size_t i = 0; i < ls->n_classes; i++)
         stop_class(c, ls->classes[i]);
     for (size_t i = 0; i < ls->n_chans; i++) {

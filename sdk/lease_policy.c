@@ -111,7 +111,11 @@ unsigned mt__lease_more(size_t queued, unsigned granted, unsigned requested,
 
     if (queued == 0 || requested >= MT__LEASE_REQUESTS)
         return 0;
-    want = (excess + MT__LEASE_PER_REQUEST - 1) / MT__LEASE_PER_REQUEST;
+    /* Pushes of one (slow tasks, or a class not measured yet): a lease per
+     * task waiting; else one per MT__LEASE_PER_REQUEST of them. */
+    want = batch <= MT__LEASE_BATCH_MIN
+               ? excess
+               : (excess + MT__LEASE_PER_REQUEST - 1) / MT__LEASE_PER_REQUEST;
     if (granted == 0 && want == 0)
         want = 1;
     if (want <= requested)

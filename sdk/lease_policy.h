@@ -20,7 +20,7 @@
 
 #define MT__LEASE_KEY_MAX 2048   /* bytes of a class key, NUL included */
 #define MT__LEASE_BATCH_MIN 1
-#define MT__LEASE_BATCH_START 16
+#define MT__LEASE_BATCH_START 1 /* doubles while pushes come back quick */
 #define MT__LEASE_BATCH_MAX 1024
 #define MT__LEASE_PUSHES 2       /* pushes in flight per lease */
 #define MT__LEASE_REQUESTS 8     /* lease requests outstanding per class */

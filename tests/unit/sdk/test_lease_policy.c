@@ -155,6 +155,9 @@ static void test_more_leases(void)
     CU_ASSERT_EQUAL(mt__lease_more(32 + 65, 1, 1, 16), 1);
     /* Never more than MT__LEASE_REQUESTS outstanding. */
     CU_ASSERT_EQUAL(mt__lease_more(100000, 0, 0, 16), MT__LEASE_REQUESTS);
+    /* Pushes of one (slow or not measured yet): a lease per task waiting. */
+    CU_ASSERT_EQUAL(mt__lease_more(6, 2, 0, 1), 2);
+    CU_ASSERT_EQUAL(mt__lease_more(80, 2, 3, 1), MT__LEASE_REQUESTS - 3);
     CU_ASSERT_EQUAL(mt__lease_more(100000, 3, 5, 16),
                     MT__LEASE_REQUESTS - 5);
     CU_ASSERT_EQUAL(mt__lease_more(100000, 3, MT__LEASE_REQUESTS, 16), 0);

@@ -179,15 +179,28 @@ int mt_id_check_kind(const char *id, enum mt_id_kind want, char *why,
     return -MT_EINVAL;
 }
 
+static const char result_tag[12] = {'m', 'a', 'n', 't', 'a', '-',
+                                    'r', 'e', 's', 'u', 'l', 't'};
+
+bool mt_object_id_is_driver_result(const mt_object_id *id)
+{
+    uint64_t num = 0;
+
+    if (memcmp(id->b, result_tag, sizeof(result_tag)) != 0)
+        return false;
+    for (int i = 0; i < 8; i++)
+        num = num << 8 | id->b[12 + i];
+    return num <= MT_NUM_ID_MAX && (num & MT_NUM_ID_DRIVER_BIT);
+}
+
 int mt_object_id_for_task(const char *task_id, mt_object_id *out)
 {
-    static const char tag[12] = {'m', 'a', 'n', 't', 'a', '-',
-                                 'r', 'e', 's', 'u', 'l', 't'};
+    const char *tag = result_tag;
     uint64_t num;
 
     if (mt_num_id_parse(MT_ID_TASK, task_id, &num) < 0)
         return -MT_EINVAL;
-    memcpy(out->b, tag, sizeof(tag));
+    memcpy(out->b, tag, sizeof(result_tag));
     for (int i = 0; i < 8; i++)
         out->b[12 + i] = (uint8_t)(num >> (8 * (7 - i)));
     return 0;

@@ -74,6 +74,11 @@ mt_object_id mt_object_id_from_u64(uint64_t a, uint64_t b);
  */
 int mt_object_id_for_task(const char *task_id, mt_object_id *out);
 
+/* mt_object_id_is_driver_result - id is the result of a task whose number
+ * its driver chose (MT_NUM_ID_DRIVER_BIT: a task pushed to a lease).
+ * THREAD any. */
+bool mt_object_id_is_driver_result(const mt_object_id *id);
+
 /* ---- ids with a kind: tasks, actors, placement groups, gangs ---- */
 
 /* What an id names. The letters are part of the wire format. */

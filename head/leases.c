@@ -116,6 +116,35 @@ static struct mt_head_task *new_record(struct mt_head_leases *ls,
     return t;
 }
 
+/*
+ * A stored result may be lost with its node: t gets what the head needs to
+ * run it again (its arguments and code path from the report, the lease's
+ * scheduling fields) and stops being a leased record, so the object
+ * directory keeps its lineage like any placed task's.
+ */
+static void replayable(struct mt_head_task *t, const struct mt_head_task *lease,
+                       const struct mt_leased_update *lu)
+{
+    struct mt_task_def d;
+
+    mt_task_def_init(&d);
+    if (mt_task_def_copy(&d, &lease->def) < 0 ||
+        mt_task_def_set_args(&d, lu->args, lu->nargs) < 0 ||
+        mt_def_set_strv(&d.code_path, &d.n_code_path, lu->code_path,
+                        lu->n_code_path) < 0) {
+        mt_task_def_release(&d);
+        return;
+    }
+    d.kind = MT_TASK_KIND_FUNCTION;
+    d.max_retries = (int)lu->max_retries;
+    d.hold_result = t->def.hold_result;
+    mt_def_set_str(&d.function, t->def.function);
+    mt_def_set_str(&d.name, t->def.name);
+    mt_task_def_release(&t->def);
+    t->def = d;
+    t->leased = false;
+}
+
 struct mt_head_task *mt_head_leases_file(struct mt_head_leases *ls,
                                          const char *node_id,
                                          const struct mt_leased_update *lu)
@@ -129,8 +158,8 @@ struct mt_head_task *mt_head_leases_file(struct mt_head_leases *ls,
 
     if (!lease || lease->def.kind != MT_TASK_KIND_LEASE || !lease->node_id ||
         strcmp(lease->node_id, node_id) != 0 || !lu->function ||
-        (u->state != MT_TASK_FINISHED && u->state != MT_TASK_FAILED &&
-         u->state != MT_TASK_CANCELLED) ||
+        (u->state != MT_TASK_RUNNING && u->state != MT_TASK_FINISHED &&
+         u->state != MT_TASK_FAILED && u->state != MT_TASK_CANCELLED) ||
         mt_num_id_parse(MT_ID_TASK, u->task_id, &num) < 0 ||
         !(num & MT_NUM_ID_DRIVER_BIT))
         return NULL;
@@ -144,6 +173,11 @@ struct mt_head_task *mt_head_leases_file(struct mt_head_leases *ls,
     t->max_retries = (int)lu->max_retries;
     mt_head_task_set_node(t, node_id);
     t->start_ms = t->start_ms ? t->start_ms : mt_now_wall_ms();
+    if (u->state == MT_TASK_RUNNING) { /* it runs long: shown running */
+        mt_head_task_set_error(t, NULL);
+        mt_head_tasks_set_state(ls->ts, t, MT_TASK_RUNNING, NULL);
+        return t;
+    }
     if (u->state == MT_TASK_FAILED && u->system_failure &&
         u->attempt < lu->max_retries) {
         char *why = mt_xasprintf("attempt %u failed (%s); its driver tries "
@@ -160,6 +194,9 @@ struct mt_head_task *mt_head_leases_file(struct mt_head_leases *ls,
                           *u->error ? u->error : "cancelled by request");
         return t;
     }
+    if (u->state == MT_TASK_FINISHED && u->result_in_store &&
+        lu->max_retries > 0)
+        replayable(t, lease, lu);
     t->state = MT_TASK_RUNNING;
     fin = *u;
     fin.system_failure = false; /* final: its driver does not retry it */

@@ -5,8 +5,9 @@
  * schedules and hands over like any other; this service does the rest:
  *
  *   - files the tasks drivers pushed to leases, from their workers'
- *     reports: each becomes a function task of the lease's owner in the
- *     task table, ended as reported, so its result is in the object
+ *     reports (RUNNING for a task that runs long, then its final state):
+ *     each becomes a function task of the lease's owner in the task
+ *     table, ended as reported, so its result is in the object
  *     directory and `manta list tasks` and the counts show it. Nothing is
  *     scheduled or dispatched for it. A retryable failure (its executor
  *     died below max_retries) is not final: the record waits, PENDING, for
@@ -34,7 +35,7 @@
 struct mt_head_leases;
 struct mt_head_objects;
 
-/* One pushed task's final report (pointers borrowed for the call). */
+/* One pushed task's report (pointers borrowed for the call). */
 struct mt_leased_update {
     struct mt_task_update u;    /* task_id, attempt, state, result, error */
     const char *lease_id;
@@ -42,6 +43,12 @@ struct mt_leased_update {
     const char *function;
     bool hold_result;
     uint32_t max_retries;
+    /* FINISHED, stored, retries: its arguments (values) and code path, so
+     * the head can run it again when its result is lost; else none. */
+    const struct mt_task_arg *args;
+    size_t nargs;
+    const char *const *code_path;
+    size_t n_code_path;
 };
 
 /*
@@ -58,7 +65,7 @@ void mt_head_leases_close(struct mt_head_leases *ls, void (*done)(void *),
 void mt_head_leases_destroy(struct mt_head_leases *ls);
 
 /*
- * mt_head_leases_file - file a pushed task's final state reported by
+ * mt_head_leases_file - file a pushed task's RUNNING or final state reported by
  * node_id (its credential checked by the caller). Reports naming a lease
  * that is not a LEASE held on node_id, ids the head counts itself, tasks
  * already ended, or an older attempt are ignored.

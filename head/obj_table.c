@@ -131,7 +131,8 @@ void mt_obj_add_waiter(struct mt_obj *o, uint64_t num)
 
 bool mt_obj_freeable(const struct mt_obj *o)
 {
-    return o->refs == 0 && o->state != MT_OBJ_PENDING;
+    return o->refs == 0 &&
+           (o->state != MT_OBJ_PENDING || (o->awaited && !o->gets));
 }
 
 const char *mt_obj_state_name(enum mt_obj_state s)

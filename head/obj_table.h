@@ -63,6 +63,10 @@ struct mt_obj {
     size_t n_waiters, cap_waiters;
     struct mt_obj_get *gets;   /* GetObject calls waiting while PENDING */
     uint64_t seq;              /* creation order, for listings */
+    bool awaited;              /* PENDING before its producer was known:
+                                  the result of a task pushed to a lease,
+                                  named before its worker reported it; freed
+                                  when nobody waits for it any more */
 };
 
 struct mt_obj_table {

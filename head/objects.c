@@ -398,6 +398,21 @@ const struct mt_task_listener mt_head_objects_task_listener = {
 
 /* ---- admission ----------------------------------------------------------------- */
 
+struct mt_obj *mt_head_objects_awaited(struct mt_head_objects *objs,
+                                       const mt_object_id *id)
+{
+    struct mt_obj *o = mt_obj_find(&objs->table, id);
+    char hex[MT_OBJECT_ID_HEX_LEN + 1], owner[80];
+
+    if (o || !mt_object_id_is_driver_result(id))
+        return o;
+    snprintf(owner, sizeof(owner), "task of lease result %.12s...",
+             mt_object_id_hex(id, hex) + 24);
+    o = mt_obj_new(&objs->table, id, MT_OBJ_PENDING, owner, 0);
+    o->awaited = true;
+    return o;
+}
+
 /* RET NULL or why the task's references cannot be accepted. */
 static const char *check_refs(struct mt_head_objects *objs,
                               const struct mt_task_def *d, size_t *nrefs,
@@ -411,7 +426,7 @@ static const char *check_refs(struct mt_head_objects *objs,
             continue;
         if (d->kind != MT_TASK_KIND_FUNCTION)
             return "object arguments need a function task";
-        if (!mt_obj_find(&objs->table, &d->args[i].ref)) {
+        if (!mt_head_objects_awaited(objs, &d->args[i].ref)) {
             snprintf(buf, len, "argument %zu: object %s is unknown to the "
                      "head (never put, or already released)", i,
                      mt_object_id_hex(&d->args[i].ref, hex));
@@ -456,6 +471,7 @@ static void new_result(struct mt_head_objects *objs,
                        const struct mt_head_task *t, const mt_object_id *id)
 {
     bool hold = t->def.hold_result, closed = false;
+    struct mt_obj *o = mt_obj_find(&objs->table, id);
     struct mt_obj_owner *s = NULL;
     char name[32];
 
@@ -463,7 +479,14 @@ static void new_result(struct mt_head_objects *objs,
         s = session(objs, t->def.owner_id, &closed);
     hold &= !closed;
     snprintf(name, sizeof(name), "task %s", t->id);
-    mt_obj_new(&objs->table, id, MT_OBJ_PENDING, name, hold ? 1 : 0);
+    if (!o) {
+        mt_obj_new(&objs->table, id, MT_OBJ_PENDING, name, hold ? 1 : 0);
+    } else { /* awaited: named before its task was filed */
+        o->awaited = false;
+        o->refs += hold;
+        free(o->owner);
+        o->owner = mt_xstrdup(name);
+    }
     if (s)
         mt_obj_owner_ref(s, id);
 }
@@ -473,6 +496,7 @@ int mt_head_objects_admit(struct mt_head_objects *objs,
 {
     const struct mt_task_def *d = &t->def;
     struct mt_task_deps *deps;
+    struct mt_obj *o;
     const char *bad;
     mt_object_id id;
     size_t nrefs;
@@ -485,7 +509,7 @@ int mt_head_objects_admit(struct mt_head_objects *objs,
     }
     if (d->kind == MT_TASK_KIND_FUNCTION &&
         mt_object_id_for_task(t->id, &id) == 0 &&
-        !mt_obj_find(&objs->table, &id))
+        (!(o = mt_obj_find(&objs->table, &id)) || o->awaited))
         new_result(objs, t, &id);
     if (nrefs == 0)
         return 0;

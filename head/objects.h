@@ -81,6 +81,15 @@ void mt_head_objects_on_settled(struct mt_head_objects *objs,
 /* Follows tasks: register on the task service (tasks.h) with objs. */
 extern const struct mt_task_listener mt_head_objects_task_listener;
 
+/*
+ * mt_head_objects_awaited - the object with id; when unknown and id is the
+ * result of a task pushed to a lease (its driver named it: the task may
+ * not be reported yet), a PENDING placeholder that its report settles
+ * (docs/architecture.md, "Leases"). RET NULL for other unknown ids.
+ */
+struct mt_obj *mt_head_objects_awaited(struct mt_head_objects *objs,
+                                       const mt_object_id *id);
+
 /* ---- tasks --------------------------------------------------------------- */
 
 /*

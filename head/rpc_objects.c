@@ -261,7 +261,8 @@ static void h_get_object(struct mt_rpc_call *call, const ProtobufCMessage *m,
         mt_rpc_fail(call, -MT_EINVAL, "object ids are 20 bytes");
         return;
     }
-    o = mt_obj_find(tab(h), &id);
+    o = req->timeout_ms ? mt_head_objects_awaited(h->objects, &id)
+                        : mt_obj_find(tab(h), &id);
     if (!o) {
         snprintf(msg, sizeof(msg), "object %s is unknown to the head (never "
                  "put, or already released)", mt_object_id_hex(&id, hex));

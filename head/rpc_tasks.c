@@ -248,14 +248,28 @@ static void h_report_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
         if (*p->lease_id) {
             struct mt_leased_update lu;
+            struct mt_task_arg *args = NULL;
 
+            memset(&lu, 0, sizeof(lu));
             take_update(p, &lu.u);
+            if (p->n_args) {
+                args = mt_xcalloc(p->n_args, sizeof(*args));
+                for (size_t k = 0; k < p->n_args; k++) {
+                    args[k].data = p->args[k].data;
+                    args[k].len = p->args[k].len;
+                }
+            }
+            lu.args = args;
+            lu.nargs = p->n_args;
+            lu.code_path = (const char *const *)p->code_path;
+            lu.n_code_path = p->n_code_path;
             lu.lease_id = p->lease_id;
             lu.name = p->name;
             lu.function = p->function;
             lu.hold_result = p->hold_result;
             lu.max_retries = p->max_retries;
             mt_head_leases_file(h->task_leases, req->node_id, &lu);
+            free(args);
             continue;
         }
         take_update(p, &u);

@@ -1043,6 +1043,8 @@ static bool fits(struct mt_client *c, const struct mt_task_def *d)
         atomic_load(&c->tasks->cw_state) != MT__CW_READY ||
         !atomic_load(&c->session_open))
         return false;
+    if (d->env.n || d->n_env_unset || d->cwd) /* a push carries none */
+        return false;
     for (size_t i = 0; i < d->nargs; i++)
         if (d->args[i].is_ref)
             return false;

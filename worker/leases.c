@@ -33,6 +33,8 @@
 #define LEASE_MAGIC 0x6c656173u /* "leas" */
 #define PUSH_MAGIC 0x70757368u  /* "push" */
 #define OUTPUT_LOG_MAX 512
+#define RUNNING_AFTER_MS 50     /* a task running this long is reported
+                                   RUNNING (shorter ones: their final only) */
 #define ENV_ID_PREFIX "MANTA_TASK_ID="
 #define ENV_ATTEMPT_PREFIX "MANTA_TASK_ATTEMPT="
 
@@ -83,6 +85,8 @@ struct slot {
     char *error;                /* owned error text, or NULL */
     uint8_t *result;            /* owned result bytes */
     struct tail out[2];         /* stdout, stderr */
+    uint64_t started;           /* uv_now() when handed to the pool */
+    bool running_reported;      /* RUNNING went to the head */
 };
 
 /* One push held until answered. Guarded by: loop thread. */
@@ -124,7 +128,9 @@ struct lease {
     size_t held;                /* pushes holding it */
     size_t refs;                /* held, +1 until end_reported */
     bool closing;               /* refs hit 0: freed when timer closed */
-    uv_timer_t idle;
+    uv_timer_t idle;            /* idle: ends it; busy: times its task
+                                   for the RUNNING report */
+    uv_timer_cb timing;         /* which of the two idle runs */
 };
 
 /* Every lease and held push. Guarded by: loop thread. */
@@ -143,6 +149,8 @@ struct mt_leases {
 
 static void pump(struct lease *l);
 static void lease_check(struct lease *l);
+static void on_idle(uv_timer_t *tm);
+static void on_running(uv_timer_t *tm);
 
 /* ==== the worker's ops ==================================================== */
 
@@ -362,6 +370,12 @@ static void slot_report(struct slot *s, const struct mt_push_result *r)
     rep.function = s->task.function;
     rep.hold_result = s->task.hold_result;
     rep.max_retries = s->task.max_retries;
+    rep.replayable = r->state == MT_RUN_END_FINISHED && r->stored > 0 &&
+                     s->task.max_retries > 0;
+    rep.args = s->task.args;
+    rep.nargs = s->task.nargs;
+    rep.code_path = s->task.code_path;
+    rep.n_code_path = s->task.n_code_path;
     seq = ls->ops->report(ls->ops_arg, &rep);
     if (seq > s->push->last_seq)
         s->push->last_seq = seq;
@@ -546,6 +560,7 @@ static void pump(struct lease *l)
             l->qtail = NULL;
         s->next = NULL;
         l->running = s;
+        s->started = uv_now(l->ls->o.loop);
         job_fill(l, s);
         l->starting = true;
         l->ls->ops->submit(l->ls->ops_arg, &s->job);
@@ -605,11 +620,47 @@ static void lease_check(struct lease *l)
         return;
     }
     if (!l->running && !l->qhead && l->held == 0) {
-        if (!uv_is_active((uv_handle_t *)&l->idle))
-            uv_timer_start(&l->idle, on_idle, ls->o.idle_ms, 0);
+        if (!uv_is_active((uv_handle_t *)&l->idle) || l->timing != on_idle)
+            uv_timer_start(&l->idle, l->timing = on_idle, ls->o.idle_ms, 0);
+    } else if (l->running && !l->running->running_reported) {
+        if (!uv_is_active((uv_handle_t *)&l->idle) || l->timing != on_running)
+            uv_timer_start(&l->idle, l->timing = on_running,
+                           RUNNING_AFTER_MS, 0);
     } else {
         uv_timer_stop(&l->idle);
     }
+}
+
+/* l's task has run RUNNING_AFTER_MS: the head hears it runs (the driver's
+ * list of its tasks, its result object's holder), once. */
+static void on_running(uv_timer_t *tm)
+{
+    struct lease *l = tm->data;
+    struct slot *s = l->running;
+    uint64_t ran;
+    struct mt_run_report rep;
+
+    if (!s || s->running_reported || l->ended || l->ls->shutting_down) {
+        lease_check(l);
+        return;
+    }
+    ran = uv_now(l->ls->o.loop) - s->started;
+    if (ran < RUNNING_AFTER_MS) { /* a later task: its own time */
+        uv_timer_start(&l->idle, on_running, RUNNING_AFTER_MS - ran, 0);
+        return;
+    }
+    s->running_reported = true;
+    memset(&rep, 0, sizeof(rep));
+    rep.task_id = s->task.task_id;
+    rep.attempt = s->task.attempt;
+    rep.running = true;
+    rep.error = "";
+    rep.lease_id = s->push->lease_id;
+    rep.name = s->task.name;
+    rep.function = s->task.function;
+    rep.hold_result = s->task.hold_result;
+    rep.max_retries = s->task.max_retries;
+    l->ls->ops->report(l->ls->ops_arg, &rep);
 }
 
 static void on_idle(uv_timer_t *tm)

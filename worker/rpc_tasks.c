@@ -195,7 +195,19 @@ static Manta__TaskState state_to_pb(enum mt_run_end end)
     }
 }
 
-/* A final update; a pushed task's also says which lease ran it. */
+/* A pushed task's update says which lease runs it. */
+static void fill_leased(Manta__TaskUpdate *x, const struct mt_run_report *r)
+{
+    if (!r->lease_id)
+        return;
+    x->lease_id = (char *)r->lease_id;
+    x->name = (char *)(r->name ? r->name : "");
+    x->function = (char *)(r->function ? r->function : "");
+    x->hold_result = r->hold_result;
+    x->max_retries = r->max_retries;
+}
+
+/* A final update. */
 static void fill_final(Manta__TaskUpdate *x, const struct mt_run_report *r)
 {
     x->state = state_to_pb(r->end);
@@ -206,13 +218,17 @@ static void fill_final(Manta__TaskUpdate *x, const struct mt_run_report *r)
     x->system_failure = r->system_failure;
     x->result_in_store = r->result_stored > 0;
     x->result_size = r->result_stored;
-    if (!r->lease_id)
+    fill_leased(x, r);
+    if (!r->lease_id || !r->replayable)
         return;
-    x->lease_id = (char *)r->lease_id;
-    x->name = (char *)(r->name ? r->name : "");
-    x->function = (char *)(r->function ? r->function : "");
-    x->hold_result = r->hold_result;
-    x->max_retries = r->max_retries;
+    x->args = mt_xcalloc(r->nargs + 1, sizeof(*x->args));
+    for (uint32_t i = 0; i < r->nargs; i++) {
+        x->args[i].data = (uint8_t *)r->args[i].data;
+        x->args[i].len = r->args[i].size;
+    }
+    x->n_args = r->nargs;
+    x->code_path = r->code_path;
+    x->n_code_path = r->n_code_path;
 }
 
 /* Fill u[] from b; marker texts go into marks (64 bytes each). */
@@ -228,6 +244,7 @@ static size_t fill_updates(const struct mt_run_batch *b, Manta__TaskUpdate *u,
         if (r->running) {
             x = next_update(u, &n, r);
             x->state = MANTA__TASK_STATE__TASK_STATE_RUNNING;
+            fill_leased(x, r);
         }
         if (r->actor_ready) {
             x = next_update(u, &n, r);
@@ -278,6 +295,8 @@ static int send_reports(void *arg, const struct mt_run_batch *b)
     req.updates = up;
     rc = mt_rpc_unary(w->head, &mt_head_report_tasks, &req.base,
                       REPORT_TIMEOUT_MS, 0, on_report_done, w);
+    for (size_t i = 0; i < n; i++)
+        free(u[i].args); /* fill_final's */
     free(u);
     free(up);
     free(marks);

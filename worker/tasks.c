@@ -1099,8 +1099,8 @@ uint64_t mt_runs_report_pushed(struct mt_runs *rs,
     q = &rs->pushed[rs->n_pushed++];
     *q = *r;
     q->t = NULL;
-    q->final = true;
-    q->running = q->actor_ready = false;
+    q->final = !r->running; /* RUNNING of a task running long, or final */
+    q->actor_ready = false;
     q->error = q->error ? q->error : "";
     mt_outbuf_init(&q->out, 0);
     q->seq = ++rs->pushed_seq;

@@ -89,6 +89,12 @@ struct mt_run_report {
     bool hold_result;
     uint32_t max_retries;       /* the driver's: a system failure below it
                                    is not final */
+    bool replayable;            /* final, stored, retries: args and code
+                                   path go too (the head may run it again) */
+    const struct mt_exec_blob *args; /* borrowed */
+    uint32_t nargs;
+    char **code_path;           /* borrowed */
+    uint32_t n_code_path;
     uint64_t seq;               /* its number (mt_runs_report_pushed) */
     struct mt_run *t;           /* private to tasks.c */
 };
@@ -196,10 +202,10 @@ int mt_runs_end(struct mt_runs *rs, const char *task_id, uint32_t attempt,
                 const char *why);
 
 /*
- * mt_runs_report_pushed - queue the final report of a task pushed to a
- * lease (r->final, end, error, result or result_stored, system_failure,
- * lease_id, name, function, hold_result, max_retries; r->t and r->out
- * are ignored).
+ * mt_runs_report_pushed - queue a report of a task pushed to a lease:
+ * RUNNING (r->running; a task that runs long) or its final state (end,
+ * error, result or result_stored, system_failure), with lease_id, name,
+ * function, hold_result, max_retries; r->t and r->out are ignored.
  * Pushed reports go in the order queued, ahead of the runs' updates, many
  * to a call, and are put back and retried as the runs' are. They wait for
  * company (up to 50 ms, as output does) unless mt_runs_flush_pushed asks

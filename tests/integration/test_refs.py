@@ -211,7 +211,14 @@ def test_list_objects_and_refcounts():
         line = p.stdout.readline().split()
         check(line and line[0] == "STEP1", "driver said %r" % line)
         put_id, slow_id = line[1], line[2]
-        objs = {o["object_id"]: o for o in objects(addr)["objects"]}
+
+        def slow_known():
+            """The slow task runs on a lease: the head learns it runs (and
+            who holds its result) from its worker's next report."""
+            objs = listed(addr)
+            o = objs.get(slow_id)
+            return objs if o and o["ref_count"] == 2 else None
+        objs = wait_until(slow_known, 2, "the slow task's result held")
         put, slow = objs.get(put_id), objs.get(slow_id)
         check(put and put["ref_count"] == 2 and put["state"] == "READY" and
               put["size"] == 200 << 10 and not put["inline"] and

@@ -79,3 +79,19 @@ void mt_xgrow(void **arr, size_t *cap, size_t need, size_t sz)
     memset((char *)*arr + *cap * sz, 0, (ncap - *cap) * sz);
     *cap = ncap;
 }
+
+int mt_grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    size_t ncap = *cap ? *cap : 8;
+    void *p;
+
+    if (need <= *cap)
+        return 0;
+    while (ncap < need)
+        ncap *= 2;
+    if (!(p = realloc(*arr, ncap * sz)))
+        return -1;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}

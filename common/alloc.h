@@ -35,4 +35,8 @@ char *mt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Grow *arr (of *cap elements of size sz) to hold at least need elements. */
 void mt_xgrow(void **arr, size_t *cap, size_t need, size_t sz);
 
+/* mt_grow - the same for code that survives running out of memory (the
+ * SDK): new elements are not zeroed. RET 0, or -1 with *arr unchanged. */
+int mt_grow(void **arr, size_t *cap, size_t need, size_t sz);
+
 #endif /* MT_ALLOC_H */

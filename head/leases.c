@@ -275,24 +275,33 @@ static bool others_wait(const struct scan *s, const struct mt_head_task *t)
     return false;
 }
 
-struct revoke_ctx {
-    struct mt_head_leases *ls;
-    const struct scan *s;
+/* Tasks picked on a pass, acted on after it (the table must not change
+ * while visited). */
+struct picked {
     struct mt_head_task **v;
     size_t n, cap;
+};
+
+static void pick(struct picked *p, struct mt_head_task *t)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 16;
+        p->v = mt_xrealloc(p->v, p->cap * sizeof(*p->v));
+    }
+    p->v[p->n++] = t;
+}
+
+struct revoke_ctx {
+    const struct scan *s;
+    struct picked p;
 };
 
 static bool collect_revoked(void *arg, struct mt_head_task *t)
 {
     struct revoke_ctx *c = arg;
 
-    if (!held_long(c->s, t) || !others_wait(c->s, t))
-        return true;
-    if (c->n == c->cap) {
-        c->cap = c->cap ? 2 * c->cap : 16;
-        c->v = mt_xrealloc(c->v, c->cap * sizeof(*c->v));
-    }
-    c->v[c->n++] = t;
+    if (held_long(c->s, t) && others_wait(c->s, t))
+        pick(&c->p, t);
     return true;
 }
 
@@ -301,7 +310,7 @@ static void on_check(uv_timer_t *tm)
     struct mt_head_leases *ls = tm->data;
     struct mt_task_table *tt = mt_head_tasks_table(ls->ts);
     struct scan s;
-    struct revoke_ctx c = {ls, &s, NULL, 0, 0};
+    struct revoke_ctx c = {&s, {NULL, 0, 0}};
 
     memset(&s, 0, sizeof(s));
     s.now = mt_now_wall_ms();
@@ -310,43 +319,37 @@ static void on_check(uv_timer_t *tm)
     if (!s.any_held || (!s.any_wait && s.n_owners == 0))
         return;
     mt_task_table_visit(tt, collect_revoked, &c);
-    for (size_t i = 0; i < c.n; i++) {
+    for (size_t i = 0; i < c.p.n; i++) {
         MT_INFO("lease %s revoked: held %lld ms while other work waits",
-                c.v[i]->id, (long long)(s.now - c.v[i]->start_ms));
-        mt_head_tasks_cancel(ls->ts, c.v[i], false);
+                c.p.v[i]->id, (long long)(s.now - c.p.v[i]->start_ms));
+        mt_head_tasks_cancel(ls->ts, c.p.v[i], false);
     }
-    free(c.v);
+    free(c.p.v);
 }
 
 /* ---- sessions ------------------------------------------------------------- */
 
 struct owner_ctx {
     const char *owner;
-    struct mt_head_task **v;
-    size_t n, cap;
+    struct picked p;
 };
 
 static bool collect_owned(void *arg, struct mt_head_task *t)
 {
     struct owner_ctx *c = arg;
 
-    if (t->def.kind != MT_TASK_KIND_LEASE || mt_head_task_terminal(t) ||
-        !t->def.owner_id || strcmp(t->def.owner_id, c->owner) != 0)
-        return true;
-    if (c->n == c->cap) {
-        c->cap = c->cap ? 2 * c->cap : 16;
-        c->v = mt_xrealloc(c->v, c->cap * sizeof(*c->v));
-    }
-    c->v[c->n++] = t;
+    if (t->def.kind == MT_TASK_KIND_LEASE && !mt_head_task_terminal(t) &&
+        t->def.owner_id && strcmp(t->def.owner_id, c->owner) == 0)
+        pick(&c->p, t);
     return true;
 }
 
 void mt_head_leases_owner_gone(struct mt_head_leases *ls, const char *owner)
 {
-    struct owner_ctx c = {owner, NULL, 0, 0};
+    struct owner_ctx c = {owner, {NULL, 0, 0}};
 
     mt_task_table_visit(mt_head_tasks_table(ls->ts), collect_owned, &c);
-    for (size_t i = 0; i < c.n; i++)
-        mt_head_tasks_cancel(ls->ts, c.v[i], false);
-    free(c.v);
+    for (size_t i = 0; i < c.p.n; i++)
+        mt_head_tasks_cancel(ls->ts, c.p.v[i], false);
+    free(c.p.v);
 }

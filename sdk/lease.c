@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "common/alloc.h"
 #include "common/rpc.h"
 #include "sdk/client.h"
 #include "sdk/error.h"
@@ -157,23 +158,6 @@ struct mt__leases {
 
 static void pump(struct mt_client *c, struct lclass *k);
 
-/* Grow *v (of *cap elements of sz bytes) to hold need. RET 0, -1. */
-static int grow(void **v, size_t *cap, size_t need, size_t sz)
-{
-    size_t n = *cap ? *cap : 8;
-    void *p;
-
-    if (need <= *cap)
-        return 0;
-    while (n < need)
-        n *= 2;
-    if (!(p = realloc(*v, n * sz)))
-        return -1;
-    *v = p;
-    *cap = n;
-    return 0;
-}
-
 /* ---- the state ----------------------------------------------------------- */
 
 struct mt__leases *mt__leases_create(void)
@@ -219,7 +203,7 @@ static struct wchan *wchan_get(struct mt_client *c, const char *addr)
     for (size_t i = 0; i < ls->n_chans; i++)
         if (strcmp(ls->chans[i]->address, addr) == 0)
             return ls->chans[i];
-    if (grow((void **)&ls->chans, &ls->cap_chans, ls->n_chans + 1,
+    if (mt_grow((void **)&ls->chans, &ls->cap_chans, ls->n_chans + 1,
              sizeof(*ls->chans)) < 0 || !(w = calloc(1, sizeof(*w))))
         return NULL;
     if (!(w->address = strdup(addr))) {
@@ -380,7 +364,7 @@ static struct lclass *class_of(struct mt_client *c, const struct item *it)
             memcmp(k->key, it->key, it->key_len) == 0)
             return k;
     }
-    if (grow((void **)&ls->classes, &ls->cap_classes, ls->n_classes + 1,
+    if (mt_grow((void **)&ls->classes, &ls->cap_classes, ls->n_classes + 1,
              sizeof(*ls->classes)) < 0 || !(k = calloc(1, sizeof(*k))))
         return NULL;
     k->hash = it->hash;
@@ -859,7 +843,7 @@ static void push(struct mt_client *c, struct lease *l)
     struct mt_rpc_channel *ch = wchan_ch(c, l->wc);
     struct item *it;
 
-    if (!p || !ch || grow((void **)&ls->scratch, &ls->cap_scratch, want,
+    if (!p || !ch || mt_grow((void **)&ls->scratch, &ls->cap_scratch, want,
                           sizeof(*ls->scratch)) < 0) {
         free(p);
         lease_spend(l); /* not usable: its tasks stay queued */

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/rpc.h"
 #include "common/sys.h"
 #include "proto/services.h"
@@ -106,23 +107,6 @@ struct road {
 };
 
 static void repair(struct mt_client *c, struct mt_actor *a);
-
-/* Grow *v (of *cap elements of sz bytes) to hold need. RET 0, -1. */
-static int grow(void **v, size_t *cap, size_t need, size_t sz)
-{
-    size_t n = *cap ? *cap : 4;
-    void *p;
-
-    if (need <= *cap)
-        return 0;
-    while (n < need)
-        n *= 2;
-    if (!(p = realloc(*v, n * sz)))
-        return -1;
-    *v = p;
-    *cap = n;
-    return 0;
-}
 
 static void call_free(Manta__ActorCall *k)
 {
@@ -199,7 +183,7 @@ static void answered(struct mt_client *c, struct mt_actor *a,
     else if (a->road == MT__ROAD_DIRECT)
         a->road = MT__ROAD_REROUTE;
     if (broke && not_run && k && *k && a->road == MT__ROAD_REROUTE &&
-        grow((void **)&a->held, &a->cap_held, a->n_held + 1,
+        mt_grow((void **)&a->held, &a->cap_held, a->n_held + 1,
              sizeof(*a->held)) == 0) {
         /* Ahead of the calls made since, in the order it was made. */
         at = a->n_bounced;
@@ -300,7 +284,7 @@ static struct mt__abatch *batch_for(struct mt_client *c, const char *id,
             !strcmp(b->msg->actor_id, id))
             return b;
     }
-    if (grow((void **)&as->abatches, &as->cap_abatches, as->n_abatches + 1,
+    if (mt_grow((void **)&as->abatches, &as->cap_abatches, as->n_abatches + 1,
              sizeof(*as->abatches)) < 0)
         return NULL;
     if (!(b = calloc(1, sizeof(*b))) || !(b->msg = calloc(1, sizeof(*b->msg))))
@@ -547,7 +531,7 @@ static void look_up(struct mt_client *c, struct mt_actor *a, uint64_t delay)
     atomic_fetch_add(&a->refs, 1);
     if (!delay && mt__actor_lookup_start(c, a->id, on_looked_up, a) == 0)
         return;
-    if (grow((void **)&as->retries, &as->cap_retries, as->n_retries + 1,
+    if (mt_grow((void **)&as->retries, &as->cap_retries, as->n_retries + 1,
              sizeof(*as->retries)) < 0) {
         give_up(c, a, "actor died: out of memory to look it up again", true);
         mt__actor_unref(a);
@@ -598,7 +582,7 @@ static void route(struct mt_client *c, struct mt_actor *a,
         a->inflight++;
         road_copy_locked(a, &r);
     } else if (road == MT__ROAD_REROUTE &&
-               grow((void **)&a->held, &a->cap_held, a->n_held + 1,
+               mt_grow((void **)&a->held, &a->cap_held, a->n_held + 1,
                     sizeof(*a->held)) == 0) {
         a->held[a->n_held].call = k;
         a->held[a->n_held++].task = t;

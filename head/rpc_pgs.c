@@ -222,6 +222,16 @@ static void h_create_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
     }
     reply.pg_id = pg->id;
     reply.state = (Manta__PlacementGroupState)pg->state;
+    if (pg->state == MT_HEAD_PG_CREATED) {
+        struct mt_pb_arena a = MT_PB_ARENA_INIT;
+        Manta__PlacementGroupInfo info;
+
+        info_fill(h, &a, pg, &info);
+        reply.group = &info;
+        mt_rpc_reply(call, &reply.base);
+        mt_pb_arena_release(&a);
+        return;
+    }
     mt_rpc_reply(call, &reply.base);
 }
 

@@ -62,6 +62,9 @@
 /* A granted lease with nothing to push is kept this long before it is
  * returned, so a driver that submits, waits and submits again keeps it. */
 #define IDLE_RETURN_MS 20
+/* A push's answer carries each task's inline result and output: pushes
+ * are cut so that answers stay far below the 64 MiB message limit. */
+#define PUSH_REPLY_BUDGET (16u << 20)
 
 struct lclass;
 struct lease;
@@ -137,6 +140,7 @@ struct lclass {
     unsigned n_granted;
     unsigned n_requested;
     unsigned batch;
+    size_t reply_bytes;         /* the most one task's answer took */
     bool dirty;                 /* pump at the end of the wake-up */
     bool pumping;               /* in pump(): a nested one only marks */
 };
@@ -752,6 +756,10 @@ static void answered(struct mt_client *c, struct push *p,
     for (size_t i = 0; i < p->n; i++) {
         struct item *it = p->items[i];
         const struct mt__push_result *r = &res[i];
+        size_t bytes = r->result_len + r->out_len + r->err_len;
+
+        if (bytes > l->cls->reply_bytes)
+            l->cls->reply_bytes = bytes;
 
         if (r->not_run) {
             ilist_add(&again, it);
@@ -839,9 +847,16 @@ static void push(struct mt_client *c, struct lease *l)
     struct mt__leases *ls = c->tasks->leases;
     struct lclass *k = l->cls;
     size_t want = k->nq < k->batch ? k->nq : k->batch, n = 0;
-    struct push *p = malloc(sizeof(*p) + want * sizeof(p->items[0]));
-    struct mt_rpc_channel *ch = wchan_ch(c, l->wc);
+    struct push *p;
+    struct mt_rpc_channel *ch;
     struct item *it;
+
+    if (k->reply_bytes && want > PUSH_REPLY_BUDGET / k->reply_bytes)
+        want = PUSH_REPLY_BUDGET / k->reply_bytes;
+    if (want == 0)
+        want = 1;
+    p = malloc(sizeof(*p) + want * sizeof(p->items[0]));
+    ch = wchan_ch(c, l->wc);
 
     if (!p || !ch || mt_grow((void **)&ls->scratch, &ls->cap_scratch, want,
                           sizeof(*ls->scratch)) < 0) {

@@ -38,6 +38,8 @@ struct mt_pg {
     size_t n_bundles;
     char **nodes;                /* per bundle, from the last wait */
     char note[256];              /* the head's note at the last wait */
+    bool fresh;                  /* created at once: nodes from the create
+                                    reply answer the first wait */
 };
 
 /* ---- options ------------------------------------------------------------- */
@@ -168,8 +170,11 @@ static struct mt_pg *pg_new(const char *id, size_t n_bundles)
     return pg;
 }
 
+static void take_nodes(struct mt_pg *pg, struct mt__pg_seen *s);
+
 int mt_pg_create(mt_client_t *c, const mt_pg_opts_t *o, mt_pg_t **out)
 {
+    struct mt__pg_seen seen;
     char id[64];
     int rc;
 
@@ -183,12 +188,19 @@ int mt_pg_create(mt_client_t *c, const mt_pg_opts_t *o, mt_pg_t **out)
     if (o->def.nbundles && o->def.tpu_pod_type)
         return mt__set_error(c, -MT_EINVAL, "a TPU slice group takes no "
                              "bundles: it has one per host");
-    rc = mt__pg_create(c, &o->def, id, sizeof(id));
+    rc = mt__pg_create(c, &o->def, id, sizeof(id), &seen);
     if (rc < 0)
         return rc;
     /* A slice group learns its bundle count when placed. */
-    if (!(*out = pg_new(id, o->def.nbundles)))
+    if (!(*out = pg_new(id, o->def.nbundles))) {
+        mt__pg_seen_release(&seen);
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
+    }
+    if (seen.state == MT_PG_STATE_CREATED) {
+        take_nodes(*out, &seen);
+        (*out)->fresh = true;
+    }
+    mt__pg_seen_release(&seen);
     mt__clear_error(c);
     return 0;
 }
@@ -261,6 +273,13 @@ int mt_pg_wait(mt_client_t *c, mt_pg_t *pg, int timeout_ms, mt_pg_state *state)
     if (!check(c, pg))
         return mt__set_error(mt__client_check(c) ? c : NULL, -MT_EINVAL,
                              "invalid client or group");
+    if (pg->fresh) { /* the create's answer is the first wait's */
+        pg->fresh = false;
+        if (state)
+            *state = MT_PG_STATE_CREATED;
+        mt__clear_error(c);
+        return 0;
+    }
     for (;;) {
         int slice = WAIT_SLICE_MS;
 

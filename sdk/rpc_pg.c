@@ -21,19 +21,35 @@
 #include "sdk/error.h"
 #include "sdk/rpc_reply.h"
 
+static int copy_seen(const Manta__PlacementGroupInfo *g,
+                     struct mt__pg_seen *s);
+
 int mt__pg_create(struct mt_client *c, const struct mt_pg_def *d, char *id,
-                  size_t idlen)
+                  size_t idlen, struct mt__pg_seen *seen)
 {
     Manta__CreatePlacementGroupRequest req;
+    Manta__CreatePlacementGroupReply *r = NULL;
     struct mt_pb_arena a = MT_PB_ARENA_INIT;
     int rc = mt_pb_pg_request_view(&a, d, &req);
 
+    memset(seen, 0, sizeof(*seen));
     if (rc < 0)
         rc = mt__set_error(c, rc, "out of memory");
     else
-        rc = mt__call_for_id(c, &mt_head_create_pg, &req, "pg_id",
-                             "the head returned no group id", id, idlen);
+        rc = mt__head_call(c, &mt_head_create_pg, &req, c->rpc_timeout_ms,
+                           MT__CALL_WAIT, (void **)&r);
     mt_pb_arena_release(&a);
+    if (rc < 0)
+        return rc;
+    if (!r->pg_id || !*r->pg_id || strlen(r->pg_id) >= idlen)
+        rc = mt__set_error(c, -MT_EPROTO, "the head returned no group id");
+    else
+        snprintf(id, idlen, "%s", r->pg_id);
+    if (rc == 0 && r->group &&
+        r->group->state == MANTA__PLACEMENT_GROUP_STATE__PG_STATE_CREATED &&
+        copy_seen(r->group, seen) < 0)
+        mt__pg_seen_release(seen); /* out of memory: the wait asks */
+    mt__msg_free(r);
     return rc;
 }
 

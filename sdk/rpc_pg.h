@@ -24,9 +24,11 @@ struct mt__pg_seen {
 void mt__pg_seen_release(struct mt__pg_seen *s);
 
 /* mt__pg_create - CreatePlacementGroup d. OUT id the head's id (idlen
- * bytes). RET 0 or -MT_E* (recorded on c). */
+ * bytes); seen the group when it was created at once (state CREATED, its
+ * nodes; release it), else state UNKNOWN. RET 0 or -MT_E* (recorded on
+ * c). */
 int mt__pg_create(struct mt_client *c, const struct mt_pg_def *d, char *id,
-                  size_t idlen);
+                  size_t idlen, struct mt__pg_seen *seen);
 
 /* mt__pg_wait_once - one WaitPlacementGroup of up to slice_ms.
  * RET 0 (out filled) or -MT_E* (recorded on c) */

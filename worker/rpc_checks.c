@@ -150,7 +150,8 @@ static const char *spec_copy(const Manta__RunTaskRequest *req,
     s->actor_seq = req->actor_seq;
     s->actor_attempt = req->actor_attempt;
     if (p->owner_id && *p->owner_id)
-        s->owner_id = mt_xstrndup(p->owner_id, MT_RUN_MAX_OWNER + 1);
+        s->owner_id = mt_xstrndup(p->owner_id,
+                                  strnlen(p->owner_id, MT_RUN_MAX_OWNER));
     return refs_from_pb(req, s);
 }
 

@@ -132,7 +132,9 @@ MT_EXTERN int mt_pg_create(mt_client_t *c, const mt_pg_opts_t *opts,
                            mt_pg_t **out);
 
 /*
- * mt_pg_wait - wait until every bundle of the group is reserved.
+ * mt_pg_wait - wait until every bundle of the group is reserved. The first
+ * wait on a group that mt_pg_create() saw reserved at once answers from
+ * that reply, without a call to the head.
  * IN  timeout_ms  0: just look; < 0: wait forever
  * OUT state       NULL, or the group's state when the call returned
  * RET 0 (CREATED), -MT_ETIMEDOUT (still pending: mt_client_last_error()

@@ -1203,7 +1203,9 @@ static void take_pushed(struct mt_runs *rs, size_t *rbudget)
         k++;
     }
     rs->n_pushed -= k;
-    memmove(rs->pushed, rs->pushed + k, rs->n_pushed * sizeof(*rs->pushed));
+    if (k && rs->n_pushed) /* rs->pushed may be NULL with nothing in it */
+        memmove(rs->pushed, rs->pushed + k,
+                rs->n_pushed * sizeof(*rs->pushed));
     if (rs->n_pushed == 0)
         rs->pushed_now = false;
 }

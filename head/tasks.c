@@ -594,28 +594,41 @@ void mt_head_tasks_stop(struct mt_head_tasks *ts, struct mt_head_task *t,
 }
 
 struct stop_ctx {
-    struct mt_head_tasks *ts;
     uint64_t pg;
+    uint64_t *v;                 /* numbers: a stop may end (and free)
+                                    another task of the group */
+    size_t n, cap;
 };
 
-static bool stop_in_group(void *arg, struct mt_head_task *t)
+static bool in_group(void *arg, struct mt_head_task *t)
 {
     struct stop_ctx *c = arg;
 
     if (t->pg == c->pg && !mt_head_task_terminal(t) &&
-        t->state != MT_TASK_PENDING)
-        mt_head_tasks_stop(c->ts, t, "its placement group was removed");
+        t->state != MT_TASK_PENDING) {
+        mt_xgrow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v));
+        c->v[c->n++] = t->num;
+    }
     return true;
 }
 
-/* A group was removed: stop the tasks running in it. */
+/* A group was removed: stop the tasks running in it (found in one pass in
+ * no order: a removal must not cost a sort of the whole table). */
 static void on_pg_changed(void *arg, struct mt_head_pg *pg)
 {
-    struct stop_ctx c = {arg, pg->num};
+    struct mt_head_tasks *ts = arg;
+    struct stop_ctx c = {pg->num, NULL, 0, 0};
 
-    if (pg->state == MT_HEAD_PG_REMOVED)
-        mt_task_table_visit_newest(((struct mt_head_tasks *)arg)->table,
-                                   stop_in_group, &c);
+    if (pg->state != MT_HEAD_PG_REMOVED)
+        return;
+    mt_task_table_visit(ts->table, in_group, &c);
+    for (size_t i = 0; i < c.n; i++) {
+        struct mt_head_task *t = mt_task_table_find(ts->table, c.v[i]);
+
+        if (t && !mt_head_task_terminal(t))
+            mt_head_tasks_stop(ts, t, "its placement group was removed");
+    }
+    free(c.v);
 }
 
 /* ---- placement and hand-over ----------------------------------------------- */

@@ -152,4 +152,4 @@ if [ "$PERF" = 1 ] && [ "$TASKS" = 1 ]; then
     wait "$mb_job" || true
 fi
 stop_sim
-echo "lease_grants_per_s: not measured: no leases yet"
+echo "lease_grants_per_s: not measured (no driver that only asks for leases yet)"

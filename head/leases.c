@@ -82,7 +82,7 @@ void mt_head_leases_destroy(struct mt_head_leases *ls)
     free(ls);
 }
 
-/* ---- filing ---------------------------------------------------------------- */
+/* ---- filing -------------------------------------------------------------- */
 
 /* The record of a pushed task first reported now. RET NULL when its number
  * is taken by a task the head counted (or out of the driver range). */
@@ -122,7 +122,8 @@ static struct mt_head_task *new_record(struct mt_head_leases *ls,
  * scheduling fields) and stops being a leased record, so the object
  * directory keeps its lineage like any placed task's.
  */
-static void replayable(struct mt_head_task *t, const struct mt_head_task *lease,
+static void replayable(struct mt_head_task *t,
+                       const struct mt_head_task *lease,
                        const struct mt_leased_update *lu)
 {
     struct mt_task_def d;
@@ -203,7 +204,7 @@ struct mt_head_task *mt_head_leases_file(struct mt_head_leases *ls,
     return mt_head_tasks_apply(ls->ts, node_id, &fin);
 }
 
-/* ---- revoking --------------------------------------------------------------- */
+/* ---- revoking ------------------------------------------------------------ */
 
 /* What one pass over the table found. */
 struct scan {
@@ -327,7 +328,7 @@ static void on_check(uv_timer_t *tm)
     free(c.p.v);
 }
 
-/* ---- sessions ------------------------------------------------------------- */
+/* ---- sessions ------------------------------------------------------------ */
 
 struct owner_ctx {
     const char *owner;

@@ -208,7 +208,7 @@ static struct wchan *wchan_get(struct mt_client *c, const char *addr)
         if (strcmp(ls->chans[i]->address, addr) == 0)
             return ls->chans[i];
     if (mt_grow((void **)&ls->chans, &ls->cap_chans, ls->n_chans + 1,
-             sizeof(*ls->chans)) < 0 || !(w = calloc(1, sizeof(*w))))
+                sizeof(*ls->chans)) < 0 || !(w = calloc(1, sizeof(*w))))
         return NULL;
     if (!(w->address = strdup(addr))) {
         free(w);
@@ -369,7 +369,7 @@ static struct lclass *class_of(struct mt_client *c, const struct item *it)
             return k;
     }
     if (mt_grow((void **)&ls->classes, &ls->cap_classes, ls->n_classes + 1,
-             sizeof(*ls->classes)) < 0 || !(k = calloc(1, sizeof(*k))))
+                sizeof(*ls->classes)) < 0 || !(k = calloc(1, sizeof(*k))))
         return NULL;
     k->hash = it->hash;
     k->key_len = it->key_len;
@@ -857,9 +857,8 @@ static void push(struct mt_client *c, struct lease *l)
         want = 1;
     p = malloc(sizeof(*p) + want * sizeof(p->items[0]));
     ch = wchan_ch(c, l->wc);
-
     if (!p || !ch || mt_grow((void **)&ls->scratch, &ls->cap_scratch, want,
-                          sizeof(*ls->scratch)) < 0) {
+                             sizeof(*ls->scratch)) < 0) {
         free(p);
         lease_spend(l); /* not usable: its tasks stay queued */
         return;

@@ -184,7 +184,7 @@ static void answered(struct mt_client *c, struct mt_actor *a,
         a->road = MT__ROAD_REROUTE;
     if (broke && not_run && k && *k && a->road == MT__ROAD_REROUTE &&
         mt_grow((void **)&a->held, &a->cap_held, a->n_held + 1,
-             sizeof(*a->held)) == 0) {
+                sizeof(*a->held)) == 0) {
         /* Ahead of the calls made since, in the order it was made. */
         at = a->n_bounced;
         while (at > 0 && a->held[at - 1].call->seq > (*k)->seq)
@@ -285,7 +285,7 @@ static struct mt__abatch *batch_for(struct mt_client *c, const char *id,
             return b;
     }
     if (mt_grow((void **)&as->abatches, &as->cap_abatches, as->n_abatches + 1,
-             sizeof(*as->abatches)) < 0)
+                sizeof(*as->abatches)) < 0)
         return NULL;
     if (!(b = calloc(1, sizeof(*b))) || !(b->msg = calloc(1, sizeof(*b->msg))))
         goto out_nomem;
@@ -532,7 +532,7 @@ static void look_up(struct mt_client *c, struct mt_actor *a, uint64_t delay)
     if (!delay && mt__actor_lookup_start(c, a->id, on_looked_up, a) == 0)
         return;
     if (mt_grow((void **)&as->retries, &as->cap_retries, as->n_retries + 1,
-             sizeof(*as->retries)) < 0) {
+                sizeof(*as->retries)) < 0) {
         give_up(c, a, "actor died: out of memory to look it up again", true);
         mt__actor_unref(a);
         return;
@@ -583,7 +583,7 @@ static void route(struct mt_client *c, struct mt_actor *a,
         road_copy_locked(a, &r);
     } else if (road == MT__ROAD_REROUTE &&
                mt_grow((void **)&a->held, &a->cap_held, a->n_held + 1,
-                    sizeof(*a->held)) == 0) {
+                       sizeof(*a->held)) == 0) {
         a->held[a->n_held].call = k;
         a->held[a->n_held++].task = t;
         k = NULL;

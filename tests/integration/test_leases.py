@@ -12,7 +12,9 @@ by lease_driver (lease_driver.c) through the public SDK:
   (a task that was running there at its next attempt), nothing fails, and
   the dead node's leases end;
 - two drivers competing: the higher priority one is served first; the
-  lower one is not starved and finishes after it.
+  lower one is not starved and finishes after it;
+- `manta cancel` of a leased task that runs long reaches it through the
+  head.
 """
 import os
 import signal
@@ -189,6 +191,32 @@ def test_priorities_compete():
           % (hend, lend))
 
 
+def test_cancel_through_the_head():
+    """A leased task running long is listed RUNNING (its worker reported
+    it after 50 ms); `manta cancel` on it reaches its worker through the
+    head, and the driver and the list both see it CANCELLED."""
+    proto_stubs()
+    import common_pb2 as c
+    addr, _, _ = start_cluster()
+    p = driver(addr, "sleep", 1, 20000, 0)
+    check(p.stdout.readline().strip() == "START", "driver did not start")
+
+    def running_fn():
+        r = list_tasks(addr, limit=100, state=c.TASK_STATE_RUNNING)
+        fns = [t for t in r.tasks if t.spec.kind == c.TASK_KIND_FUNCTION]
+        return fns[0] if fns else None
+    t = wait_until(running_fn, 10, "the leased task listed RUNNING")
+    check(t.spec.function.endswith(":sleep_ms"), "listed %r" % t)
+    run(["cancel", "--address", addr, t.spec.task_id])
+    out, err = p.communicate(timeout=30)
+    check(p.returncode == 1 and "cancelled" in err and "DONE bad=1" in out,
+          "driver: %d %r %r" % (p.returncode, out, err))
+    r = list_tasks(addr, limit=100, state=c.TASK_STATE_CANCELLED)
+    check(any(x.spec.task_id == t.spec.task_id for x in r.tasks),
+          "not listed CANCELLED: %r" % list(r.tasks))
+    wait_until(lambda: all_free(addr), 15, "available == total")
+
+
 if __name__ == "__main__":
     main([test_many_tasks_four_drivers, test_node_dies_under_leases,
-          test_priorities_compete])
+          test_priorities_compete, test_cancel_through_the_head])

@@ -62,6 +62,9 @@ static void usage(FILE *f)
             "                         certificates (mutual TLS)\n"
             "  --dashboard-host IP    with --head: dashboard bind address\n"
             "                         (default 127.0.0.1)\n"
+            "  --storage SPEC         with --head: where its state is kept:\n"
+            "                         memory (default) or\n"
+            "                         redis://[user:pass@]HOST:PORT[/DB]\n"
             "node options:\n"
             "  --num-cpus N           CPUs to offer (default: detected)\n"
             "  --num-gpus N           GPUs to offer (default: detected NVIDIA\n"
@@ -100,6 +103,7 @@ struct start_opts {
     const char *dev_root, *sys_root, *tpu_md_url;
     const char *period, *timeout, *log_level;
     const char *dashboard_host;
+    const char *storage;
     struct mt_security_src sec;
     char *token_path;    /* <temp-dir>/token, given to the daemons; NULL
                             with --auth none */
@@ -110,7 +114,7 @@ struct start_opts {
 enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
        O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT,
        O_OSM, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_GANGPORTS,
-       O_DASH_HOST, O_SEC };
+       O_DASH_HOST, O_STORAGE, O_SEC };
 
 static const struct option opts[] = {
     {"head", no_argument, NULL, O_HEAD},
@@ -136,6 +140,7 @@ static const struct option opts[] = {
     {"sys-root", required_argument, NULL, O_SYSROOT},
     {"tpu-metadata-url", required_argument, NULL, O_MDURL},
     {"dashboard-host", required_argument, NULL, O_DASH_HOST},
+    {"storage", required_argument, NULL, O_STORAGE},
     MT_SECURITY_LONGOPTS(O_SEC),
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -229,6 +234,7 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_SYSROOT: o->sys_root = optarg; break;
         case O_MDURL: o->tpu_md_url = optarg; break;
         case O_DASH_HOST: o->dashboard_host = optarg; break;
+        case O_STORAGE: o->storage = optarg; break;
         case O_WAIT:
             if (!mt_parse_int(optarg, 1, 3600, &o->start_timeout_s))
                 return bad("start-timeout", optarg, NULL);
@@ -268,6 +274,8 @@ static int parse(int argc, char **argv, struct start_opts *o)
         return bad("gang-ports", o->gang_ports, "only with --head");
     if (o->dashboard_host && !o->head)
         return bad("dashboard-host", o->dashboard_host, "only with --head");
+    if (o->storage && !o->head)
+        return bad("storage", o->storage, "only with --head");
     return check_values(o);
 }
 
@@ -346,6 +354,7 @@ static char *start_head(const struct start_opts *o)
     add(args, &n, "--dashboard-port", o->dashboard_port);
     add(args, &n, "--dashboard-host", o->dashboard_host);
     add(args, &n, "--gang-ports", o->gang_ports);
+    add(args, &n, "--storage", o->storage);
     add_security(o, args, &n);
     add(args, &n, "--report-period-ms", o->period);
     add(args, &n, "--node-timeout-ms", o->timeout);

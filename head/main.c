@@ -45,7 +45,8 @@ static void usage(FILE *f)
             MT_SECURITY_USAGE
             "                         (the head makes <temp-dir>/token when no\n"
             "                         token is given)\n"
-            "  --storage SPEC         state backend: memory (default)\n"
+            "  --storage SPEC         state backend: memory (default) or\n"
+            "                         redis://[user:pass@]HOST:PORT[/DB]\n"
             "  --report-period-ms N   how often workers report (default 1000)\n"
             "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"
             "  --grace-ms N           shutdown grace for calls (default 2000)\n"

@@ -254,16 +254,24 @@ static const struct mt_node_listener node_listener = {
     .event = on_node_event,
 };
 
+/* The saved nodes are loaded (a network backend answers later). */
+static void on_nodes_loaded(void *arg, int err)
+{
+    struct mt_head *h = arg;
+    size_t n = mt_head_nodes_table(h->nodes)->n;
+
+    if (err)
+        MT_WARN("cannot load the saved nodes: %s", mt_strerror(err));
+    else if (n)
+        MT_INFO("loaded %zu nodes from storage", n);
+}
+
 /* Save nodes and feed WatchNodes as they change; then load the saved
  * ones (they count as alive until they time out). */
 static void start(struct mt_head *h)
 {
-    struct mt_node_table *t = mt_head_nodes_table(h->nodes);
-
     mt_head_nodes_listen(h->nodes, &node_listener, h);
-    mt_storage_scan(h->store, "nodes", on_saved_row, NULL, h);
-    if (t->n)
-        MT_INFO("loaded %zu nodes from storage", t->n);
+    mt_storage_scan(h->store, "nodes", on_saved_row, on_nodes_loaded, h);
 }
 
 static void stop(struct mt_head *h)

@@ -12,6 +12,7 @@
 
 static const struct mt_storage_ops *const backends[] = {
     &mt_storage_memory,
+    &mt_storage_redis,
 };
 
 int mt_storage_open(uv_loop_t *loop, const char *spec, struct mt_storage **out)

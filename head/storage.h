@@ -5,9 +5,9 @@
  * serialized NodeInfo. Callers serialize; backends store opaque bytes.
  *
  * Backends sit behind a const ops table (house style H13). "memory" (the
- * default) keeps rows in this process and so forgets them on restart; a
- * Redis backend (hiredis, async on the head's loop) plugs in behind the same
- * ops later. Every operation completes through a callback so network
+ * default) keeps rows in this process and so forgets them on restart;
+ * "redis" keeps them in a Redis server (hiredis, async on the head's loop,
+ * storage_redis.c). Every operation completes through a callback so network
  * backends fit; the memory backend calls it before returning.
  *
  * THREAD: the head's loop thread only.
@@ -39,6 +39,8 @@ struct mt_storage_ops {
 };
 
 extern const struct mt_storage_ops mt_storage_memory;
+/* redis://[user:pass@]HOST:PORT[/DB] (storage_redis.c) */
+extern const struct mt_storage_ops mt_storage_redis;
 
 struct mt_storage {
     const struct mt_storage_ops *ops;
@@ -46,7 +48,9 @@ struct mt_storage {
 };
 
 /*
- * mt_storage_open - open the backend named by spec: "memory" (or "").
+ * mt_storage_open - open the backend named by spec: "memory" (or ""), or
+ * "redis://[user:pass@]HOST:PORT[/DB]" (checked at once: an unreachable or
+ * refusing server is an error).
  *
  * OUT out  returns owned, free with mt_storage_close()
  * RET 0, -MT_EINVAL (unknown backend), or the backend's open error

@@ -90,8 +90,14 @@ static void test_open_specs(void)
     } cases[] = {
         {"memory", 0},           {"", 0},
         {"memory://", 0},        {"memory:", 0},
-        {"memory://ignored", 0}, {"redis://127.0.0.1:6379", -MT_EINVAL},
-        {"redis", -MT_EINVAL},   {"mem", -MT_EINVAL},
+        {"memory://ignored", 0},
+        /* Redis is checked at open: nothing listens on port 1 */
+        {"redis://127.0.0.1:1", -MT_EUNAVAIL},
+        {"redis://u:p@127.0.0.1:1/3", -MT_EUNAVAIL},
+        {"redis", -MT_EINVAL},   {"redis://host", -MT_EINVAL},
+        {"redis://:6379", -MT_EINVAL}, {"redis://h:0", -MT_EINVAL},
+        {"redis://h:6379/x", -MT_EINVAL}, {"redis://h:6379x", -MT_EINVAL},
+        {"mem", -MT_EINVAL},
         {"memoryx", -MT_EINVAL}, {"Memory", -MT_EINVAL},
         {"://memory", -MT_EINVAL},
     };

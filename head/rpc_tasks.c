@@ -16,6 +16,7 @@
 
 #include "common/alloc.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
@@ -229,6 +230,40 @@ static void take_update(const Manta__TaskUpdate *p, struct mt_task_update *u)
     u->result_size = p->result_size;
 }
 
+/* A pushed task's report (leases.h): its arguments are views on p's. */
+static void file_leased(struct mt_head *h, const char *node_id,
+                        const Manta__TaskUpdate *p)
+{
+    struct mt_leased_update lu;
+    struct mt_task_arg *args = NULL;
+    size_t n = p->n_args;
+
+    if (n > MT_TASK_MAX_ARGS) { /* no task has that many: not filed */
+        MT_WARN("node %s reported task %s with %zu arguments: ignored",
+                node_id, p->task_id, n);
+        return;
+    }
+    memset(&lu, 0, sizeof(lu));
+    take_update(p, &lu.u);
+    if (n)
+        args = mt_xcalloc(n, sizeof(*args));
+    for (size_t k = 0; k < n; k++) {
+        args[k].data = p->args[k].data;
+        args[k].len = p->args[k].len;
+    }
+    lu.args = args;
+    lu.nargs = n;
+    lu.code_path = (const char *const *)p->code_path;
+    lu.n_code_path = p->n_code_path;
+    lu.lease_id = p->lease_id;
+    lu.name = p->name;
+    lu.function = p->function;
+    lu.hold_result = p->hold_result;
+    lu.max_retries = p->max_retries;
+    mt_head_leases_file(h->task_leases, node_id, &lu);
+    free(args);
+}
+
 static void h_report_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
                            void *arg)
 {
@@ -247,29 +282,7 @@ static void h_report_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
         struct mt_head_task *t;
 
         if (*p->lease_id) {
-            struct mt_leased_update lu;
-            struct mt_task_arg *args = NULL;
-
-            memset(&lu, 0, sizeof(lu));
-            take_update(p, &lu.u);
-            if (p->n_args) {
-                args = mt_xcalloc(p->n_args, sizeof(*args));
-                for (size_t k = 0; k < p->n_args; k++) {
-                    args[k].data = p->args[k].data;
-                    args[k].len = p->args[k].len;
-                }
-            }
-            lu.args = args;
-            lu.nargs = p->n_args;
-            lu.code_path = (const char *const *)p->code_path;
-            lu.n_code_path = p->n_code_path;
-            lu.lease_id = p->lease_id;
-            lu.name = p->name;
-            lu.function = p->function;
-            lu.hold_result = p->hold_result;
-            lu.max_retries = p->max_retries;
-            mt_head_leases_file(h->task_leases, req->node_id, &lu);
-            free(args);
+            file_leased(h, req->node_id, p);
             continue;
         }
         take_update(p, &u);

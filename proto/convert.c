@@ -140,6 +140,18 @@ int mt_pb_selector_view(struct mt_pb_arena *a, const struct mt_selector *s,
     return 0;
 }
 
+int mt_pb_values_view(struct mt_pb_arena *a, const struct mt_task_arg *args,
+                      size_t n, ProtobufCBinaryData **v)
+{
+    if (!(*v = mt_pb_alloc(a, (n + 1) * sizeof(**v))))
+        return -MT_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        (*v)[i].data = args[i].data;
+        (*v)[i].len = args[i].is_ref ? 0 : args[i].len;
+    }
+    return 0;
+}
+
 /* Arguments: bytes by value and, when any is a reference, arg_refs. */
 static int args_view(struct mt_pb_arena *a, const struct mt_task_def *d,
                      Manta__TaskSpec *s)
@@ -148,18 +160,14 @@ static int args_view(struct mt_pb_arena *a, const struct mt_task_def *d,
 
     for (size_t i = 0; i < d->nargs; i++)
         refs |= d->args[i].is_ref;
-    s->args = mt_pb_alloc(a, (d->nargs + 1) * sizeof(*s->args));
     s->arg_refs = refs ? mt_pb_alloc(a, (d->nargs + 1) * sizeof(*s->arg_refs))
                        : NULL;
-    if (!s->args || (refs && !s->arg_refs))
+    if (mt_pb_values_view(a, d->args, d->nargs, &s->args) < 0 ||
+        (refs && !s->arg_refs))
         return -MT_ENOMEM;
     for (size_t i = 0; i < d->nargs; i++) {
-        const struct mt_task_arg *g = &d->args[i];
-
-        s->args[i].data = g->data;
-        s->args[i].len = g->is_ref ? 0 : g->len;
-        if (g->is_ref) {
-            s->arg_refs[i].data = (uint8_t *)g->ref.b;
+        if (d->args[i].is_ref) {
+            s->arg_refs[i].data = (uint8_t *)d->args[i].ref.b;
             s->arg_refs[i].len = MT_OBJECT_ID_LEN;
         }
     }

@@ -58,6 +58,10 @@ int mt_pb_labels_view(struct mt_pb_arena *a, const struct mt_kv_list *l,
                       Manta__Label ***v, size_t *n);
 int mt_pb_selector_view(struct mt_pb_arena *a, const struct mt_selector *s,
                         Manta__LabelMatch ***v, size_t *n);
+/* Task arguments' values, one entry each (an argument by reference gives
+ * an empty one), for TaskSpec.args or PushedTask.args. */
+int mt_pb_values_view(struct mt_pb_arena *a, const struct mt_task_arg *args,
+                      size_t n, ProtobufCBinaryData **v);
 
 /*
  * mt_pb_task_spec_view - d as a TaskSpec (task_id "": the head names it).

@@ -47,16 +47,9 @@ static int task_view(struct mt_pb_arena *a, const struct mt__push_task *p,
     x->max_retries = p->max_retries;
     x->code_path = d->code_path;
     x->n_code_path = d->n_code_path;
-    if (d->nargs) {
-        x->args = mt_pb_alloc(a, d->nargs * sizeof(*x->args));
-        if (!x->args)
-            return -MT_ENOMEM;
-        for (size_t i = 0; i < d->nargs; i++) {
-            x->args[i].data = d->args[i].data;
-            x->args[i].len = d->args[i].len;
-        }
-        x->n_args = d->nargs;
-    }
+    if (d->nargs && mt_pb_values_view(a, d->args, d->nargs, &x->args) < 0)
+        return -MT_ENOMEM;
+    x->n_args = d->nargs;
     return 0;
 }
 

@@ -348,6 +348,20 @@ static void push_one_done(struct mt_push *p)
     p->ls->ops->flush(p->ls->ops_arg); /* its answer waits for them */
 }
 
+/* A report of s: who it is and which lease runs it (borrowed from s). */
+static void report_of(const struct slot *s, struct mt_run_report *rep)
+{
+    memset(rep, 0, sizeof(*rep));
+    rep->task_id = s->task.task_id;
+    rep->attempt = s->task.attempt;
+    rep->error = "";
+    rep->lease_id = s->push->lease_id;
+    rep->name = s->task.name;
+    rep->function = s->task.function;
+    rep->hold_result = s->task.hold_result;
+    rep->max_retries = s->task.max_retries;
+}
+
 /* Report s's final state to the head, unless it never ran. */
 static void slot_report(struct slot *s, const struct mt_push_result *r)
 {
@@ -355,9 +369,7 @@ static void slot_report(struct slot *s, const struct mt_push_result *r)
     struct mt_run_report rep;
     uint64_t seq;
 
-    memset(&rep, 0, sizeof(rep));
-    rep.task_id = s->task.task_id;
-    rep.attempt = s->task.attempt;
+    report_of(s, &rep);
     rep.final = true;
     rep.end = r->state;
     rep.error = r->error;
@@ -365,11 +377,6 @@ static void slot_report(struct slot *s, const struct mt_push_result *r)
     rep.result_size = r->result_size;
     rep.result_stored = r->stored;
     rep.system_failure = r->system_failure;
-    rep.lease_id = s->push->lease_id;
-    rep.name = s->task.name;
-    rep.function = s->task.function;
-    rep.hold_result = s->task.hold_result;
-    rep.max_retries = s->task.max_retries;
     rep.replayable = r->state == MT_RUN_END_FINISHED && r->stored > 0 &&
                      s->task.max_retries > 0;
     rep.args = s->task.args;
@@ -650,16 +657,8 @@ static void on_running(uv_timer_t *tm)
         return;
     }
     s->running_reported = true;
-    memset(&rep, 0, sizeof(rep));
-    rep.task_id = s->task.task_id;
-    rep.attempt = s->task.attempt;
+    report_of(s, &rep);
     rep.running = true;
-    rep.error = "";
-    rep.lease_id = s->push->lease_id;
-    rep.name = s->task.name;
-    rep.function = s->task.function;
-    rep.hold_result = s->task.hold_result;
-    rep.max_retries = s->task.max_retries;
     l->ls->ops->report(l->ls->ops_arg, &rep);
 }
 

@@ -20,6 +20,9 @@
  * Policy is not re-checked (strategies, selectors, priorities, suspect
  * marks): the work already runs there. Accounting always is.
  *
+ * TPU slice groups are adopted in slice.c (mt_sched_slice_adopt), beside
+ * the slice bookkeeping they need.
+ *
  * THREAD: not thread safe (one loop thread), as the rest of sched/.
  */
 #include "sched/sched_int.h"

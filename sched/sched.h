@@ -428,11 +428,12 @@ int mt_sched_grant_env(const struct mt_sched *s, const struct mt_grant *g,
  * A head restarted from stored state meets a world that kept running:
  * tasks hold devices on their workers and groups hold bundles. Adoption
  * charges those exactly as they are, instead of placing them anew (which
- * would double-book). Order: nodes first, then groups (mt_sched_pg_adopt*),
- * then the grants inside them and the others (mt_sched_adopt), then the
- * pending tasks and decide. Adoption re-checks accounting, never policy:
- * strategies, selectors, priorities and suspect marks are not applied, as
- * the work already runs where it is.
+ * would double-book). Order: nodes; grants outside groups
+ * (mt_sched_adopt); groups (mt_sched_pg_adopt_at, mt_sched_pg_adopt,
+ * mt_sched_slice_adopt), whose device choices then avoid what those grants
+ * hold; the grants inside groups; then pending work and decide. Adoption
+ * re-checks accounting, never policy: strategies, selectors, priorities
+ * and suspect marks are not applied, as the work already runs where it is.
  */
 
 /*
@@ -483,8 +484,8 @@ int mt_sched_adopt(struct mt_sched *s, const struct mt_task_spec *t,
  *     -MT_EAGAIN (the bundles do not fit their nodes: nothing reserved);
  *     -MT_EINVAL (as mt_sched_pg_create(), nodes NULL, nodes breaking a
  *     strict strategy); -MT_ENOMEM
- * NOTE TPU slice groups (mt_sched_slice_reserve) have no mt_pg_spec and
- *     cannot be adopted: the head reserves them anew.
+ * NOTE TPU slice groups (mt_sched_slice_reserve) have no mt_pg_spec: see
+ *     mt_sched_slice_adopt().
  * THREAD loop thread
  */
 int mt_sched_pg_adopt(struct mt_sched *s, const struct mt_pg_spec *spec,
@@ -503,6 +504,27 @@ int mt_sched_pg_adopt(struct mt_sched *s, const struct mt_pg_spec *spec,
  */
 int mt_sched_pg_adopt_at(struct mt_sched *s, const struct mt_pg_spec *spec,
                          const struct mt_bundle_info *at, uint64_t now_ms);
+
+/*
+ * mt_sched_slice_adopt - create a slice group already holding the slices
+ * named: the j-th slice (bundles j*hosts .. j*hosts+hosts-1) is the slice
+ * labelled names[j], as mt_sched_pg_slice() reported it before the
+ * restart. Each host's bundle holds all its chips plus per_host (GPUs in
+ * per_host are chosen anew). The group is CREATED at once, as if reserved
+ * by decide. All-or-nothing.
+ *
+ * IN  spec    as for mt_sched_slice_reserve(); borrowed
+ * IN  names   spec->nslices slice names; borrowed
+ * RET 0; -MT_EEXIST (id taken); -MT_ENOENT (a slice unknown, or a host of
+ *     it missing or dead); -MT_EAGAIN (a slice held by another group, or a
+ *     host without all its chips free or room for per_host: nothing
+ *     reserved); -MT_EINVAL (as mt_sched_slice_reserve(), names NULL, a
+ *     name listed twice, a slice of another pod type or host shape);
+ *     -MT_ENOMEM
+ * THREAD loop thread
+ */
+int mt_sched_slice_adopt(struct mt_sched *s, const struct mt_slice_spec *spec,
+                         const char *const *names, uint64_t now_ms);
 
 /* ---- Demand summary (manta status) ---- */
 

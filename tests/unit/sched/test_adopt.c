@@ -3,7 +3,8 @@
  * test_adopt.c -- adoption after a head restart: grants charged on the
  * devices given (whole GPUs, shared fractions, TPU blocks), grants inside
  * bundles, groups of every strategy adopted on the nodes given (with and
- * without device lists), every error leaving nothing charged, and a
+ * without device lists), TPU slice groups adopted by slice name, every
+ * error leaving nothing charged, and a
  * randomized restart: a second scheduler rebuilt from the first one's
  * grants and groups must account exactly as the first.
  */
@@ -468,6 +469,104 @@ static void test_pg_adopt_node_death(void)
     mt_sched_destroy(s);
 }
 
+/* ---- TPU slice groups ---- */
+
+/* The hosts of one slice, workers 0..hosts-1, 4 chips each. */
+static void add_slice(struct mt_sched *s, const char *slice, const char *pod,
+                      int hosts)
+{
+    for (int w = 0; w < hosts; w++) {
+        char name[32], wid[8];
+        struct mt_label l[3] = {
+            {"manta.io/tpu-slice-name", slice},
+            {"manta.io/tpu-worker-id", wid},
+            {"manta.io/tpu-pod-type", pod},
+        };
+
+        snprintf(name, sizeof(name), "%s-w%d", slice, w);
+        snprintf(wid, sizeof(wid), "%d", w);
+        mt_t_node(s, name, 8, 0, 4, l, 3);
+    }
+}
+
+static uint32_t host(struct mt_sched *s, const char *name)
+{
+    uint32_t node = MT_NODE_NONE;
+
+    CU_ASSERT(mt_sched_node_find(s, name, &node) == 0);
+    return node;
+}
+
+static void test_slice_adopt(void)
+{
+    static const char *const ba[] = {"B", "A"};
+    struct mt_sched *s = mt_t_sched();
+    struct mt_slice_spec sp;
+    struct mt_slice_info si;
+    struct mt_bundle_info bi;
+    struct mt_task_spec t;
+    struct mt_grant w, g;
+    const char *names[2];
+
+    add_slice(s, "A", "v4-16", 2);
+    add_slice(s, "B", "v4-16", 2);
+    add_slice(s, "C", "v4-32", 4);
+    add_slice(s, "D", "v4-16", 2);
+    add_slice(s, "E", "v4-16", 2);
+    add_slice(s, "F", "v4-16", 2);
+    memset(&sp, 0, sizeof(sp));
+    sp.id = 1;
+    sp.pod_type = "v4-16";
+    sp.nslices = 2;
+    mt_res_set_add(&sp.per_host, MT_RES_CPU, 10000);
+    CU_ASSERT_EQUAL_FATAL(mt_sched_slice_adopt(s, &sp, ba, 0), 0);
+    CU_ASSERT_EQUAL(mt_sched_pg_slice(s, 1, 0, &si), 0);
+    CU_ASSERT_STRING_EQUAL(si.name, "B");
+    CU_ASSERT_EQUAL(mt_sched_pg_slice(s, 1, 1, &si), 0);
+    CU_ASSERT_STRING_EQUAL(si.name, "A");
+    CU_ASSERT_EQUAL(mt_sched_pg_bundle(s, 1, 1, &bi), 0);
+    CU_ASSERT_EQUAL(bi.node, host(s, "B-w1"));
+    CU_ASSERT_EQUAL(bi.tpu_chips, 0xf);
+    CU_ASSERT_EQUAL(mt_sched_node_free_tpu_chips(s, host(s, "A-w0")), 0);
+    mt_t_check(s);
+    /* A task of the gang, adopted into its bundle on B's worker 0. */
+    mt_t_task(&t, 1, 1, 0, 2);
+    w = want(host(s, "B-w0"), 0, 0, 0xc);
+    w.pg = 1;
+    w.bundle = 0;
+    CU_ASSERT_EQUAL(mt_sched_adopt(s, &t, &w, &g), 0);
+    /* A plain task holds chips on E-w1; F loses a host. */
+    w = want(host(s, "E-w1"), 0, 0, 0x3);
+    CU_ASSERT_EQUAL(mt_sched_adopt(s, &t, &w, &g), 0);
+    CU_ASSERT_EQUAL(mt_sched_on_node_dead(s, host(s, "F-w1")), 0);
+    mt_t_check(s);
+    sp.nslices = 1;
+    CU_ASSERT_EQUAL(mt_sched_slice_adopt(s, &sp, ba, 0), -MT_EEXIST);
+    sp.id = 2;
+    names[0] = "A"; /* held by group 1 */
+    CU_ASSERT_EQUAL(mt_sched_slice_adopt(s, &sp, names, 0), -MT_EAGAIN);
+    names[0] = "E"; /* a chip busy */
+    CU_ASSERT_EQUAL(mt_sched_slice_adopt(s, &sp, names, 0), -MT_EAGAIN);
+    names[0] = "F"; /* a host dead */
+    CU_ASSERT_EQUAL(mt_sched_slice_adopt(s, &sp, names, 0), -MT_ENOENT);
+    names[0] = "Z";
+    CU_ASSERT_EQUAL(mt_sched_slice_adopt(s, &sp, names, 0), -MT_ENOENT);
+    names[0] = "C"; /* another pod type */
+    CU_ASSERT_EQUAL(mt_sched_slice_adopt(s, &sp, names, 0), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_sched_slice_adopt(s, &sp, NULL, 0), -MT_EINVAL);
+    sp.nslices = 2;
+    names[0] = names[1] = "D";
+    CU_ASSERT_EQUAL(mt_sched_slice_adopt(s, &sp, names, 0), -MT_EINVAL);
+    CU_ASSERT_EQUAL(mt_sched_node_free_tpu_chips(s, host(s, "D-w0")), 0xf);
+    mt_t_check(s);
+    /* Removal frees A and B for a reservation as usual. */
+    CU_ASSERT_EQUAL(mt_sched_pg_remove(s, 1), 0);
+    sp.id = 3;
+    CU_ASSERT_EQUAL(mt_sched_slice_reserve(s, &sp, 0), 0);
+    mt_t_check(s);
+    mt_sched_destroy(s);
+}
+
 /* ---- Randomized restart ---- */
 
 #define RNODES 10
@@ -703,6 +802,7 @@ CU_TestInfo mt_test_adopt[] = {
     {"pg_adopt_errors", test_pg_adopt_errors},
     {"pg_adopt_at_devices", test_pg_adopt_at_devices},
     {"pg_adopt_node_death", test_pg_adopt_node_death},
+    {"slice_adopt", test_slice_adopt},
     {"restart_random", test_restart_random},
     CU_TEST_INFO_NULL,
 };

@@ -38,6 +38,7 @@
 #define T_ACTORS "actors"
 #define T_PGS "pgs"
 #define T_HEAD "head"
+#define T_OBJECTS "objects"
 #define LATE_MS 1000              /* answers wait this long for storage */
 
 /* An answer held until what the head changed before it is stored. */
@@ -73,6 +74,8 @@ struct mt_head_persist {
     struct numlist tasks;      /* dirty task numbers (t->dirty set) */
     struct numlist actors;     /* dirty actor numbers (may repeat) */
     struct numlist pgs;        /* dirty group numbers (may repeat) */
+    mt_object_id *objs;        /* dirty or freed objects (o->dirty set) */
+    size_t n_objs, cap_objs;
     uint64_t saved_next_task, saved_next_pg;
     struct waiter *waiting;    /* answers held until the next flush */
     struct batch *batches;     /* flushed writes not acknowledged yet */
@@ -136,6 +139,18 @@ static void on_pg_changed(void *arg, struct mt_head_pg *pg)
 
     if (!p->loading)
         push(&p->pgs, pg->num);
+}
+
+static void on_obj_touched(void *arg, struct mt_obj *o, bool gone)
+{
+    struct mt_head_persist *p = arg;
+
+    if (p->loading || (o->dirty && !gone))
+        return;
+    o->dirty = !gone;
+    mt_xgrow((void **)&p->objs, &p->cap_objs, p->n_objs + 1,
+             sizeof(*p->objs));
+    p->objs[p->n_objs++] = o->node.id;
 }
 
 static const struct mt_head_pg_listener pg_listener = {
@@ -236,8 +251,78 @@ static void write_task(struct mt_head_persist *p, struct mt_head_task *t)
         r.watcher_id = "";
     r.watcher_tag = t->cw_tag;
     r.watcher_output = t->cw_output;
+    if (t->deps && t->deps->n) {
+        r.n_deps = t->deps->n;
+        r.deps = mt_pb_alloc(&a, r.n_deps * sizeof(*r.deps));
+        for (size_t i = 0; r.deps && i < r.n_deps; i++) {
+            r.deps[i].data = t->deps->ids[i].b;
+            r.deps[i].len = MT_OBJECT_ID_LEN;
+        }
+        if (!r.deps)
+            r.n_deps = 0;
+    }
     put_msg(p, T_TASKS, t->id, &r.base);
     mt_pb_arena_release(&a);
+}
+
+static void write_object(struct mt_head_persist *p, const struct mt_obj *o)
+{
+    Manta__StoredObject r = MANTA__STORED_OBJECT__INIT;
+    struct mt_obj_owners *ow = mt_head_objects_owners(p->h->objects);
+    Manta__StoredSessionRef *sr = mt_xcalloc(ow->n + 1, sizeof(*sr));
+    Manta__StoredSessionRef **sv = mt_xcalloc(ow->n + 1, sizeof(*sv));
+    char hex[MT_OBJECT_ID_HEX_LEN + 1];
+    size_t n = 0;
+
+    for (struct mt_obj_owner *s = ow->list; s && n < ow->n; s = s->next) {
+        uint32_t k = mt_obj_owner_count(s, &o->node.id);
+
+        if (!k)
+            continue;
+        manta__stored_session_ref__init(&sr[n]);
+        sr[n].owner_id = s->id;
+        sr[n].count = k;
+        sv[n] = &sr[n];
+        n++;
+    }
+    r.object_id.data = (uint8_t *)o->node.id.b;
+    r.object_id.len = MT_OBJECT_ID_LEN;
+    r.state = (int32_t)o->state;
+    r.size = o->size;
+    r.nodes = o->nodes;
+    r.n_nodes = o->n_nodes;
+    r.is_inline = o->is_inline;
+    r.data.data = o->data;
+    r.data.len = o->is_inline ? o->size : 0;
+    r.owner = o->owner ? o->owner : "";
+    r.error = o->error ? o->error : "";
+    r.refs = o->refs;
+    r.lineage_refs = o->lineage_refs;
+    r.task_num = o->task_num;
+    r.awaited = o->awaited;
+    r.sessions = sv;
+    r.n_sessions = n;
+    put_msg(p, T_OBJECTS, mt_object_id_hex(&o->node.id, hex), &r.base);
+    free(sv);
+    free(sr);
+}
+
+static void flush_objects(struct mt_head_persist *p)
+{
+    struct mt_obj_table *ot = mt_head_objects_table(p->h->objects);
+    char hex[MT_OBJECT_ID_HEX_LEN + 1];
+
+    for (size_t i = 0; i < p->n_objs; i++) {
+        struct mt_obj *o = mt_obj_find(ot, &p->objs[i]);
+
+        if (o && o->dirty) {
+            o->dirty = false;
+            write_object(p, o);
+        } else if (!o) {
+            del_row(p, T_OBJECTS, mt_object_id_hex(&p->objs[i], hex));
+        }
+    }
+    p->n_objs = 0;
 }
 
 static void write_actor(struct mt_head_persist *p,
@@ -480,6 +565,7 @@ static void write_dirty(struct mt_head_persist *p)
     }
     p->pgs.n = 0;
     flush_tasks(p);
+    flush_objects(p);
     at = p->h->actors ? mt_head_actors_table(p->h->actors) : NULL;
     for (size_t i = 0; at && i < p->actors.n; i++) {
         struct mt_head_actor *x = mt_actor_table_find(at, p->actors.v[i]);
@@ -577,6 +663,13 @@ static void fill_task(struct mt_head_persist *p, struct mt_head_task *t,
     t->cw_output = r->watcher_output;
     if (*r->watcher_id)
         t->cw = mt_head_watch_restore(p->h, r->watcher_id);
+    if (r->n_deps && r->n_deps <= MT_TASK_MAX_ARGS) {
+        t->deps = mt_xcalloc(1, sizeof(*t->deps) +
+                                    r->n_deps * sizeof(t->deps->ids[0]));
+        for (size_t i = 0; i < r->n_deps; i++)
+            if (mt_pb_object_id(&r->deps[i], &t->deps->ids[t->deps->n]) == 0)
+                t->deps->n++;
+    }
 }
 
 static void restore_task(struct mt_head_persist *p, const Manta__StoredTask *r)
@@ -612,6 +705,40 @@ static void restore_task(struct mt_head_persist *p, const Manta__StoredTask *r)
         return;
     }
     t->state = (enum mt_head_task_state)state;
+}
+
+static void restore_object(struct mt_head_persist *p,
+                           const Manta__StoredObject *r)
+{
+    struct mt_obj_table *ot = mt_head_objects_table(p->h->objects);
+    struct mt_obj_owners *ow = mt_head_objects_owners(p->h->objects);
+    struct mt_obj *o;
+    mt_object_id id;
+
+    if (mt_pb_object_id(&r->object_id, &id) < 0 ||
+        r->state < MT_OBJ_PENDING || r->state > MT_OBJ_FAILED ||
+        mt_obj_find(ot, &id)) {
+        MT_WARN("skipping unreadable stored object");
+        return;
+    }
+    o = mt_obj_new(ot, &id, (enum mt_obj_state)r->state, r->owner, r->refs);
+    for (size_t i = 0; i < r->n_nodes; i++)
+        mt_obj_add_node(o, r->nodes[i]);
+    if (r->is_inline)
+        mt_obj_set_inline(o, r->data.data, r->data.len);
+    o->size = r->size;
+    if (*r->error)
+        mt_obj_set_error(o, o->state, r->error);
+    o->lineage_refs = r->lineage_refs;
+    o->task_num = r->task_num;
+    o->awaited = r->awaited;
+    for (size_t i = 0; i < r->n_sessions; i++) {
+        struct mt_obj_owner *s = mt_obj_owners_open(ow,
+                                                    r->sessions[i]->owner_id);
+
+        for (uint32_t k = 0; k < r->sessions[i]->count && k < r->refs; k++)
+            mt_obj_owner_ref(s, &id);
+    }
 }
 
 static void restore_actor(struct mt_head_persist *p,
@@ -689,6 +816,18 @@ static void on_task_row(void *arg, const char *key, const void *val,
     p->rows[p->n_rows++] = r;
 }
 
+static void on_object_row(void *arg, const char *key, const void *val,
+                          size_t len)
+{
+    Manta__StoredObject *r = manta__stored_object__unpack(NULL, len, val);
+
+    if (r)
+        restore_object(arg, r);
+    else
+        MT_WARN("skipping unreadable stored object %s", key);
+    manta__stored_object__free_unpacked(r, NULL);
+}
+
 static void on_actor_row(void *arg, const char *key, const void *val,
                          size_t len)
 {
@@ -750,6 +889,11 @@ static void on_tasks_loaded(void *arg, int err)
     on_table_loaded(arg, err, T_TASKS);
 }
 
+static void on_objects_loaded(void *arg, int err)
+{
+    on_table_loaded(arg, err, T_OBJECTS);
+}
+
 static void on_actors_loaded(void *arg, int err)
 {
     on_table_loaded(arg, err, T_ACTORS);
@@ -763,6 +907,8 @@ static void load_step(struct mt_head_persist *p, const char *after)
     if (!*after)
         mt_storage_scan(s, T_HEAD, on_head_row, on_head_loaded, p);
     else if (!strcmp(after, T_HEAD))
+        mt_storage_scan(s, T_OBJECTS, on_object_row, on_objects_loaded, p);
+    else if (!strcmp(after, T_OBJECTS))
         mt_storage_scan(s, T_PGS, on_pg_row, on_pgs_loaded, p);
     else if (!strcmp(after, T_PGS))
         mt_storage_scan(s, T_TASKS, on_task_row, on_tasks_loaded, p);
@@ -792,6 +938,8 @@ struct mt_head_persist *mt_head_persist_create(struct mt_head *h)
     p->h = h;
     h->task_table.touched = on_touched;
     h->task_table.touched_arg = p;
+    mt_head_objects_table(h->objects)->touched = on_obj_touched;
+    mt_head_objects_table(h->objects)->touched_arg = p;
     mt_head_tasks_listen(h->tasks, &task_listener, p);
     mt_head_pgs_listen(h->pgs, &pg_listener, p);
     mt_head_actors_on_changed(h->actors, on_actor_changed, p);
@@ -825,6 +973,7 @@ void mt_head_persist_close(struct mt_head_persist *p, void (*done)(void *arg),
     p->closed = done;
     p->closed_arg = arg;
     p->h->task_table.touched = NULL;
+    mt_head_objects_table(p->h->objects)->touched = NULL;
     uv_close((uv_handle_t *)&p->check, on_handle_closed);
     uv_close((uv_handle_t *)&p->late, on_handle_closed);
 }
@@ -836,5 +985,6 @@ void mt_head_persist_destroy(struct mt_head_persist *p)
     free(p->tasks.v);
     free(p->actors.v);
     free(p->pgs.v);
+    free(p->objs);
     free(p);
 }

@@ -528,8 +528,15 @@ void mt_head_tasks_resume(struct mt_head_tasks *ts, struct mt_head_task *t)
         return;
     }
     if (t->state == MT_TASK_WAITING_FOR_ARGS || t->state == MT_TASK_PENDING) {
-        if (admit_and_queue(ts, t, &why) == 0)
-            notify(ts, t);
+        rc = mt_head_objects_resume(ts->objs, t, ts->msg, sizeof(ts->msg));
+        if (rc == 2)
+            mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, ts->msg);
+        else if (rc == 1)
+            t->state = MT_TASK_WAITING_FOR_ARGS;
+        else if (mt_head_tasks_enqueue(ts, t, &why) < 0)
+            mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, why);
+        else
+            t->state = MT_TASK_PENDING;
         return;
     }
     if ((rc = adopt(ts, t)) < 0) {

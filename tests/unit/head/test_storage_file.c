@@ -4,13 +4,17 @@
  * writes become durable a loop turn later, in order, in one batch; a
  * reopened file gives back the rows (dels included); a torn last write is
  * cut away and a corrupt middle refused; compaction keeps exactly the live
- * rows; two heads cannot share a file; the stats count writes and batches.
+ * rows; two heads cannot share a file; the stats count writes and batches;
+ * a write the disk refuses (a file size limit stands in for a full disk)
+ * waits, is retried and lands whole.
  * Each test works in its own mkdtemp(3) folder and removes it.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -341,6 +345,55 @@ static void test_refusals(void)
     scratch_release(&s);
 }
 
+/* The disk refuses a batch: the head serves from memory, says so, and
+ * writes it again (at the same offset) once the disk takes it. */
+static void test_disk_error_retried(void)
+{
+    static char val[200];
+    struct scratch s;
+    struct mt_storage *st;
+    struct mt_storage_stats ss;
+    struct order o = {0};
+    struct tag t = {&o, 7};
+    struct rlimit old, lim;
+    struct dump d;
+
+    memset(val, 'v', sizeof(val));
+    scratch_init(&s);
+    st = open_ok(&s);
+    put_s(st, "t", "a", "1");
+    uv_run(&s.loop, UV_RUN_DEFAULT);
+    CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_IGN);
+    lim = old;
+    lim.rlim_cur = (rlim_t)file_size(s.log) + 10; /* a part gets written */
+    CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    CU_ASSERT_EQUAL(mt_storage_put(st, "t", "b", val, sizeof(val), on_tag,
+                                   &t), 0);
+    uv_run(&s.loop, UV_RUN_NOWAIT);
+    CU_ASSERT_EQUAL(o.n, 0);
+    mt_storage_stats(st, &ss);
+    CU_ASSERT(!ss.healthy);
+    CU_ASSERT_EQUAL(ss.buffered, 1);
+    CU_ASSERT(ss.down_since_ms > 0 && ss.last_error[0] != '\0');
+    CU_ASSERT_EQUAL(count_rows(st, "t", &d), 2); /* served from memory */
+    CU_ASSERT_EQUAL(setrlimit(RLIMIT_FSIZE, &old), 0);
+    uv_run(&s.loop, UV_RUN_DEFAULT); /* the retry timer, 100 ms */
+    signal(SIGXFSZ, SIG_DFL);
+    CU_ASSERT_EQUAL_FATAL(o.n, 1);
+    CU_ASSERT_EQUAL(o.errs[0], 0);
+    mt_storage_stats(st, &ss);
+    CU_ASSERT(ss.healthy);
+    CU_ASSERT_EQUAL(ss.buffered, 0);
+    CU_ASSERT_EQUAL(ss.down_since_ms, 0);
+    close_run(&s, st);
+
+    st = open_ok(&s); /* no torn frame: the retry overwrote the part */
+    CU_ASSERT_EQUAL(count_rows(st, "t", &d), 2);
+    close_run(&s, st);
+    scratch_release(&s);
+}
+
 CU_TestInfo mt_test_storage_file[] = {
     {"round_trip", test_round_trip},
     {"del_persists", test_del_persists},
@@ -348,5 +401,6 @@ CU_TestInfo mt_test_storage_file[] = {
     {"corrupt_middle", test_corrupt_middle},
     {"compaction", test_compaction},
     {"refusals", test_refusals},
+    {"disk_error_retried", test_disk_error_retried},
     CU_TEST_INFO_NULL,
 };

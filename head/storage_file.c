@@ -20,8 +20,14 @@
  *
  * DESIGN: put and del change the rows at once and append an op to the
  * pending batch; a uv_idle handle, armed only while something waits, turns
- * the batch into one frame with one pwrite(2) and one fdatasync(2) when the
- * loop next passes its idle phase, then runs each write's done() in order.
+ * the batch into one frame with one pwrite(2) when the loop next passes
+ * its idle phase, then runs each write's done() in order: the rows are
+ * then in the kernel and survive the head dying (kill -9, a crash). The
+ * fdatasync(2) that makes them survive the machine dying runs off the
+ * loop, in libuv's thread pool, one at a time: while one runs, the
+ * batches written meanwhile wait for the next. So a power loss can cost
+ * the writes of the last sync (a few ms), as Redis' "appendfsync
+ * everysec" can cost a second; the head's loop never waits for a disk.
  * A frame is all or nothing: a crash mid-write leaves a torn last frame,
  * which the next open cuts away with a warning. A bad frame followed by
  * more data is corruption, and the open refuses it.
@@ -101,6 +107,9 @@ struct fst {
     struct waiter *w;           /* pending done()s, in order */
     size_t n_w, cap_w;
     uv_idle_t idle;             /* armed while a batch waits */
+    uv_fs_t sync_req;           /* the fdatasync in the thread pool */
+    bool syncing;               /* ... in flight */
+    bool sync_again;            /* written since it started */
     uv_timer_t retry;           /* armed while the disk fails */
     int backoff_ms;
     bool failing;
@@ -487,19 +496,58 @@ static int failed(struct fst *f, const char *what, int rc)
     return from_errno(-rc);
 }
 
-/* Append the pending ops as one frame, durably. RET 0 or -errno. */
+static void start_sync(struct fst *f);
+static void fst_free(struct fst *f);
+
+static void on_synced(uv_fs_t *req)
+{
+    struct fst *f = req->data;
+    int rc = (int)req->result;
+
+    uv_fs_req_cleanup(req);
+    f->syncing = false;
+    if (rc < 0) { /* the rows are in the kernel; the next write syncs again */
+        f->last_error_ms = mt_now_wall_ms();
+        snprintf(f->last_error, sizeof(f->last_error), "cannot sync %s: %s",
+                 f->log_path, strerror(-rc));
+        MT_WARN("storage: %s", f->last_error);
+    }
+    if (f->closing) {
+        if (--f->handles_open == 0)
+            fst_free(f);
+        return;
+    }
+    if (f->sync_again && rc == 0)
+        start_sync(f);
+}
+
+/* Sync the log off the loop; one at a time, the next covers the rest. */
+static void start_sync(struct fst *f)
+{
+    if (f->syncing) {
+        f->sync_again = true;
+        return;
+    }
+    f->sync_again = false;
+    f->sync_req.data = f;
+    if (uv_fs_fdatasync(f->loop, &f->sync_req, f->fd, on_synced) == 0)
+        f->syncing = true;
+}
+
+/* Append the pending ops as one frame. RET 0 or -errno. */
 static int write_batch(struct fst *f)
 {
     int rc;
 
     frame_seal(&f->batch);
     rc = pwrite_all(f->fd, f->batch.p, f->batch.len, f->log_end);
-    if (!rc && fdatasync(f->fd) < 0)
-        rc = -errno;
     if (rc)
         return rc;
     f->log_end += f->batch.len;
     f->batches++;
+    if (f->closing) /* the last: durable before the head exits */
+        return fdatasync(f->fd) < 0 ? -errno : 0;
+    start_sync(f);
     return 0;
 }
 
@@ -776,6 +824,8 @@ static void fst_close(void *st)
             w[i].done(w[i].arg, -MT_ECLOSED);
         free(w);
     }
+    if (f->syncing)
+        f->handles_open++; /* on_synced frees the last */
     uv_close((uv_handle_t *)&f->idle, on_handle_closed);
     uv_close((uv_handle_t *)&f->retry, on_handle_closed);
 }

@@ -705,6 +705,8 @@ static void restore_task(struct mt_head_persist *p, const Manta__StoredTask *r)
         return;
     }
     t->state = (enum mt_head_task_state)state;
+    if (t->def.kind == MT_TASK_KIND_LEASE)
+        mt_head_recover_expect_owner(p->h->recover, t->def.owner_id);
 }
 
 static void restore_object(struct mt_head_persist *p,
@@ -738,6 +740,7 @@ static void restore_object(struct mt_head_persist *p,
 
         for (uint32_t k = 0; k < r->sessions[i]->count && k < r->refs; k++)
             mt_obj_owner_ref(s, &id);
+        mt_head_recover_expect_owner(p->h->recover, s->id);
     }
 }
 
@@ -769,6 +772,8 @@ static void restore_actor(struct mt_head_persist *p,
     x->dispatched = r->dispatched;
     x->no_restart = r->no_restart;
     x->owner_gone = r->owner_gone;
+    if (!x->detached && x->state != MT_ACTOR_DEAD)
+        mt_head_recover_expect_owner(p->h->recover, x->owner);
 }
 
 /* ---- loading --------------------------------------------------------------- */

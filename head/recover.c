@@ -23,10 +23,14 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/head_int.h"
+#include "head/rpc_services.h"
 
 struct mt_head_recover {
     struct mt_head *h;
     uv_timer_t timer;
+    uv_timer_t owners_timer;     /* the drivers' grace (expect_owner) */
+    char **owners;               /* restored owners, until the grace ends */
+    size_t n_owners, cap_owners;
     bool on;                     /* holding the scheduler */
     int64_t begin_ms;
     uint64_t *placed;            /* restored placed tasks not settled yet */
@@ -36,6 +40,7 @@ struct mt_head_recover {
     uint64_t adopted, requeued, stopped;
     void (*closed)(void *arg);
     void *closed_arg;
+    int n_closed;
 };
 
 struct mt_head_recover *mt_head_recover_create(struct mt_head *h)
@@ -44,7 +49,8 @@ struct mt_head_recover *mt_head_recover_create(struct mt_head *h)
 
     rc->h = h;
     uv_timer_init(h->loop, &rc->timer);
-    rc->timer.data = rc;
+    uv_timer_init(h->loop, &rc->owners_timer);
+    rc->timer.data = rc->owners_timer.data = rc;
     return rc;
 }
 
@@ -252,13 +258,65 @@ void mt_head_recover_node_dead(struct mt_head_recover *rc,
         expected_done(rc, node_id);
 }
 
+/* ---- drivers ------------------------------------------------------------------- */
+
+#define RECONNECT_DEFAULT_S 60
+
+/* MANTA_HEAD_RECONNECT_TIMEOUT in ms (seconds in the variable). */
+static uint64_t owners_grace_ms(void)
+{
+    const char *v = getenv("MANTA_HEAD_RECONNECT_TIMEOUT");
+    char *end;
+    double s = v && *v ? strtod(v, &end) : RECONNECT_DEFAULT_S;
+
+    if (v && *v && (*end || s < 0 || s > 86400)) {
+        MT_WARN("MANTA_HEAD_RECONNECT_TIMEOUT=%s is not a number of seconds; "
+                "using %d", v, RECONNECT_DEFAULT_S);
+        s = RECONNECT_DEFAULT_S;
+    }
+    return (uint64_t)(s * 1000);
+}
+
+static void on_owners_timeout(uv_timer_t *t)
+{
+    struct mt_head_recover *rc = t->data;
+
+    for (size_t i = 0; i < rc->n_owners; i++) {
+        if (!mt_head_owner_connected(rc->h, rc->owners[i])) {
+            MT_INFO("driver session %s did not come back after the restart",
+                    rc->owners[i]);
+            mt_head_owner_gone(rc->h, rc->owners[i]);
+        }
+        free(rc->owners[i]);
+    }
+    free(rc->owners);
+    rc->owners = NULL;
+    rc->n_owners = rc->cap_owners = 0;
+}
+
+void mt_head_recover_expect_owner(struct mt_head_recover *rc,
+                                  const char *owner)
+{
+    if (!owner || !*owner)
+        return;
+    for (size_t i = 0; i < rc->n_owners; i++)
+        if (strcmp(rc->owners[i], owner) == 0)
+            return;
+    mt_xgrow((void **)&rc->owners, &rc->cap_owners, rc->n_owners + 1,
+             sizeof(*rc->owners));
+    rc->owners[rc->n_owners++] = mt_xstrdup(owner);
+    if (rc->n_owners == 1)
+        uv_timer_start(&rc->owners_timer, on_owners_timeout,
+                       owners_grace_ms(), 0);
+}
+
 /* ---- life cycle -------------------------------------------------------------- */
 
 static void on_closed(uv_handle_t *hd)
 {
     struct mt_head_recover *rc = hd->data;
 
-    if (rc->closed)
+    if (++rc->n_closed == 2 && rc->closed)
         rc->closed(rc->closed_arg);
 }
 
@@ -269,6 +327,7 @@ void mt_head_recover_close(struct mt_head_recover *rc, void (*done)(void *arg),
     rc->closed = done;
     rc->closed_arg = arg;
     uv_close((uv_handle_t *)&rc->timer, on_closed);
+    uv_close((uv_handle_t *)&rc->owners_timer, on_closed);
 }
 
 void mt_head_recover_destroy(struct mt_head_recover *rc)
@@ -279,5 +338,8 @@ void mt_head_recover_destroy(struct mt_head_recover *rc)
         free(rc->expected[i]);
     free(rc->expected);
     free(rc->placed);
+    for (size_t i = 0; i < rc->n_owners; i++)
+        free(rc->owners[i]);
+    free(rc->owners);
     free(rc);
 }

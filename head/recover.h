@@ -14,6 +14,9 @@
  *   every expected node registered or was declared dead, or the deadline
  *           (node timeout + 1 s) passed -> the scheduler resumes
  *
+ * Drivers get longer: a restored session, actor owner or lease owner has
+ * MANTA_HEAD_RECONNECT_TIMEOUT (as the SDK's) to open its session again.
+ *
  * The orphan check (held but unknown, ended, another attempt or another
  * node: stopped) applies to every registration that carries holdings, not
  * only during recovery: it is always right. Tasks pushed to a lease are
@@ -65,6 +68,17 @@ void mt_head_recover_node(struct mt_head_recover *rc, struct mt_node *n,
 /* mt_head_recover_node_dead - an expected node was declared dead. */
 void mt_head_recover_node_dead(struct mt_head_recover *rc,
                                const char *node_id);
+
+/*
+ * mt_head_recover_expect_owner - a restored driver session, actor owner
+ * or lease owner (persist.h): when its client has not opened
+ * LeaseActorOwner again MANTA_HEAD_RECONNECT_TIMEOUT seconds (default 60)
+ * after the restart, it is gone (mt_head_owner_gone: its actors that are
+ * not detached die, its references and leases go).
+ * IN  owner  borrowed, copied
+ */
+void mt_head_recover_expect_owner(struct mt_head_recover *rc,
+                                  const char *owner);
 
 /* mt_head_recovering - still holding the scheduler. */
 bool mt_head_recovering(const struct mt_head_recover *rc);

@@ -161,22 +161,32 @@ static void lease_unlink(struct mt_head *h, struct mt_actor_lease *l)
     free(l);
 }
 
+bool mt_head_owner_connected(struct mt_head *h, const char *owner)
+{
+    for (struct mt_actor_lease *o = h->leases; o; o = o->next)
+        if (strcmp(o->owner, owner) == 0)
+            return true;
+    return false;
+}
+
+void mt_head_owner_gone(struct mt_head *h, const char *owner)
+{
+    if (h->stopping || mt_head_owner_connected(h, owner))
+        return;
+    mt_head_actors_owner_gone(h->actors, owner);
+    mt_head_objects_owner_gone(h->objects, owner);
+    mt_head_leases_owner_gone(h->task_leases, owner);
+}
+
 static void on_lease_gone(void *arg)
 {
-    struct mt_actor_lease *l = arg, *o;
+    struct mt_actor_lease *l = arg;
     struct mt_head *h = l->h;
     char *owner = mt_xstrdup(l->owner);
 
     mt_rpc_fail(l->call, -MT_ECANCELED, "lease ended");
     lease_unlink(h, l);
-    for (o = h->leases; o; o = o->next)
-        if (strcmp(o->owner, owner) == 0)
-            break;
-    if (!o && !h->stopping) {
-        mt_head_actors_owner_gone(h->actors, owner);
-        mt_head_objects_owner_gone(h->objects, owner);
-        mt_head_leases_owner_gone(h->task_leases, owner);
-    }
+    mt_head_owner_gone(h, owner);
     free(owner);
 }
 

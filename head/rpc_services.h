@@ -13,8 +13,9 @@
  * (head_int.h), and encodes the answer; generated protobuf types stay in
  * these files and rpc_workers.c. Each exports one struct mt_head_adapter:
  * its handlers, and a start and a stop for what it holds beyond single
- * calls. Adapters never call each other; persist.c (above them) asks
- * rpc_watch.c for the names of client watches.
+ * calls. Adapters never call each other; persist.c and recover.c (above
+ * them) ask rpc_watch.c about client watches and rpc_actors.c about
+ * driver sessions.
  *
  * THREAD: the head's loop thread only.
  */
@@ -54,5 +55,17 @@ const char *mt_head_watch_name(struct mt_head *h, uint32_t num);
  * RET its number for a restored task's cw, 0 when id is not valid
  */
 uint32_t mt_head_watch_restore(struct mt_head *h, const char *id);
+
+/* mt_head_owner_connected - whether a client holds a LeaseActorOwner
+ * stream for owner (rpc_actors.c). */
+bool mt_head_owner_connected(struct mt_head *h, const char *owner);
+
+/*
+ * mt_head_owner_gone - owner's session ended (its last stream broke, or a
+ * restarted head waited for it in vain: recover.h): its actors that are
+ * not detached die, its object references and leases go. Nothing while
+ * it is connected or the head is stopping.
+ */
+void mt_head_owner_gone(struct mt_head *h, const char *owner);
 
 #endif /* MT_HEAD_RPC_SERVICES_H */

@@ -10,6 +10,8 @@
  */
 #include "head/node_table.h"
 
+#include "head/digest.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,10 +80,14 @@ struct mt_node *mt_node_table_find(const struct mt_node_table *t,
 
 bool mt_node_secret_ok(const struct mt_node *n, const char *secret)
 {
+    char h[MT_SHA256_HEX_LEN + 1];
+
     if (!n->secret)
         return true;
-    return secret && mt_auth_equal(n->secret, strlen(n->secret), secret,
-                                   strlen(secret));
+    if (!secret)
+        return false;
+    mt_sha256_hex(secret, strlen(secret), h);
+    return mt_auth_equal(n->secret, strlen(n->secret), h, strlen(h));
 }
 
 bool mt_node_table_speaks_for(const struct mt_node_table *t, const char *id,
@@ -124,8 +130,11 @@ struct mt_node *mt_node_table_register(struct mt_node_table *t,
     copy_str(&n->hostname, r->hostname);
     copy_str(&n->temp_dir, r->temp_dir);
     copy_str(&n->version, r->version);
-    if (r->secret && *r->secret) /* a dead node's id may be taken anew */
-        copy_str(&n->secret, r->secret);
+    if (r->secret && *r->secret) { /* a dead node's id may be taken anew */
+        char h[MT_SHA256_HEX_LEN + 1];
+
+        copy_str(&n->secret, mt_sha256_hex(r->secret, strlen(r->secret), h));
+    }
     MT_FREE(n->death_reason);
     copy_qty(&n->total, r->total);
     copy_qty(&n->avail, r->total);

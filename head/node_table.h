@@ -59,7 +59,8 @@ struct mt_node {
     char *hostname;
     char *temp_dir;
     char *version;
-    char *secret;              /* the node's credential (RegisterNode);
+    char *secret;              /* SHA-256 (hex) of the node's credential
+                                  (RegisterNode), as stored (persist.h);
                                   NULL until one is presented */
     char *death_reason;        /* NULL while alive */
     enum mt_node_state state;

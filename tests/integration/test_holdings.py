@@ -4,7 +4,7 @@ while the head was away goes after the next registration, and leased
 tasks go on meanwhile.
 
 A head (no worker) on 127.0.0.1 and one worker on 127.0.0.2 (4 CPUs)
-holding 2 long command tasks, a detached actor and a driver's leased
+holding a finished command task's result object, 2 long command tasks, a detached actor and a driver's leased
 function tasks (lease_driver, 4 tasks of 1.5 s on 2 leases). The head is
 killed with SIGKILL:
 - the driver's leased tasks all complete while no head runs: the worker
@@ -13,7 +13,7 @@ killed with SIGKILL:
 - a stand-in head (a grpcio server on the same port, decoding what it
   receives) gets a RegisterNode whose held tasks are the 2 command tasks
   and the actor's creation task at their attempts, the pushed tasks with
-  their lease, and the lease grants; the worker logs "registering with N
+  their lease, the lease grants, and the result object; the worker logs "registering with N
   held tasks, M objects";
 - the reports kept meanwhile reach it only after that registration, each
   pushed task's final state exactly once;
@@ -133,6 +133,9 @@ def worker_log(wd):
 def test_worker_holdings_across_a_head_restart():
     port, addr, hd, wd, waddr = start_cluster()
     stub = PBG.HeadServiceStub(channel(addr))
+    # A finished command task's result: an object in the worker's store.
+    run(["submit", "--address", addr, "--num-cpus", "0", "--", "sh", "-c",
+         'printf "value\\nforty-two" > "$MANTA_RESULT_PATH"'])
     cmds = [run(["submit", "--address", addr, "--no-wait", "--num-cpus",
                  "1", "--", "sleep", "60"]).stdout.strip() for _ in range(2)]
     actor = subprocess.run([ACTOR_DRIVER, addr, LIB_DIR, "create", "-", "1",
@@ -189,8 +192,12 @@ def test_worker_holdings_across_a_head_restart():
         check(all((lid, 0) in held or any(k[0] == lid for k in held)
                   for lid in leases), "lease grants held: %s" % held)
         check(len(held) == len(req.held_tasks), "a task held twice")
+        check(len(req.held_objects) == 1 and
+              len(req.held_objects[0]) == 20,
+              "held objects: %s" % list(req.held_objects))
         log = worker_log(wd)
-        check("registering with %d held tasks" % len(req.held_tasks) in log,
+        check("registering with %d held tasks, 1 objects" %
+              len(req.held_tasks) in log,
               "the worker's registration line:\n" + log[-2000:])
 
         # The kept reports, after the registration, each final once.

@@ -412,6 +412,8 @@ struct status_scratch {
     struct mt_pb_arena arena;
     char *demand_text;          /* owned; demands[] point into it */
     char **demands;
+    struct mt_storage_stats store;
+    Manta__StorageStatus storage;
     struct pb_node *pn;
     Manta__NodeInfo **nodes;
     struct mt_qty_list total, avail;
@@ -439,6 +441,30 @@ static void status_add_demands(struct mt_head *h,
     reply->pending_tasks = mt_task_table_count(tt, MT_TASK_PENDING);
     reply->running_tasks = mt_task_table_count(tt, MT_TASK_RUNNING) +
                            mt_task_table_count(tt, MT_TASK_SCHEDULED);
+}
+
+/* How the storage is doing; strings borrowed from sc and h. */
+static void status_add_storage(struct mt_head *h,
+                               Manta__GetClusterStatusReply *reply,
+                               struct status_scratch *sc)
+{
+    Manta__StorageStatus *p = &sc->storage;
+
+    if (!h->store)
+        return;
+    mt_storage_stats(h->store, &sc->store);
+    manta__storage_status__init(p);
+    p->backend = (char *)sc->store.backend;
+    p->spec = (char *)sc->store.spec;
+    p->healthy = sc->store.healthy;
+    p->writes = sc->store.writes;
+    p->batches = sc->store.batches;
+    p->buffered = sc->store.buffered;
+    p->dropped = sc->store.dropped;
+    p->last_error_ms = sc->store.last_error_ms;
+    p->last_error = sc->store.last_error;
+    p->down_since_ms = sc->store.down_since_ms;
+    reply->storage = p;
 }
 
 /*
@@ -475,6 +501,7 @@ static void status_build(struct mt_head *h, Manta__GetClusterStatusReply *reply,
     reply->n_nodes = n;
     reply->nodes = sc->nodes;
     status_add_demands(h, reply, sc);
+    status_add_storage(h, reply, sc);
 }
 
 static void status_release(struct status_scratch *sc)

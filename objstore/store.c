@@ -625,6 +625,24 @@ int mt_store_contains(const struct mt_store *st, const mt_object_id *id)
     return e->state == ENTRY_CREATED ? -MT_EAGAIN : 0;
 }
 
+size_t mt_store_visit(const struct mt_store *st,
+                      void (*fn)(void *arg, const mt_object_id *id),
+                      void *arg)
+{
+    const struct mt_idmap_node *n;
+    size_t k = 0;
+
+    for (n = mt_idmap_first(&st->table); n; n = mt_idmap_next(&st->table, n)) {
+        const struct entry *e = MT_CONTAINER_OF(n, struct entry, node);
+
+        if (e->deleting || e->state == ENTRY_CREATED)
+            continue;
+        fn(arg, &n->id);
+        k++;
+    }
+    return k;
+}
+
 int mt_store_set_evictable(struct mt_store *st, const mt_object_id *id,
                            bool evictable)
 {

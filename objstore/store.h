@@ -271,6 +271,19 @@ int mt_store_set_evictable(struct mt_store *st, const mt_object_id *id,
  */
 int mt_store_spill(struct mt_store *st, const mt_object_id *id);
 
+/*
+ * mt_store_visit - call fn(arg, id) once for every object a get would
+ * find (sealed, resident or spilled; not being written, not deleted), in
+ * no particular order: what the node holds, for the head (RegisterNode).
+ * fn must not create or delete objects.
+ *
+ * RET the number of objects visited
+ * OWNERSHIP id is borrowed for the call
+ */
+size_t mt_store_visit(const struct mt_store *st,
+                      void (*fn)(void *arg, const mt_object_id *id),
+                      void *arg);
+
 /* ---- figures ---- */
 
 /* mt_store_stats - fill out with the current figures. */

@@ -3,6 +3,17 @@
  * leases.c -- the leases held here and their pushed tasks (see leases.h
  * for the life of both).
  *
+ * The rule for answering a push: while the head takes reports, a push is
+ * answered only after the head has acknowledged the reports of all its
+ * tasks, so a driver never holds a result the head could lose. While the
+ * head is away (a report call failed, or the node is not registered:
+ * mt_leases_head_away) waiting would stall every driver's leased tasks
+ * for the whole outage, so a push is answered as soon as its tasks have
+ * ended; the runs first copy its reports (ops->keep), which still reach
+ * the head, in order, once the node has registered again. The driver may
+ * then hold a result a head killed meanwhile has not heard of yet; it
+ * hears of it after its restart, from the reports kept here.
+ *
  * DESIGN: a lease keeps a FIFO of the slots of the pushes that name it
  * and at most one of them running (a job on the pool); the next starts
  * when it ends (pump). A push is one allocation of slots, answered once
@@ -141,6 +152,7 @@ struct mt_leases {
     struct lease *leases;
     struct mt_push *pushes;     /* every push not answered yet */
     uint64_t acked;             /* every report up to this is acked */
+    bool away;                  /* the head cannot take reports */
     size_t open;                /* lease timers not closed */
     bool shutting_down;
     void (*closed)(void *);
@@ -174,6 +186,11 @@ static void runs_flush(void *arg)
     mt_runs_flush_pushed(((struct mt_leases *)arg)->o.runs);
 }
 
+static void runs_keep(void *arg, uint64_t seq)
+{
+    mt_runs_keep_pushed(((struct mt_leases *)arg)->o.runs, seq);
+}
+
 static void runs_end(void *arg, const char *lease_id, uint32_t attempt,
                      const char *why)
 {
@@ -185,7 +202,7 @@ static void runs_end(void *arg, const char *lease_id, uint32_t attempt,
 }
 
 static const struct mt_leases_ops worker_ops = {
-    pool_submit, pool_stop, runs_report, runs_flush, runs_end,
+    pool_submit, pool_stop, runs_report, runs_flush, runs_end, runs_keep,
 };
 
 static int on_lease_started(void *arg, const struct mt_run_spec *s,
@@ -205,8 +222,13 @@ static void on_acked(void *arg, uint64_t seq)
     mt_leases_acked(arg, seq);
 }
 
+static void on_away(void *arg, bool away)
+{
+    mt_leases_head_away(arg, away);
+}
+
 static const struct mt_runs_lease_listener listener = {
-    on_lease_started, on_lease_stop, on_acked,
+    on_lease_started, on_lease_stop, on_acked, on_away,
 };
 
 /* ==== leases ============================================================== */
@@ -341,6 +363,11 @@ static void push_one_done(struct mt_push *p)
     if (--p->left > 0)
         return;
     if (p->last_seq <= p->ls->acked) {
+        push_finish(p, 0);
+        return;
+    }
+    if (p->ls->away) { /* the rule at the top of this file */
+        p->ls->ops->keep(p->ls->ops_arg, p->last_seq);
         push_finish(p, 0);
         return;
     }
@@ -824,6 +851,62 @@ void mt_leases_acked(struct mt_leases *ls, uint64_t seq)
         if (p->waiting && p->last_seq <= seq)
             push_finish(p, 0);
     }
+}
+
+void mt_leases_head_away(struct mt_leases *ls, bool away)
+{
+    struct mt_push *p;
+    uint64_t seq = 0;
+
+    if (ls->away == away)
+        return;
+    ls->away = away;
+    MT_INFO("head %s: pushes are answered %s", away ? "away" : "back",
+            away ? "once their tasks end" : "once the head has their reports");
+    if (!away || ls->shutting_down)
+        return;
+    for (p = ls->pushes; p; p = p->next)
+        if (p->waiting && p->last_seq > seq)
+            seq = p->last_seq;
+    if (seq == 0)
+        return;
+    ls->ops->keep(ls->ops_arg, seq);
+    /* An answer may end a lease, and that other pushes: start over. */
+    for (p = ls->pushes; p;) {
+        if (!p->waiting) {
+            p = p->next;
+            continue;
+        }
+        push_finish(p, 0);
+        p = ls->pushes;
+    }
+}
+
+static size_t visit_slot(const struct slot *s, mt_held_fn fn, void *arg)
+{
+    struct mt_held_task h;
+
+    if (s->stop != STOP_NONE)
+        return 0;
+    h.task_id = s->task.task_id;
+    h.attempt = s->task.attempt;
+    h.lease_id = s->push->lease_id;
+    fn(arg, &h);
+    return 1;
+}
+
+size_t mt_leases_visit_held(const struct mt_leases *ls, mt_held_fn fn,
+                            void *arg)
+{
+    size_t k = 0;
+
+    for (const struct lease *l = ls->leases; l; l = l->next) {
+        if (l->running)
+            k += visit_slot(l->running, fn, arg);
+        for (const struct slot *s = l->qhead; s; s = s->next)
+            k += visit_slot(s, fn, arg);
+    }
+    return k;
 }
 
 /* A queued slot of l matching (task_id, attempt), unlinked; or NULL. */

@@ -12,7 +12,12 @@
  * to the head through the runs' reporter (mt_runs_report_pushed), and a
  * push is answered once all its tasks have ended and the head has
  * acknowledged their reports: a driver never holds a result the head does
- * not know.
+ * not know. Except while the head is away (mt_leases_head_away: it cannot
+ * take reports, or the node is not registered): a push is then answered
+ * as soon as its tasks have ended, the runs keep copies of its reports
+ * (mt_runs_keep_pushed) and deliver them, in order, once the node is
+ * registered again, so a driver's leased tasks go on through a head
+ * outage.
  *
  * Life of a lease:
  *   RunTasks [LEASE] --mt_leases_add--> held: pushes queue tasks, which run
@@ -75,6 +80,7 @@ struct mt_leases_ops {
     void (*flush)(void *arg);
     void (*end)(void *arg, const char *lease_id, uint32_t attempt,
                 const char *why);
+    void (*keep)(void *arg, uint64_t seq); /* mt_runs_keep_pushed */
 };
 
 /* What the leases work with; everything borrowed, and must outlive them. */
@@ -182,6 +188,22 @@ int mt_leases_revoke(struct mt_leases *ls, const char *lease_id,
 /* mt_leases_acked - the head has every pushed report numbered up to seq:
  * pushes waiting only for that are answered. */
 void mt_leases_acked(struct mt_leases *ls, uint64_t seq);
+
+/*
+ * mt_leases_head_away - the head cannot take reports (away) or can again.
+ * While away, pushes are answered once their tasks have ended (their
+ * reports copied, ops->keep), the pushes waiting only for the head's
+ * acknowledgement at once.
+ */
+void mt_leases_head_away(struct mt_leases *ls, bool away);
+
+/*
+ * mt_leases_visit_held - call fn once for every pushed task queued or
+ * running here (lease_id set), a task a StopTask cancelled excepted.
+ * RET the number visited
+ */
+size_t mt_leases_visit_held(const struct mt_leases *ls, mt_held_fn fn,
+                            void *arg);
 
 /* mt_leases_held - is lease_id held here and not ended? */
 bool mt_leases_held(const struct mt_leases *ls, const char *lease_id);

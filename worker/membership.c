@@ -32,8 +32,10 @@ struct mt_membership {
     struct mt_membership_opts o;
     const struct mt_membership_link *link;
     void *link_arg;
-    mt_membership_fn registered;    /* the listener */
+    mt_membership_fn registered;    /* the listeners */
     void *registered_arg;
+    void (*lost)(void *);
+    void *lost_arg;
     enum state state;
     bool call_in_flight;            /* one register/report at a time */
     bool head_unreachable;          /* for logging transitions once */
@@ -76,6 +78,13 @@ void mt_membership_on_registered(struct mt_membership *m, mt_membership_fn fn,
 {
     m->registered = fn;
     m->registered_arg = arg;
+}
+
+void mt_membership_on_lost(struct mt_membership *m, void (*fn)(void *arg),
+                           void *arg)
+{
+    m->lost = fn;
+    m->lost_arg = arg;
 }
 
 void mt_membership_start(struct mt_membership *m)
@@ -173,6 +182,15 @@ void mt_membership_register_ended(struct mt_membership *m, int err,
     schedule(m, m->report_period_ms);
 }
 
+/* Back to REGISTERING, and tell who listens. */
+static void reregister(struct mt_membership *m, int ms)
+{
+    m->state = REGISTERING;
+    if (m->lost)
+        m->lost(m->lost_arg);
+    schedule(m, ms);
+}
+
 void mt_membership_report_ended(struct mt_membership *m, int err,
                                 const char *msg, bool known)
 {
@@ -180,15 +198,16 @@ void mt_membership_report_ended(struct mt_membership *m, int err,
     if (m->state == LEAVING)
         return;
     if (err) {
+        /* A head back from an outage may be a new one that loaded the
+         * node from storage: it needs the node's holdings all the same. */
         head_lost(m, msg);
-        schedule(m, m->report_period_ms);
+        reregister(m, RETRY_MS);
         return;
     }
     head_found(m);
     if (!known) {
         MT_WARN("head does not know this node (restarted?); registering again");
-        m->state = REGISTERING;
-        schedule(m, 0);
+        reregister(m, 0);
         return;
     }
     schedule(m, m->report_period_ms);

@@ -6,17 +6,21 @@
  *
  *   REGISTERING --RegisterNode ok--> REGISTERED --ReportNode every
  *   period--> ... a report answered known=false (the head restarted or
- *   declared the node dead) sends the node back to REGISTERING; an
- *   unreachable head is retried every second without limit, so workers
- *   survive head restarts. Leaving stops both and unregisters (best
- *   effort, 1 s) when registered.
+ *   declared the node dead), or one that failed (the head may have been
+ *   restarted meanwhile, from stored state that still knows the node),
+ *   sends the node back to REGISTERING; an unreachable head is retried
+ *   every second without limit, so workers survive head restarts. Each
+ *   RegisterNode carries what the node holds (rpc_membership.c), so a
+ *   restarted head reconciles before it schedules. Leaving stops both
+ *   and unregisters (best effort, 1 s) when registered.
  *
  * One timer drives it: while REGISTERING it fires every second, while
  * REGISTERED every report period (the head sets it when it accepts the
  * node); one call is out at a time. The calls go over the link the rpc
  * adapter sets (rpc_membership.c), which hands back how each ended
  * (mt_membership_*_ended). Who must know that the node is registered
- * (the daemon's marker file) registers a listener.
+ * (the daemon's marker file, the runs' reports) registers a listener, and
+ * who must know that it is not any more (the runs) another.
  *
  * THREAD: the worker's loop thread only.
  */
@@ -68,6 +72,11 @@ void mt_membership_set_link(struct mt_membership *m,
 /* mt_membership_on_registered - who hears of each registration. */
 void mt_membership_on_registered(struct mt_membership *m, mt_membership_fn fn,
                                  void *arg);
+
+/* mt_membership_on_lost - who hears when the node leaves REGISTERED
+ * (the head is unreachable or forgot it; a registration follows). */
+void mt_membership_on_lost(struct mt_membership *m, void (*fn)(void *arg),
+                           void *arg);
 
 /* mt_membership_start - register now, and keep the node registered. */
 void mt_membership_start(struct mt_membership *m);

@@ -5,7 +5,8 @@
  * "Leases"). The request is checked (rpc_checks.h) and turned into plain
  * C whose pointers borrow from it (the rpc layer keeps a request until its
  * call ends); the call is held until every task has ended and the head has
- * acknowledged their reports, then answered with one result per task.
+ * acknowledged their reports (while the head is away: until every task
+ * has ended, leases.c), then answered with one result per task.
  *
  * A push the leases hold when the worker stops ends UNAVAILABLE (the
  * leases' shutdown ends every held push with -MT_EUNAVAIL), as held

@@ -4,7 +4,11 @@
  * the link that sends RegisterNode, ReportNode and UnregisterNode to the
  * head and hands back how they ended, and the GetNodeInfo handler. All
  * three describe the node the same way: its identity, its resources and
- * labels, and its host usage with per-GPU figures.
+ * labels, and its host usage with per-GPU figures. Every RegisterNode
+ * also lists what the node holds (holdings_view): the runs' tasks and the
+ * tasks pushed to its leases (tasks.h, leases.h: mt_*_visit_held) and the
+ * objects in its store (mt_store_visit), for a restarted head to
+ * reconcile against.
  *
  * THREAD: the worker's loop thread only.
  */
@@ -15,6 +19,7 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "objstore/store.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
 #include "proto/services.h"
@@ -98,6 +103,68 @@ static void node_view(struct mt_worker *w, struct mt_pb_arena *a,
     ni->version = (char *)MT_WORKER_VERSION;
 }
 
+/* ---- holdings: what the node holds --------------------------------------- */
+
+/* The lists being built; arrays from a (grown by hand, then kept). */
+struct holdings {
+    struct mt_pb_arena *a;
+    Manta__HeldTask **tasks;
+    size_t n_tasks, cap_tasks;
+    ProtobufCBinaryData *objects;
+    size_t n_objects, cap_objects;
+};
+
+static void add_held_task(void *arg, const struct mt_held_task *h)
+{
+    struct holdings *hd = arg;
+    Manta__HeldTask *t = mt_pb_alloc(hd->a, sizeof(*t));
+
+    if (!t)
+        mt_xoom(sizeof(*t));
+    manta__held_task__init(t);
+    t->task_id = (char *)h->task_id;
+    t->attempt = h->attempt;
+    t->lease_id = (char *)(h->lease_id ? h->lease_id : "");
+    mt_xgrow((void **)&hd->tasks, &hd->cap_tasks, hd->n_tasks + 1,
+             sizeof(*hd->tasks));
+    hd->tasks[hd->n_tasks++] = t;
+}
+
+static void add_held_object(void *arg, const mt_object_id *id)
+{
+    struct holdings *hd = arg;
+
+    mt_xgrow((void **)&hd->objects, &hd->cap_objects, hd->n_objects + 1,
+             sizeof(*hd->objects));
+    hd->objects[hd->n_objects].data = (uint8_t *)id->b;
+    hd->objects[hd->n_objects++].len = MT_OBJECT_ID_LEN;
+}
+
+/* Fill req's holdings (pointing into w's tables and hd; free hd's arrays
+ * after the call is encoded). */
+static void holdings_view(struct mt_worker *w, struct holdings *hd,
+                          Manta__RegisterNodeRequest *req)
+{
+    mt_runs_visit_held(w->runs, add_held_task, hd);
+    mt_leases_visit_held(w->leases, add_held_task, hd);
+    if (w->objects.store)
+        mt_store_visit(w->objects.store, add_held_object, hd);
+    req->held_tasks = hd->tasks;
+    req->n_held_tasks = hd->n_tasks;
+    req->held_objects = hd->objects;
+    req->n_held_objects = hd->n_objects;
+    req->holdings = true;
+    /* Once per registration, and again when the holdings change while
+     * an unreachable head is retried every second. */
+    if (w->reg_log_next || w->reg_logged[0] != hd->n_tasks ||
+        w->reg_logged[1] != hd->n_objects)
+        MT_INFO("registering with %zu held tasks, %zu objects", hd->n_tasks,
+                hd->n_objects);
+    w->reg_log_next = false;
+    w->reg_logged[0] = hd->n_tasks;
+    w->reg_logged[1] = hd->n_objects;
+}
+
 /* ---- the link: calls to the head ----------------------------------------- */
 
 static void on_register_done(void *arg, const struct mt_rpc_status *st,
@@ -106,6 +173,8 @@ static void on_register_done(void *arg, const struct mt_rpc_status *st,
     const Manta__RegisterNodeReply *r = (const Manta__RegisterNodeReply *)resp;
     struct mt_worker *w = arg;
 
+    if (st->code == 0)
+        w->reg_log_next = true;
     mt_membership_register_ended(w->membership,
                                  mt_rpc_status_to_err(st->code), st->message,
                                  r ? r->cluster_id : "",
@@ -117,6 +186,7 @@ static int register_node(void *arg, int timeout_ms)
     Manta__RegisterNodeRequest req = MANTA__REGISTER_NODE_REQUEST__INIT;
     struct mt_worker *w = arg;
     struct mt_pb_arena a = MT_PB_ARENA_INIT;
+    struct holdings hd = {&a, NULL, 0, 0, NULL, 0, 0};
     Manta__HostUsage u;
     Manta__NodeInfo ni;
     int rc;
@@ -124,9 +194,12 @@ static int register_node(void *arg, int timeout_ms)
     node_view(w, &a, &u, &ni);
     req.node = &ni;
     req.node_secret = w->node_secret;
+    holdings_view(w, &hd, &req);
     rc = mt_rpc_unary(w->head, &mt_head_register_node, &req.base, timeout_ms,
                       MT_RPC_WAIT_FOR_READY, on_register_done, w);
     mt_pb_arena_release(&a);
+    free(hd.tasks);
+    free(hd.objects);
     return rc;
 }
 
@@ -207,6 +280,7 @@ static void h_node_info(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
 static void start(struct mt_worker *w)
 {
+    w->reg_log_next = true;
     mt_membership_set_link(w->membership, &head_link, w);
 }
 

@@ -47,6 +47,13 @@
  * (mt_runs_flush_pushed): a push of many tasks is then reported in a
  * call or two, not one per task.
  *
+ * DESIGN (the head away): reports wait while the node is not registered
+ * (head_up false) and go in the same order once it is, so a restarted
+ * head reads the node's holdings before their updates; the leases hear
+ * away whenever the head cannot take reports (not registered, or the
+ * last call failed) and may then have the pushed reports copied
+ * (mt_runs_keep_pushed: owned set, freed once acknowledged).
+ *
  * Invariants: a run is freed only when the head has acknowledged its final
  * update (or at destroy); it is then no longer in any call. During shutdown
  * nothing is reported and a call that ends just frees its batch.
@@ -125,6 +132,7 @@ struct mt_run {
     bool running_pending;       /* RUNNING not yet handed to a call */
     bool final_pending;         /* the final update not yet handed */
     bool final_sent;            /* the final update is in a call or acked */
+    bool stop_asked;            /* a StopTask: no longer held for the head */
     struct mt_outbuf out;
     /* function tasks */
     bool fn;                    /* runs on the executor pool */
@@ -157,7 +165,9 @@ struct mt_runs {
     bool retrying;              /* waiting for the backoff to pass */
     int backoff_ms;
     int64_t last_send_ms;
-    bool head_failing;          /* for logging transitions once */
+    bool head_failing;          /* the last call failed */
+    bool head_up;               /* registered: reports may go */
+    bool away_told;             /* what the leases last heard (away) */
     char *log_dir;              /* NULL: no per-task logs */
     bool log_dir_made;
     /* tasks pushed to leases (leases.h): their final reports, oldest
@@ -253,6 +263,7 @@ struct mt_runs *mt_runs_create(const struct mt_runs_opts *o)
     uv_timer_init(o->loop, &rs->timer);
     rs->timer.data = rs;
     rs->timer_open = true;
+    rs->head_up = true;
     mt_hosted_actors_on_died(o->actors, on_actor_died, rs);
     return rs;
 }
@@ -1034,11 +1045,9 @@ static void on_actor_died(void *arg, const char *task_id, uint32_t attempt,
     close_handle(t, (uv_handle_t *)&t->timer);
 }
 
-int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
-                 bool force)
+static int stop_run(struct mt_runs *rs, struct mt_run *t, const char *task_id,
+                    uint32_t attempt, bool force)
 {
-    struct mt_run *t = find(rs, task_id, attempt);
-
     if (t && t->args_job && !t->exited) {
         MT_INFO("task=%s attempt=%u stopped while fetching its arguments",
                 task_id, attempt);
@@ -1082,6 +1091,17 @@ int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
     return 0;
 }
 
+int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
+                 bool force)
+{
+    struct mt_run *t = find(rs, task_id, attempt);
+    int rc = stop_run(rs, t, task_id, attempt, force);
+
+    if (rc == 0 && t)
+        t->stop_asked = true;
+    return rc;
+}
+
 /* ==== reporting =========================================================== */
 
 static bool report_pending(const struct mt_runs *rs)
@@ -1104,8 +1124,154 @@ uint64_t mt_runs_report_pushed(struct mt_runs *rs,
     q->error = q->error ? q->error : "";
     mt_outbuf_init(&q->out, 0);
     q->seq = ++rs->pushed_seq;
+    q->owned = false;
     kick(rs);
     return q->seq;
+}
+
+/* ---- the head away: pushed reports that own what they carry ---- */
+
+static char *dup_or_null(const char *p)
+{
+    return p ? mt_xstrdup(p) : NULL;
+}
+
+/* r stops borrowing: copies of everything it points to. */
+static void report_own(struct mt_run_report *r)
+{
+    struct mt_exec_blob *args = NULL;
+    char **cp = NULL;
+
+    r->task_id = mt_xstrdup(r->task_id);
+    r->error = mt_xstrdup(r->error ? r->error : "");
+    r->lease_id = dup_or_null(r->lease_id);
+    r->name = dup_or_null(r->name);
+    r->function = dup_or_null(r->function);
+    if (r->result_size) {
+        uint8_t *b = mt_xmalloc(r->result_size);
+
+        memcpy(b, r->result, r->result_size);
+        r->result = b;
+    }
+    if (r->nargs)
+        args = mt_xcalloc(r->nargs, sizeof(*args));
+    for (uint32_t i = 0; i < r->nargs; i++) {
+        uint8_t *b = mt_xmalloc(r->args[i].size + 1u);
+
+        memcpy(b, r->args[i].data, r->args[i].size);
+        args[i].data = b;
+        args[i].size = r->args[i].size;
+    }
+    r->args = args;
+    if (r->n_code_path)
+        cp = mt_xcalloc(r->n_code_path, sizeof(*cp));
+    for (uint32_t i = 0; i < r->n_code_path; i++)
+        cp[i] = mt_xstrdup(r->code_path[i]);
+    r->code_path = cp;
+    r->owned = true;
+}
+
+/* Free what report_own copied (nothing when r borrows). */
+static void report_disown(struct mt_run_report *r)
+{
+    if (!r->owned)
+        return;
+    free((char *)r->task_id);
+    free((char *)r->error);
+    free((char *)r->lease_id);
+    free((char *)r->name);
+    free((char *)r->function);
+    if (r->result_size)
+        free((uint8_t *)r->result);
+    for (uint32_t i = 0; i < r->nargs; i++)
+        free((uint8_t *)r->args[i].data);
+    free((struct mt_exec_blob *)r->args);
+    for (uint32_t i = 0; i < r->n_code_path; i++)
+        free(r->code_path[i]);
+    free(r->code_path);
+    r->owned = false;
+}
+
+/* The pushed reports of the batch (they come first) are done with. */
+static void batch_disown_pushed(struct mt_run_batch *b)
+{
+    for (size_t i = 0; i < b->n && !b->v[i].t; i++)
+        report_disown(&b->v[i]);
+}
+
+void mt_runs_keep_pushed(struct mt_runs *rs, uint64_t seq)
+{
+    for (size_t i = 0; i < rs->n_pushed; i++)
+        if (rs->pushed[i].seq <= seq && !rs->pushed[i].owned)
+            report_own(&rs->pushed[i]);
+    /* A call out was encoded when sent: its copies serve a retry. */
+    for (size_t i = 0; i < rs->batch.n && !rs->batch.v[i].t; i++)
+        if (rs->batch.v[i].seq <= seq && !rs->batch.v[i].owned)
+            report_own(&rs->batch.v[i]);
+}
+
+/* Tell the leases when the head's reachability changed. */
+static void tell_away(struct mt_runs *rs)
+{
+    bool away = !rs->head_up || rs->head_failing;
+
+    if (away == rs->away_told || rs->shutting_down)
+        return;
+    rs->away_told = away;
+    if (rs->lease_l && rs->lease_l->away)
+        rs->lease_l->away(rs->lease_arg, away);
+}
+
+void mt_runs_set_head_up(struct mt_runs *rs, bool up)
+{
+    if (rs->head_up == up)
+        return;
+    rs->head_up = up;
+    if (!up)
+        MT_INFO("head %s lost: task reports wait for the node's "
+                "registration", rs->o.head_addr);
+    tell_away(rs);
+    if (up && report_pending(rs))
+        MT_INFO("node registered again: sending the task reports kept "
+                "meanwhile");
+    kick(rs);
+}
+
+/* ---- what the node holds ---- */
+
+static size_t visit_pushed(const struct mt_run_report *v, size_t n,
+                           mt_held_fn fn, void *arg)
+{
+    struct mt_held_task h;
+    size_t k = 0;
+
+    for (size_t i = 0; i < n && !v[i].t; i++) {
+        if (!v[i].final) /* RUNNING: the leases list it */
+            continue;
+        h.task_id = v[i].task_id;
+        h.attempt = v[i].attempt;
+        h.lease_id = v[i].lease_id;
+        fn(arg, &h);
+        k++;
+    }
+    return k;
+}
+
+size_t mt_runs_visit_held(const struct mt_runs *rs, mt_held_fn fn, void *arg)
+{
+    struct mt_held_task h = {NULL, 0, NULL};
+    size_t k = 0;
+
+    for (const struct mt_run *t = rs->head; t; t = t->next) {
+        if (t->stop_asked)
+            continue;
+        h.task_id = t->spec.task_id;
+        h.attempt = t->spec.attempt;
+        fn(arg, &h);
+        k++;
+    }
+    k += visit_pushed(rs->batch.v, rs->batch.n, fn, arg);
+    return k + visit_pushed(rs->pushed, rs->n_pushed, fn, arg);
 }
 
 void mt_runs_flush_pushed(struct mt_runs *rs)
@@ -1265,6 +1431,7 @@ static void retry_later(struct mt_runs *rs, const char *why)
         MT_WARN("cannot report tasks to head %s: %s; keeping updates and "
                 "retrying", rs->o.head_addr, why);
     rs->head_failing = true;
+    tell_away(rs);
     rs->backoff_ms = rs->backoff_ms ? rs->backoff_ms * 2 : RETRY_MIN_MS;
     if (rs->backoff_ms > RETRY_MAX_MS)
         rs->backoff_ms = RETRY_MAX_MS;
@@ -1315,7 +1482,8 @@ static void on_report_timer(uv_timer_t *tm)
     struct mt_runs *rs = tm->data;
 
     rs->retrying = false;
-    if (!rs->shutting_down && !rs->in_flight && report_pending(rs))
+    if (!rs->shutting_down && !rs->in_flight && rs->head_up &&
+        report_pending(rs))
         flush(rs);
 }
 
@@ -1325,7 +1493,7 @@ static void kick(struct mt_runs *rs)
     int64_t wait;
 
     if (rs->shutting_down || rs->in_flight || rs->retrying ||
-        !report_pending(rs))
+        !rs->head_up || !report_pending(rs))
         return;
     if (rs->n_final > 0 || rs->buffered >= FLUSH_BYTES ||
         (rs->n_pushed > 0 && rs->pushed_now) ||
@@ -1351,6 +1519,7 @@ void mt_runs_report_ended(struct mt_runs *rs, int err, const char *msg)
 
     rs->in_flight = false;
     if (rs->shutting_down) {
+        batch_disown_pushed(&rs->batch);
         batch_clear(&rs->batch);
         return;
     }
@@ -1369,7 +1538,9 @@ void mt_runs_report_ended(struct mt_runs *rs, int err, const char *msg)
         else if (rs->batch.v[i].final)
             task_free(rs->batch.v[i].t);
     }
+    batch_disown_pushed(&rs->batch);
     batch_clear(&rs->batch);
+    tell_away(rs);
     if (acked && rs->lease_l)
         rs->lease_l->acked(rs->lease_arg, acked);
     kick(rs);
@@ -1436,8 +1607,11 @@ void mt_runs_destroy(struct mt_runs *rs)
 {
     if (!rs)
         return;
+    batch_disown_pushed(&rs->batch);
     batch_clear(&rs->batch);
     free(rs->batch.v);
+    for (size_t i = 0; i < rs->n_pushed; i++)
+        report_disown(&rs->pushed[i]);
     free(rs->pushed);
     while (rs->head)
         task_free(rs->head);

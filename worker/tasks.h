@@ -33,6 +33,14 @@
  * call puts its updates back in front and is retried with backoff, so
  * nothing but excess output is ever lost.
  *
+ * While the head is away (mt_runs_set_head_up false: the node is not
+ * registered) reports wait, in order, and go once it is registered again,
+ * so a restarted head hears what the node holds (RegisterNode) before
+ * how any of it ended. The leases hear when the head becomes unreachable
+ * or reachable again (lease listener's away), and may then ask that the
+ * pushed reports queued so far be copied (mt_runs_keep_pushed), so that
+ * they can answer their drivers without waiting for the head.
+ *
  * THREAD: everything runs on the worker's loop thread.
  */
 #ifndef MT_WORKER_TASKS_H
@@ -96,6 +104,8 @@ struct mt_run_report {
     char **code_path;           /* borrowed */
     uint32_t n_code_path;
     uint64_t seq;               /* its number (mt_runs_report_pushed) */
+    bool owned;                 /* the strings, result, args and code path
+                                   are copies the runs free (keep_pushed) */
     struct mt_run *t;           /* private to tasks.c */
 };
 
@@ -149,6 +159,9 @@ struct mt_runs_lease_listener {
     int (*stop)(void *arg, const char *lease_id, uint32_t attempt,
                 bool force);
     void (*acked)(void *arg, uint64_t seq);
+    /* The head became unreachable (away true: a report call failed, or
+     * the node is not registered) or takes reports again (false). */
+    void (*away)(void *arg, bool away);
 };
 
 /* mt_runs_on_leases - who holds the leases (none: a LEASE run fails).
@@ -187,7 +200,9 @@ void mt_runs_start(struct mt_runs *rs, struct mt_run_spec *s);
  * executor is SIGKILLed at once (the pool replaces it); a function task
  * still waiting for an executor or its arguments ends at once; an actor's
  * creation task kills the actor.
- * RET 0 (signalled) or -MT_ENOENT (unknown here, or already exited)
+ * A run asked to stop is no longer listed as held (mt_runs_visit_held).
+ * RET 0 (signalled) or -MT_ENOENT (unknown here, or already exited;
+ *     nothing happens)
  */
 int mt_runs_stop(struct mt_runs *rs, const char *task_id, uint32_t attempt,
                  bool force);
@@ -217,6 +232,42 @@ int mt_runs_end(struct mt_runs *rs, const char *task_id, uint32_t attempt,
  */
 uint64_t mt_runs_report_pushed(struct mt_runs *rs,
                                const struct mt_run_report *r);
+
+/*
+ * mt_runs_keep_pushed - the pushed reports numbered up to seq not
+ * acknowledged yet stop borrowing: the runs copy what they point to, so
+ * the leases may answer (and free) their pushes before the head has the
+ * reports. Reports already copied are left alone.
+ */
+void mt_runs_keep_pushed(struct mt_runs *rs, uint64_t seq);
+
+/*
+ * mt_runs_set_head_up - the node is registered with the head (up), or
+ * lost it (reports wait until it is up again; the leases hear away).
+ * Up at creation.
+ */
+void mt_runs_set_head_up(struct mt_runs *rs, bool up);
+
+/* ---- what the node holds (RegisterNode) ---------------------------------- */
+
+/* A task held here: running, queued, or ended with its final report not
+ * acknowledged by the head yet. Borrowed for the visit. */
+struct mt_held_task {
+    const char *task_id;
+    uint32_t attempt;
+    const char *lease_id;       /* pushed to a lease: its id; else NULL */
+};
+
+typedef void (*mt_held_fn)(void *arg, const struct mt_held_task *h);
+
+/*
+ * mt_runs_visit_held - call fn once for every run (command, function,
+ * actor creation or method call, lease grant) and every pushed task whose
+ * final report waits for the head's acknowledgement. Runs a StopTask
+ * asked to stop are left out: the head that asked no longer counts them.
+ * RET the number visited
+ */
+size_t mt_runs_visit_held(const struct mt_runs *rs, mt_held_fn fn, void *arg);
 
 /* mt_runs_flush_pushed - send the pushed reports queued so far as soon as
  * a call can go (someone waits for their acknowledgement). */

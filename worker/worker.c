@@ -65,6 +65,16 @@ static void on_registered(void *arg, const char *cluster_id)
 
     (void)cluster_id;
     write_marker(w, "worker.registered", w->node_id);
+    mt_runs_set_head_up(w->runs, true);
+}
+
+/* The head is unreachable or forgot the node: reports wait for the next
+ * registration, which tells a restarted head what the node holds. */
+static void on_lost(void *arg)
+{
+    struct mt_worker *w = arg;
+
+    mt_runs_set_head_up(w->runs, false);
 }
 
 static int start_objects(struct mt_worker *w)
@@ -152,6 +162,7 @@ static void create_membership(struct mt_worker *w)
     o.report_period_ms = w->cfg->report_period_ms;
     w->membership = mt_membership_create(&o);
     mt_membership_on_registered(w->membership, on_registered, w);
+    mt_membership_on_lost(w->membership, on_lost, w);
 }
 
 /* The services above the store, in layer order, then the adapters' wires

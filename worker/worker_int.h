@@ -68,6 +68,9 @@ struct mt_worker {
     struct mt_membership *membership;
     /* The rpc adapters' own state. */
     struct mt_direct_call *calls; /* CallActor calls held */
+    size_t reg_logged[2];      /* held tasks, objects in the last logged
+                                  RegisterNode (rpc_membership.c) */
+    bool reg_log_next;         /* log the next one whatever it holds */
     void (*stopped)(void *arg);
     void *stopped_arg;
 };

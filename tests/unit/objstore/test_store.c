@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_store.c -- object lifecycle, pins, eviction order, spilling and
- * restore, accounting and error codes of the store library (no sockets).
+ * restore, accounting, error codes and the visit of what the store holds,
+ * of the store library (no sockets).
  */
 #include "objstore/store.h"
 
@@ -393,6 +394,57 @@ static void test_delete_while_pinned(void)
     mt_store_destroy(st);
 }
 
+/* What the node holds (RegisterNode): sealed objects, pinned or not,
+ * not one being written nor one deleted while pinned. */
+struct seen {
+    mt_object_id ids[8];
+    size_t n;
+};
+
+static void on_visit(void *arg, const mt_object_id *id)
+{
+    struct seen *s = arg;
+
+    if (s->n < 8)
+        s->ids[s->n++] = *id;
+}
+
+static bool seen_has(const struct seen *s, uint64_t n)
+{
+    mt_object_id id = oid(n);
+
+    for (size_t i = 0; i < s->n; i++)
+        if (memcmp(&s->ids[i], &id, sizeof(id)) == 0)
+            return true;
+    return false;
+}
+
+static void test_visit(void)
+{
+    struct mt_store *st = mk(64 * KIB, NULL);
+    mt_object_id id2 = oid(2), id3 = oid(3), id4 = oid(4);
+    struct mt_object_info info;
+    struct seen s = {0};
+
+    CU_ASSERT_EQUAL(mt_store_visit(st, on_visit, &s), 0);
+    CU_ASSERT_EQUAL(put(st, 1, 100, 0), 0);
+    CU_ASSERT_EQUAL(put(st, 2, 100, MT_OBJ_EVICTABLE), 0);
+    CU_ASSERT_EQUAL(put(st, 3, 100, 0), 0);
+    CU_ASSERT_EQUAL(mt_store_create_object(st, &id4, 100, 0, 0, NULL, &info),
+                    0);
+    CU_ASSERT_EQUAL(mt_store_get(st, &id2, &info), 0);
+    CU_ASSERT_EQUAL(mt_store_get(st, &id3, &info), 0);
+    CU_ASSERT_EQUAL(mt_store_delete(st, &id3), 0); /* pinned: goes later */
+    CU_ASSERT_EQUAL(mt_store_visit(st, on_visit, &s), 2);
+    CU_ASSERT_EQUAL(s.n, 2);
+    CU_ASSERT(seen_has(&s, 1) && seen_has(&s, 2));
+    CU_ASSERT(!seen_has(&s, 3) && !seen_has(&s, 4));
+    CU_ASSERT_EQUAL(mt_store_release(st, &id2), 0);
+    CU_ASSERT_EQUAL(mt_store_release(st, &id3), 0);
+    CU_ASSERT_EQUAL(mt_store_abort(st, &id4), 0);
+    mt_store_destroy(st);
+}
+
 struct events {
     int n[6];              /* count per enum mt_store_event */
     mt_object_id last[6];  /* last id per event */
@@ -579,5 +631,6 @@ CU_TestInfo mt_test_store[] = {
     {"spill_events", test_spill_events},
     {"prefault_ahead", test_prefault_ahead},
     {"prefault_bounds", test_prefault_bounds},
+    {"visit", test_visit},
     CU_TEST_INFO_NULL,
 };

@@ -12,6 +12,7 @@ extern CU_TestInfo mt_test_task_result[];
 extern CU_TestInfo mt_test_rpc_checks[];
 extern CU_TestInfo mt_test_chunk_wire[];
 extern CU_TestInfo mt_test_leases[];
+extern CU_TestInfo mt_test_holdings[];
 
 static const struct mt_suite suites[] = {
     {"detect", mt_test_detect, NULL, NULL},
@@ -24,6 +25,7 @@ static const struct mt_suite suites[] = {
     {"rpc_checks", mt_test_rpc_checks, NULL, NULL},
     {"chunk_wire", mt_test_chunk_wire, NULL, NULL},
     {"leases", mt_test_leases, NULL, NULL},
+    {"holdings", mt_test_holdings, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -8,7 +8,8 @@
  * acknowledgement, return, idle (a 0 ms timer on a real loop), revoke
  * with and without force, StopTask on queued and running tasks, an
  * executor that dies, jobs the pool ends inside submit, output tails and
- * shutdown.
+ * shutdown; with the head away, answers without the acknowledgement (the
+ * reports kept) and the pushed tasks listed as held.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@ struct fake {
     char rep_lease[MAXJ][20];
     size_t n_reps;
     size_t n_flush;
+    uint64_t kept;                   /* the last keep(seq) */
+    size_t n_keep;
     char ended[8][128];              /* "lease:why" */
     size_t n_ended;
 };
@@ -123,8 +126,16 @@ static void f_end(void *arg, const char *lease_id, uint32_t attempt,
     snprintf(f->ended[f->n_ended++], 128, "%s:%s", lease_id, why);
 }
 
+static void f_keep(void *arg, uint64_t seq)
+{
+    struct fake *f = arg;
+
+    f->kept = seq;
+    f->n_keep++;
+}
+
 static const struct mt_leases_ops fake_ops = {f_submit, f_stop, f_report,
-                                              f_flush, f_end};
+                                              f_flush, f_end, f_keep};
 
 static void on_done(void *arg, int err, const struct mt_push_result *v,
                     size_t n)
@@ -520,6 +531,88 @@ static void test_shutdown(void)
     teardown();
 }
 
+/* The head goes away while a push waits for its acknowledgement: answered
+ * at once, its reports kept; while away, a push is answered when its
+ * tasks end; back, answers wait for the acknowledgement again. */
+static void test_head_away(void)
+{
+    struct mt_push_task t1[1], t2[1], t3[1];
+    struct answer a1, a2, a3;
+
+    setup(1000);
+    add_lease("l0", "o1");
+    push(t1, 0, 1, "o1", false, &a1);
+    end_job(F.jobs[0], MT_EXEC_END_OK, "r1", NULL);
+    CU_ASSERT_EQUAL(a1.calls, 0);
+    mt_leases_head_away(LS, true);
+    CU_ASSERT_EQUAL(a1.calls, 1);
+    CU_ASSERT_STRING_EQUAL(a1.result[0], "r1");
+    CU_ASSERT_EQUAL(F.kept, 1);
+    push(t2, 1, 1, "o1", false, &a2);
+    CU_ASSERT_EQUAL(a2.calls, 0); /* it runs */
+    end_job(F.jobs[1], MT_EXEC_END_FAILED, NULL, "boom");
+    CU_ASSERT_EQUAL(a2.calls, 1);
+    CU_ASSERT_STRING_EQUAL(a2.error[0], "boom");
+    CU_ASSERT_EQUAL(F.kept, 2);
+    CU_ASSERT_EQUAL(F.n_reps, 2); /* reported all the same */
+    mt_leases_head_away(LS, false);
+    push(t3, 2, 1, "o1", false, &a3);
+    end_job(F.jobs[2], MT_EXEC_END_OK, NULL, NULL);
+    CU_ASSERT_EQUAL(a3.calls, 0);
+    CU_ASSERT_EQUAL(F.n_keep, 2);
+    mt_leases_acked(LS, 3);
+    CU_ASSERT_EQUAL(a3.calls, 1);
+    teardown();
+}
+
+struct held {
+    char id[8][20];
+    char lease[8][20];
+    size_t n;
+};
+
+static void on_held(void *arg, const struct mt_held_task *h)
+{
+    struct held *hd = arg;
+
+    if (hd->n >= 8)
+        return;
+    snprintf(hd->id[hd->n], 20, "%s", h->task_id);
+    snprintf(hd->lease[hd->n++], 20, "%s", h->lease_id);
+}
+
+/* What a registration lists: the running task and the queued ones, with
+ * their lease, not one a StopTask cancelled nor one that ended. */
+static void test_visit_held(void)
+{
+    struct mt_push_task t[4];
+    struct answer a;
+    struct held hd;
+
+    setup(1000);
+    add_lease("l0", "o1");
+    push(t, 0, 4, "o1", false, &a);
+    end_job(F.jobs[0], MT_EXEC_END_OK, NULL, NULL); /* ids[1] runs */
+    CU_ASSERT(mt_leases_stop_task(LS, ids[3], 0) == 0);
+    memset(&hd, 0, sizeof(hd));
+    CU_ASSERT_EQUAL(mt_leases_visit_held(LS, on_held, &hd), 2);
+    CU_ASSERT_EQUAL_FATAL(hd.n, 2);
+    CU_ASSERT_STRING_EQUAL(hd.id[0], ids[1]);
+    CU_ASSERT_STRING_EQUAL(hd.id[1], ids[2]);
+    CU_ASSERT_STRING_EQUAL(hd.lease[0], "l0");
+    CU_ASSERT_STRING_EQUAL(hd.lease[1], "l0");
+    CU_ASSERT(mt_leases_stop_task(LS, "t0000000000000ff", 0) == -MT_ENOENT);
+    F.stop_ends_now = true;
+    CU_ASSERT(mt_leases_stop_task(LS, ids[1], 0) == 0);
+    memset(&hd, 0, sizeof(hd));
+    CU_ASSERT_EQUAL(mt_leases_visit_held(LS, on_held, &hd), 1);
+    CU_ASSERT_STRING_EQUAL(hd.id[0], ids[2]);
+    end_job(F.jobs[2], MT_EXEC_END_OK, NULL, NULL);
+    mt_leases_acked(LS, 10);
+    CU_ASSERT_EQUAL(a.calls, 1);
+    teardown();
+}
+
 CU_TestInfo mt_test_leases[] = {
     {"refused: no lease, another owner", test_refused},
     {"one task at a time, in push order; answers after the ack",
@@ -534,5 +627,7 @@ CU_TestInfo mt_test_leases[] = {
     {"output: the last output_limit bytes", test_output_tail},
     {"output: buffers grow to what is kept", test_output_grows},
     {"shutdown: held pushes unavailable", test_shutdown},
+    {"head away: answers without the ack, reports kept", test_head_away},
+    {"held: running and queued pushed tasks", test_visit_held},
     CU_TEST_INFO_NULL,
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * recover.c -- reconciling a restarted head with its workers (see
+ * recover.c -- reconciling a (restarted) head with its workers (see
  * recover.h).
  *
  * begin() notes the restored tasks that are placed (their numbers) and
@@ -116,6 +116,19 @@ static void expected_done(struct mt_head_recover *rc, const char *node_id)
 
 /* ---- beginning --------------------------------------------------------------- */
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static bool has(const uint64_t *v, size_t n, uint64_t num)
+{
+    return bsearch(&num, v, n, sizeof(*v), cmp_u64) != NULL;
+}
+
+
 static bool note_task(void *arg, struct mt_head_task *t)
 {
     struct mt_head_recover *rc = arg;
@@ -148,6 +161,7 @@ void mt_head_recover_begin(struct mt_head_recover *rc, int timeout_ms)
             rc->placed[n++] = t->num; /* placed, adopted for now */
     }
     rc->n_placed = n;
+    qsort(rc->placed, n, sizeof(*rc->placed), cmp_u64);
     rc->expected = mt_xcalloc(nt->n ? nt->n : 1, sizeof(*rc->expected));
     for (size_t i = 0; i < nt->n; i++)
         if (nt->v[i]->state == MT_NODE_ALIVE)
@@ -163,18 +177,6 @@ void mt_head_recover_begin(struct mt_head_recover *rc, int timeout_ms)
 }
 
 /* ---- a node's holdings ------------------------------------------------------- */
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static bool has(const uint64_t *v, size_t n, uint64_t num)
-{
-    return bsearch(&num, v, n, sizeof(*v), cmp_u64) != NULL;
-}
 
 /* Stop what n runs that the head does not place there at that attempt. */
 static void stop_orphans(struct mt_head_recover *rc, struct mt_node *n,
@@ -202,35 +204,60 @@ static void stop_orphans(struct mt_head_recover *rc, struct mt_node *n,
     }
 }
 
-/* Settle the restored placed tasks on n: held ones run, others are lost. */
-static void settle_placed(struct mt_head_recover *rc, struct mt_node *n,
-                          const uint64_t *nums, size_t n_nums)
+/* Placed tasks on n that n may not hold (see settle). */
+struct on_node {
+    struct mt_head_recover *rc;
+    const char *node_id;
+    uint64_t *v;
+    size_t n, cap;
+};
+
+static bool placed_there(void *arg, struct mt_head_task *t)
+{
+    struct on_node *c = arg;
+
+    if ((t->state == MT_TASK_RUNNING || t->state == MT_TASK_SCHEDULED) &&
+        !t->leased && t->node_id && strcmp(t->node_id, c->node_id) == 0) {
+        mt_xgrow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v));
+        c->v[c->n++] = t->num;
+    }
+    return true;
+}
+
+/*
+ * The tasks placed on n, against what n holds. A RUNNING task n does not
+ * hold is lost (n held it: it lists every run until its final report is
+ * acknowledged). A SCHEDULED one is lost only when it was restored: on a
+ * head that did not restart its hand-over may still be on its way. A
+ * task pushed to a lease is its driver's.
+ */
+static void settle(struct mt_head_recover *rc, struct mt_node *n,
+                   const uint64_t *nums, size_t n_nums)
 {
     struct mt_task_table *tt = &rc->h->task_table;
-    size_t keep = 0;
+    struct on_node c = {rc, n->id, NULL, 0, 0};
 
-    for (size_t i = 0; i < rc->n_placed; i++) {
-        struct mt_head_task *t = mt_task_table_find(tt, rc->placed[i]);
+    mt_task_table_visit(tt, placed_there, &c);
+    for (size_t i = 0; i < c.n; i++) {
+        struct mt_head_task *t = mt_task_table_find(tt, c.v[i]);
+        bool restored = rc->on && has(rc->placed, rc->n_placed, c.v[i]);
 
-        if (!t || mt_head_task_terminal(t) || !t->node_id ||
-            strcmp(t->node_id, n->id) != 0) {
-            if (t && !mt_head_task_terminal(t))
-                rc->placed[keep++] = rc->placed[i];
+        if (!t || mt_head_task_terminal(t))
             continue;
-        }
         if (has(nums, n_nums, t->num)) {
-            if (t->state == MT_TASK_SCHEDULED)
+            if (restored && t->state == MT_TASK_SCHEDULED)
                 mt_head_tasks_set_state(rc->h->tasks, t, MT_TASK_RUNNING,
                                         NULL);
-            rc->adopted++;
-        } else {
+            rc->adopted += restored;
+        } else if (t->state == MT_TASK_RUNNING || restored) {
+            MT_WARN("task %s: node %s no longer runs it", t->id, n->id);
             mt_head_tasks_lost(rc->h->tasks, t, t->state == MT_TASK_SCHEDULED,
-                               "lost in a head restart (its node no longer "
-                               "runs it)");
+                               "lost: its node no longer runs it (the node "
+                               "or the head restarted)");
             rc->requeued++;
         }
     }
-    rc->n_placed = keep;
+    free(c.v);
 }
 
 void mt_head_recover_node(struct mt_head_recover *rc, struct mt_node *n,
@@ -243,8 +270,7 @@ void mt_head_recover_node(struct mt_head_recover *rc, struct mt_node *n,
         if (mt_num_id_parse(MT_ID_TASK, held->tasks[i].task_id, &nums[k]) == 0)
             k++;
     qsort(nums, k, sizeof(*nums), cmp_u64);
-    if (rc->on)
-        settle_placed(rc, n, nums, k);
+    settle(rc, n, nums, k);
     stop_orphans(rc, n, held);
     free(nums);
     if (rc->on)

@@ -17,10 +17,14 @@
  * Drivers get longer: a restored session, actor owner or lease owner has
  * MANTA_HEAD_RECONNECT_TIMEOUT (as the SDK's) to open its session again.
  *
- * The orphan check (held but unknown, ended, another attempt or another
- * node: stopped) applies to every registration that carries holdings, not
- * only during recovery: it is always right. Tasks pushed to a lease are
- * the lease's driver's business and are never stopped here.
+ * Every registration that carries holdings is checked the same way, not
+ * only during recovery (a worker restarted under the same node id within
+ * the node timeout lost what it ran): what it runs that the head does not
+ * place there at that attempt is stopped, and a RUNNING task it does not
+ * hold is lost (a worker lists each run until the head acknowledged its
+ * final report, so none is lost twice). Outside recovery a SCHEDULED task
+ * it does not hold is left alone: its hand-over may be on its way. Tasks
+ * pushed to a lease are the lease's driver's business, never touched.
  *
  * THREAD: the head's loop thread only. Plain C: no protobuf here.
  */

@@ -16,13 +16,22 @@
  * stream in batches, each with its task's tag; a task leaves the map with
  * its final event.
  *
- * When the stream ends (head gone, connection cut, cut off as too slow)
- * the client falls back to the one-by-one path for good: tasks that have
- * an id get their own WatchTask (which starts from the head's current
- * state, so nothing is lost); tasks whose SubmitTasks is in flight get one
- * when the reply brings their id; tasks not sent yet are submitted one by
- * one with SubmitTask. A SubmitTasks call that fails leaves its tasks lost
- * (-MT_EUNAVAIL: the head may or may not have them).
+ * Every task carries an id of ours (mt__task_id_new) in its spec, so a
+ * SubmitTasks sent again is answered with the same tasks. When the head
+ * goes away (the stream breaks with UNAVAILABLE) the client keeps the
+ * stream's tasks and submits (state MT__CW_AWAY) and reopens the stream
+ * under the same watcher id as retry.h says; a batch cut off goes back to
+ * the front of the pending list. Once reopened, each task that had its id
+ * is asked for by its own WatchTask (its current state, or "unknown" from
+ * a head that lost it) and the pending ones are sent (reopened).
+ *
+ * When the stream ends otherwise (cut off as too slow, or the head away
+ * past the reconnect deadline) the client falls back to the one-by-one
+ * path for good: tasks that have an id get their own WatchTask (which
+ * starts from the head's current state, so nothing is lost); tasks whose
+ * SubmitTasks is in flight get one when the reply brings their id; tasks
+ * not sent yet are submitted one by one with SubmitTask. A SubmitTasks
+ * call refused by a live head ends its tasks.
  *
  * References: the map holds one reference per task; each batch in flight
  * holds one more per task it carries.

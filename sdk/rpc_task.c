@@ -9,8 +9,14 @@
  *
  * At most MT__MAX_WATCHES streams are open at once; further tasks wait in
  * a FIFO for a slot (the head keeps a finished task's state and output, so
- * nothing is lost by watching late). A watch the connection broke is
- * reopened a few times before the task is given up as lost (retry_watch).
+ * nothing is lost by watching late). A watch broken because the head went
+ * away is reopened until the reconnect deadline (retry.h); a head that
+ * answers NOT_FOUND then has restarted without its state, and the task
+ * fails with that (retry_watch, watch_lost). Watches of tasks by id
+ * (mt_watch_*) are reopened the same way.
+ *
+ * A SubmitTask names its task with an id of ours (mt__task_id_new), so
+ * one whose answer was lost is sent again safely (submit_retry).
  *
  * THREAD: mt__task_submit_one and mt__task_cancel_id run on the caller's
  * thread, the rest on the loop thread; task fields are written under the
@@ -387,9 +393,11 @@ static void fifo_push(struct mt_task **head, struct mt_task **tail,
 /*
  * A watch broken because the head went away (UNAVAILABLE) is reopened as
  * retry.c says (backing off, until the reconnect deadline: *why then says
- * so); one dropped by a live head as too slow (RESOURCE_EXHAUSTED) after
- * MT__REWATCH_MS, up to MT__REWATCHES times in a row. The reopened watch
- * starts with the head's current state and its whole output tail.
+ * so); one dropped by a live head as too slow (RESOURCE_EXHAUSTED), or
+ * broken in a client that does not wait for its head (one-shot), after
+ * MT__REWATCH_MS, up to MT__REWATCHES times in a row: a blip. The
+ * reopened watch starts with the head's current state and its whole
+ * output tail.
  * RET true when t was queued for a retry (the watch ref stays).
  */
 static bool retry_watch(struct mt_client *c, struct mt_task *t,
@@ -401,7 +409,8 @@ static bool retry_watch(struct mt_client *c, struct mt_task *t,
 
     if (c->closing || t->ended)
         return false;
-    if (st->code == GRPC_STATUS_RESOURCE_EXHAUSTED)
+    if (st->code == GRPC_STATUS_RESOURCE_EXHAUSTED ||
+        (st->code == GRPC_STATUS_UNAVAILABLE && c->reconnect_ms <= 0))
         delay = t->rewatches < MT__REWATCHES ? MT__REWATCH_MS : -1;
     else
         delay = mt__retry_after(c, st, MT__REPEAT_SAFE, t->rewatches + 1,

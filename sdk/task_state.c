@@ -7,6 +7,9 @@
  * these happen are rpc_task.c and rpc_batch.c (the loop thread) and
  * task.c (the public API); this file calls neither.
  *
+ * The ids a driver chooses for its tasks (leased ones, and those sent
+ * through the head so a resubmit is the same task) come from here too.
+ *
  * An internal task's listener (task_int.h) is told when
  * mt__task_end ends it; the files that apply events tell it of those.
  *

@@ -589,8 +589,8 @@ static void on_wstream_event(void *arg, const ProtobufCMessage *msg)
     mt__head_back(s->w->client);
     s->attempts = 0;
     mt__task_event_decode(msg, &ev);
-    if (s->ended) /* repeated after a reopen: the end is known */
-        return;
+    if (s->ended && ev.state && !ev.output_len)
+        return; /* the end again (after a reopen): told once */
     s->ended |= mt__task_final(ev.state);
     mt__watch_event(s->w, s->id, &ev);
 }

@@ -83,6 +83,9 @@ static void h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
     if (d.kind == MT_TASK_KIND_ACTOR_CREATE ||
         d.kind == MT_TASK_KIND_ACTOR_METHOD)
         t = submit_actor(h, &d, &why, &err);
+    else if (*req->spec->task_id) /* named by its driver: may be a retry */
+        t = mt_head_tasks_submit_as(h->tasks, req->spec->task_id, &d, &why,
+                                    &err);
     else
         t = mt_head_tasks_submit(h->tasks, &d, &why, &err);
     if (!t) {

@@ -536,6 +536,8 @@ static struct mt_head_task *submit_one(struct mt_head *h,
     }
     if (mt_task_def_from_pb(s, &d, why) < 0)
         return NULL;
+    if (*s->task_id) /* named by its driver: may be a retry */
+        return mt_head_tasks_submit_as(h->tasks, s->task_id, &d, why, &err);
     return mt_head_tasks_submit(h->tasks, &d, why, &err);
 }
 

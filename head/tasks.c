@@ -341,9 +341,11 @@ static int admit_and_queue(struct mt_head_tasks *ts, struct mt_head_task *t,
     return 0;
 }
 
-struct mt_head_task *mt_head_tasks_submit(struct mt_head_tasks *ts,
-                                          struct mt_task_def *def,
-                                          const char **why, int *err)
+/* Check def and add it under num (0: the next number). RET as
+ * mt_head_tasks_submit. */
+static struct mt_head_task *submit_num(struct mt_head_tasks *ts,
+                                       uint64_t num, struct mt_task_def *def,
+                                       const char **why, int *err)
 {
     struct mt_head_task *t;
     int rc;
@@ -355,11 +357,64 @@ struct mt_head_task *mt_head_tasks_submit(struct mt_head_tasks *ts,
         mt_task_def_release(def);
         return NULL;
     }
-    t = mt_head_tasks_add(ts, def, def->max_retries);
+    t = num ? mt_task_table_add_num(ts->table, num, def, def->max_retries,
+                                    mt_now_wall_ms())
+            : mt_head_tasks_add(ts, def, def->max_retries);
+    if (!t) { /* the caller looked: not reached */
+        *why = "task_id is taken";
+        mt_task_def_release(def);
+        return NULL;
+    }
     rc = admit_and_queue(ts, t, why);
     if (rc != 0)
         *err = rc;
     return rc == 0 || rc == 2 ? t : NULL;
+}
+
+struct mt_head_task *mt_head_tasks_submit(struct mt_head_tasks *ts,
+                                          struct mt_task_def *def,
+                                          const char **why, int *err)
+{
+    return submit_num(ts, 0, def, why, err);
+}
+
+/* Whether t is what a driver's repeated submit of def would have made. */
+static bool same_submit(const struct mt_head_task *t,
+                        const struct mt_task_def *def)
+{
+    const char *a = t->def.owner_id ? t->def.owner_id : "";
+    const char *b = def->owner_id ? def->owner_id : "";
+
+    return !t->leased && t->def.kind == def->kind && strcmp(a, b) == 0;
+}
+
+struct mt_head_task *mt_head_tasks_submit_as(struct mt_head_tasks *ts,
+                                             const char *task_id,
+                                             struct mt_task_def *def,
+                                             const char **why, int *err)
+{
+    struct mt_head_task *t;
+    uint64_t num = 0;
+
+    *err = -MT_EINVAL;
+    if (mt_num_id_parse(MT_ID_TASK, task_id, &num) < 0 ||
+        !(num & MT_NUM_ID_DRIVER_BIT)) {
+        *why = "task_id: 't' and 15 hex digits with bit 59 set (a number "
+               "the driver chose)";
+        mt_task_def_release(def);
+        return NULL;
+    }
+    if ((t = mt_task_table_find(ts->table, num))) {
+        bool same = same_submit(t, def);
+
+        mt_task_def_release(def);
+        if (same)
+            return t; /* submitted again: the same task */
+        *why = "task_id is taken by another task";
+        *err = -MT_EEXIST;
+        return NULL;
+    }
+    return submit_num(ts, num, def, why, err);
 }
 
 /* ---- retries ------------------------------------------------------------- */

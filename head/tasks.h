@@ -104,6 +104,20 @@ struct mt_head_task *mt_head_tasks_submit(struct mt_head_tasks *ts,
                                           struct mt_task_def *def,
                                           const char **why, int *err);
 
+/*
+ * mt_head_tasks_submit_as - as mt_head_tasks_submit, under the id its
+ * driver chose (task_id: 't' + 15 hex digits, MT_NUM_ID_DRIVER_BIT set),
+ * so that a driver that lost the answer can submit again: a task already
+ * known under that id, of the same kind and owner (def->owner_id), is
+ * returned as it is (def released) instead of a second one.
+ * RET the task, or NULL when refused (why, err: a malformed id, the id
+ * taken by another task (-MT_EEXIST), or as mt_head_tasks_submit)
+ */
+struct mt_head_task *mt_head_tasks_submit_as(struct mt_head_tasks *ts,
+                                             const char *task_id,
+                                             struct mt_task_def *def,
+                                             const char **why, int *err);
+
 /* mt_head_tasks_add - add a PENDING task for a checked def (taken) with
  * max_retries (< 0: the default); it is not queued. */
 struct mt_head_task *mt_head_tasks_add(struct mt_head_tasks *ts,

@@ -28,6 +28,7 @@
 #include "objstore/client.h"
 #include "sdk/error.h"
 #include "sdk/queue.h"
+#include "sdk/retry.h"
 
 static atomic_uint_fast64_t next_serial;
 
@@ -168,6 +169,7 @@ void mt__req_complete(struct mt_client *c, struct mt__req *r, int rc,
 static void handle_stop(struct mt_client *c)
 {
     c->closing = true;
+    mt__retry_stop(c); /* attempts waiting end now, as closed */
     for (size_t i = 0; i < c->n_parts; i++)
         if (c->parts[i].ops->stop)
             c->parts[i].ops->stop(c, c->parts[i].st);
@@ -258,6 +260,7 @@ static int setup_loop(struct mt_client *c)
     if (rc < 0)
         return mt__set_error(NULL, -MT_ENOMEM, "uv_loop_init: %s",
                              uv_strerror(rc));
+    c->loop.data = c; /* retry.c's timers find their client */
     c->loop_ready = true;
     rc = uv_async_init(&c->loop, &c->wake, on_wake);
     if (rc < 0)
@@ -311,6 +314,9 @@ int mt__client_new(const char *address, const char *temp_dir,
     atomic_init(&c->session_open, false);
     c->rpc_timeout_ms = rpc_timeout_ms;
     c->ready_flags = ready_flags;
+    c->reconnect_ms = ready_flags ? mt__retry_limit_ms(getenv(
+                                        MT__RECONNECT_ENV))
+                                  : 0; /* one-shot: fail fast */
     pthread_mutex_init(&c->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -460,6 +466,9 @@ struct head_call {
     const struct mt_rpc_method *method;
     ProtobufCMessage *msg;       /* owned copy of the request */
     ProtobufCMessage *reply;     /* owned copy of the reply */
+    unsigned flags;              /* MT__CALL_* */
+    unsigned attempts;           /* failed so far */
+    bool started_away;           /* this attempt began with the head away */
 };
 
 /* msg_copy - an owned deep copy of a ProtobufCMessage (packed, then
@@ -505,6 +514,33 @@ static void head_call_release(struct mt__req *r)
     mt__msg_free(h->reply);
 }
 
+static int head_call_start(struct mt_client *c, struct mt__req *r);
+
+/* The retry timer of a head call: its next attempt. */
+static void head_call_again(struct mt_client *c, void *arg, bool closing)
+{
+    struct head_call *h = arg;
+    int rc = closing ? -MT_ECLOSED : head_call_start(c, &h->r);
+
+    if (rc < 0)
+        mt__req_complete(c, &h->r, rc, closing ? "the client is "
+                         "disconnecting" : "cannot start the call to the "
+                         "head");
+}
+
+/* A failed attempt: try again later (RET true) when retry.c says so. */
+static bool head_call_retry(struct mt_client *c, struct head_call *h,
+                            const struct mt_rpc_status *st, char *msg,
+                            size_t len)
+{
+    enum mt__repeat how = h->flags & MT__CALL_ONCE ? MT__REPEAT_UNSENT
+                                                   : MT__REPEAT_SAFE;
+    int delay = mt__retry_after(c, st, how, ++h->attempts, h->started_away,
+                                msg, len);
+
+    return delay >= 0 && mt__retry_later(c, delay, head_call_again, h) == 0;
+}
+
 static void on_head_call_done(void *arg, const struct mt_rpc_status *st,
                               const ProtobufCMessage *resp)
 {
@@ -515,9 +551,11 @@ static void on_head_call_done(void *arg, const struct mt_rpc_status *st,
     c->n_calls--;
     if (st->code) {
         mt__rpc_text(st, msg, sizeof(msg));
-        mt__req_complete(c, &h->r, mt__rpc_err(st), msg);
+        if (!head_call_retry(c, h, st, msg, sizeof(msg)))
+            mt__req_complete(c, &h->r, mt__rpc_err(st), msg);
         return;
     }
+    mt__head_back(c);
     h->reply = msg_copy(resp);
     mt__req_complete(c, &h->r, h->reply ? 0 : -MT_ENOMEM,
                      h->reply ? NULL : "out of memory");
@@ -526,9 +564,12 @@ static void on_head_call_done(void *arg, const struct mt_rpc_status *st,
 static int head_call_start(struct mt_client *c, struct mt__req *r)
 {
     struct head_call *h = (struct head_call *)r;
-    int rc = mt_rpc_unary(c->ch, h->method, h->msg, r->timeout_ms,
-                          r->rpc_flags, on_head_call_done, h);
+    int rc;
 
+    h->started_away = mt__head_away(c);
+    rc = mt_rpc_unary(c->ch, h->method, h->msg, r->timeout_ms,
+                      mt__attempt_flags(c, r->rpc_flags), on_head_call_done,
+                      h);
     if (rc == 0)
         c->n_calls++;
     return rc;
@@ -538,6 +579,15 @@ static const struct mt__req_ops head_call_ops = {
     .start = head_call_start,
     .release = head_call_release,
 };
+
+int mt__head_wait_ms(const struct mt_client *c, int timeout_ms)
+{
+    int64_t ms = (int64_t)timeout_ms + MT__WAIT_GRACE_MS;
+
+    if (c->reconnect_ms > 0) /* a first attempt, the outage, a last one */
+        ms += (int64_t)c->reconnect_ms + timeout_ms + MT__RETRY_MAX_MS;
+    return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
 
 int mt__head_call(struct mt_client *c, const struct mt_rpc_method *method,
                   const void *req, int timeout_ms, unsigned flags,
@@ -552,9 +602,10 @@ int mt__head_call(struct mt_client *c, const struct mt_rpc_method *method,
         return mt__set_error(c, -MT_ENOMEM, "out of memory");
     }
     h->method = method;
+    h->flags = flags;
     h->r.timeout_ms = timeout_ms;
     h->r.rpc_flags = flags & MT__CALL_WAIT ? c->ready_flags : 0;
-    rc = mt__req_run(c, &h->r, timeout_ms + MT__WAIT_GRACE_MS);
+    rc = mt__req_run(c, &h->r, mt__head_wait_ms(c, timeout_ms));
     if (rc < 0)
         return rc;
     *reply = h->reply;

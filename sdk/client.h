@@ -103,20 +103,33 @@ void mt__req_complete(struct mt_client *c, struct mt__req *r, int rc,
 /* mt__head_call flags: wait up to the deadline for an unreachable head to
  * come back (not for one-shot clients, whose calls fail at once). */
 #define MT__CALL_WAIT 0x1u
+/* ... and: the call counts (a put, a release, a new group), so it is
+ * tried again only when it cannot have reached the head (retry.h). Calls
+ * without it are safe to repeat and are retried while the head is away,
+ * up to the client's reconnect deadline. */
+#define MT__CALL_ONCE 0x2u
 
 /*
  * mt__head_call - call method on the head with req and wait for the reply
  * (caller thread). req (a ProtobufCMessage, borrowed) is copied, so it may
  * be a view on the caller's stack.
- * IN  flags  0 or MT__CALL_WAIT
+ * IN  flags  0, MT__CALL_WAIT, MT__CALL_ONCE
  * OUT reply  returns an owned ProtobufCMessage of the method's reply type,
  *            free with mt__msg_free()
  * RET 0, or the call's error; the last error on c is the call's status
- *     ("NOT_FOUND: no such gang")
+ *     ("NOT_FOUND: no such gang"), or, when the head stayed away past the
+ *     client's reconnect deadline, "head ADDR unreachable for N s
+ *     (MANTA_HEAD_RECONNECT_TIMEOUT)"
+ * NOTE a failed attempt is tried again as retry.h decides (not for
+ *      one-shot clients); the caller waits up to mt__head_wait_ms()
  */
 int mt__head_call(struct mt_client *c, const struct mt_rpc_method *method,
                   const void *req, int timeout_ms, unsigned flags,
                   void **reply);
+
+/* mt__head_wait_ms - how long a caller waits for a head call of
+ * timeout_ms, its retries while the head is away included. */
+int mt__head_wait_ms(const struct mt_client *c, int timeout_ms);
 
 /* mt__msg_free - free a message from mt__head_call (or client.c's
  * msg_copy). NULL ok. */

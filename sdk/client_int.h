@@ -55,6 +55,7 @@ struct mt_objc;
 struct mt__tasks;
 struct mt__objects;
 struct mt__actors;
+struct mt__later;
 
 /* ---- the store connection, shared by a client and its buffers ------------ */
 
@@ -86,6 +87,8 @@ struct mt_client {
     char *temp_dir;
     int rpc_timeout_ms;
     unsigned ready_flags;      /* MT_RPC_WAIT_FOR_READY, or 0 (one-shot) */
+    int reconnect_ms;          /* retry head calls this long after the
+                                  head went away; 0: never (retry.h) */
     /* The session (read-only after create): this client at the head, as
      * owner of its actors and of the object references it takes. */
     char session_id[33];
@@ -123,6 +126,9 @@ struct mt_client {
     bool closing;              /* stop handled */
     size_t n_streams;          /* server streams open */
     size_t n_calls;            /* unary calls in flight */
+    uint64_t away_since_ms;    /* the head is away since (mt__now_ms);
+                                  0: it answers (retry.c) */
+    struct mt__later *retries; /* attempts waiting for their timer */
 };
 
 /* mt__client_check - c is a client (not NULL, right magic); on every

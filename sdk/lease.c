@@ -44,7 +44,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "common/alloc.h"
 #include "common/rpc.h"
@@ -1016,23 +1015,6 @@ static const struct mt__req_ops item_ops = {
     .release = item_release,
 };
 
-/* A random task id, "t" + 15 hex digits, from a per-thread pool. */
-static void random_task_id(char out[MT_NUM_ID_LEN + 1])
-{
-    static _Thread_local uint64_t pool[32];
-    static _Thread_local size_t left;
-
-    if (left == 0) {
-        if (getrandom(pool, sizeof(pool), 0) != (ssize_t)sizeof(pool))
-            for (size_t i = 0; i < 32; i++) /* not seeded: still unique */
-                pool[i] ^= uv_hrtime() * 0x9e3779b97f4a7c15ull + i;
-        left = 32;
-    }
-    /* Apart from the numbers the head counts (common/ids.h). */
-    mt_num_id(MT_ID_TASK, (pool[--left] & MT_NUM_ID_MAX) | MT_NUM_ID_DRIVER_BIT,
-              out);
-}
-
 /* Whether d may take the lease path. */
 static bool fits(struct mt_client *c, const struct mt_task_def *d)
 {
@@ -1060,7 +1042,7 @@ int mt__lease_post(struct mt_client *c, struct mt_task_def *d,
     *out = NULL;
     if (n < 0)
         return MT__LEASE_NOT_TAKEN;
-    random_task_id(id);
+    mt__task_id_new(id);
     it = mt__req_new(c, &item_ops, sizeof(*it) + (size_t)n + 1);
     t = it ? mt__task_new(c, id, output_limit) : NULL;
     if (!t) {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grpc/status.h>
 
 #include "common/rpc.h"
 #include "common/strbuf.h"
@@ -25,6 +26,7 @@
 #include "sdk/actor_handle.h"
 #include "sdk/client.h"
 #include "sdk/error.h"
+#include "sdk/retry.h"
 #include "sdk/rpc_reply.h"
 
 /* ---- GetActor / KillActor (caller thread) -------------------------------- */
@@ -229,8 +231,58 @@ static void on_lease_msg(void *arg, const ProtobufCMessage *msg)
 {
     struct mt_client *c = arg;
 
+    mt__head_back(c);
+    c->actors->lease_attempts = 0;
     atomic_store(&c->session_open, true);
     session_answer(c, 0, NULL);
+}
+
+static void on_lease_done(void *arg, const struct mt_rpc_status *st,
+                          const ProtobufCMessage *resp);
+
+/* Open the session stream under the client's owner id. RET 0, -MT_E*. */
+static int lease_stream_open(struct mt_client *c, unsigned flags)
+{
+    Manta__ActorOwnerLeaseRequest req = MANTA__ACTOR_OWNER_LEASE_REQUEST__INIT;
+    int rc;
+
+    req.owner_id = c->session_id;
+    rc = mt_rpc_stream_open(c->ch, &mt_head_lease_actor_owner, &req.base, 0,
+                            flags, on_lease_msg, on_lease_done, c,
+                            &c->actors->lease);
+    if (rc == 0)
+        c->n_streams++;
+    return rc;
+}
+
+/* The reopen timer: the same session again, unless one is open. */
+static void lease_again(struct mt_client *c, void *arg, bool closing)
+{
+    const struct mt_rpc_status refused = {GRPC_STATUS_UNAVAILABLE, ""};
+
+    (void)arg;
+    if (closing || c->actors->lease)
+        return;
+    if (lease_stream_open(c, 0) < 0) {
+        c->n_streams++; /* on_lease_done counts it out */
+        on_lease_done(c, &refused, NULL);
+    }
+}
+
+/*
+ * The session broke because the head went away: reopen it under the same
+ * owner id (retry.c decides when, and until when), so the actors and
+ * references it owns at a head that kept its state stay owned.
+ */
+static bool lease_retry(struct mt_client *c, const struct mt_rpc_status *st)
+{
+    int delay;
+
+    if (c->closing || c->actors->lease_wait)
+        return false; /* connecting: the caller hears of it */
+    delay = mt__retry_after(c, st, MT__REPEAT_SAFE,
+                            ++c->actors->lease_attempts, false, NULL, 0);
+    return delay >= 0 && mt__retry_later(c, delay, lease_again, NULL) == 0;
 }
 
 static void on_lease_done(void *arg, const struct mt_rpc_status *st,
@@ -239,9 +291,12 @@ static void on_lease_done(void *arg, const struct mt_rpc_status *st,
     struct mt_client *c = arg;
     char why[200];
 
+    (void)resp;
     c->actors->lease = NULL;
     c->n_streams--;
     atomic_store(&c->session_open, false);
+    if (lease_retry(c, st))
+        return;
     mt__rpc_text(st, why, sizeof(why));
     session_answer(c, st->code ? mt__rpc_err(st) : -MT_EPROTO, why);
 }
@@ -250,18 +305,11 @@ static void on_lease_done(void *arg, const struct mt_rpc_status *st,
  * With wait, r completes once the head says the session is open. */
 static int lease_open(struct mt_client *c, struct mt__req *r, bool wait)
 {
-    Manta__ActorOwnerLeaseRequest req = MANTA__ACTOR_OWNER_LEASE_REQUEST__INIT;
     struct mt__actors *as = c->actors;
     int rc = 0;
 
-    req.owner_id = c->session_id;
-    if (!as->lease) {
-        rc = mt_rpc_stream_open(c->ch, &mt_head_lease_actor_owner, &req.base,
-                                0, r->rpc_flags, on_lease_msg, on_lease_done,
-                                c, &as->lease);
-        if (rc == 0)
-            c->n_streams++;
-    }
+    if (!as->lease)
+        rc = lease_stream_open(c, r->rpc_flags);
     if (rc == 0 && wait && !atomic_load(&c->session_open) && !as->lease_wait)
         as->lease_wait = r; /* the head's event completes it */
     else

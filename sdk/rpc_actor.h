@@ -39,6 +39,7 @@ struct mt__actors {
     bool timer_ready;
     struct mt_rpc_stream *lease; /* LeaseActorOwner while open */
     struct mt__req *lease_wait;  /* mt__session_open waiting for the head */
+    unsigned lease_attempts;     /* reopens since the head went away */
 };
 
 /*

@@ -16,13 +16,22 @@
  * stream in batches, each with its task's tag; a task leaves the map with
  * its final event.
  *
- * When the stream ends (head gone, connection cut, cut off as too slow)
- * the client falls back to the one-by-one path for good: tasks that have
- * an id get their own WatchTask (which starts from the head's current
- * state, so nothing is lost); tasks whose SubmitTasks is in flight get one
- * when the reply brings their id; tasks not sent yet are submitted one by
- * one with SubmitTask. A SubmitTasks call that fails leaves its tasks lost
- * (-MT_EUNAVAIL: the head may or may not have them).
+ * Every task carries an id of ours (mt__task_id_new) in its spec, so a
+ * SubmitTasks sent again is answered with the same tasks. When the head
+ * goes away (the stream breaks with UNAVAILABLE) the client keeps the
+ * stream's tasks and submits (state MT__CW_AWAY) and reopens the stream
+ * under the same watcher id as retry.h says; a batch cut off goes back to
+ * the front of the pending list. Once reopened, each task that had its id
+ * is asked for by its own WatchTask (its current state, or "unknown" from
+ * a head that lost it) and the pending ones are sent (reopened).
+ *
+ * When the stream ends otherwise (cut off as too slow, or the head away
+ * past the reconnect deadline) the client falls back to the one-by-one
+ * path for good: tasks that have an id get their own WatchTask (which
+ * starts from the head's current state, so nothing is lost); tasks whose
+ * SubmitTasks is in flight get one when the reply brings their id; tasks
+ * not sent yet are submitted one by one with SubmitTask. A SubmitTasks
+ * call refused by a live head ends its tasks.
  *
  * References: the map holds one reference per task; each batch in flight
  * holds one more per task it carries.
@@ -49,6 +58,7 @@
 #include "sdk/error.h"
 #include "sdk/object.h"
 #include "sdk/rpc_object.h"
+#include "sdk/retry.h"
 #include "sdk/rpc_task.h"
 #include "sdk/tagmap.h"
 #include "sdk/task_opts.h"
@@ -114,6 +124,10 @@ static struct mt_task *apply_locked(struct mt_client *c,
     return t;
 }
 
+static void reopened(struct mt_client *c);
+static void on_cw_done(void *arg, const struct mt_rpc_status *st,
+                       const ProtobufCMessage *resp);
+
 static void on_cw_message(void *arg, const ProtobufCMessage *msg)
 {
     const Manta__TaskEvents *m = (const Manta__TaskEvents *)msg;
@@ -122,11 +136,14 @@ static void on_cw_message(void *arg, const ProtobufCMessage *msg)
     struct mt__task_event ev;
     size_t n_done = 0;
 
+    mt__head_back(c);
     if (c->tasks->cw_open) {
         set_state(c, MT__CW_READY);
         mt__req_complete(c, c->tasks->cw_open, 0, NULL);
         c->tasks->cw_open = NULL;
     }
+    if (c->tasks->cw_reopening)
+        reopened(c);
     pthread_mutex_lock(&c->mu);
     for (size_t i = 0; i < m->n_events; i++) {
         mt__task_event_decode(m->events[i], &ev);
@@ -154,9 +171,9 @@ static void on_cw_message(void *arg, const ProtobufCMessage *msg)
         mt__task_unref(done[k]);
 }
 
-/* The watch is gone: tasks not sent yet go one by one; tasks with an id
- * get their own watch; the others wait in the map for their batch's
- * reply. */
+/* The watch is gone for good: tasks not sent yet go one by one; tasks
+ * with an id get their own watch; the others wait in the map for their
+ * batch's reply. */
 static void fall_back(struct mt_client *c)
 {
     struct mt__tasks *ts = c->tasks;
@@ -184,28 +201,110 @@ static void fall_back(struct mt_client *c)
     }
 }
 
+/*
+ * The watch is open again under its id after the head went away. The
+ * head we find may be the same, or a new one that restored the tasks, or
+ * one that knows nothing: each task the old watch followed is asked for
+ * by its own WatchTask, which brings its current state (a final one for a
+ * task that ended meanwhile) or says it is unknown (rpc_task.c). Tasks
+ * not sent yet go in the next batches, under the ids they had.
+ */
+static void reopened(struct mt_client *c)
+{
+    struct mt__tasks *ts = c->tasks;
+
+    ts->cw_reopening = false;
+    ts->cw_attempts = 0;
+    set_state(c, MT__CW_READY);
+    for (size_t j = 0; j < ts->cw_tasks.cap && !c->closing;) {
+        struct mt_task *t = ts->cw_tasks.slots[j].item;
+
+        if (t && t->id[0] && !t->def) {
+            mt__tagmap_del(&ts->cw_tasks, j); /* may shift another into j */
+            t->rewatches = 1; /* "unknown" means the head lost it */
+            watch_alone(c, t);
+            continue;
+        }
+        j++;
+    }
+    mt__cw_pump(c);
+}
+
+static int cw_stream_open(struct mt_client *c, unsigned flags);
+
+/* The reopen timer: open the watch again under the same id. */
+static void cw_again(struct mt_client *c, void *arg, bool closing)
+{
+    const struct mt_rpc_status refused = {GRPC_STATUS_UNAVAILABLE, ""};
+
+    (void)arg;
+    if (closing)
+        return; /* mt__cw_stop ends what the map holds */
+    c->tasks->cw_reopening = true;
+    if (cw_stream_open(c, 0) < 0)
+        on_cw_done(c, &refused, NULL);
+}
+
+/* The head went away: reopen the watch later (RET true), as retry.c
+ * says; tasks stay in the map and submits wait meanwhile. */
+static bool cw_retry(struct mt_client *c, const struct mt_rpc_status *st,
+                     char *why, size_t len)
+{
+    struct mt__tasks *ts = c->tasks;
+    int delay = mt__retry_after(c, st, MT__REPEAT_SAFE, ++ts->cw_attempts,
+                                false, why, len);
+
+    if (delay < 0 || mt__retry_later(c, delay, cw_again, NULL) < 0)
+        return false;
+    set_state(c, MT__CW_AWAY);
+    return true;
+}
+
 static void on_cw_done(void *arg, const struct mt_rpc_status *st,
                        const ProtobufCMessage *resp)
 {
     struct mt_client *c = arg;
     char why[256], text[200];
 
-    c->n_streams--;
-    c->tasks->cw_stream = NULL;
-    set_state(c, MT__CW_BROKEN);
+    (void)resp;
+    if (c->tasks->cw_stream) {
+        c->n_streams--;
+        c->tasks->cw_stream = NULL;
+    }
     mt__rpc_text(st, text, sizeof(text));
     snprintf(why, sizeof(why), "the client watch ended: %s", text);
     if (c->tasks->cw_open) {
+        set_state(c, MT__CW_BROKEN);
         mt__req_complete(c, c->tasks->cw_open,
                          st->code ? mt__rpc_err(st) : -MT_EPROTO, why);
         c->tasks->cw_open = NULL;
+        fall_back(c);
+        return;
     }
+    c->tasks->cw_reopening = false;
+    if (!c->closing && cw_retry(c, st, why, sizeof(why)))
+        return;
+    set_state(c, MT__CW_BROKEN);
     fall_back(c);
+}
+
+static int cw_stream_open(struct mt_client *c, unsigned flags)
+{
+    Manta__WatchTasksRequest req = MANTA__WATCH_TASKS_REQUEST__INIT;
+    struct mt__tasks *ts = c->tasks;
+    int rc;
+
+    req.watcher_id = ts->cw_id;
+    rc = mt_rpc_stream_open(c->ch, &mt_head_watch_tasks, &req.base, 0,
+                            flags, on_cw_message, on_cw_done, c,
+                            &ts->cw_stream);
+    if (rc == 0)
+        c->n_streams++;
+    return rc;
 }
 
 static int cw_open_start(struct mt_client *c, struct mt__req *r)
 {
-    Manta__WatchTasksRequest req = MANTA__WATCH_TASKS_REQUEST__INIT;
     struct mt__tasks *ts = c->tasks;
     uint64_t rnd[2] = {0, 0};
     int rc;
@@ -214,13 +313,8 @@ static int cw_open_start(struct mt_client *c, struct mt__req *r)
         rnd[0] ^= (uint64_t)getpid() << 32 ^ c->serial;
     snprintf(ts->cw_id, sizeof(ts->cw_id), "%016llx%016llx",
              (unsigned long long)rnd[0], (unsigned long long)rnd[1]);
-    req.watcher_id = ts->cw_id;
-    rc = mt_rpc_stream_open(c->ch, &mt_head_watch_tasks, &req.base, 0,
-                            r->rpc_flags, on_cw_message, on_cw_done, c,
-                            &ts->cw_stream);
-    if (rc < 0)
+    if ((rc = cw_stream_open(c, r->rpc_flags)) < 0)
         return rc;
-    c->n_streams++;
     ts->cw_open = r;
     return 0;
 }
@@ -260,19 +354,27 @@ static void post_release(struct mt__req *r)
     mt__task_def_free(p->def);
 }
 
-/* Make room for one more pending task. RET false on ENOMEM. */
-static bool pend_room(struct mt__tasks *ts)
+/* Make room for n pending tasks in all. RET false on ENOMEM. */
+static bool pend_room_for(struct mt__tasks *ts, size_t n)
 {
-    size_t cap = ts->cap_pend ? 2 * ts->cap_pend : 1024;
+    size_t cap = ts->cap_pend ? ts->cap_pend : 1024;
     struct mt_task **v;
 
-    if (ts->n_pend < ts->cap_pend)
+    while (cap < n)
+        cap *= 2;
+    if (cap <= ts->cap_pend)
         return true;
     if (!(v = realloc(ts->pend, cap * sizeof(*v))))
         return false;
     ts->pend = v;
     ts->cap_pend = cap;
     return true;
+}
+
+/* Make room for one more pending task. RET false on ENOMEM. */
+static bool pend_room(struct mt__tasks *ts)
+{
+    return pend_room_for(ts, ts->n_pend + 1);
 }
 
 /* Queue t (its ref) with d for the next batch, or submit it one by one
@@ -283,7 +385,9 @@ static int submit(struct mt_client *c, struct mt_task *t,
 {
     struct mt__tasks *ts = c->tasks;
 
-    if (atomic_load(&ts->cw_state) != MT__CW_READY) { /* one by one now */
+    if (!t->sub_id[0] && mt__task_names_itself(d))
+        mt__task_id_new(t->sub_id);
+    if (!mt__cw_usable(c)) { /* one by one now */
         mt__task_submit_posted(c, t, d);
         return 0;
     }
@@ -369,7 +473,7 @@ struct batch {
 static void batch_reply(struct batch *b, const Manta__SubmitTasksReply *m)
 {
     struct mt_client *c = b->c;
-    bool fallback = atomic_load(&c->tasks->cw_state) != MT__CW_READY;
+    bool fallback = atomic_load(&c->tasks->cw_state) == MT__CW_BROKEN;
 
     for (size_t i = 0; i < b->n; i++) {
         struct mt_task *t = b->tasks[i];
@@ -377,6 +481,8 @@ static void batch_reply(struct batch *b, const Manta__SubmitTasksReply *m)
         const char *err = i < m->n_errors ? m->errors[i] : "no answer";
         char why[512];
 
+        mt__task_def_free(t->def); /* arrived: no retry needs it */
+        t->def = NULL;
         if (*id && strlen(id) < sizeof(t->id)) {
             pthread_mutex_lock(&c->mu);
             if (!t->id[0])
@@ -394,6 +500,51 @@ static void batch_reply(struct batch *b, const Manta__SubmitTasksReply *m)
     }
 }
 
+/* Put the tasks of a batch back in front of the pending list. RET false
+ * on ENOMEM (nothing moved). */
+static bool requeue(struct mt_client *c, struct batch *b)
+{
+    struct mt__tasks *ts = c->tasks;
+
+    if (!pend_room_for(ts, ts->n_pend + b->n))
+        return false;
+    memmove(ts->pend + b->n, ts->pend, ts->n_pend * sizeof(*ts->pend));
+    memcpy(ts->pend, b->tasks, b->n * sizeof(*ts->pend));
+    ts->n_pend += b->n;
+    return true;
+}
+
+/* The pump after a retry's wait. */
+static void pump_again(struct mt_client *c, void *arg, bool closing)
+{
+    (void)arg;
+    if (!closing)
+        mt__cw_pump(c);
+}
+
+/*
+ * A batch failed because the head is away: its tasks, which name
+ * themselves (the head answers a known id with that task), go back to
+ * the front of the pending list until the watch is up again and the pump
+ * sends them. RET false when retry.c says no (why then may hold the
+ * clear message) or the tasks cannot be queued.
+ */
+static bool batch_retry(struct batch *b, const struct mt_rpc_status *st,
+                        char *why, size_t len)
+{
+    struct mt_client *c = b->c;
+    int delay = mt__retry_after(c, st, MT__REPEAT_SAFE, 1, false, why, len);
+
+    for (size_t i = 0; i < b->n; i++)
+        if (!b->tasks[i]->def || !b->tasks[i]->sub_id[0])
+            return false;
+    if (delay < 0 || !requeue(c, b)) /* the list's refs: the map's */
+        return false;
+    if (atomic_load(&c->tasks->cw_state) == MT__CW_READY)
+        mt__retry_later(c, delay, pump_again, NULL); /* else the reopen */
+    return true;
+}
+
 static void on_batch_done(void *arg, const struct mt_rpc_status *st,
                           const ProtobufCMessage *resp)
 {
@@ -403,14 +554,14 @@ static void on_batch_done(void *arg, const struct mt_rpc_status *st,
 
     c->n_calls--;
     c->tasks->n_batches--;
+    mt__rpc_text(st, text, sizeof(text));
+    snprintf(why, sizeof(why), "submitting to the head failed: %s", text);
     if (st->code == 0) {
+        mt__head_back(c);
         batch_reply(b, (const Manta__SubmitTasksReply *)resp);
-    } else {
+    } else if (!batch_retry(b, st, why, sizeof(why))) {
         int err = mt__rpc_err(st);
 
-        mt__rpc_text(st, text, sizeof(text));
-        snprintf(why, sizeof(why), "submitting to the head failed: %s",
-                 text);
         for (size_t i = 0; i < b->n; i++) {
             mt__task_end(c, b->tasks[i],
                          err == -MT_EINVAL ? 0 : -MT_EUNAVAIL, why);
@@ -440,6 +591,8 @@ static int batch_view(struct mt_client *c, struct mt_pb_arena *a, size_t n,
         if (!(specs[i] = mt_pb_alloc(a, sizeof(*specs[i]))) ||
             mt_pb_task_spec_view(a, t->def, specs[i]) < 0)
             return -MT_ENOMEM;
+        if (t->sub_id[0])
+            specs[i]->task_id = t->sub_id;
         tags[i] = t->tag;
         output[i] = t->output_limit > 0;
     }
@@ -474,10 +627,8 @@ static int send_batch(struct mt_client *c)
     for (size_t i = 0; i < n; i++) {
         struct mt_task *t = ts->pend[i];
 
-        b->tasks[i] = t;
+        b->tasks[i] = t; /* its def stays until the reply: a retry */
         atomic_fetch_add(&t->refs, 1);
-        mt__task_def_free(t->def);
-        t->def = NULL;
     }
     memmove(ts->pend, ts->pend + n, (ts->n_pend - n) * sizeof(*ts->pend));
     ts->n_pend -= n;
@@ -486,10 +637,19 @@ static int send_batch(struct mt_client *c)
     return 0;
 }
 
+bool mt__cw_usable(struct mt_client *c)
+{
+    int st = atomic_load(&c->tasks->cw_state);
+
+    return st == MT__CW_READY || st == MT__CW_AWAY;
+}
+
 void mt__cw_pump(struct mt_client *c)
 {
     struct mt__tasks *ts = c->tasks;
 
+    if (atomic_load(&ts->cw_state) != MT__CW_READY)
+        return; /* the head is away: the watch's reopen pumps */
     /* Puts first: the head must know every object a task names. */
     if (ts->n_pend && mt__reg_busy(c)) {
         mt__reg_send(c);

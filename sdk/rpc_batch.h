@@ -34,6 +34,10 @@ int mt__cw_post(struct mt_client *c, struct mt_task_def *d,
 void mt__cw_submit(struct mt_client *c, struct mt_task *t,
                    struct mt_task_def *d);
 
+/* mt__cw_usable - submits may be batched: the watch is up, or being
+ * reopened after the head went away (they wait for it). Any thread. */
+bool mt__cw_usable(struct mt_client *c);
+
 /* Loop thread: send what waits, as far as the calls in flight allow. */
 void mt__cw_pump(struct mt_client *c);
 

@@ -66,7 +66,7 @@ int mt__obj_register(struct mt_client *c, const mt_object_id *id,
     m.objects = &recp;
     m.n_objects = 1;
     rc = mt__head_call(c, &mt_head_register_objects, &m, c->rpc_timeout_ms,
-                       0, &reply);
+                       MT__CALL_ONCE, &reply); /* a second adds a ref */
     if (rc < 0)
         return call_failed(c, rc, "RegisterObjects");
     mt__msg_free(reply);
@@ -89,7 +89,7 @@ int mt__obj_release(struct mt_client *c, const mt_object_id *ids, size_t n)
     m.n_object_ids = n;
     m.owner_id = (char *)mt__session(c);
     rc = mt__head_call(c, &mt_head_release_objects, &m, c->rpc_timeout_ms,
-                       0, (void **)&r);
+                       MT__CALL_ONCE, (void **)&r); /* refs are counted */
     free(b);
     if (rc < 0)
         return call_failed(c, rc, "ReleaseObjects");

@@ -37,7 +37,7 @@ int mt__pg_create(struct mt_client *c, const struct mt_pg_def *d, char *id,
         rc = mt__set_error(c, rc, "out of memory");
     else
         rc = mt__head_call(c, &mt_head_create_pg, &req, c->rpc_timeout_ms,
-                           MT__CALL_WAIT, (void **)&r);
+                           MT__CALL_WAIT | MT__CALL_ONCE, (void **)&r);
     mt_pb_arena_release(&a);
     if (rc < 0)
         return rc;

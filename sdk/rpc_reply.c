@@ -72,8 +72,8 @@ int mt__call_for_id(struct mt_client *c, const struct mt_rpc_method *method,
         protobuf_c_message_descriptor_get_field_by_name(method->resp, field);
     const char *got = "";
     void *reply;
-    int rc = mt__head_call(c, method, req, c->rpc_timeout_ms, MT__CALL_WAIT,
-                           &reply);
+    int rc = mt__head_call(c, method, req, c->rpc_timeout_ms,
+                           MT__CALL_WAIT | MT__CALL_ONCE, &reply);
 
     if (rc < 0)
         return rc;

@@ -39,7 +39,8 @@ int mt__list_call(struct mt_client *c, const struct mt_rpc_method *method,
 
 /*
  * mt__call_for_id - call a method that creates something (req borrowed)
- * and copy the new id, the reply's string field `field`, into id.
+ * and copy the new id, the reply's string field `field`, into id. A new
+ * thing each time: retried only when it cannot have arrived (retry.h).
  * IN  what  the message when the reply has no id that fits, e.g. "the
  *           head returned no gang id"
  * RET 0, or -MT_E* (recorded on c)

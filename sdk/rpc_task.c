@@ -9,8 +9,14 @@
  *
  * At most MT__MAX_WATCHES streams are open at once; further tasks wait in
  * a FIFO for a slot (the head keeps a finished task's state and output, so
- * nothing is lost by watching late). A watch the connection broke is
- * reopened a few times before the task is given up as lost (retry_watch).
+ * nothing is lost by watching late). A watch broken because the head went
+ * away is reopened until the reconnect deadline (retry.h); a head that
+ * answers NOT_FOUND then has restarted without its state, and the task
+ * fails with that (retry_watch, watch_lost). Watches of tasks by id
+ * (mt_watch_*) are reopened the same way.
+ *
+ * A SubmitTask names its task with an id of ours (mt__task_id_new), so
+ * one whose answer was lost is sent again safely (submit_retry).
  *
  * THREAD: mt__task_submit_one and mt__task_cancel_id run on the caller's
  * thread, the rest on the loop thread; task fields are written under the
@@ -30,6 +36,7 @@
 #include "proto/services.h"
 #include "sdk/client.h"
 #include "sdk/error.h"
+#include "sdk/retry.h"
 #include "sdk/rpc_reply.h"
 #include "sdk/task_opts.h"
 #include "sdk/task_state.h"
@@ -69,7 +76,16 @@ struct submit_req {
     bool follow;               /* waited: follow the new task */
     struct mt_task *task;      /* posted: the handle (one ref); waited: the
                                   new task, one ref for the caller */
+    char sub_id[MT_NUM_ID_LEN + 1]; /* the id asked for; "" for actors */
+    unsigned attempts;         /* failed so far (retry.h) */
+    bool started_away;         /* this attempt began with the head away */
 };
+
+bool mt__task_names_itself(const struct mt_task_def *d)
+{
+    return d->kind != MT_TASK_KIND_ACTOR_CREATE &&
+           d->kind != MT_TASK_KIND_ACTOR_METHOD;
+}
 
 static void submit_release(struct mt__req *r)
 {
@@ -118,6 +134,40 @@ static void submit_failure(const struct mt_rpc_status *st, char *msg,
              why);
 }
 
+static int submit_start(struct mt_client *c, struct mt__req *r);
+
+/* The retry timer of a submit: its next attempt, or its end. */
+static void submit_again(struct mt_client *c, void *arg, bool closing)
+{
+    struct submit_req *s = arg;
+    int rc = closing ? -MT_ECLOSED : submit_start(c, &s->r);
+    const char *why = closing ? "the client was disconnected"
+                              : "cannot send the task to the head";
+
+    if (rc == 0)
+        return;
+    if (s->task)
+        mt__task_end(c, s->task, rc, why);
+    mt__req_complete(c, &s->r, rc, why);
+}
+
+/*
+ * A failed attempt: try again later (RET true) when retry.c says so. A
+ * task that names itself is safe to send again (the head answers a known
+ * id with that task); an actor's only when it cannot have arrived. On
+ * giving up at the deadline, msg holds the clear message.
+ */
+static bool submit_retry(struct mt_client *c, struct submit_req *s,
+                         const struct mt_rpc_status *st, char *msg,
+                         size_t len)
+{
+    int delay = mt__retry_after(c, st, s->sub_id[0] ? MT__REPEAT_SAFE
+                                                    : MT__REPEAT_UNSENT,
+                                ++s->attempts, s->started_away, msg, len);
+
+    return delay >= 0 && mt__retry_later(c, delay, submit_again, s) == 0;
+}
+
 static void on_submit_done(void *arg, const struct mt_rpc_status *st,
                            const ProtobufCMessage *resp)
 {
@@ -127,15 +177,24 @@ static void on_submit_done(void *arg, const struct mt_rpc_status *st,
     char msg[256] = "";
 
     c->n_calls--;
-    if (s->task) {
-        if (st->code)
+    if (st->code) {
+        if (s->task)
             submit_failure(st, msg, sizeof(msg));
+        else /* the caller says what failed; this says why */
+            mt__rpc_text(st, msg, sizeof(msg));
+        if (submit_retry(c, s, st, msg, sizeof(msg)))
+            return;
+    } else {
+        mt__head_back(c);
+    }
+    if (s->task) {
         posted_done(c, s, st, m, msg);
         return;
     }
-    if (st->code) { /* the caller says what failed; this says why */
-        mt__rpc_text(st, msg, sizeof(msg));
-        mt__req_complete(c, &s->r, mt__rpc_err(st), msg);
+    if (st->code) {
+        mt__req_complete(c, &s->r, mt__head_away(c) ? -MT_EUNAVAIL
+                                                    : mt__rpc_err(st),
+                         msg);
         return;
     }
     if (!*m->task_id || strlen(m->task_id) >= sizeof(s->task->id)) {
@@ -168,9 +227,13 @@ static int submit_start(struct mt_client *c, struct mt__req *r)
 
     req.spec = &spec;
     rc = mt_pb_task_spec_view(&a, s->def, &spec);
+    if (s->sub_id[0])
+        spec.task_id = s->sub_id;
+    s->started_away = mt__head_away(c);
     if (rc == 0)
         rc = mt_rpc_unary(c->ch, &mt_head_submit_task, &req.base,
-                          r->timeout_ms, r->rpc_flags, on_submit_done, s);
+                          r->timeout_ms, mt__attempt_flags(c, r->rpc_flags),
+                          on_submit_done, s);
     mt_pb_arena_release(&a);
     if (rc == 0)
         c->n_calls++;
@@ -208,7 +271,9 @@ int mt__task_submit_one(struct mt_client *c, struct mt_task_def *d,
     s->def = d;
     s->output_limit = output_limit;
     s->follow = follow;
-    rc = mt__req_run(c, &s->r, c->rpc_timeout_ms + MT__WAIT_GRACE_MS);
+    if (mt__task_names_itself(d))
+        mt__task_id_new(s->sub_id);
+    rc = mt__req_run(c, &s->r, mt__head_wait_ms(c, c->rpc_timeout_ms));
     if (rc < 0)
         return rc;
     *out = s->task;
@@ -228,6 +293,9 @@ void mt__task_submit_posted(struct mt_client *c, struct mt_task *t,
         mt__task_unref(t);
         return;
     }
+    if (!t->sub_id[0] && mt__task_names_itself(d))
+        mt__task_id_new(t->sub_id);
+    memcpy(s->sub_id, t->sub_id, sizeof(s->sub_id)); /* the batch's, if any */
     s->def = d;
     s->task = t;            /* posted_done fills in its id */
     s->r.abandoned = true;  /* nobody waits: completing frees it */
@@ -289,6 +357,7 @@ static void on_task_event(void *arg, const ProtobufCMessage *msg)
     struct mt__task_event ev;
 
     t->rewatches = 0; /* the stream works */
+    mt__head_back(c);
     mt__task_event_decode(msg, &ev);
     pthread_mutex_lock(&c->mu);
     mt__task_apply_locked(t, &ev);
@@ -322,22 +391,31 @@ static void fifo_push(struct mt_task **head, struct mt_task **tail,
 }
 
 /*
- * A watch broken by the connection (UNAVAILABLE) or dropped by the head
- * as too slow (RESOURCE_EXHAUSTED) is reopened after MT__REWATCH_MS, up
- * to MT__REWATCHES times in a row: a blip between us and a live head must
- * not lose the task, and the reopened watch starts with the head's whole
- * output tail. A head that is gone fails the reopens fast, so the task is
- * reported lost about a second later.
+ * A watch broken because the head went away (UNAVAILABLE) is reopened as
+ * retry.c says (backing off, until the reconnect deadline: *why then says
+ * so); one dropped by a live head as too slow (RESOURCE_EXHAUSTED), or
+ * broken in a client that does not wait for its head (one-shot), after
+ * MT__REWATCH_MS, up to MT__REWATCHES times in a row: a blip. The
+ * reopened watch starts with the head's current state and its whole
+ * output tail.
  * RET true when t was queued for a retry (the watch ref stays).
  */
 static bool retry_watch(struct mt_client *c, struct mt_task *t,
-                        const struct mt_rpc_status *st)
+                        const struct mt_rpc_status *st, char *why,
+                        size_t len)
 {
     struct mt__tasks *ts = c->tasks;
+    int delay = -1;
 
-    if (c->closing || t->ended || t->rewatches >= MT__REWATCHES ||
-        (st->code != GRPC_STATUS_UNAVAILABLE &&
-         st->code != GRPC_STATUS_RESOURCE_EXHAUSTED))
+    if (c->closing || t->ended)
+        return false;
+    if (st->code == GRPC_STATUS_RESOURCE_EXHAUSTED ||
+        (st->code == GRPC_STATUS_UNAVAILABLE && c->reconnect_ms <= 0))
+        delay = t->rewatches < MT__REWATCHES ? MT__REWATCH_MS : -1;
+    else
+        delay = mt__retry_after(c, st, MT__REPEAT_SAFE, t->rewatches + 1,
+                                false, why, len);
+    if (delay < 0)
         return false;
     t->rewatches++;
     fifo_push(&ts->retry_head, &ts->retry_tail, t);
@@ -347,8 +425,37 @@ static bool retry_watch(struct mt_client *c, struct mt_task *t,
         ts->timer_ready = true;
     }
     if (!uv_is_active((uv_handle_t *)&ts->retry_timer))
-        uv_timer_start(&ts->retry_timer, on_retry, MT__REWATCH_MS, 0);
+        uv_timer_start(&ts->retry_timer, on_retry, (uint64_t)delay, 0);
     return true;
+}
+
+/* Why a watch ended without the task's final state: *err and why. */
+static void watch_lost(struct mt_client *c, struct mt_task *t,
+                       const struct mt_rpc_status *st, int *err, char *why,
+                       size_t len)
+{
+    char text[200];
+
+    if (c->closing) {
+        *err = -MT_ECLOSED;
+        snprintf(why, len, "the client was disconnected");
+    } else if (st->code == GRPC_STATUS_NOT_FOUND && t->rewatches) {
+        *err = -MT_ENOENT; /* asked again after the head came back */
+        snprintf(why, len, "the head restarted without its state: task %s "
+                 "is unknown", t->id);
+    } else if (why[0]) {
+        *err = -MT_EUNAVAIL; /* the reconnect deadline passed */
+    } else if (st->code) {
+        *err = mt__rpc_err(st);
+        if (*err == -MT_ETIMEDOUT || *err == -MT_ECANCELED)
+            *err = -MT_EUNAVAIL;
+        mt__rpc_text(st, text, sizeof(text));
+        snprintf(why, len, "lost track of the task: %s", text);
+    } else {
+        *err = -MT_EUNAVAIL;
+        snprintf(why, len, "lost track of the task: the head closed the "
+                 "watch before the task ended");
+    }
 }
 
 static void on_watch_done(void *arg, const struct mt_rpc_status *st,
@@ -356,30 +463,17 @@ static void on_watch_done(void *arg, const struct mt_rpc_status *st,
 {
     struct mt_task *t = arg;
     struct mt_client *c = t->client;
-    char why[256], text[200];
+    char why[256] = "";
     int err;
 
     t->stream = NULL;
     c->n_streams--;
     c->tasks->n_watches--;
-    if (retry_watch(c, t, st)) {
+    if (retry_watch(c, t, st, why, sizeof(why))) {
         watch_next(c);
         return;
     }
-    if (c->closing) {
-        err = -MT_ECLOSED;
-        snprintf(why, sizeof(why), "the client was disconnected");
-    } else if (st->code) {
-        err = mt__rpc_err(st);
-        if (err == -MT_ETIMEDOUT || err == -MT_ECANCELED)
-            err = -MT_EUNAVAIL;
-        mt__rpc_text(st, text, sizeof(text));
-        snprintf(why, sizeof(why), "lost track of the task: %s", text);
-    } else {
-        err = -MT_EUNAVAIL;
-        snprintf(why, sizeof(why), "lost track of the task: the head "
-                 "closed the watch before the task ended");
-    }
+    watch_lost(c, t, st, &err, why, sizeof(why));
     end_watch(c, t, err, why);
     watch_next(c);
 }
@@ -481,6 +575,9 @@ struct mt__wstream {
     struct mt_watch *w;          /* one ref */
     struct mt_rpc_stream *stream;
     bool ended;                  /* its final state came */
+    unsigned attempts;           /* reopens since the head went away */
+    int rc;                      /* < 0: a reopen could not start */
+    bool stopped;                /* the user stopped the watch */
     char id[64];
 };
 
@@ -489,7 +586,11 @@ static void on_wstream_event(void *arg, const ProtobufCMessage *msg)
     struct mt__wstream *s = arg;
     struct mt__task_event ev;
 
+    mt__head_back(s->w->client);
+    s->attempts = 0;
     mt__task_event_decode(msg, &ev);
+    if (s->ended && ev.state && !ev.output_len)
+        return; /* the end again (after a reopen): told once */
     s->ended |= mt__task_final(ev.state);
     mt__watch_event(s->w, s->id, &ev);
 }
@@ -504,48 +605,101 @@ static void wstream_unlink(struct mt__wstream *s)
         s->next->prev = s->prev;
 }
 
+static int wstream_start(struct mt_client *c, struct mt__wstream *s);
+static void on_wstream_done(void *arg, const struct mt_rpc_status *st,
+                            const ProtobufCMessage *resp);
+
+/* The reopen timer of a task's stream. */
+static void wstream_again(struct mt_client *c, void *arg, bool closing)
+{
+    struct mt__wstream *s = arg;
+    const struct mt_rpc_status st = {GRPC_STATUS_CANCELLED, ""};
+    int rc = closing     ? -MT_ECLOSED
+             : s->stopped ? -MT_ECANCELED
+                          : wstream_start(c, s);
+
+    if (rc < 0) {
+        c->n_streams++; /* on_wstream_done counts it out again */
+        s->rc = rc;
+        on_wstream_done(s, &st, NULL);
+    }
+}
+
+/* The stream broke because the head went away: reopen it later (RET
+ * true) as retry.c says; the head sends the task's state again. */
+static bool wstream_retry(struct mt_client *c, struct mt__wstream *s,
+                          const struct mt_rpc_status *st, char *why,
+                          size_t len)
+{
+    int delay;
+
+    if (s->ended || c->closing || s->rc < 0)
+        return false;
+    delay = mt__retry_after(c, st, MT__REPEAT_SAFE, ++s->attempts, false,
+                            why, len);
+    return delay >= 0 && mt__retry_later(c, delay, wstream_again, s) == 0;
+}
+
 static void on_wstream_done(void *arg, const struct mt_rpc_status *st,
                             const ProtobufCMessage *resp)
 {
     struct mt__wstream *s = arg;
     struct mt_client *c = s->w->client;
-    char why[256];
+    char why[256] = "";
+    int err;
 
+    (void)resp;
     c->n_streams--;
+    s->stream = NULL;
+    if (wstream_retry(c, s, st, why, sizeof(why)))
+        return;
+    err = s->ended ? 0 : c->closing ? -MT_ECLOSED : s->rc < 0 ? s->rc
+          : why[0] ? -MT_EUNAVAIL : st->code ? mt__rpc_err(st) : -MT_EUNAVAIL;
     if (s->ended)
         why[0] = '\0';
-    else if (c->closing)
+    else if (c->closing || s->rc == -MT_ECLOSED)
         snprintf(why, sizeof(why), "the client was disconnected");
-    else if (st->code)
+    else if (st->code == GRPC_STATUS_NOT_FOUND && s->attempts)
+        snprintf(why, sizeof(why), "the head restarted without its state: "
+                 "task %s is unknown", s->id);
+    else if (!why[0] && st->code)
         mt__rpc_text(st, why, sizeof(why));
-    else
+    else if (!why[0])
         snprintf(why, sizeof(why), "the head closed the watch before the "
                  "task ended");
-    mt__watch_end(s->w, s->id, s->ended ? 0
-                               : c->closing ? -MT_ECLOSED
-                               : st->code ? mt__rpc_err(st) : -MT_EUNAVAIL,
-                  why);
+    mt__watch_end(s->w, s->id, err, why);
     wstream_unlink(s);
     mt__watch_unref(s->w);
     free(s);
+}
+
+/* Open (or reopen) s's stream. RET 0 or -MT_E*. */
+static int wstream_start(struct mt_client *c, struct mt__wstream *s)
+{
+    Manta__WatchTaskRequest req = MANTA__WATCH_TASK_REQUEST__INIT;
+    int rc;
+
+    req.task_id = s->id;
+    req.output = (s->w->flags & MT_WATCH_OUTPUT) != 0;
+    rc = mt_rpc_stream_open(c->ch, &mt_head_watch_task, &req.base, 0,
+                            mt__attempt_flags(c, c->ready_flags),
+                            on_wstream_event, on_wstream_done, s, &s->stream);
+    if (rc == 0)
+        c->n_streams++;
+    return rc;
 }
 
 /* Open the stream of one task id (copied) for w; a failure ends it. */
 static void wstream_open(struct mt_client *c, struct mt_watch *w,
                          const char *id)
 {
-    Manta__WatchTaskRequest req = MANTA__WATCH_TASK_REQUEST__INIT;
     struct mt__wstream *s = calloc(1, sizeof(*s));
     int rc = s ? 0 : -MT_ENOMEM;
 
     if (s) {
         snprintf(s->id, sizeof(s->id), "%s", id);
         s->w = w;
-        req.task_id = s->id;
-        req.output = (w->flags & MT_WATCH_OUTPUT) != 0;
-        rc = mt_rpc_stream_open(c->ch, &mt_head_watch_task, &req.base, 0,
-                                c->ready_flags, on_wstream_event,
-                                on_wstream_done, s, &s->stream);
+        rc = wstream_start(c, s);
     }
     if (rc < 0) {
         free(s);
@@ -557,7 +711,6 @@ static void wstream_open(struct mt_client *c, struct mt_watch *w,
     if (w->streams)
         w->streams->prev = s;
     w->streams = s;
-    c->n_streams++;
 }
 
 /* A request about a watch: follow ids, or (n 0) stop its streams. */
@@ -582,8 +735,11 @@ static int stop_start(struct mt_client *c, struct mt__req *r)
 {
     struct watch_req *q = (struct watch_req *)r;
 
-    for (struct mt__wstream *s = q->w->streams; s; s = s->next)
-        mt_rpc_stream_cancel(s->stream);
+    for (struct mt__wstream *s = q->w->streams; s; s = s->next) {
+        s->stopped = true; /* one waiting to reopen ends instead */
+        if (s->stream)
+            mt_rpc_stream_cancel(s->stream);
+    }
     mt__req_complete(c, r, 0, NULL);
     return 0;
 }

@@ -17,6 +17,8 @@ void mt__task_event_decode(const void *pb, struct mt__task_event *ev);
 /*
  * mt__task_submit_one - SubmitTask d (taken) and, when follow, follow the
  * task on its own WatchTask; waits for the head's answer (caller thread).
+ * The task asks for an id of our own, so a head that went away gets it
+ * again (retry.h) until the reconnect deadline without making two.
  * OUT out  owned task, free with mt_task_release()
  * RET 0 or -MT_E* (recorded on c: the call's status, "INVALID_ARGUMENT:
  *     ...")
@@ -24,6 +26,10 @@ void mt__task_event_decode(const void *pb, struct mt__task_event *ev);
 int mt__task_submit_one(struct mt_client *c, struct mt_task_def *d,
                         size_t output_limit, bool follow,
                         struct mt_task **out);
+
+/* mt__task_names_itself - whether a task of d is sent under an id the
+ * driver chose (mt__task_id_new): every kind but the actors'. */
+bool mt__task_names_itself(const struct mt_task_def *d);
 
 /* Loop thread: SubmitTask d (taken) for t, whose handle exists (one ref
  * taken): nobody waits; the reply gives t its id and a watch, or ends it.

@@ -161,8 +161,7 @@ int mt__task_submit_def(struct mt_client *c, struct mt_task_def *d,
     int rc;
 
     *out = NULL;
-    if (follow && (how & MT__SUBMIT_BATCH) &&
-        atomic_load(&c->tasks->cw_state) == MT__CW_READY) {
+    if (follow && (how & MT__SUBMIT_BATCH) && mt__cw_usable(c)) {
         rc = mt__lease_post(c, d, output_limit, out); /* leased */
         if (rc != MT__LEASE_NOT_TAKEN)
             return rc;

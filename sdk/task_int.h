@@ -38,7 +38,8 @@
 
 #define MT_SDK_TASK_MAGIC 0x6d74746bu /* "mttk" */
 #define MT__MAX_WATCHES 512 /* WatchTask streams open at once */
-#define MT__REWATCHES 5     /* reopen a broken watch this many times */
+#define MT__REWATCHES 5     /* reopen a watch cut as too slow this many
+                               times (a head away: retry.h decides) */
 #define MT__REWATCH_MS 200  /* after this long */
 
 /* ---- options ------------------------------------------------------------- */
@@ -100,6 +101,9 @@ struct mt_task {
     atomic_int refs;
     struct mt_client *client; /* the loop thread's; checks only after */
     char id[64];              /* the head's task id; read-only once set */
+    char sub_id[MT_NUM_ID_LEN + 1]; /* the id a head-path submit asks for
+                                  (mt__task_id_new), so a retried submit is
+                                  the same task; "" for actors */
     size_t output_limit;      /* 0: no output wanted */
     int state;                /* mt_task_state */
     int exit_code;
@@ -127,7 +131,7 @@ struct mt_task {
     void *listen_arg;
     struct mt_rpc_stream *stream; /* the open WatchTask */
     struct mt_task *next_wait;    /* queue for a watch slot or a retry */
-    uint8_t rewatches;            /* reopened since the last event */
+    unsigned rewatches;           /* reopened since the last event */
     struct mt_task_def *def;      /* owned spec until sent (batched) */
 };
 
@@ -138,6 +142,8 @@ enum {
     MT__CW_OFF = 0,     /* not open (yet): submits take the one-by-one path */
     MT__CW_READY = 1,   /* open: submits are batched */
     MT__CW_BROKEN = 2,  /* ended: one by one from now on */
+    MT__CW_AWAY = 3,    /* the head went away: submits wait while the
+                           watch is reopened under the same id */
 };
 
 /* The client's tasks part. Loop thread only unless marked. */
@@ -153,6 +159,8 @@ struct mt__tasks {
     char cw_id[48];
     struct mt_rpc_stream *cw_stream;
     struct mt__req *cw_open;  /* the connect waiting for the first message */
+    bool cw_reopening;        /* reopened: its first message re-checks */
+    unsigned cw_attempts;     /* reopens failed since the head went away */
     struct mt__tagmap cw_tasks; /* followed tasks by tag: one ref each */
     struct mt_task **pend;    /* submitted, not sent yet (in cw_tasks) */
     size_t n_pend, cap_pend;

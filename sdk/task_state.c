@@ -7,6 +7,9 @@
  * these happen are rpc_task.c and rpc_batch.c (the loop thread) and
  * task.c (the public API); this file calls neither.
  *
+ * The ids a driver chooses for its tasks (leased ones, and those sent
+ * through the head so a resubmit is the same task) come from here too.
+ *
  * An internal task's listener (task_int.h) is told when
  * mt__task_end ends it; the files that apply events tell it of those.
  *
@@ -18,8 +21,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "sdk/task_opts.h"
+
+void mt__task_id_new(char out[MT_NUM_ID_LEN + 1])
+{
+    static _Thread_local uint64_t pool[32];
+    static _Thread_local size_t left;
+
+    if (left == 0) {
+        if (getrandom(pool, sizeof(pool), 0) != (ssize_t)sizeof(pool))
+            for (size_t i = 0; i < 32; i++) /* not seeded: still unique */
+                pool[i] ^= uv_hrtime() * 0x9e3779b97f4a7c15ull + i;
+        left = 32;
+    }
+    /* Apart from the numbers the head counts (common/ids.h). */
+    mt_num_id(MT_ID_TASK, (pool[--left] & MT_NUM_ID_MAX) | MT_NUM_ID_DRIVER_BIT,
+              out);
+}
 
 struct mt_task *mt__task_new(struct mt_client *c, const char *id,
                              size_t output_limit)

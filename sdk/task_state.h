@@ -15,6 +15,15 @@
 struct mt_task *mt__task_new(struct mt_client *c, const char *id,
                              size_t output_limit);
 
+/*
+ * mt__task_id_new - a task id this driver chooses: "t" + 15 hex digits,
+ * random, with MT_NUM_ID_DRIVER_BIT set (apart from the numbers the head
+ * counts). Leased tasks are pushed under one; tasks submitted through the
+ * head carry one so that a submit tried again is not a second task.
+ * THREAD any.
+ */
+void mt__task_id_new(char out[MT_NUM_ID_LEN + 1]);
+
 /* mt__task_unref - drop one reference; frees at zero. NULL ok. */
 void mt__task_unref(struct mt_task *t);
 

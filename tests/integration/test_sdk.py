@@ -307,9 +307,12 @@ def test_head_unreachable():
 
 def test_head_dies_before_submit():
     addr, d1 = start_cluster()
+    # The SDK waits MANTA_HEAD_RECONNECT_TIMEOUT for a head that went away
+    # (test_reconnect.py); 1 s here, so the waits fail within the test's.
     p = subprocess.Popen([SMOKE, "headdies", addr], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, env=dict(os.environ,
+                                             MANTA_HEAD_RECONNECT_TIMEOUT="1"))
     try:
         line = p.stdout.readline()
         check(line.strip() == "connected", "sdk_smoke said %r" % line)

@@ -417,7 +417,41 @@ static void test_lease_revoked(void)
     teardown();
 }
 
+/* A task named by its driver: submitted again, it is the same task; the
+ * id of another owner, or a number the head counts, is refused. */
+static void test_submit_as(void)
+{
+    struct mt_head_task *t, *again;
+    struct mt_task_def d;
+    char id[MT_NUM_ID_LEN + 1];
+    const char *why = NULL;
+    int err = 0;
+
+    setup();
+    mt_num_id(MT_ID_TASK, MT_NUM_ID_DRIVER_BIT | 0x42, id);
+    def_of(&d, MT_TASK_KIND_COMMAND, "true");
+    mt_def_set_str(&d.owner_id, "session-a");
+    t = mt_head_tasks_submit_as(f.ts, id, &d, &why, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(t->id, id);
+    def_of(&d, MT_TASK_KIND_COMMAND, "true");
+    mt_def_set_str(&d.owner_id, "session-a");
+    again = mt_head_tasks_submit_as(f.ts, id, &d, &why, &err);
+    CU_ASSERT_PTR_EQUAL(again, t);
+    CU_ASSERT_EQUAL(f.table.n, 1); /* not a second task */
+    def_of(&d, MT_TASK_KIND_COMMAND, "true");
+    mt_def_set_str(&d.owner_id, "session-b");
+    CU_ASSERT_PTR_NULL(mt_head_tasks_submit_as(f.ts, id, &d, &why, &err));
+    CU_ASSERT_EQUAL(err, -MT_EEXIST);
+    def_of(&d, MT_TASK_KIND_COMMAND, "true");
+    CU_ASSERT_PTR_NULL(mt_head_tasks_submit_as(f.ts, "t000000000000042",
+                                               &d, &why, &err));
+    CU_ASSERT_EQUAL(err, -MT_EINVAL);
+    teardown();
+}
+
 CU_TestInfo mt_test_tasks[] = {
+    {"submit_as", test_submit_as},
     {"leased_filed", test_leased_filed},
     {"leased_retry", test_leased_retry},
     {"lease_revoked", test_lease_revoked},

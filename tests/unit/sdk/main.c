@@ -11,6 +11,7 @@ extern CU_TestInfo mt_test_sdk_watch[];
 extern CU_TestInfo mt_test_sdk_labels[];
 extern CU_TestInfo mt_test_sdk_create[];
 extern CU_TestInfo mt_test_sdk_lease_policy[];
+extern CU_TestInfo mt_test_sdk_retry[];
 
 static const struct mt_suite suites[] = {
     {"error", mt_test_sdk_error, NULL, NULL},
@@ -22,6 +23,7 @@ static const struct mt_suite suites[] = {
     {"labels", mt_test_sdk_labels, NULL, NULL},
     {"create", mt_test_sdk_create, NULL, NULL},
     {"lease_policy", mt_test_sdk_lease_policy, NULL, NULL},
+    {"retry", mt_test_sdk_retry, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

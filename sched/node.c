@@ -11,7 +11,8 @@
  * best-fit (the fullest device that still has room), so fractions pack and
  * 5 x 0.18 share a device; a request of k >= 1 takes k whole free devices.
  * A TPU request of k chips takes an aligned block chosen by tpu.h's
- * mt_tpu_host_pick().
+ * mt_tpu_host_pick(). Adoption (adopt.c) charges instances named by the
+ * caller instead: mt__node_charge() is mt__node_take() without the choice.
  */
 #include "sched/sched_int.h"
 
@@ -216,6 +217,23 @@ void mt__inst_give(struct mt__inst *in, const struct mt__alloc *a)
     in->tpu_free |= a->tpu;
 }
 
+bool mt__inst_can_charge(const struct mt__inst *in, const struct mt__alloc *a)
+{
+    if ((a->gpus & ~in->gpu_mask) || (a->tpu & ~in->tpu_free))
+        return false;
+    for (uint32_t m = a->gpus; m; m &= m - 1)
+        if (in->gpu_free[__builtin_ctz(m)] < a->gpu_each)
+            return false;
+    return true;
+}
+
+void mt__inst_charge(struct mt__inst *in, const struct mt__alloc *a)
+{
+    for (uint32_t m = a->gpus; m; m &= m - 1)
+        in->gpu_free[__builtin_ctz(m)] -= a->gpu_each;
+    in->tpu_free &= ~a->tpu;
+}
+
 /* ---- Fit checks ---- */
 
 bool mt__node_fits(const struct mt__node *n, const struct mt__req *r)
@@ -382,12 +400,12 @@ static void reindex(struct mt_sched *s, uint32_t node)
     }
 }
 
-void mt__node_take(struct mt_sched *s, uint32_t node,
-                   const struct mt_res_set *res, struct mt__alloc *a)
+/* The quantity side of a take: avail, pool sums, slice chips, indexes. */
+static void node_debit(struct mt_sched *s, uint32_t node,
+                       const struct mt_res_set *res, const struct mt__alloc *a)
 {
     struct mt__node *n = &s->nodes[node];
     struct mt__pool *p = &s->pools[n->pool];
-    int64_t gpu = 0, tpu = 0;
 
     for (int i = 0; i < res->n; i++) {
         uint16_t id = res->it[i].id;
@@ -395,13 +413,31 @@ void mt__node_take(struct mt_sched *s, uint32_t node,
         hist_move(p, id, n->avail[id], n->avail[id] - res->it[i].qty);
         n->avail[id] -= res->it[i].qty;
         p->sum_avail[id] -= res->it[i].qty;
-        gpu = id == MT_RES_GPU ? res->it[i].qty : gpu;
-        tpu = id == MT_RES_TPU ? res->it[i].qty : tpu;
     }
-    mt__inst_take(&n->inst, n->ntpu, gpu, tpu, a);
     if (n->slice >= 0)
         s->slices[n->slice].busy_chips += (uint32_t)__builtin_popcount(a->tpu);
     reindex(s, node);
+}
+
+void mt__node_take(struct mt_sched *s, uint32_t node,
+                   const struct mt_res_set *res, struct mt__alloc *a)
+{
+    struct mt__node *n = &s->nodes[node];
+    int64_t gpu = 0, tpu = 0;
+
+    for (int i = 0; i < res->n; i++) {
+        gpu = res->it[i].id == MT_RES_GPU ? res->it[i].qty : gpu;
+        tpu = res->it[i].id == MT_RES_TPU ? res->it[i].qty : tpu;
+    }
+    mt__inst_take(&n->inst, n->ntpu, gpu, tpu, a);
+    node_debit(s, node, res, a);
+}
+
+void mt__node_charge(struct mt_sched *s, uint32_t node,
+                     const struct mt_res_set *res, const struct mt__alloc *a)
+{
+    mt__inst_charge(&s->nodes[node].inst, a);
+    node_debit(s, node, res, a);
 }
 
 void mt__node_give(struct mt_sched *s, uint32_t node,

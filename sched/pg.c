@@ -94,10 +94,15 @@ static void pgq_remove(struct mt_sched *s, uint32_t slot)
 
 /* ---- Bundle reservation ---- */
 
-static void bundle_place(struct mt_sched *s, struct mt__bundle *b,
-                         uint32_t node)
+void mt__bundle_place(struct mt_sched *s, struct mt__bundle *b, uint32_t node,
+                      const struct mt__alloc *at)
 {
-    mt__node_take(s, node, &b->res, &b->a);
+    if (at) {
+        b->a = *at;
+        mt__node_charge(s, node, &b->res, at);
+    } else {
+        mt__node_take(s, node, &b->res, &b->a);
+    }
     b->node = node;
     b->gen++;
     for (int i = 0; i < b->res.n; i++)
@@ -109,7 +114,7 @@ static void bundle_place(struct mt_sched *s, struct mt__bundle *b,
     b->inst.tpu_mask = b->inst.tpu_free = b->a.tpu;
 }
 
-static void bundle_unplace(struct mt_sched *s, struct mt__bundle *b)
+void mt__bundle_unplace(struct mt_sched *s, struct mt__bundle *b)
 {
     if (b->node == MT__NONE)
         return;
@@ -124,7 +129,7 @@ void mt__pg_release_all(struct mt_sched *s, struct mt__pg *pg)
 {
     for (uint32_t i = 0; i < pg->nb; i++)
         if (pg->b[i].node != MT__NONE) {
-            bundle_unplace(s, &pg->b[i]);
+            mt__bundle_unplace(s, &pg->b[i]);
             pg->unplaced++;
         }
 }
@@ -189,7 +194,7 @@ static bool strict_pack_fits(struct mt_sched *s, struct mt__pg *pg,
             continue;
         if (!mt__node_fits(&s->nodes[node], &r))
             return false;
-        bundle_place(s, b, node);
+        mt__bundle_place(s, b, node, NULL);
     }
     return true;
 }
@@ -238,7 +243,7 @@ static int try_strict_pack(struct mt_sched *s, struct mt__pg *pg,
             break;
         }
         for (uint32_t i = 0; i < *np; i++)
-            bundle_unplace(s, &pg->b[placed[i]]);
+            mt__bundle_unplace(s, &pg->b[placed[i]]);
         *np = 0;
         tried[ctx.nexclude++] = node;
     }
@@ -342,7 +347,7 @@ static int try_greedy(struct mt_sched *s, struct mt__pg *pg, uint32_t *used,
                                  pg->strategy == MT_SCHED_PG_STRICT_SPREAD);
         if (node == MT__NONE)
             return -MT_EAGAIN;
-        bundle_place(s, b, node);
+        mt__bundle_place(s, b, node, NULL);
         placed[(*np)++] = order[k];
         add_used(used, &nused, node);
     }
@@ -361,14 +366,14 @@ static int place_unplaced(struct mt_sched *s, struct mt__pg *pg)
         rc = try_strict_pack(s, pg, placed + pg->nb, placed, &np);
     if (rc == -MT_EAGAIN && pg->strategy != MT_SCHED_PG_STRICT_PACK) {
         for (uint32_t i = 0; i < np; i++)
-            bundle_unplace(s, &pg->b[placed[i]]);
+            mt__bundle_unplace(s, &pg->b[placed[i]]);
         np = 0;
         rc = try_greedy(s, pg, placed + pg->nb, placed + 2 * pg->nb, placed,
                         &np);
     }
     if (rc < 0)
         for (uint32_t i = 0; i < np; i++)
-            bundle_unplace(s, &pg->b[placed[i]]);
+            mt__bundle_unplace(s, &pg->b[placed[i]]);
     else
         pg->unplaced = 0;
     free(placed);
@@ -445,7 +450,7 @@ int mt__pg_try_place(struct mt_sched *s, uint32_t slot)
 
 /* ---- Public API ---- */
 
-static int bundles_copy(struct mt_sched *s, struct mt__pg *pg,
+int mt__pg_bundles_copy(struct mt_sched *s, struct mt__pg *pg,
                         const struct mt_pg_spec *spec)
 {
     int nn = mt_res_names_count(s->names);
@@ -517,7 +522,7 @@ int mt__pg_alloc(struct mt_sched *s, uint64_t id, uint32_t *out)
     return 0;
 }
 
-static void pg_free_slot(struct mt_sched *s, uint32_t slot)
+void mt__pg_free_slot(struct mt_sched *s, uint32_t slot)
 {
     struct mt__pg *pg = &s->pgs[slot];
 
@@ -540,7 +545,7 @@ int mt__pg_start(struct mt_sched *s, uint32_t slot, uint64_t now_ms)
     s->pgs[slot].state = MT_SCHED_PG_PENDING;
     rc = mt__pg_try_place(s, slot);
     if (rc == -MT_ENOMEM) {
-        pg_free_slot(s, slot);
+        mt__pg_free_slot(s, slot);
         return rc;
     }
     if (rc == 0)
@@ -564,8 +569,8 @@ int mt_sched_pg_create(struct mt_sched *s, const struct mt_pg_spec *spec,
     if ((rc = mt__pg_alloc(s, spec->id, &slot)) < 0)
         return rc;
     s->pgs[slot].strategy = (uint8_t)spec->strategy;
-    if ((rc = bundles_copy(s, &s->pgs[slot], spec)) < 0) {
-        pg_free_slot(s, slot);
+    if ((rc = mt__pg_bundles_copy(s, &s->pgs[slot], spec)) < 0) {
+        mt__pg_free_slot(s, slot);
         return rc;
     }
     return mt__pg_start(s, slot, now_ms);
@@ -584,7 +589,7 @@ int mt_sched_pg_remove(struct mt_sched *s, uint64_t id)
         mt__slice_release(s, slot);
     if (pg->queued)
         pgq_remove(s, slot);
-    pg_free_slot(s, slot);
+    mt__pg_free_slot(s, slot);
     return 0;
 }
 

@@ -180,8 +180,8 @@ static void grant_free(struct mt_sched *s, uint32_t slot)
     s->nlive_grants--;
 }
 
-static void grant_fill(const struct mt_sched *s, uint32_t slot,
-                       struct mt_grant *out)
+void mt__grant_fill(const struct mt_sched *s, uint32_t slot,
+                    struct mt_grant *out)
 {
     const struct mt__grant *g = &s->grants[slot];
 
@@ -421,7 +421,7 @@ static int place_on(struct mt_sched *s, uint32_t node, const struct mt__ckey *k,
     g->node = node;
     g->res = k->res;
     mt__node_take(s, node, &k->res, &g->a);
-    grant_fill(s, slot, out);
+    mt__grant_fill(s, slot, out);
     return 0;
 }
 
@@ -438,7 +438,7 @@ static int place_pg(struct mt_sched *s, const struct mt__ckey *k,
         grant_free(s, slot);
         return rc;
     }
-    grant_fill(s, slot, out);
+    mt__grant_fill(s, slot, out);
     return 0;
 }
 

@@ -422,6 +422,110 @@ struct mt_env;
 int mt_sched_grant_env(const struct mt_sched *s, const struct mt_grant *g,
                        struct mt_env *env);
 
+/* ---- Adoption (a restarted head) ---- */
+
+/*
+ * A head restarted from stored state meets a world that kept running:
+ * tasks hold devices on their workers and groups hold bundles. Adoption
+ * charges those exactly as they are, instead of placing them anew (which
+ * would double-book). Order: nodes; grants outside groups
+ * (mt_sched_adopt); groups (mt_sched_pg_adopt_at, mt_sched_pg_adopt,
+ * mt_sched_slice_adopt), whose device choices then avoid what those grants
+ * hold; the grants inside groups; then pending work and decide. Adoption
+ * re-checks accounting, never policy: strategies, selectors, priorities
+ * and suspect marks are not applied, as the work already runs where it is.
+ */
+
+/*
+ * mt_sched_adopt - charge a grant that already exists.
+ *
+ * Charges t->res on want->node with exactly the GPU devices want->gpus
+ * (each share want->gpu_each: t's GPU quantity when below 1, else
+ * MT_RES_SCALE, one device per whole GPU) and TPU chips want->tpu_chips (an
+ * aligned block of t's chip count). When want->pg != 0 the grant is
+ * charged against bundle want->bundle of that group, as a task placed in
+ * that bundle would be (its devices must be among the bundle's). t's id,
+ * strategy, selector, priority, affinity and pg fields are not used.
+ * want->handle is ignored.
+ *
+ * IN  t     the task's resources (t->res); borrowed
+ * IN  want  node, devices and group/bundle of the running grant; borrowed
+ * OUT out   the adopted grant with a new handle, which
+ *           mt_sched_on_task_finished() gives back as any other
+ * RET 0; -MT_ENOENT (node unknown or dead; group unknown or removed; that
+ *     bundle not placed on want->node); -MT_EAGAIN (what is left on the
+ *     node or bundle, or on those devices, cannot hold it: nothing is
+ *     charged, the caller stops the task); -MT_EINVAL (NULL argument, bad
+ *     t->res, want->bundle out of range, devices not matching t->res,
+ *     device bits beyond the node's devices, chips not an aligned block);
+ *     -MT_ENOMEM
+ * THREAD loop thread (the sched's owner)
+ */
+int mt_sched_adopt(struct mt_sched *s, const struct mt_task_spec *t,
+                   const struct mt_grant *want, struct mt_grant *out);
+
+/*
+ * mt_sched_pg_adopt - create a group already placed: bundle i reserved on
+ * nodes[i] (spec->nbundles entries), its devices chosen there as placement
+ * would choose them.
+ *
+ * The group is CREATED at once (mt_sched_pg_state), is not queued, and
+ * behaves as one placed by decide: tasks can be placed or adopted into its
+ * bundles, node death reschedules its lost bundles, removal returns every
+ * unit. Selectors are not re-checked; the strict strategies are (every
+ * node the same for STRICT_PACK, all different for STRICT_SPREAD). When
+ * bundles reserve GPUs or TPU chips, prefer mt_sched_pg_adopt_at(): tasks
+ * adopted into a bundle must hold devices of that bundle.
+ *
+ * IN  spec    as for mt_sched_pg_create(); borrowed
+ * IN  nodes   spec->nbundles node handles; borrowed
+ * IN  now_ms  the group's submit time
+ * RET 0; -MT_EEXIST (id taken); -MT_ENOENT (a node unknown or dead);
+ *     -MT_EAGAIN (the bundles do not fit their nodes: nothing reserved);
+ *     -MT_EINVAL (as mt_sched_pg_create(), nodes NULL, nodes breaking a
+ *     strict strategy); -MT_ENOMEM
+ * NOTE TPU slice groups (mt_sched_slice_reserve) have no mt_pg_spec: see
+ *     mt_sched_slice_adopt().
+ * THREAD loop thread
+ */
+int mt_sched_pg_adopt(struct mt_sched *s, const struct mt_pg_spec *spec,
+                      const uint32_t *nodes, uint64_t now_ms);
+
+/*
+ * mt_sched_pg_adopt_at - mt_sched_pg_adopt() with each bundle's devices
+ * given too: at[i].node, at[i].gpus and at[i].tpu_chips, as
+ * mt_sched_pg_bundle() reported them before the restart (at[i].res is not
+ * read). GPU devices hold the bundle's GPU quantity when below 1, else one
+ * whole device each; chips form an aligned block of the bundle's count.
+ *
+ * RET as mt_sched_pg_adopt(); -MT_EAGAIN also when those devices are not
+ *     free; -MT_EINVAL also when the devices do not match the bundle's
+ *     quantities or lie beyond the node's devices
+ */
+int mt_sched_pg_adopt_at(struct mt_sched *s, const struct mt_pg_spec *spec,
+                         const struct mt_bundle_info *at, uint64_t now_ms);
+
+/*
+ * mt_sched_slice_adopt - create a slice group already holding the slices
+ * named: the j-th slice (bundles j*hosts .. j*hosts+hosts-1) is the slice
+ * labelled names[j], as mt_sched_pg_slice() reported it before the
+ * restart. Each host's bundle holds all its chips plus per_host (GPUs in
+ * per_host are chosen anew). The group is CREATED at once, as if reserved
+ * by decide. All-or-nothing.
+ *
+ * IN  spec    as for mt_sched_slice_reserve(); borrowed
+ * IN  names   spec->nslices slice names; borrowed
+ * RET 0; -MT_EEXIST (id taken); -MT_ENOENT (a slice unknown, or a host of
+ *     it missing or dead); -MT_EAGAIN (a slice held by another group, or a
+ *     host without all its chips free or room for per_host: nothing
+ *     reserved); -MT_EINVAL (as mt_sched_slice_reserve(), names NULL, a
+ *     name listed twice, a slice of another pod type or host shape);
+ *     -MT_ENOMEM
+ * THREAD loop thread
+ */
+int mt_sched_slice_adopt(struct mt_sched *s, const struct mt_slice_spec *spec,
+                         const char *const *names, uint64_t now_ms);
+
 /* ---- Demand summary (manta status) ---- */
 
 struct mt_demand {

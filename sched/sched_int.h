@@ -298,6 +298,9 @@ bool mt__inst_fits(const struct mt__inst *in, uint32_t ntpu, int64_t gpu,
 void mt__inst_take(struct mt__inst *in, uint32_t ntpu, int64_t gpu,
                    int64_t tpu, struct mt__alloc *a);
 void mt__inst_give(struct mt__inst *in, const struct mt__alloc *a);
+/* Adoption: are a's devices in in and free enough; charge them as given. */
+bool mt__inst_can_charge(const struct mt__inst *in, const struct mt__alloc *a);
+void mt__inst_charge(struct mt__inst *in, const struct mt__alloc *a);
 
 bool mt__node_fits(const struct mt__node *n, const struct mt__req *r);
 bool mt__node_feasible(const struct mt__node *n, const struct mt__req *r);
@@ -305,6 +308,10 @@ void mt__node_take(struct mt_sched *s, uint32_t node,
                    const struct mt_res_set *res, struct mt__alloc *a);
 void mt__node_give(struct mt_sched *s, uint32_t node,
                    const struct mt_res_set *res, const struct mt__alloc *a);
+/* mt__node_take with the instances chosen by the caller (adopt.c); the
+ * caller checked that they fit. */
+void mt__node_charge(struct mt_sched *s, uint32_t node,
+                     const struct mt_res_set *res, const struct mt__alloc *a);
 int mt__hist_bucket(int64_t avail);
 uint64_t mt__rand(struct mt_sched *s);
 const struct mt__post *mt__post_for(const struct mt_sched *s, uint32_t key,
@@ -335,6 +342,8 @@ int mt__feasible(const struct mt_sched *s, const struct mt__req *r);
 /* ---- grant slab (sched.c) ---- */
 int mt__grant_new(struct mt_sched *s, uint32_t *slot);
 uint64_t mt__grant_handle(const struct mt_sched *s, uint32_t slot);
+void mt__grant_fill(const struct mt_sched *s, uint32_t slot,
+                    struct mt_grant *out);
 
 /* ---- pg.c ---- */
 struct mt__pg *mt__pg_find(const struct mt_sched *s, uint64_t id);
@@ -349,6 +358,16 @@ void mt__pg_release_all(struct mt_sched *s, struct mt__pg *pg);
 int mt__pg_alloc(struct mt_sched *s, uint64_t id, uint32_t *out);
 /* Shared tail of create and slice reserve: try now, else queue. */
 int mt__pg_start(struct mt_sched *s, uint32_t slot, uint64_t now_ms);
+/* Copy and check spec's bundles into pg (all unplaced). RET 0,
+ * -MT_EINVAL, -MT_ENOMEM; on error the caller frees the slot. */
+int mt__pg_bundles_copy(struct mt_sched *s, struct mt__pg *pg,
+                        const struct mt_pg_spec *spec);
+void mt__pg_free_slot(struct mt_sched *s, uint32_t slot);
+/* Reserve b on node: the instances at (checked by the caller), or chosen
+ * as placement does when at is NULL. Unplace gives them back. */
+void mt__bundle_place(struct mt_sched *s, struct mt__bundle *b, uint32_t node,
+                      const struct mt__alloc *at);
+void mt__bundle_unplace(struct mt_sched *s, struct mt__bundle *b);
 
 /* ---- slice.c ---- */
 int mt__slice_node_added(struct mt_sched *s, uint32_t node);

@@ -16,6 +16,9 @@
  * Each slice records the group holding it, so concurrent reservations always
  * get different slices. Losing any host releases the whole group (pg.c) and
  * it is re-reserved as a whole.
+ *
+ * Adoption (a restarted head): mt_sched_slice_adopt takes the slices named
+ * by the caller, checked as a reservation would check them, in one go.
  */
 #include "sched/sched_int.h"
 
@@ -291,8 +294,10 @@ static int slice_bundles(struct mt_sched *s, struct mt__pg *pg,
     return 0;
 }
 
-int mt_sched_slice_reserve(struct mt_sched *s, const struct mt_slice_spec *spec,
-                           uint64_t now_ms)
+/* A new slice group for spec, its bundles not placed. RET 0, -MT_EINVAL,
+ * -MT_EEXIST, -MT_ENOMEM; on error nothing is left behind. */
+static int slice_group_new(struct mt_sched *s, const struct mt_slice_spec *spec,
+                           uint32_t *out)
 {
     struct mt_tpu_slice shape;
     char buf[MT_TPU_NAME_MAX];
@@ -322,7 +327,83 @@ int mt_sched_slice_reserve(struct mt_sched *s, const struct mt_slice_spec *spec,
         mt_sched_pg_remove(s, spec->id);
         return rc;
     }
-    return mt__pg_start(s, slot, now_ms);
+    *out = slot;
+    return 0;
+}
+
+int mt_sched_slice_reserve(struct mt_sched *s, const struct mt_slice_spec *spec,
+                           uint64_t now_ms)
+{
+    uint32_t slot;
+    int rc = slice_group_new(s, spec, &slot);
+
+    return rc < 0 ? rc : mt__pg_start(s, slot, now_ms);
+}
+
+/* ---- Adoption ---- */
+
+/*
+ * Can group slot take slice name (the j-th of its list) as it stands? As
+ * slice_free, but suspect marks do not matter and each failure has its
+ * code. RET 0, -MT_ENOENT (unknown or not intact), -MT_EINVAL (other pod
+ * type or host shape), -MT_EAGAIN (held, or a host is not free).
+ */
+static int slice_adoptable(const struct mt_sched *s, uint32_t slot,
+                           const char *name, uint32_t *si)
+{
+    const struct mt__pg *pg = &s->pgs[slot];
+    const struct mt_res_set *rs = &pg->b[0].res;
+    uint32_t id = name ? mt_strtab_lookup(s->strs, name) : 0;
+    const struct mt__slice *sl;
+
+    *si = id ? mt__map_get(&s->slice_by_name, id) : MT__NONE;
+    if (*si == MT__NONE || !slice_intact(s, &s->slices[*si]))
+        return -MT_ENOENT;
+    sl = &s->slices[*si];
+    if (sl->pod_type != pg->pod_type)
+        return -MT_EINVAL;
+    if (sl->held_by != MT__NONE)
+        return sl->held_by == slot ? -MT_EINVAL : -MT_EAGAIN;
+    for (uint32_t i = 0; i < sl->hosts; i++) {
+        const struct mt__node *n = &s->nodes[sl->workers[i]];
+
+        if (n->ntpu != pg->chips_per_host)
+            return -MT_EINVAL;
+        for (int k = 0; k < rs->n; k++)
+            if (n->avail[rs->it[k].id] < rs->it[k].qty)
+                return -MT_EAGAIN;
+        if (!mt__inst_fits(&n->inst, n->ntpu, mt_res_set_get(rs, MT_RES_GPU),
+                           mt_res_set_get(rs, MT_RES_TPU)))
+            return -MT_EAGAIN;
+    }
+    return 0;
+}
+
+int mt_sched_slice_adopt(struct mt_sched *s, const struct mt_slice_spec *spec,
+                         const char *const *names, uint64_t now_ms)
+{
+    uint32_t slot, si;
+    int rc;
+
+    if (!names)
+        return -MT_EINVAL;
+    if ((rc = slice_group_new(s, spec, &slot)) < 0)
+        return rc;
+    /* Held marks are set as slices are taken, so a name listed twice is
+     * seen as held by this group. Taking reserves only the slice's own
+     * hosts, so an earlier take cannot change a later check's answer
+     * except through that mark. */
+    for (uint32_t j = 0; j < spec->nslices; j++) {
+        if ((rc = slice_adoptable(s, slot, names[j], &si)) < 0) {
+            mt_sched_pg_remove(s, spec->id);
+            return rc;
+        }
+        take_slice(s, slot, si, j);
+    }
+    s->pgs[slot].unplaced = 0;
+    s->pgs[slot].state = MT_SCHED_PG_CREATED;
+    s->pgs[slot].submit_ms = now_ms;
+    return 0;
 }
 
 const char *mt_sched_pg_slice_name(const struct mt_sched *s, uint64_t pg_id,

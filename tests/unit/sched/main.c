@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c -- unit tests of the scheduler core: resources, labels, policies,
- * decide and priorities, placement groups, TPU slices, demand summary and
- * the randomized accounting property test.
+ * decide and priorities, placement groups, TPU slices, demand summary, the
+ * randomized accounting property test and adoption after a head restart.
  */
 #include "tests/unit/unit.h"
 
@@ -15,6 +15,7 @@ extern CU_TestInfo mt_test_pg[];
 extern CU_TestInfo mt_test_slice[];
 extern CU_TestInfo mt_test_demand[];
 extern CU_TestInfo mt_test_check[];
+extern CU_TestInfo mt_test_adopt[];
 
 static const struct mt_suite suites[] = {
     {"resources", mt_test_resources, NULL, NULL},
@@ -26,6 +27,7 @@ static const struct mt_suite suites[] = {
     {"slice", mt_test_slice, NULL, NULL},
     {"demand", mt_test_demand, NULL, NULL},
     {"check", mt_test_check, NULL, NULL},
+    {"adopt", mt_test_adopt, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

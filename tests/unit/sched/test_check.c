@@ -4,8 +4,8 @@
  *
  * Thousands of random operations (nodes joining, dying and resized, tasks
  * allocated directly or through submit/decide, grants finished twice,
- * placement groups created and removed, tasks into bundles, TPU slices
- * reserved) and, after
+ * placement groups created, adopted and removed, tasks into bundles, grants
+ * given back and adopted again, TPU slices reserved) and, after
  * every one, two checks: the library's own mt_sched_check(), and an
  * independent recount from what the test itself holds: for every live node
  * and for CPU, GPU and TPU, 0 <= available <= total and
@@ -202,6 +202,64 @@ static void op_finish(struct world *w)
     w->ng--;
 }
 
+/*
+ * A restarted head adopting what runs: give a grant back, then adopt it
+ * again on the same node and devices. Its own units were just freed, so
+ * this succeeds unless the grant was stale (node dead, bundle lost).
+ */
+static void op_readopt(struct world *w)
+{
+    struct mt_task_spec t;
+    struct mt_grant g;
+    uint32_t i;
+    int rc;
+
+    if (!w->ng)
+        return;
+    i = rnd(w, w->ng);
+    CU_ASSERT_EQUAL(mt_sched_on_task_finished(w->s, w->g[i].handle), 0);
+    mt_task_spec_init(&t, w->next_id++);
+    t.res = w->gres[i];
+    rc = mt_sched_adopt(w->s, &t, &w->g[i], &g);
+    CU_ASSERT(rc == 0 || rc == -MT_ENOENT || rc == -MT_EAGAIN);
+    if (w->g[i].pg == 0 && mt_sched_node_alive(w->s, w->g[i].node))
+        CU_ASSERT_EQUAL(rc, 0); /* not stale: its own units are free */
+    if (rc == 0) {
+        w->g[i] = g;
+        return;
+    }
+    w->g[i] = w->g[w->ng - 1];
+    w->gres[i] = w->gres[w->ng - 1];
+    w->ng--;
+}
+
+/* A group adopted on random nodes, as a restarted head would. */
+static void op_pg_adopt(struct world *w)
+{
+    struct mt_bundle_spec b[3];
+    struct mt_pg_spec spec;
+    uint32_t nodes[3];
+    int rc;
+
+    if (w->npg >= MAXPG || !w->nnodes)
+        return;
+    memset(b, 0, sizeof(b));
+    spec.id = w->next_id++;
+    spec.strategy =
+        (enum mt_sched_pg_strategy)rnd(w, MT_SCHED_PG_STRATEGY_COUNT);
+    spec.bundles = b;
+    spec.nbundles = 1 + rnd(w, 3);
+    for (size_t i = 0; i < spec.nbundles; i++) {
+        random_res(w, &b[i].res, false);
+        nodes[i] = rnd(w, w->nnodes);
+    }
+    rc = mt_sched_pg_adopt(w->s, &spec, nodes, w->now);
+    CU_ASSERT(rc == 0 || rc == -MT_EAGAIN || rc == -MT_ENOENT ||
+              rc == -MT_EINVAL);
+    if (rc == 0)
+        w->pgs[w->npg++] = spec.id;
+}
+
 static void op_pg_create(struct world *w)
 {
     struct mt_bundle_spec b[4];
@@ -329,8 +387,12 @@ static void run_ops(uint64_t seed, int nops)
             op_allocate(w);
         else if (op < 55)
             op_submit_decide(w);
-        else if (op < 80)
+        else if (op < 76)
             op_finish(w);
+        else if (op < 78)
+            op_readopt(w);
+        else if (op < 80)
+            op_pg_adopt(w);
         else if (op < 86)
             op_pg_create(w);
         else if (op < 88)

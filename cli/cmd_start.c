@@ -63,8 +63,11 @@ static void usage(FILE *f)
             "  --dashboard-host IP    with --head: dashboard bind address\n"
             "                         (default 127.0.0.1)\n"
             "  --storage SPEC         with --head: where its state is kept:\n"
-            "                         memory (default) or\n"
-            "                         redis://[user:pass@]HOST:PORT[/DB]\n"
+            "                         file://PATH (default: file://<temp-dir>/\n"
+            "                         head.state; a head restarted on the same\n"
+            "                         temp dir recovers, `manta stop` removes\n"
+            "                         it), redis://[user:pass@]HOST:PORT[/DB],\n"
+            "                         or memory (nothing survives a restart)\n"
             "node options:\n"
             "  --num-cpus N           CPUs to offer (default: detected)\n"
             "  --num-gpus N           GPUs to offer (default: detected NVIDIA\n"
@@ -343,9 +346,22 @@ out:
     return txt;
 }
 
+/* The head's default storage: file://<absolute temp-dir>/head.state.
+ * RET owned, free with free(). */
+static char *default_storage(const struct start_opts *o)
+{
+    char *dir = realpath(o->temp_dir, NULL);
+    char *spec = mt_xasprintf("file://%s/%s", dir ? dir : o->temp_dir,
+                              MT_HEAD_STATE_FILE);
+
+    free(dir);
+    return spec;
+}
+
 static char *start_head(const struct start_opts *o)
 {
     char *args[MAX_ARGS] = {"manta-head"};
+    char *storage = o->storage ? NULL : default_storage(o), *addr;
     int n = 1;
 
     add(args, &n, "--port", o->port ? o->port : "6380");
@@ -354,12 +370,14 @@ static char *start_head(const struct start_opts *o)
     add(args, &n, "--dashboard-port", o->dashboard_port);
     add(args, &n, "--dashboard-host", o->dashboard_host);
     add(args, &n, "--gang-ports", o->gang_ports);
-    add(args, &n, "--storage", o->storage);
+    add(args, &n, "--storage", o->storage ? o->storage : storage);
     add_security(o, args, &n);
     add(args, &n, "--report-period-ms", o->period);
     add(args, &n, "--node-timeout-ms", o->timeout);
     add(args, &n, "--log-level", o->log_level);
-    return launch(o, "head", args, "head.addr");
+    addr = launch(o, "head", args, "head.addr");
+    free(storage);
+    return addr;
 }
 
 static char *start_worker(const struct start_opts *o, const char *head)

@@ -190,6 +190,41 @@ static void text_demand(struct mt_strbuf *sb, const mt_cluster_status *r,
                        (unsigned long long)r->pending_tasks);
 }
 
+/* "Storage: file:///tmp/manta/head.state ok, 1234 writes" or
+ * "Storage: redis://... UNREACHABLE since 12s, 530 writes buffered". */
+static void text_storage(struct mt_strbuf *sb, const mt_cluster_status *r)
+{
+    const mt_storage_info *s = r->storage;
+
+    if (!s)
+        return;
+    mt_strbuf_addf(sb, "Storage: %s", *s->spec ? s->spec : s->backend);
+    if (!strcmp(s->backend, "memory"))
+        mt_strbuf_adds(sb, " (not durable: a restarted head forgets)");
+    if (s->healthy) {
+        mt_strbuf_addf(sb, " ok, %llu writes",
+                       (unsigned long long)s->writes);
+    } else {
+        long ago = s->down_since_ms
+                       ? (long)((mt_now_wall_ms() - s->down_since_ms) / 1000)
+                       : 0;
+
+        mt_strbuf_addf(sb, " %s since %lds",
+                       strcmp(s->backend, "redis") ? "FAILING"
+                                                   : "UNREACHABLE",
+                       ago < 0 ? 0 : ago);
+    }
+    if (s->buffered && !s->healthy)
+        mt_strbuf_addf(sb, ", %llu writes buffered",
+                       (unsigned long long)s->buffered);
+    if (s->dropped)
+        mt_strbuf_addf(sb, ", %llu writes dropped",
+                       (unsigned long long)s->dropped);
+    if (!s->healthy && *s->last_error)
+        mt_strbuf_addf(sb, " (%s)", s->last_error);
+    mt_strbuf_adds(sb, "\n");
+}
+
 static void print_text(const mt_cluster_status *r)
 {
     static const char rule[] =
@@ -207,6 +242,7 @@ static void print_text(const mt_cluster_status *r)
                         "%ldh%02ldm%02lds)\n",
                    r->head_address, r->cluster_id, r->head_version, up / 3600,
                    up / 60 % 60, up % 60);
+    text_storage(&sb, r);
     text_nodes(&sb, r, rule);
     text_demand(&sb, r, rule);
     fputs(mt_strbuf_str(&sb), stdout);

@@ -7,6 +7,11 @@
  * Once the worker is gone, whatever it started that is still running (a
  * task whose guard could not kill it, an executor) is killed from the
  * worker's record of its process groups (worker.procs, common/proc.h).
+ *
+ * Stopping ends the session: once no head runs for the dir, its state
+ * (head.state and head.state.log, the default file storage) is removed,
+ * so the next `manta start --head` starts a fresh cluster. A head that
+ * crashed and is started again without a stop recovers from them.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +24,7 @@
 
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "common/alloc.h"
 #include "common/error.h"
 #include "common/parse.h"
 #include "common/proc.h"
@@ -30,7 +36,9 @@ static void usage(FILE *f)
             "usage: manta stop [--temp-dir DIR] [--force] [--grace-period S]\n"
             "\n"
             "Stop the Manta processes this machine started for a session dir,\n"
-            "then kill whatever the stopped worker left running.\n"
+            "then kill whatever the stopped worker left running. The head's\n"
+            "state in the dir (head.state*) is removed: the next start is a\n"
+            "fresh cluster (state kept elsewhere with --storage stays).\n"
             "\n"
             "  --temp-dir DIR       session dir (default %s)\n"
             "  --force              kill at once (SIGKILL), no graceful stop\n"
@@ -101,6 +109,30 @@ static int stop_one(const char *dir, const char *name, bool force,
     return 1;
 }
 
+/* Remove the session's head state (the file storage's snapshot, log and
+ * leftover temporary file). RET 1 if something was removed. */
+static int remove_state(const char *dir)
+{
+    static const char *const suffix[] = {"", ".log", ".tmp"};
+    int removed = 0;
+
+    for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+        char *p = mt_xasprintf("%s/%s%s", dir, MT_HEAD_STATE_FILE,
+                               suffix[i]);
+
+        if (unlink(p) == 0)
+            removed = 1;
+        else if (errno != ENOENT)
+            fprintf(stderr, "manta stop: cannot remove %s: %s\n", p,
+                    strerror(errno));
+        free(p);
+    }
+    if (removed)
+        printf("Removed the head's state (%s/%s).\n", dir,
+               MT_HEAD_STATE_FILE);
+    return removed;
+}
+
 static int cmd_stop(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -150,6 +182,8 @@ static int cmd_stop(int argc, char **argv)
         failed += r < 0;
         if (i == 0 && r >= 0)
             stopped += sweep_worker(dir) > 0;
+        if (i == 1 && r >= 0)
+            stopped += remove_state(dir);
     }
     {
         char *reg = mt_session_path(dir, "worker.registered");

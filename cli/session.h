@@ -10,6 +10,9 @@
  *   worker.pid       pid of manta-worker, written by the CLI
  *   worker.registered node id, written by manta-worker once registered
  *   logs/head.log, logs/worker.log   daemon output
+ *   head.state, head.state.log       the head's state (file storage, the
+ *                    default of `manta start --head`); `manta stop` removes
+ *                    them, a head restarted on the dir after a crash loads them
  */
 #ifndef MT_SESSION_H
 #define MT_SESSION_H
@@ -18,6 +21,7 @@
 #include <sys/types.h>
 
 #define MT_DEFAULT_TEMP_DIR "/tmp/manta"
+#define MT_HEAD_STATE_FILE "head.state" /* in the session dir */
 
 /* mt_session_path - "<dir>/<name>". RET owned, free with free(). */
 char *mt_session_path(const char *dir, const char *name);

@@ -23,6 +23,8 @@ struct mt_head_actors {
     struct mt_head_tasks *tasks;
     struct mt_task_table *tt;
     struct mt_head_workers *workers;
+    void (*changed)(void *arg, uint64_t num);  /* persist.h, may be NULL */
+    void *changed_arg;
     char msg[512];               /* why a create was refused */
 };
 
@@ -55,6 +57,19 @@ void mt_head_actors_destroy(struct mt_head_actors *as)
 struct mt_actor_table *mt_head_actors_table(struct mt_head_actors *as)
 {
     return &as->table;
+}
+
+void mt_head_actors_on_changed(struct mt_head_actors *as,
+                               void (*fn)(void *arg, uint64_t num), void *arg)
+{
+    as->changed = fn;
+    as->changed_arg = arg;
+}
+
+static void changed(struct mt_head_actors *as, const struct mt_head_actor *a)
+{
+    if (as->changed)
+        as->changed(as->changed_arg, a->num);
 }
 
 /* ---- dispatching calls ---------------------------------------------------- */
@@ -95,6 +110,7 @@ static void dispatch_call(struct mt_head_actors *as, struct mt_head_actor *a,
     rc = mt_head_workers_call(as->workers, a->node_id, t, a->next_seq++,
                               a->incarnation, on_call_done, c);
     a->dispatched++;
+    changed(as, a);
     if (rc < 0) {
         free(c);
         mt_head_tasks_actor_died(as->tasks, t,
@@ -145,6 +161,7 @@ void mt_head_actor_ready(struct mt_head_actors *as, struct mt_head_task *t,
     a->pid = pid;
     a->incarnation = t->attempt;
     a->next_seq = 0;
+    changed(as, a);
     MT_INFO("actor %s%s%s alive on node %s (pid %u, attempt %u)", a->id,
             a->name ? " " : "", a->name ? a->name : "", a->node_id, pid,
             t->attempt);
@@ -284,6 +301,7 @@ void mt_head_actor_kill(struct mt_head_actors *as, struct mt_head_actor *a,
             no_restart ? " (no restart)" : "");
     if (no_restart) {
         a->no_restart = true;
+        changed(as, a);
         mt_head_tasks_stop(as->tasks, t, "actor killed by request");
     } else {
         mt_head_tasks_kill(as->tasks, t);
@@ -302,6 +320,6 @@ void mt_head_actors_owner_gone(struct mt_head_actors *as, const char *owner)
             strcmp(a->owner, owner) != 0)
             continue;
         a->owner_gone = true;
-        mt_head_actor_kill(as, a, true);
+        mt_head_actor_kill(as, a, true); /* tells of the change */
     }
 }

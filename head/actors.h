@@ -39,8 +39,15 @@ struct mt_head_actors *mt_head_actors_create(struct mt_head_tasks *tasks,
                                              struct mt_head_workers *workers);
 void mt_head_actors_destroy(struct mt_head_actors *as);
 
-/* mt_head_actors_table - the table (borrowed; read-only outside). */
+/* mt_head_actors_table - the table (borrowed; read-only outside, except
+ * for persist.c restoring actors before anything runs). */
 struct mt_actor_table *mt_head_actors_table(struct mt_head_actors *as);
+
+/* mt_head_actors_on_changed - who hears of actor num's record changing
+ * where its creation task does not (READY, a call sent, a kill); one
+ * follower (persist.h). */
+void mt_head_actors_on_changed(struct mt_head_actors *as,
+                               void (*fn)(void *arg, uint64_t num), void *arg);
 
 /*
  * mt_head_actor_create - create an actor from an ACTOR_CREATE def (taken,

@@ -45,6 +45,8 @@ static void on_node_event(void *arg, struct mt_node *n, enum mt_node_event ev)
     mt_head_workers_drop(h->workers, n->id);
     mt_head_tasks_node_lost(h->tasks, n->id);
     mt_head_objects_node_down(h->objects, n->id);
+    if (h->recover)
+        mt_head_recover_node_dead(h->recover, n->id);
 }
 
 static const struct mt_node_listener node_listener = {
@@ -97,10 +99,16 @@ static void create_services(struct mt_head *h)
                                     hi);
     h->actors = mt_head_actors_create(h->tasks, h->workers);
     h->task_leases = mt_head_leases_create(h->loop, h->tasks, h->objects);
+    h->recover = mt_head_recover_create(h);
+    h->persist = mt_head_persist_create(h);
 }
 
 static void destroy_services(struct mt_head *h)
 {
+    mt_head_persist_destroy(h->persist);
+    mt_head_recover_destroy(h->recover);
+    h->persist = NULL;
+    h->recover = NULL;
     mt_head_leases_destroy(h->task_leases);
     h->task_leases = NULL;
     mt_head_gangs_destroy(h->gangs);
@@ -119,6 +127,64 @@ static void destroy_services(struct mt_head *h)
     h->pgs = NULL;
     h->sched = NULL;
     h->nodes = NULL;
+}
+
+/* ---- state from storage ------------------------------------------------------ */
+
+#define LOAD_TIMEOUT_MS 60000
+
+struct load_wait {
+    bool done;
+    int err;
+};
+
+static void on_loaded(void *arg, int err)
+{
+    struct load_wait *w = arg;
+
+    w->done = true;
+    w->err = err;
+}
+
+static void on_load_timer(uv_timer_t *t)
+{
+    *(bool *)t->data = true;
+}
+
+static void on_load_timer_closed(uv_handle_t *hd)
+{
+    (void)hd;
+}
+
+/*
+ * Read the stored state before serving anything (a network backend
+ * answers on the loop, which runs here until it has), then start the
+ * reconciliation with the workers (recover.h). A table that cannot be
+ * read is logged and skipped; a backend that does not answer within
+ * LOAD_TIMEOUT_MS fails the start.
+ */
+static int load_state(struct mt_head *h)
+{
+    struct load_wait w = {false, 0};
+    bool late = false;
+    uv_timer_t timer;
+
+    mt_head_persist_load(h->persist, on_loaded, &w);
+    if (!w.done) {
+        uv_timer_init(h->loop, &timer);
+        timer.data = &late;
+        uv_timer_start(&timer, on_load_timer, LOAD_TIMEOUT_MS, 0);
+        while (!w.done && !late)
+            uv_run(h->loop, UV_RUN_ONCE);
+        uv_close((uv_handle_t *)&timer, on_load_timer_closed);
+        uv_run(h->loop, UV_RUN_NOWAIT);
+    }
+    if (!w.done) {
+        MT_ERROR("storage did not answer within %d s", LOAD_TIMEOUT_MS / 1000);
+        return -MT_ETIMEDOUT;
+    }
+    mt_head_recover_begin(h->recover, h->cfg.node_timeout_ms + 1000);
+    return 0;
 }
 
 /* ---- dashboard --------------------------------------------------------------- */
@@ -217,7 +283,8 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
                                    &h->sched)) < 0)
         goto out_stop;
     create_services(h);
-    if (cfg->dashboard_port >= 0 && (rc = open_dashboard(h)) < 0)
+    if ((rc = load_state(h)) < 0 ||
+        (cfg->dashboard_port >= 0 && (rc = open_dashboard(h)) < 0))
         goto out_stop;
     if ((cfg->sec && (rc = mt_rpc_engine_set_security(h->eng, cfg->sec)) < 0) ||
         (rc = serve(h)) < 0)
@@ -272,6 +339,14 @@ static void stop_services(struct mt_head *h)
                 adapters[i]->stop(h);
     if (h->tasks)
         mt_head_tasks_close(h->tasks);
+    if (h->persist) {
+        h->stop_pending++;
+        mt_head_persist_close(h->persist, stop_step, h);
+    }
+    if (h->recover) {
+        h->stop_pending++;
+        mt_head_recover_close(h->recover, stop_step, h);
+    }
     if (h->task_leases) {
         h->stop_pending++;
         mt_head_leases_close(h->task_leases, stop_step, h);

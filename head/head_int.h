@@ -32,7 +32,9 @@
 #include "head/leases.h"
 #include "head/nodes.h"
 #include "head/objects.h"
+#include "head/persist.h"
 #include "head/pgs.h"
+#include "head/recover.h"
 #include "head/scheduling.h"
 #include "head/storage.h"
 #include "head/tasks.h"
@@ -68,6 +70,8 @@ struct mt_head {
     struct mt_head_actors *actors;
     struct mt_head_gangs *gangs;
     struct mt_head_leases *task_leases;
+    struct mt_head_persist *persist;  /* writes the services' changes */
+    struct mt_head_recover *recover;  /* squares a restart with workers */
     /* The rpc adapters' own state: streams and parked calls. */
     struct mt_node_watcher *node_watchers;
     struct mt_rpc_watch *watch;

@@ -45,7 +45,10 @@ static void usage(FILE *f)
             MT_SECURITY_USAGE
             "                         (the head makes <temp-dir>/token when no\n"
             "                         token is given)\n"
-            "  --storage SPEC         state backend: memory (default) or\n"
+            "  --storage SPEC         state backend: memory (the default here:\n"
+            "                         nothing survives a restart), file://PATH\n"
+            "                         (a log and snapshot; `manta start --head`\n"
+            "                         uses file://<temp-dir>/head.state) or\n"
             "                         redis://[user:pass@]HOST:PORT[/DB]\n"
             "  --report-period-ms N   how often workers report (default 1000)\n"
             "  --node-timeout-ms N    silence before a node is DEAD (default 3000)\n"

@@ -3,7 +3,8 @@
  * metrics.c -- the head's metrics in the Prometheus text format 0.0.4
  * (what the dashboard's GET /metrics serves; names and families in
  * docs/dashboard.md): per node resources, host usage and GPU figures from
- * the node table, task counts from the task service.
+ * the node table, task counts from the task service, and how the state
+ * storage is doing (head/storage.h).
  *
  * THREAD: the head's loop thread only.
  */
@@ -213,6 +214,42 @@ static void task_metrics(struct mt_strbuf *sb, struct mt_head *h)
                    mt_task_table_count(tt, MT_TASK_RUNNING));
 }
 
+/* One sample of a storage family, labelled with the backend. */
+static void storage_sample(struct mt_strbuf *sb, const char *name,
+                           const char *help, const char *type,
+                           const char *backend, unsigned long long v)
+{
+    typed(sb, name, help, type);
+    mt_strbuf_addf(sb, "%s{", name);
+    add_label(sb, "backend", backend, true);
+    mt_strbuf_addf(sb, "} %llu\n", v);
+}
+
+/* The state storage: healthy, writes, batches, buffered and dropped. */
+static void storage_metrics(struct mt_strbuf *sb, struct mt_head *h)
+{
+    struct mt_storage_stats st;
+
+    if (!h->store)
+        return;
+    mt_storage_stats(h->store, &st);
+    storage_sample(sb, "manta_storage_healthy",
+                   "1 while the head's writes reach its state storage.",
+                   "gauge", st.backend, st.healthy);
+    storage_sample(sb, "manta_storage_writes_total",
+                   "State writes (puts and deletes) accepted.", "counter",
+                   st.backend, st.writes);
+    storage_sample(sb, "manta_storage_batches_total",
+                   "Batches of state writes made durable.", "counter",
+                   st.backend, st.batches);
+    storage_sample(sb, "manta_storage_buffered_writes",
+                   "State writes accepted but not durable yet.", "gauge",
+                   st.backend, st.buffered);
+    storage_sample(sb, "manta_storage_dropped_writes_total",
+                   "State writes refused because the buffer was full.",
+                   "counter", st.backend, st.dropped);
+}
+
 void mt_head_metrics(struct mt_head *h, struct mt_strbuf *sb)
 {
     struct mt_node_table *nodes = mt_head_nodes_table(h->nodes);
@@ -241,5 +278,6 @@ void mt_head_metrics(struct mt_head *h, struct mt_strbuf *sb)
     mt_qty_list_release(&total);
     mt_qty_list_release(&avail);
     task_metrics(sb, h);
+    storage_metrics(sb, h);
     node_metrics(sb, nodes);
 }

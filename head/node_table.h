@@ -80,6 +80,10 @@ struct mt_node {
     bool suspect;              /* a hand-over failed: nothing new goes
                                   there until it reports again */
     uint64_t suspect_seqno;    /* seqno when it became suspect */
+    bool restored;             /* loaded from storage, not registered with
+                                  this head yet: its reports are answered
+                                  "unknown" so that it registers again,
+                                  saying what it holds (recover.h) */
 };
 
 /* Guarded by: loop thread. */

@@ -64,11 +64,14 @@ struct mt_obj *mt_obj_new(struct mt_obj_table *ot, const mt_object_id *id,
     o->refs = refs;
     o->seq = ot->next_seq++;
     mt_idmap_insert(&ot->map, &o->node);
+    mt_obj_touch(ot, o);
     return o;
 }
 
 void mt_obj_free(struct mt_obj_table *ot, struct mt_obj *o)
 {
+    if (ot->touched)
+        ot->touched(ot->touched_arg, o, true);
     mt_idmap_remove(&ot->map, &o->node);
     obj_destroy(o);
 }

@@ -63,6 +63,8 @@ struct mt_obj {
     size_t n_waiters, cap_waiters;
     struct mt_obj_get *gets;   /* GetObject calls waiting while PENDING */
     uint64_t seq;              /* creation order, for listings */
+    bool dirty;                /* queued for the next storage write
+                                  (persist.h) */
     bool awaited;              /* PENDING before its producer was known:
                                   the result of a task pushed to a lease,
                                   named before its worker reported it; freed
@@ -72,7 +74,18 @@ struct mt_obj {
 struct mt_obj_table {
     struct mt_idmap map;
     uint64_t next_seq;
+    /* Told of each object added or changed (gone false) and freed (gone
+     * true), for persist.h; may be NULL. */
+    void (*touched)(void *arg, struct mt_obj *o, bool gone);
+    void *touched_arg;
 };
+
+/* mt_obj_touch - o changed (objects.c calls it after each change). */
+static inline void mt_obj_touch(struct mt_obj_table *ot, struct mt_obj *o)
+{
+    if (ot->touched)
+        ot->touched(ot->touched_arg, o, false);
+}
 
 void mt_obj_table_init(struct mt_obj_table *ot);
 /* Free every object (their gets must have been answered). */

@@ -72,6 +72,11 @@ struct mt_obj_table *mt_head_objects_table(struct mt_head_objects *objs)
     return &objs->table;
 }
 
+struct mt_obj_owners *mt_head_objects_owners(struct mt_head_objects *objs)
+{
+    return &objs->owners;
+}
+
 void mt_head_objects_on_args(struct mt_head_objects *objs,
                              mt_head_args_fn fn, void *arg)
 {
@@ -146,6 +151,7 @@ static void obj_unref(struct mt_head_objects *objs, struct mt_obj *o)
 {
     if (o->refs)
         o->refs--;
+    mt_obj_touch(&objs->table, o);
     mt_head_objects_maybe_free(objs, o);
 }
 
@@ -219,6 +225,7 @@ int mt_head_objects_put(struct mt_head_objects *objs, const char *node_id,
     if (s)
         mt_obj_owner_ref(s, id);
     mt_obj_add_node(o, node_id);
+    mt_obj_touch(&objs->table, o);
     return 0;
 }
 
@@ -245,6 +252,7 @@ void mt_head_objects_owner_gone(struct mt_head_objects *objs,
             continue;
         o->refs = o->refs > k ? o->refs - k : 0;
         dropped += k;
+        mt_obj_touch(&objs->table, o);
         mt_head_objects_maybe_free(objs, o);
     }
     if (dropped)
@@ -326,6 +334,7 @@ static void on_result(struct mt_head_objects *objs, struct mt_head_task *t)
     } else if (o->state == MT_OBJ_PENDING) {
         mt_obj_set_inline(o, t->result, t->result_len);
     }
+    mt_obj_touch(&objs->table, o);
     if (o->state != MT_OBJ_PENDING)
         return;
     o->state = MT_OBJ_READY;
@@ -335,6 +344,7 @@ static void on_result(struct mt_head_objects *objs, struct mt_head_task *t)
         t->max_retries > 0 && !t->leased &&
         (o = mt_obj_find(&objs->table, &id))) {
         o->task_num = t->num;
+        mt_obj_touch(&objs->table, o);
         mt_task_table_pin(objs->tasks, t, true);
     }
 }
@@ -350,8 +360,10 @@ static void on_task_end(struct mt_head_objects *objs, struct mt_head_task *t)
 
     if (t->lineage) { /* its arguments stay, to rebuild its result */
         for (uint32_t i = 0; d && i < d->n; i++)
-            if ((o = mt_obj_find(&objs->table, &d->ids[i])))
+            if ((o = mt_obj_find(&objs->table, &d->ids[i]))) {
                 o->lineage_refs++;
+                mt_obj_touch(&objs->table, o);
+            }
         return;
     }
     t->deps = NULL;
@@ -362,6 +374,7 @@ static void on_task_end(struct mt_head_objects *objs, struct mt_head_task *t)
     if (t->state == MT_TASK_FINISHED) { /* finished without a result */
         mt_obj_set_inline(o, NULL, 0);
         o->state = MT_OBJ_READY;
+        mt_obj_touch(&objs->table, o);
         settle(objs, o, NULL);
         return;
     }
@@ -375,6 +388,7 @@ static void on_task_end(struct mt_head_objects *objs, struct mt_head_task *t)
                                                          : "failed",
                            t->error ? t->error : "no reason given");
     mt_obj_set_error(o, MT_OBJ_FAILED, why);
+    mt_obj_touch(&objs->table, o);
     free(why);
     why = mt_xasprintf(MT_OBJ_DEP_FAILED "%s", o->error);
     settle(objs, o, why);
@@ -410,6 +424,7 @@ struct mt_obj *mt_head_objects_awaited(struct mt_head_objects *objs,
              mt_object_id_hex(id, hex) + 24);
     o = mt_obj_new(&objs->table, id, MT_OBJ_PENDING, owner, 0);
     o->awaited = true;
+    mt_obj_touch(&objs->table, o);
     return o;
 }
 
@@ -445,6 +460,7 @@ static int take_arg(struct mt_head_objects *objs, struct mt_head_task *t,
     struct mt_obj *o = mt_obj_find(&objs->table, &t->def.args[i].ref);
 
     o->refs++;
+    mt_obj_touch(&objs->table, o);
     if (o->state == MT_OBJ_LOST && lineage_of(objs, o)) {
         mt_object_id id = o->node.id;
 
@@ -486,6 +502,7 @@ static void new_result(struct mt_head_objects *objs,
         o->refs += hold;
         free(o->owner);
         o->owner = mt_xstrdup(name);
+        mt_obj_touch(&objs->table, o);
     }
     if (s)
         mt_obj_owner_ref(s, id);
@@ -529,6 +546,29 @@ int mt_head_objects_admit(struct mt_head_objects *objs,
     return rc == 0 && deps->missing ? 1 : rc;
 }
 
+int mt_head_objects_resume(struct mt_head_objects *objs,
+                           struct mt_head_task *t, char *why, size_t len)
+{
+    struct mt_task_deps *d = t->deps;
+    struct mt_obj *o;
+
+    for (uint32_t i = 0; d && i < d->n; i++) {
+        if (!(o = mt_obj_find(&objs->table, &d->ids[i]))) {
+            snprintf(why, len, "argument object lost in a head restart");
+            return 2;
+        }
+        if (o->state == MT_OBJ_PENDING) {
+            mt_obj_add_waiter(o, t->num);
+            d->missing++;
+        } else if (o->state != MT_OBJ_READY) {
+            snprintf(why, len, MT_OBJ_DEP_FAILED "%s",
+                     o->error ? o->error : "?");
+            return 2;
+        }
+    }
+    return d && d->missing ? 1 : 0;
+}
+
 /* ---- running ----------------------------------------------------------------- */
 
 struct mt_obj_loc *mt_head_objects_locate(struct mt_head_objects *objs,
@@ -561,8 +601,10 @@ struct mt_obj_loc *mt_head_objects_locate(struct mt_head_objects *objs,
             if (nd && nd != dest)
                 l->holders[l->n_holders++] = nd->address;
         }
-        if (!o->is_inline && dest && o->state == MT_OBJ_READY)
+        if (!o->is_inline && dest && o->state == MT_OBJ_READY) {
             mt_obj_add_node(o, dest->id); /* the worker pulls a copy */
+            mt_obj_touch(&objs->table, o);
+        }
     }
     return v;
 }
@@ -611,6 +653,7 @@ static void rebuild(struct mt_head_objects *objs, struct mt_obj *o)
              : "its task cannot make it again (no retries left, or not a "
                "function task)");
 
+    mt_obj_touch(&objs->table, o);
     if (t && objs->rerun_fn) {
         o->state = MT_OBJ_PENDING;
         old = t->deps;
@@ -623,6 +666,7 @@ static void rebuild(struct mt_head_objects *objs, struct mt_obj *o)
     }
     msg = mt_xasprintf("%s; %s", o->error ? o->error : "object lost", why);
     mt_obj_set_error(o, MT_OBJ_LOST, msg);
+    mt_obj_touch(&objs->table, o);
     free(msg);
     if (waited)
         settle(objs, o, o->error);
@@ -645,8 +689,10 @@ void mt_head_objects_node_down(struct mt_head_objects *objs,
         struct mt_obj *o = MT_CONTAINER_OF(n, struct mt_obj, node);
         char *why;
 
-        if (!mt_obj_drop_node(o, node_id) || o->n_nodes || o->is_inline ||
-            o->state != MT_OBJ_READY)
+        if (!mt_obj_drop_node(o, node_id))
+            continue;
+        mt_obj_touch(&objs->table, o);
+        if (o->n_nodes || o->is_inline || o->state != MT_OBJ_READY)
             continue;
         why = mt_xasprintf("object lost: its only copy was on node %s, which "
                            "died", node_id);

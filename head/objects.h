@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "head/node_table.h"
+#include "head/obj_owners.h"
 #include "head/obj_table.h"
 #include "head/task_table.h"
 #include "head/workers.h"
@@ -71,6 +72,20 @@ void mt_head_objects_destroy(struct mt_head_objects *objs);
 
 /* mt_head_objects_table - the table itself (borrowed). */
 struct mt_obj_table *mt_head_objects_table(struct mt_head_objects *objs);
+
+/* mt_head_objects_owners - the open driver sessions (borrowed; persist.c
+ * restores them). */
+struct mt_obj_owners *mt_head_objects_owners(struct mt_head_objects *objs);
+
+/*
+ * mt_head_objects_resume - restored task t (persist.h) holds references on
+ * t->deps already (they were stored with the objects): count the ones not
+ * READY yet and wait for them, as admission would.
+ * RET 0 (all READY), 1 (waiting: args_fn says when), 2 (one failed or is
+ * gone: why filled)
+ */
+int mt_head_objects_resume(struct mt_head_objects *objs,
+                           struct mt_head_task *t, char *why, size_t len);
 
 /* Who hears about argument readiness (ready: why NULL) and settling. */
 void mt_head_objects_on_args(struct mt_head_objects *objs,

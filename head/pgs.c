@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 
-#define MAX_LISTENERS 4
+#define MAX_LISTENERS 6
 
 struct listener {
     const struct mt_head_pg_listener *l;
@@ -109,12 +109,12 @@ struct mt_head_pg *mt_head_pgs_at(const struct mt_head_pgs *pgs, size_t i)
     return i < pgs->n ? pgs->v[i] : NULL;
 }
 
-static struct mt_head_pg *pg_new(struct mt_head_pgs *pgs,
+static struct mt_head_pg *pg_new(struct mt_head_pgs *pgs, uint64_t num,
                                  struct mt_pg_def *def, uint32_t nbundles)
 {
     struct mt_head_pg *pg = mt_xcalloc(1, sizeof(*pg));
 
-    pg->num = pgs->next++;
+    pg->num = num;
     mt_num_id(MT_ID_PG, pg->num, pg->id);
     pg->def = *def;
     memset(def, 0, sizeof(*def));
@@ -181,7 +181,8 @@ static const char *build_pg_req(struct mt_head_pgs *pgs,
 }
 
 /* A slice group: every host of whole slices. RET as mt_sched_*. */
-static int reserve_slices(struct mt_head_pgs *pgs, const struct mt_pg_def *d,
+static int reserve_slices(struct mt_head_pgs *pgs, uint64_t num,
+                          const struct mt_pg_def *d,
                           const struct mt_res_set *per_host, uint32_t *nb,
                           const char **why)
 {
@@ -204,7 +205,7 @@ static int reserve_slices(struct mt_head_pgs *pgs, const struct mt_pg_def *d,
         return -MT_EINVAL;
     }
     memset(&ss, 0, sizeof(ss));
-    ss.id = pgs->next;
+    ss.id = num;
     ss.pod_type = d->tpu_pod_type;
     ss.topology = d->tpu_topology;
     ss.nslices = k;
@@ -219,28 +220,36 @@ static int reserve_slices(struct mt_head_pgs *pgs, const struct mt_pg_def *d,
 }
 
 /* Bundles: build the scheduler's request and reserve. */
-static int reserve_bundles(struct mt_head_pgs *pgs, const struct mt_pg_def *d,
-                           const char **why)
+static int reserve_bundles(struct mt_head_pgs *pgs, uint64_t num,
+                           const struct mt_pg_def *d,
+                           const struct mt_bundle_info *at, const char **why)
 {
     struct pg_req r;
-    int rc;
+    int rc = -MT_EAGAIN;
 
-    if ((*why = build_pg_req(pgs, d, pgs->next, &r))) {
+    if ((*why = build_pg_req(pgs, d, num, &r))) {
         pg_req_release(&r);
         return -MT_EINVAL;
     }
-    rc = mt_sched_pg_create(mt_head_sched_lib(pgs->hs), &r.spec,
-                            (uint64_t)mt_now_mono_ms());
+    if (at) /* restored: where it was, if it still can be */
+        rc = mt_sched_pg_adopt_at(mt_head_sched_lib(pgs->hs), &r.spec, at,
+                                  (uint64_t)mt_now_mono_ms());
+    if (rc != 0)
+        rc = mt_sched_pg_create(mt_head_sched_lib(pgs->hs), &r.spec,
+                                (uint64_t)mt_now_mono_ms());
     pg_req_release(&r);
     *why = "the scheduler rejected the placement group (empty bundle, GPU "
            "not whole above 1, ...)";
     return rc;
 }
 
-struct mt_head_pg *mt_head_pg_create(struct mt_head_pgs *pgs,
-                                     struct mt_pg_def *def,
-                                     const struct mt_res_set *per_host,
-                                     const char **why, int *err)
+/* Create group num from def: where at says (restored, may be NULL) or
+ * wherever it fits. RET the group, or NULL (why, err). */
+static struct mt_head_pg *pg_make(struct mt_head_pgs *pgs, uint64_t num,
+                                  struct mt_pg_def *def,
+                                  const struct mt_res_set *per_host,
+                                  const struct mt_bundle_info *at,
+                                  const char **why, int *err)
 {
     struct mt_head_pg *pg;
     uint32_t nb = (uint32_t)def->nbundles;
@@ -250,22 +259,98 @@ struct mt_head_pg *mt_head_pg_create(struct mt_head_pgs *pgs,
         *why = "unknown placement strategy";
         rc = -MT_EINVAL;
     } else if (def->tpu_pod_type) {
-        rc = reserve_slices(pgs, def, per_host, &nb, why);
+        rc = reserve_slices(pgs, num, def, per_host, &nb, why);
     } else {
-        rc = reserve_bundles(pgs, def, why);
+        rc = reserve_bundles(pgs, num, def, at, why);
     }
     if (rc < 0 && rc != -MT_EAGAIN && rc != -MT_EINFEASIBLE) {
         *err = rc;
         mt_pg_def_release(def);
         return NULL;
     }
-    pg = pg_new(pgs, def, nb);
+    pg = pg_new(pgs, num, def, nb);
     if (rc == 0)
         pg->state = MT_HEAD_PG_CREATED;
-    else if (rc == -MT_EINFEASIBLE)
+    for (size_t i = 0; i < pgs->n_ls; i++)
+        if (pgs->ls[i].l->added)
+            pgs->ls[i].l->added(pgs->ls[i].arg, pg);
+    if (rc == -MT_EINFEASIBLE)
         on_decided(pgs, pg->num, rc);
     mt_head_sched_kick(pgs->hs);
     return pg;
+}
+
+struct mt_head_pg *mt_head_pg_create(struct mt_head_pgs *pgs,
+                                     struct mt_pg_def *def,
+                                     const struct mt_res_set *per_host,
+                                     const char **why, int *err)
+{
+    return pg_make(pgs, pgs->next++, def, per_host, NULL, why, err);
+}
+
+struct mt_head_pg *mt_head_pg_restore(struct mt_head_pgs *pgs, uint64_t num,
+                                      struct mt_pg_def *def, int64_t create_ms,
+                                      const struct mt_head_pg_bundle *b,
+                                      size_t n, const char **why)
+{
+    struct mt_sched *s = mt_head_sched_lib(pgs->hs);
+    struct mt_bundle_info *at = NULL;
+    struct mt_head_pg *pg;
+    int err;
+
+    if (mt_head_pg_find_num(pgs, num)) {
+        mt_pg_def_release(def);
+        *why = "a group with that id exists";
+        return NULL;
+    }
+    if (n && n == def->nbundles) {
+        at = mt_xcalloc(n, sizeof(*at));
+        for (size_t i = 0; i < n && at; i++) {
+            at[i].gpus = b[i].gpus;
+            at[i].tpu_chips = b[i].tpu_chips;
+            if (mt_sched_node_find(s, b[i].node_id, &at[i].node) < 0) {
+                free(at);
+                at = NULL;
+            }
+        }
+    }
+    pg = pg_make(pgs, num, def, NULL, at, why, &err);
+    free(at);
+    if (pg)
+        pg->create_ms = create_ms;
+    return pg;
+}
+
+size_t mt_head_pg_bundles(struct mt_head_pgs *pgs, const struct mt_head_pg *pg,
+                          struct mt_head_pg_bundle **out)
+{
+    struct mt_sched *s = mt_head_sched_lib(pgs->hs);
+    struct mt_bundle_info b;
+    struct mt_node *n;
+    struct mt_head_pg_bundle *v = mt_xcalloc(pg->nbundles ? pg->nbundles : 1,
+                                             sizeof(*v));
+
+    *out = v;
+    for (uint32_t i = 0; i < pg->nbundles; i++) {
+        if (mt_sched_pg_bundle(s, pg->num, i, &b) < 0 ||
+            !(n = mt_head_sched_node(pgs->hs, b.node)))
+            return 0;
+        v[i].node_id = n->id;
+        v[i].gpus = b.gpus;
+        v[i].tpu_chips = b.tpu_chips;
+    }
+    return pg->nbundles;
+}
+
+uint64_t mt_head_pgs_next(const struct mt_head_pgs *pgs)
+{
+    return pgs->next;
+}
+
+void mt_head_pgs_set_next(struct mt_head_pgs *pgs, uint64_t next)
+{
+    if (next > pgs->next)
+        pgs->next = next;
 }
 
 /* ---- state ------------------------------------------------------------------- */

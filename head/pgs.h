@@ -49,9 +49,11 @@ struct mt_head_pg {
     struct mt_pg_waiter *waiters; /* rpc_pgs.c */
 };
 
-/* A group was created or removed: pg->state says which. */
+/* A group was placed or removed (changed: pg->state says which), or
+ * added (added: may be NULL; pg may be PENDING or already CREATED). */
 struct mt_head_pg_listener {
     void (*changed)(void *arg, struct mt_head_pg *pg);
+    void (*added)(void *arg, struct mt_head_pg *pg);
 };
 
 struct mt_head_pgs;
@@ -91,6 +93,40 @@ struct mt_head_pg *mt_head_pg_create(struct mt_head_pgs *pgs,
                                      struct mt_pg_def *def,
                                      const struct mt_res_set *per_host,
                                      const char **why, int *err);
+
+/* Where a placed bundle is (persist.h): its node and reserved devices. */
+struct mt_head_pg_bundle {
+    const char *node_id;
+    uint32_t gpus;               /* device index bits */
+    uint32_t tpu_chips;          /* chip index bits */
+};
+
+/*
+ * mt_head_pg_restore - a group a head before this one had (persist.h),
+ * under its number: its bundles reserved again where they were (b[i] for
+ * bundle i, n of them; mt_sched_pg_adopt_at) when those nodes are here
+ * and can hold them, else placed anew (it may be PENDING). TPU slice
+ * groups are always placed anew.
+ * IN  def  taken, as for mt_head_pg_create
+ * RET the group, or NULL with why
+ */
+struct mt_head_pg *mt_head_pg_restore(struct mt_head_pgs *pgs, uint64_t num,
+                                      struct mt_pg_def *def, int64_t create_ms,
+                                      const struct mt_head_pg_bundle *b,
+                                      size_t n, const char **why);
+
+/*
+ * mt_head_pg_bundles - where each bundle of a placed group is.
+ * OUT out  owned array (free it; node ids are borrowed from the node
+ *          table), filled when the return is nonzero
+ * RET pg->nbundles, or 0 when a bundle is not placed
+ */
+size_t mt_head_pg_bundles(struct mt_head_pgs *pgs, const struct mt_head_pg *pg,
+                          struct mt_head_pg_bundle **out);
+
+/* mt_head_pgs_next / _set_next - the next group number (it only grows). */
+uint64_t mt_head_pgs_next(const struct mt_head_pgs *pgs);
+void mt_head_pgs_set_next(struct mt_head_pgs *pgs, uint64_t next);
 
 /* mt_head_pg_remove - free its reservations; REMOVED; listeners told. */
 void mt_head_pg_remove(struct mt_head_pgs *pgs, struct mt_head_pg *pg);

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/rpc_checks.h"
+#include "head/recover.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
@@ -185,11 +186,17 @@ static void on_saved_row(void *arg, const char *key, const void *val,
     Manta__NodeInfo *ni = manta__node_info__unpack(NULL, len, val);
     const char *why = NULL;
 
-    /* An ALIVE one gets one timeout to report before it is declared dead. */
+    struct mt_node *n = NULL;
+
+    /* An ALIVE one gets one timeout to register again (its reports are
+     * answered "unknown" until it does, so that it says what it holds:
+     * recover.h) before it is declared dead. */
     if (!ni || (ni->state == MANTA__NODE_STATE__NODE_STATE_ALIVE &&
-                !register_info(h, ni, NULL, &why)))
+                !(n = register_info(h, ni, NULL, &why))))
         MT_WARN("skipping unreadable saved node %s%s%s", key,
                 why ? ": " : "", why ? why : "");
+    if (n)
+        n->restored = true;
     if (ni)
         manta__node_info__free_unpacked(ni, NULL);
 }
@@ -294,6 +301,7 @@ static void h_register(struct mt_rpc_call *call, const ProtobufCMessage *m,
     struct mt_head *h = arg;
     struct mt_node *n;
     const char *bad = "missing node";
+    struct mt_held_task *held;
 
     if (!req->node || strlen(req->node_secret) > MT_AUTH_TOKEN_MAX ||
         !(n = register_info(h, req->node, req->node_secret, &bad))) {
@@ -301,6 +309,19 @@ static void h_register(struct mt_rpc_call *call, const ProtobufCMessage *m,
                 bad);
         mt_rpc_fail(call, bad == WRONG_SECRET ? -MT_EPERM : -MT_EINVAL, bad);
         return;
+    }
+    n->restored = false;
+    if (req->holdings) {
+        held = mt_xcalloc(req->n_held_tasks + 1, sizeof(*held));
+        for (size_t i = 0; i < req->n_held_tasks; i++) {
+            held[i].task_id = req->held_tasks[i]->task_id;
+            held[i].attempt = req->held_tasks[i]->attempt;
+            held[i].lease_id = req->held_tasks[i]->lease_id;
+        }
+        mt_head_recover_node(h->recover, n,
+                             &(struct mt_node_holdings){held,
+                                                        req->n_held_tasks});
+        free(held);
     }
     reply.cluster_id = h->cluster_id;
     reply.report_period_ms = (uint32_t)h->cfg.report_period_ms;
@@ -318,6 +339,7 @@ static void h_report(struct mt_rpc_call *call, const ProtobufCMessage *m,
     struct mt_node_usage usage;
     struct mt_node_gpu *gpus = NULL;
     const char *bad = NULL;
+    struct mt_node *n;
     size_t n_gpus = 0;
     int rc;
 
@@ -328,6 +350,11 @@ static void h_report(struct mt_rpc_call *call, const ProtobufCMessage *m,
     if (!mt_node_table_speaks_for(mt_head_nodes_table(h->nodes), req->node_id,
                                   req->node_secret)) {
         mt_rpc_fail(call, -MT_EPERM, WRONG_SECRET);
+        return;
+    }
+    n = mt_node_table_find(mt_head_nodes_table(h->nodes), req->node_id);
+    if (n && n->restored) { /* register again first (recover.h) */
+        mt_rpc_reply(call, &reply.base);
         return;
     }
     if (mt_qty_from_pb(req->resources_available, req->n_resources_available,
@@ -385,6 +412,8 @@ struct status_scratch {
     struct mt_pb_arena arena;
     char *demand_text;          /* owned; demands[] point into it */
     char **demands;
+    struct mt_storage_stats store;
+    Manta__StorageStatus storage;
     struct pb_node *pn;
     Manta__NodeInfo **nodes;
     struct mt_qty_list total, avail;
@@ -412,6 +441,30 @@ static void status_add_demands(struct mt_head *h,
     reply->pending_tasks = mt_task_table_count(tt, MT_TASK_PENDING);
     reply->running_tasks = mt_task_table_count(tt, MT_TASK_RUNNING) +
                            mt_task_table_count(tt, MT_TASK_SCHEDULED);
+}
+
+/* How the storage is doing; strings borrowed from sc and h. */
+static void status_add_storage(struct mt_head *h,
+                               Manta__GetClusterStatusReply *reply,
+                               struct status_scratch *sc)
+{
+    Manta__StorageStatus *p = &sc->storage;
+
+    if (!h->store)
+        return;
+    mt_storage_stats(h->store, &sc->store);
+    manta__storage_status__init(p);
+    p->backend = (char *)sc->store.backend;
+    p->spec = (char *)sc->store.spec;
+    p->healthy = sc->store.healthy;
+    p->writes = sc->store.writes;
+    p->batches = sc->store.batches;
+    p->buffered = sc->store.buffered;
+    p->dropped = sc->store.dropped;
+    p->last_error_ms = sc->store.last_error_ms;
+    p->last_error = sc->store.last_error;
+    p->down_since_ms = sc->store.down_since_ms;
+    reply->storage = p;
 }
 
 /*
@@ -448,6 +501,7 @@ static void status_build(struct mt_head *h, Manta__GetClusterStatusReply *reply,
     reply->n_nodes = n;
     reply->nodes = sc->nodes;
     status_add_demands(h, reply, sc);
+    status_add_storage(h, reply, sc);
 }
 
 static void status_release(struct status_scratch *sc)

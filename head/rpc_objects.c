@@ -102,8 +102,10 @@ static void reply_get(struct mt_head *h, struct mt_rpc_call *call,
     }
     mt_rpc_reply(call, &reply.base);
     free(addrs);
-    if (dest)
+    if (dest) {
         mt_obj_add_node(o, dest->id); /* the caller pulls a copy there */
+        mt_obj_touch(mt_head_objects_table(h->objects), o);
+    }
 }
 
 /* o settled: answer every parked GetObject. */

@@ -228,11 +228,11 @@ static void h_create_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
         info_fill(h, &a, pg, &info);
         reply.group = &info;
-        mt_rpc_reply(call, &reply.base);
+        mt_head_persist_reply(h->persist, call, &reply.base);
         mt_pb_arena_release(&a);
         return;
     }
-    mt_rpc_reply(call, &reply.base);
+    mt_head_persist_reply(h->persist, call, &reply.base);
 }
 
 static void h_wait_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
@@ -287,7 +287,7 @@ static void h_remove_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
         return;
     }
     mt_head_pg_remove(h->pgs, pg);
-    mt_rpc_reply(call, &reply.base);
+    mt_head_persist_reply(h->persist, call, &reply.base);
 }
 
 static void h_list_pgs(struct mt_rpc_call *call, const ProtobufCMessage *m,

@@ -13,7 +13,8 @@
  * (head_int.h), and encodes the answer; generated protobuf types stay in
  * these files and rpc_workers.c. Each exports one struct mt_head_adapter:
  * its handlers, and a start and a stop for what it holds beyond single
- * calls. Adapters never call each other.
+ * calls. Adapters never call each other; persist.c (above them) asks
+ * rpc_watch.c for the names of client watches.
  *
  * THREAD: the head's loop thread only.
  */
@@ -39,5 +40,19 @@ extern const struct mt_head_adapter mt_head_rpc_gangs;
  * serves it.
  */
 void mt_head_status_json(struct mt_head *h, struct mt_strbuf *out);
+
+/*
+ * mt_head_watch_name - the id its client gave client watch num (a task's
+ * cw), for persist.h; NULL when there is no such watch. Borrowed.
+ */
+const char *mt_head_watch_name(struct mt_head *h, uint32_t num);
+
+/*
+ * mt_head_watch_restore - the client watch named id, kept without a
+ * stream until its client opens WatchTasks with that id again (after a
+ * head restart); the tasks it followed are then sent their current state.
+ * RET its number for a restored task's cw, 0 when id is not valid
+ */
+uint32_t mt_head_watch_restore(struct mt_head *h, const char *id);
 
 #endif /* MT_HEAD_RPC_SERVICES_H */

@@ -90,7 +90,7 @@ static void h_submit_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
         return;
     }
     reply.task_id = t->id;
-    mt_rpc_reply(call, &reply.base);
+    mt_head_persist_reply(h->persist, call, &reply.base);
 }
 
 /* ---- CancelTask ------------------------------------------------------------- */
@@ -110,7 +110,7 @@ static void h_cancel_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
     }
     mt_head_tasks_cancel(h->tasks, t, req->force);
     reply.state = (Manta__TaskState)t->state;
-    mt_rpc_reply(call, &reply.base);
+    mt_head_persist_reply(h->persist, call, &reply.base);
 }
 
 /* ---- ListTasks ------------------------------------------------------------- */
@@ -291,7 +291,7 @@ static void h_report_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
             p->state == MANTA__TASK_STATE__TASK_STATE_RUNNING)
             mt_head_actor_ready(h->actors, t, p->actor_pid);
     }
-    mt_rpc_reply(call, &reply.base);
+    mt_head_persist_reply(h->persist, call, &reply.base);
 }
 
 static const struct mt_rpc_handler handlers[] = {

@@ -17,23 +17,27 @@
  * wire the buffer goes out at once as one TaskEvents message; otherwise it
  * grows until the stream drains. So a quiet stream has the latency of a
  * per-task watch, and a busy one sends few large messages. A client that
- * lets MAX_PENDING bytes pile up is cut off; it then follows its open tasks
- * one by one with WatchTask, which starts from their current state.
+ * lets MAX_PENDING bytes pile up is cut off.
  *
- * A task leaves its watch with its terminal event. A watch that ends
- * (client gone, replaced, shutdown) is forgotten; its tasks notice by the
- * number no longer being registered.
+ * A watch outlives its stream: when the stream ends (the client went
+ * away, was cut off, or the head restarted and restored the watch from
+ * storage, mt_head_watch_restore) the watch waits AWAY_KEEP_MS for its
+ * client to open WatchTasks with the same id, and then sends every task
+ * it follows its current state (ended ones their final event again), so
+ * nothing that happened while the client was away is lost. Clients must
+ * take a repeated event as a no-op. A task's watch stays its own after
+ * the final event (persist.h stores it). Shutdown forgets every watch.
  *
  * THREAD: the head's loop thread only.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <stdio.h>
 
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/sys.h"
 #include "head/rpc_checks.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
@@ -44,6 +48,8 @@
 #define MAX_PENDING (64u << 20)   /* encoded events waiting for the wire */
 #define PENDING_KEEP (1u << 20)   /* bigger buffers are freed when sent */
 #define WATCH_MAX_BACKLOG 4096    /* WatchTask messages queued at most */
+#define AWAY_KEEP_MS (10 * 60 * 1000) /* a client watch waits this long for
+                                         its client to come back */
 
 /* A WatchTask stream following one task. */
 struct mt_task_watcher {
@@ -65,7 +71,8 @@ struct mt_client_watch {
     uint32_t num;
     char id[MAX_ID + 1];
     struct mt_head *h;
-    struct mt_rpc_call *call;
+    struct mt_rpc_call *call;     /* NULL while its client is away */
+    int64_t away_ms;              /* ... since then (monotonic) */
     uint8_t *buf;                 /* pending encoded entries */
     size_t len, cap;
 };
@@ -88,6 +95,21 @@ static struct mt_client_watch *cw_by_id(struct mt_head *h, const char *id)
     return NULL;
 }
 
+/* End cw's call, if it has one, with err; drop what was pending. */
+static void cw_end_call(struct mt_client_watch *cw, int err, const char *why)
+{
+    if (cw->call) {
+        mt_rpc_call_on_cancel(cw->call, NULL, NULL);
+        mt_rpc_call_on_drain(cw->call, NULL, NULL);
+        mt_rpc_fail(cw->call, err, why);
+        cw->call = NULL;
+    }
+    cw->away_ms = mt_now_mono_ms();
+    free(cw->buf);
+    cw->buf = NULL;
+    cw->len = cw->cap = 0;
+}
+
 /* End cw's call with err, forget cw and free it. */
 static void cw_fail(struct mt_client_watch *cw, int err, const char *why)
 {
@@ -98,11 +120,37 @@ static void cw_fail(struct mt_client_watch *cw, int err, const char *why)
             q->cws[i] = q->cws[--q->n_cws];
             break;
         }
-    mt_rpc_call_on_cancel(cw->call, NULL, NULL);
-    mt_rpc_call_on_drain(cw->call, NULL, NULL);
-    mt_rpc_fail(cw->call, err, why);
-    free(cw->buf);
+    cw_end_call(cw, err, why);
     free(cw);
+}
+
+/* Forget the watches whose clients have been away for long. */
+static void cw_prune(struct mt_head *h)
+{
+    struct mt_rpc_watch *q = h->watch;
+    int64_t now = mt_now_mono_ms();
+
+    for (size_t i = q->n_cws; i-- > 0;)
+        if (!q->cws[i]->call && now - q->cws[i]->away_ms > AWAY_KEEP_MS)
+            cw_fail(q->cws[i], -MT_ECANCELED, "");
+}
+
+/* A new client watch named id, with no call yet. */
+static struct mt_client_watch *cw_add(struct mt_head *h, const char *id)
+{
+    struct mt_rpc_watch *q = h->watch;
+    struct mt_client_watch *cw;
+
+    cw_prune(h);
+    cw = mt_xcalloc(1, sizeof(*cw));
+    cw->away_ms = mt_now_mono_ms();
+
+    cw->num = ++q->next_cw ? q->next_cw : ++q->next_cw;
+    snprintf(cw->id, sizeof(cw->id), "%s", id);
+    cw->h = h;
+    mt_xgrow((void **)&q->cws, &q->cap_cws, q->n_cws + 1, sizeof(*q->cws));
+    q->cws[q->n_cws++] = cw;
+    return cw;
 }
 
 /* ---- sending ------------------------------------------------------------------ */
@@ -113,11 +161,11 @@ static void cw_flush(struct mt_client_watch *cw)
     Manta__TaskEvents *msg;
     int rc;
 
-    if (cw->len == 0 || mt_rpc_stream_backlog(cw->call) > 0)
+    if (cw->len == 0 || !cw->call || mt_rpc_stream_backlog(cw->call) > 0)
         return;
     msg = manta__task_events__unpack(NULL, cw->len, cw->buf);
     if (!msg) {
-        cw_fail(cw, -MT_EPROTO, "internal error: bad event batch");
+        cw_end_call(cw, -MT_EPROTO, "internal error: bad event batch");
         return;
     }
     rc = mt_rpc_stream_send(cw->call, &msg->base);
@@ -129,7 +177,7 @@ static void cw_flush(struct mt_client_watch *cw)
         cw->cap = 0;
     }
     if (rc < 0)
-        cw_fail(cw, -MT_ECANCELED, "watcher went away");
+        cw_end_call(cw, -MT_ECANCELED, "watcher went away");
 }
 
 static void on_cw_drain(void *arg)
@@ -139,7 +187,7 @@ static void on_cw_drain(void *arg)
 
 static void on_cw_cancel(void *arg)
 {
-    cw_fail(arg, -MT_ECANCELED, "watcher went away");
+    cw_end_call(arg, -MT_ECANCELED, "watcher went away");
 }
 
 static size_t varint(uint8_t *p, uint64_t v)
@@ -158,8 +206,12 @@ static void cw_push(struct mt_client_watch *cw, const Manta__TaskEvent *ev)
 {
     size_t n = manta__task_event__get_packed_size(ev);
 
+    if (!cw->call)
+        return; /* its client is away: states are sent again on its return */
+
     if (cw->len + n + 11 > MAX_PENDING) {
-        cw_fail(cw, -MT_ENOSPC, "watcher too slow; follow tasks one by one");
+        cw_end_call(cw, -MT_ENOSPC, "watcher too slow; open the watch "
+                    "again for the current states");
         return;
     }
     mt_xgrow((void **)&cw->buf, &cw->cap, cw->len + n + 11, 1);
@@ -223,8 +275,6 @@ static void cw_task_event(struct mt_head *h, struct mt_head_task *t)
         (n = mt_node_table_find(mt_head_nodes_table(h->nodes), t->node_id)))
         ev.worker_address = n->address; /* where its driver pushes */
     push_event(h, t, &ev);
-    if (mt_head_task_terminal(t))
-        t->cw = 0;
 }
 
 /* ---- WatchTask streams ------------------------------------------------------ */
@@ -409,6 +459,16 @@ static bool valid_id(const char *id)
     return true;
 }
 
+/* A task the client watch arg follows: its current state, again. */
+static bool resend(void *arg, struct mt_head_task *t)
+{
+    struct mt_client_watch *cw = arg;
+
+    if (t->cw == cw->num && cw->call)
+        cw_task_event(cw->h, t);
+    return true;
+}
+
 static void h_watch_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
                           void *arg)
 {
@@ -427,19 +487,38 @@ static void h_watch_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
                     "characters");
         return;
     }
+    /* The same id again (its stream broke, or the head restarted): the
+     * new stream takes over the tasks the old one followed, each of which
+     * is sent its current state (a final event again for ended ones). */
     if ((old = cw_by_id(h, req->watcher_id)))
-        cw_fail(old, -MT_EEXIST, "replaced by a newer watch with this id");
-    cw = mt_xcalloc(1, sizeof(*cw));
-    cw->num = ++q->next_cw ? q->next_cw : ++q->next_cw;
-    memcpy(cw->id, req->watcher_id, strlen(req->watcher_id) + 1);
-    cw->h = h;
+        cw_end_call(old, -MT_EEXIST, "replaced by a newer watch with this id");
+    cw = old ? old : cw_add(h, req->watcher_id);
     cw->call = call;
-    mt_xgrow((void **)&q->cws, &q->cap_cws, q->n_cws + 1, sizeof(*q->cws));
-    q->cws[q->n_cws++] = cw;
     mt_rpc_call_on_cancel(call, on_cw_cancel, cw);
     mt_rpc_call_on_drain(call, on_cw_drain, cw);
-    if (mt_rpc_stream_send(call, &hello.base) < 0)
-        cw_fail(cw, -MT_ECANCELED, "watcher went away");
+    if (mt_rpc_stream_send(call, &hello.base) < 0) {
+        cw_end_call(cw, -MT_ECANCELED, "watcher went away");
+        return;
+    }
+    if (old)
+        mt_task_table_visit(mt_head_tasks_table(h->tasks), resend, cw);
+}
+
+const char *mt_head_watch_name(struct mt_head *h, uint32_t num)
+{
+    struct mt_client_watch *cw = h->watch && num ? cw_by_num(h, num) : NULL;
+
+    return cw ? cw->id : NULL;
+}
+
+uint32_t mt_head_watch_restore(struct mt_head *h, const char *id)
+{
+    struct mt_client_watch *cw;
+
+    if (!h->watch || !valid_id(id))
+        return 0;
+    cw = cw_by_id(h, id);
+    return (cw ? cw : cw_add(h, id))->num;
 }
 
 /* Submit one spec of a batch. RET the task, or NULL with why set. */
@@ -496,7 +575,7 @@ static void h_submit_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     reply.n_task_ids = req->n_specs;
     reply.errors = errors;
     reply.n_errors = req->n_specs;
-    mt_rpc_reply(call, &reply.base);
+    mt_head_persist_reply(h->persist, call, &reply.base);
     for (size_t i = 0; i < req->n_specs; i++) {
         free(ids[i]);
         free(errors[i]);

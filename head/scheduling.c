@@ -32,6 +32,7 @@ struct mt_head_sched {
     uv_timer_t kick;             /* runs decide soon after a change */
     bool kick_armed;
     bool stopping;
+    bool held;                   /* recovering: no decide pass (recover.h) */
     struct sink sinks[MAX_SINKS];
     size_t n_sinks;
     void (*stopped)(void *arg);
@@ -98,10 +99,26 @@ struct mt_sched *mt_head_sched_lib(struct mt_head_sched *hs)
 
 void mt_head_sched_kick(struct mt_head_sched *hs)
 {
-    if (hs->kick_armed || hs->stopping)
+    if (hs->kick_armed || hs->stopping || hs->held)
         return;
     hs->kick_armed = true;
     uv_timer_start(&hs->kick, on_kick, 0, 0);
+}
+
+void mt_head_sched_hold(struct mt_head_sched *hs, bool on)
+{
+    hs->held = on;
+    if (on) {
+        uv_timer_stop(&hs->kick);
+        hs->kick_armed = false;
+    } else {
+        mt_head_sched_kick(hs);
+    }
+}
+
+bool mt_head_sched_held(const struct mt_head_sched *hs)
+{
+    return hs->held;
 }
 
 /* ---- nodes --------------------------------------------------------------- */

@@ -70,6 +70,14 @@ struct mt_sched *mt_head_sched_lib(struct mt_head_sched *hs);
 /* mt_head_sched_kick - run a decide pass soon (coalesced). */
 void mt_head_sched_kick(struct mt_head_sched *hs);
 
+/*
+ * mt_head_sched_hold - hold (on) or resume decisions: while held, nothing
+ * is placed (kicks wait), so that a restarted head offers no resources
+ * before it knows what its workers still run (recover.h).
+ */
+void mt_head_sched_hold(struct mt_head_sched *hs, bool on);
+bool mt_head_sched_held(const struct mt_head_sched *hs);
+
 /* ---- nodes --------------------------------------------------------------- */
 
 /* A node registered (again): add it to the scheduler if needed. */

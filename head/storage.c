@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * storage.c -- picks a storage backend and wraps its ops (see storage.h).
+ * storage.c -- picks a storage backend and wraps its ops (see storage.h);
+ * keeps the spec it was opened with, password masked, for status and logs.
  */
 #include "head/storage.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
 
 static const struct mt_storage_ops *const backends[] = {
     &mt_storage_memory,
+    &mt_storage_file,
     &mt_storage_redis,
 };
 
@@ -41,6 +44,7 @@ int mt_storage_open(uv_loop_t *loop, const char *spec, struct mt_storage **out)
             free(s);
             return rc;
         }
+        s->spec = mt_storage_spec_masked(spec);
         *out = s;
         return 0;
     }
@@ -52,7 +56,34 @@ void mt_storage_close(struct mt_storage *s)
     if (!s)
         return;
     s->ops->close(s->st);
+    free(s->spec);
     free(s);
+}
+
+char *mt_storage_spec_masked(const char *spec)
+{
+    const char *sep = strstr(spec, "://");
+    const char *auth = sep ? sep + 3 : NULL;
+    const char *at = auth ? strrchr(auth, '@') : NULL;
+    const char *colon;
+
+    if (!at)
+        return mt_xstrdup(spec);
+    colon = memchr(auth, ':', (size_t)(at - auth));
+    if (!colon) /* "name://pass@host" */
+        return mt_xasprintf("%.*s***%s", (int)(auth - spec), spec, at);
+    return mt_xasprintf("%.*s:***%s", (int)(colon - spec), spec, at);
+}
+
+void mt_storage_stats(const struct mt_storage *s,
+                      struct mt_storage_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->healthy = true;
+    if (s->ops->stats)
+        s->ops->stats(s->st, out);
+    out->backend = s->ops->name;
+    out->spec = s->spec;
 }
 
 static void log_failure(void *arg, int err)

@@ -7,12 +7,17 @@
  * Opening checks the server with a blocking connect, AUTH, SELECT and PING
  * (2 s at most), so a head pointed at a Redis it cannot use says why and
  * does not start. From then on every command is asynchronous on the
- * head's loop (redis_uv.h), pipelined by hiredis: writes made in one loop
- * turn leave in one write(2).
+ * head's loop (redis_uv.h).
+ *
+ * Batches: writes wait in the buffer until the loop's idle phase (a
+ * uv_idle handle armed only while some wait), then leave as one batch,
+ * MULTI, the HSETs and HDELs, EXEC: one write(2), one round trip, applied
+ * all or nothing. EXEC's answer runs the batch's done()s in order. A scan
+ * sends what waits first, so it sees every write made before it.
  *
  * Redis lost while running: the head goes on from memory. Writes made
- * while Redis is away, and those it never answered, wait in order in a
- * bounded buffer (MAX_BUFFERED; beyond that the newest are refused and
+ * while Redis is away, and the batches it never answered, wait in order in
+ * a bounded buffer (MAX_BUFFERED; beyond that the newest are refused and
  * logged) and are sent again, in order, once a reconnect (backoff
  * RETRY_MIN_MS doubling to RETRY_MAX_MS) has re-run AUTH and SELECT. A
  * scan while Redis is away fails at once (-MT_EUNAVAIL); one made while
@@ -31,6 +36,7 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/sys.h"
 #include "head/redis_uv.h"
 #include "head/storage.h"
 
@@ -42,7 +48,7 @@
 
 enum { OP_PUT, OP_DEL };
 
-/* A write: in flight (its reply pending) or buffered. */
+/* A write: in a batch in flight, or buffered. */
 struct wr {
     struct wr *next;
     struct rds *r;
@@ -52,6 +58,13 @@ struct wr {
     size_t len;
     mt_storage_done_fn done;
     void *arg;
+};
+
+/* A batch in flight: MULTI, writes, EXEC; EXEC's reply ends it. */
+struct batch {
+    struct rds *r;
+    struct wr *first;           /* in order, linked by next */
+    size_t n;
 };
 
 /* A scan in flight. */
@@ -72,10 +85,17 @@ struct rds {
     bool up;                    /* connected, AUTH and SELECT sent */
     bool closing;
     uv_timer_t retry;
+    uv_idle_t idle;             /* armed while writes wait to be sent */
+    int handles_open;
     int backoff_ms;
     struct wr *head, *tail;     /* buffered, oldest first */
     size_t n_buffered;
+    struct wr *rq_head, *rq_tail; /* batches lost with the connection */
+    size_t n_inflight;          /* writes in batches sent, not answered */
     size_t refused;             /* writes refused while the buffer was full */
+    uint64_t writes, batches, dropped;
+    int64_t last_error_ms, down_since_ms;
+    char last_error[128];
 };
 
 /* ---- the uri ------------------------------------------------------------ */
@@ -180,7 +200,6 @@ static int probe(const struct rds *r)
 /* ---- the connection ------------------------------------------------------ */
 
 static void connect_async(struct rds *r);
-static void send_wr(struct rds *r, struct wr *w);
 
 static void wr_free(struct wr *w)
 {
@@ -204,6 +223,15 @@ static void schedule_retry(struct rds *r)
                                                      : r->backoff_ms * 2;
 }
 
+/* Remember why Redis is not usable now (for status and metrics). */
+static void note_down(struct rds *r, const char *why)
+{
+    r->last_error_ms = mt_now_wall_ms();
+    snprintf(r->last_error, sizeof(r->last_error), "%s", why);
+    if (!r->down_since_ms)
+        r->down_since_ms = r->last_error_ms;
+}
+
 /* Append w to the buffer (a write Redis has not taken). */
 static void buffer(struct rds *r, struct wr *w)
 {
@@ -216,57 +244,136 @@ static void buffer(struct rds *r, struct wr *w)
     r->n_buffered++;
 }
 
-static void on_write_reply(redisAsyncContext *ac, void *reply, void *priv)
+/* The batches lost with the connection go back before the buffer. */
+static void requeue_first(struct rds *r)
 {
-    struct wr *w = priv;
-    struct rds *r = w->r;
+    size_t n = 0;
+
+    if (!r->rq_head)
+        return;
+    for (struct wr *w = r->rq_head; w; w = w->next)
+        n++;
+    r->rq_tail->next = r->head;
+    if (!r->head)
+        r->tail = r->rq_tail;
+    r->head = r->rq_head;
+    r->n_buffered += n;
+    r->rq_head = r->rq_tail = NULL;
+}
+
+/* Run and free the done()s of a list of writes, all with err. */
+static void finish_all(struct wr *w, int err)
+{
+    while (w) {
+        struct wr *next = w->next;
+
+        w->done(w->arg, err);
+        wr_free(w);
+        w = next;
+    }
+}
+
+/* The done()s of an answered batch, in order, each with its own result. */
+static void finish_batch(struct batch *b, const redisReply *rep)
+{
+    struct wr *w = b->first;
+
+    for (size_t i = 0; w; i++) {
+        struct wr *next = w->next;
+        const redisReply *e =
+            rep->type == REDIS_REPLY_ARRAY && i < rep->elements
+                ? rep->element[i] : rep;
+        int err = e->type == REDIS_REPLY_ERROR || e->type == REDIS_REPLY_NIL
+                      ? -MT_EIO : 0;
+
+        if (err)
+            MT_WARN("storage: Redis refused a write to %s/%s: %s", w->table,
+                    w->key, e->type == REDIS_REPLY_ERROR ? e->str
+                                                         : "transaction lost");
+        w->done(w->arg, err);
+        wr_free(w);
+        w = next;
+    }
+}
+
+static void on_exec_reply(redisAsyncContext *ac, void *reply, void *priv)
+{
+    struct batch *b = priv;
+    struct rds *r = b->r;
     redisReply *rep = reply;
 
     (void)ac;
+    r->n_inflight -= b->n;
     if (!rep && !r->closing) { /* connection lost: send it again later */
-        buffer(r, w);
-        return;
+        struct wr *last = b->first;
+
+        while (last->next)
+            last = last->next;
+        if (r->rq_tail)
+            r->rq_tail->next = b->first;
+        else
+            r->rq_head = b->first;
+        r->rq_tail = last;
+    } else if (!rep) {
+        finish_all(b->first, -MT_ECLOSED);
+    } else {
+        r->batches++;
+        finish_batch(b, rep);
     }
-    if (rep && rep->type == REDIS_REPLY_ERROR)
-        MT_WARN("storage: Redis refused a write to %s/%s: %s", w->table,
-                w->key, rep->str);
-    w->done(w->arg, !rep ? -MT_ECLOSED
-                    : rep->type == REDIS_REPLY_ERROR ? -MT_EIO : 0);
-    wr_free(w);
+    free(b);
 }
 
-static void send_wr(struct rds *r, struct wr *w)
+static int send_one(struct rds *r, const struct wr *w)
 {
     char hash[MAX_PART + 8];
-    int rc;
 
     snprintf(hash, sizeof(hash), "manta:%s", w->table);
     if (w->kind == OP_PUT)
-        rc = redisAsyncCommand(r->ac, on_write_reply, w, "HSET %s %s %b",
-                               hash, w->key, w->val, w->len);
-    else
-        rc = redisAsyncCommand(r->ac, on_write_reply, w, "HDEL %s %s", hash,
-                               w->key);
-    if (rc != REDIS_OK)
-        buffer(r, w); /* the context is going: the reconnect sends it */
+        return redisAsyncCommand(r->ac, NULL, NULL, "HSET %s %s %b", hash,
+                                 w->key, w->val, w->len);
+    return redisAsyncCommand(r->ac, NULL, NULL, "HDEL %s %s", hash, w->key);
+}
+
+/*
+ * Send every buffered write as one MULTI/EXEC batch (connected only).
+ * hiredis writes the commands queued in this turn with one write(2).
+ */
+static void send_batch(struct rds *r)
+{
+    struct batch *b;
+
+    if (!r->up || !r->ac || !r->head ||
+        (r->ac->c.flags & (REDIS_DISCONNECTING | REDIS_FREEING)))
+        return;
+    if (redisAsyncCommand(r->ac, NULL, NULL, "MULTI") != REDIS_OK)
+        return; /* the context is going: the reconnect sends them */
+    b = mt_xcalloc(1, sizeof(*b));
+    b->r = r;
+    b->first = r->head;
+    b->n = r->n_buffered;
+    r->head = r->tail = NULL;
+    r->n_buffered = 0;
+    for (struct wr *w = b->first; w; w = w->next)
+        send_one(r, w);
+    r->n_inflight += b->n;
+    redisAsyncCommand(r->ac, on_exec_reply, b, "EXEC");
+}
+
+static void on_idle(uv_idle_t *h)
+{
+    uv_idle_stop(h);
+    send_batch(h->data);
 }
 
 /* Connected (AUTH and SELECT went first): send what waited, in order. */
 static void came_up(struct rds *r)
 {
-    struct wr *w = r->head;
     size_t n = r->n_buffered;
 
     r->up = true;
     r->backoff_ms = RETRY_MIN_MS;
-    r->head = r->tail = NULL;
-    r->n_buffered = 0;
-    while (w) {
-        struct wr *next = w->next;
-
-        send_wr(r, w);
-        w = next;
-    }
+    r->down_since_ms = 0;
+    send_batch(r);
     if (n || r->refused)
         MT_WARN("storage: Redis at %s:%d is back: %zu buffered writes sent, "
                 "%zu refused while it was away", r->host, r->port, n,
@@ -284,8 +391,10 @@ static void on_connect(const redisAsyncContext *ac, int status)
     }
     MT_WARN("storage: cannot reach Redis at %s:%d: %s; retrying", r->host,
             r->port, ac->errstr);
+    note_down(r, ac->errstr);
     r->ac = NULL; /* hiredis frees it */
     r->up = false;
+    requeue_first(r);
     schedule_retry(r);
 }
 
@@ -300,7 +409,9 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
         MT_WARN("storage: lost Redis at %s:%d (%s); serving from memory, "
                 "buffering writes", r->host, r->port,
                 status == REDIS_OK ? "closed" : ac->errstr);
+    note_down(r, status == REDIS_OK ? "connection closed" : ac->errstr);
     r->up = false;
+    requeue_first(r); /* the lost batches, then what waited behind them */
     schedule_retry(r);
 }
 
@@ -351,35 +462,43 @@ static int rds_open(uv_loop_t *loop, const char *uri, void **st)
     r->loop = loop;
     r->backoff_ms = RETRY_MIN_MS;
     uv_timer_init(loop, &r->retry);
-    r->retry.data = r;
+    uv_idle_init(loop, &r->idle);
+    r->retry.data = r->idle.data = r;
+    r->handles_open = 2;
     connect_async(r);
     MT_INFO("storage: Redis at %s:%d db %d", r->host, r->port, r->db);
     *st = r;
     return 0;
 }
 
-static void on_retry_closed(uv_handle_t *h)
+static void on_handle_closed(uv_handle_t *h)
 {
-    free(h->data);
+    struct rds *r = h->data;
+
+    if (--r->handles_open == 0)
+        free(r);
 }
 
+/* Send what waits; what Redis has not answered fails with -MT_ECLOSED. */
 static void rds_close(void *st)
 {
     struct rds *r = st;
-    struct wr *w;
+    size_t lost;
 
+    send_batch(r);
     r->closing = true;
     if (r->ac) /* pending callbacks run now, with NULL replies */
         redisAsyncFree(r->ac);
     r->ac = NULL;
-    while ((w = r->head)) {
-        r->head = w->next;
-        w->done(w->arg, -MT_ECLOSED);
-        wr_free(w);
-    }
-    if (r->n_buffered)
-        MT_WARN("storage: %zu writes never reached Redis", r->n_buffered);
-    uv_close((uv_handle_t *)&r->retry, on_retry_closed);
+    requeue_first(r);
+    lost = r->n_buffered;
+    finish_all(r->head, -MT_ECLOSED);
+    r->head = r->tail = NULL;
+    r->n_buffered = 0;
+    if (lost)
+        MT_WARN("storage: %zu writes never reached Redis", lost);
+    uv_close((uv_handle_t *)&r->retry, on_handle_closed);
+    uv_close((uv_handle_t *)&r->idle, on_handle_closed);
 }
 
 static int queue_write(struct rds *r, int kind, const char *table,
@@ -388,9 +507,12 @@ static int queue_write(struct rds *r, int kind, const char *table,
 {
     struct wr *w;
 
-    if (strlen(table) > MAX_PART)
+    if (!table || !key || strlen(table) > MAX_PART)
         return -MT_EINVAL;
-    if (r->n_buffered >= MAX_BUFFERED) {
+    if (r->closing)
+        return -MT_ECLOSED;
+    if (!r->up && r->n_buffered >= MAX_BUFFERED) {
+        r->dropped++;
         if (r->refused++ == 0)
             MT_WARN("storage: Redis away and %d writes buffered: refusing "
                     "more", MAX_BUFFERED);
@@ -408,10 +530,10 @@ static int queue_write(struct rds *r, int kind, const char *table,
     }
     w->done = done;
     w->arg = arg;
-    if (r->ac && r->n_buffered == 0) /* connected or connecting */
-        send_wr(r, w);
-    else /* behind older writes that wait for the connection */
-        buffer(r, w);
+    r->writes++;
+    buffer(r, w); /* sent at the idle phase, or once Redis is back */
+    if (r->up)
+        uv_idle_start(&r->idle, on_idle);
     return 0;
 }
 
@@ -458,7 +580,10 @@ static int rds_scan(void *st, const char *table, mt_storage_row_fn row,
 
     if (strlen(table) > MAX_PART)
         return -MT_EINVAL;
-    if (!r->ac) { /* away: the head goes on with what it has */
+    send_batch(r); /* the writes made before it go first */
+    if (!r->ac || (!r->up && r->n_buffered)) {
+        /* away, or writes would wait behind it: the head goes on with
+         * what it has */
         done(arg, -MT_EUNAVAIL);
         return 0;
     }
@@ -476,6 +601,23 @@ static int rds_scan(void *st, const char *table, mt_storage_row_fn row,
     return 0;
 }
 
+static void rds_stats(const void *st, struct mt_storage_stats *out)
+{
+    const struct rds *r = st;
+    size_t rq = 0;
+
+    for (const struct wr *w = r->rq_head; w; w = w->next)
+        rq++;
+    out->healthy = r->up;
+    out->writes = r->writes;
+    out->batches = r->batches;
+    out->buffered = r->n_buffered + r->n_inflight + rq;
+    out->dropped = r->dropped;
+    out->last_error_ms = r->last_error_ms;
+    out->down_since_ms = r->up ? 0 : r->down_since_ms;
+    snprintf(out->last_error, sizeof(out->last_error), "%s", r->last_error);
+}
+
 const struct mt_storage_ops mt_storage_redis = {
     .name = "redis",
     .open = rds_open,
@@ -483,4 +625,5 @@ const struct mt_storage_ops mt_storage_redis = {
     .put = rds_put,
     .del = rds_del,
     .scan = rds_scan,
+    .stats = rds_stats,
 };

@@ -157,6 +157,8 @@ struct mt_head_task *mt_task_table_add_num(struct mt_task_table *t,
     task->submit_ms = now_wall;
     insert_slot(t, task);
     t->n++;
+    if (t->touched)
+        t->touched(t->touched_arg, task, false);
     return task;
 }
 
@@ -216,6 +218,8 @@ static void forget_old(struct mt_task_table *t, const struct mt_head_task *keep)
     }
     qsort(v, n, sizeof(*v), older_done_first);
     for (size_t i = 0; i < n && i < excess; i++) {
+        if (t->touched)
+            t->touched(t->touched_arg, v[i], true);
         remove_slot(t, v[i]->num);
         task_free(v[i]);
         t->n_done_kept--;
@@ -274,6 +278,7 @@ void mt_task_table_revive(struct mt_task_table *t, struct mt_head_task *task)
     task->start_ms = task->end_ms = 0;
     task->done_order = 0;
     task->actor_died = false;
+    task->cw = 0; /* its client watch had its final event */
 }
 
 void mt_head_task_add_output(struct mt_head_task *task, uint32_t fd,

@@ -104,9 +104,13 @@ struct mt_head_task {
     uint32_t gang_rank;          /* ... and its rank in the gang */
     /* Followers (rpc_watch.c); a task with watchers is never forgotten. */
     struct mt_task_watcher *watchers;
-    uint32_t cw;                 /* client watch following it, 0 = none */
+    uint32_t cw;                 /* client watch following it, 0 = none;
+                                    kept once it ended (its final event
+                                    is sent again after a head restart) */
     bool cw_output;              /* ... with its output */
     uint64_t cw_tag;             /* the client's tag for it */
+    bool dirty;                  /* queued for the next storage write
+                                    (persist.h) */
 };
 
 /*
@@ -129,6 +133,10 @@ struct mt_task_table {
     uint64_t next_seq;
     uint64_t done;               /* finished tasks so far */
     size_t n_done_kept;
+    /* Told of each task added (gone false) and forgotten (gone true), for
+     * persist.h; may be NULL. */
+    void (*touched)(void *arg, struct mt_head_task *task, bool gone);
+    void *touched_arg;
 };
 
 /* mt_task_table_init - empty table; numbers start at first_num. */
@@ -185,7 +193,8 @@ void mt_task_table_pin(struct mt_task_table *t, struct mt_head_task *task,
 /*
  * mt_task_table_revive - a terminal task runs again as its next attempt:
  * PENDING, attempt + 1, its end, exit code, error and result cleared, and
- * no longer pinned or counted as done. Its output so far is kept.
+ * no longer pinned or counted as done, no longer followed by its client
+ * watch (which had the final event). Its output so far is kept.
  */
 void mt_task_table_revive(struct mt_task_table *t, struct mt_head_task *task);
 

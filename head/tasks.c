@@ -66,6 +66,8 @@ static int admit_and_queue(struct mt_head_tasks *ts, struct mt_head_task *t,
                            const char **why);
 static void hand_over(struct mt_head_tasks *ts, struct mt_head_task *t,
                       const struct mt_node *n);
+static void stop_on_worker(struct mt_head_tasks *ts, struct mt_head_task *t,
+                           bool force);
 
 static const struct mt_head_sched_sink task_sink = {
     .task = on_decision,
@@ -483,6 +485,80 @@ void mt_head_tasks_node_lost(struct mt_head_tasks *ts, const char *node_id)
     struct lost_ctx c = {ts, node_id};
 
     mt_task_table_visit_newest(ts->table, collect_lost, &c);
+}
+
+/* ---- after a head restart ------------------------------------------------- */
+
+/* Charge restored placed t's stored grant on its node again. RET 0 or
+ * -MT_E* (node not here, or its room or group is gone). */
+static int adopt(struct mt_head_tasks *ts, struct mt_head_task *t)
+{
+    struct mt_node *n = t->node_id ? mt_node_table_find(ts->nodes, t->node_id)
+                                   : NULL;
+    struct mt_grant want = t->grant, got;
+    struct sched_req r;
+    const char *why;
+    int rc;
+
+    if (!n || n->state != MT_NODE_ALIVE || n->sched_node == UINT32_MAX)
+        return -MT_ENOENT;
+    mt_task_spec_init(&r.spec, t->num);
+    rc = mt_head_sched_res(ts->hs, &t->def.res, true, &r.spec.res, &why);
+    if (rc < 0)
+        return rc;
+    want.node = n->sched_node;
+    rc = mt_sched_adopt(mt_head_sched_lib(ts->hs), &r.spec, &want, &got);
+    if (rc < 0)
+        return rc;
+    t->grant = got;
+    t->has_grant = true;
+    return 0;
+}
+
+void mt_head_tasks_resume(struct mt_head_tasks *ts, struct mt_head_task *t)
+{
+    const char *why = NULL;
+    int rc;
+
+    if (mt_head_task_terminal(t) || t->leased) /* leased: its lease's */
+        return;
+    if (t->def.kind == MT_TASK_KIND_ACTOR_METHOD) {
+        mt_head_tasks_actor_died(ts, t, "actor died: the call was lost in a "
+                                        "head restart");
+        return;
+    }
+    if (t->state == MT_TASK_WAITING_FOR_ARGS || t->state == MT_TASK_PENDING) {
+        rc = mt_head_objects_resume(ts->objs, t, ts->msg, sizeof(ts->msg));
+        if (rc == 2)
+            mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, ts->msg);
+        else if (rc == 1)
+            t->state = MT_TASK_WAITING_FOR_ARGS;
+        else if (mt_head_tasks_enqueue(ts, t, &why) < 0)
+            mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, why);
+        else
+            t->state = MT_TASK_PENDING;
+        return;
+    }
+    if ((rc = adopt(ts, t)) < 0) {
+        MT_WARN("task %s: cannot take back its place on node %s: %s", t->id,
+                t->node_id ? t->node_id : "?", mt_strerror(rc));
+        mt_head_tasks_lost(ts, t, t->state == MT_TASK_SCHEDULED,
+                           "lost in a head restart (its node or its room "
+                           "there is gone)");
+    }
+}
+
+void mt_head_tasks_lost(struct mt_head_tasks *ts, struct mt_head_task *t,
+                        bool never_ran, const char *what)
+{
+    if (mt_head_task_terminal(t))
+        return;
+    if (t->node_id && t->state == MT_TASK_RUNNING)
+        stop_on_worker(ts, t, true); /* in case it still runs somewhere */
+    if (never_ran)
+        requeue(ts, t);
+    else
+        retry_or_fail(ts, t, what);
 }
 
 /* ---- hand-overs that never arrived ---------------------------------------- */

@@ -164,6 +164,28 @@ void mt_head_tasks_node_lost(struct mt_head_tasks *ts, const char *node_id);
 void mt_head_tasks_node_back(struct mt_head_tasks *ts, const char *node_id);
 
 /*
+ * mt_head_tasks_resume - carry on with task t restored from storage
+ * (persist.h), while the scheduler is held (recover.h): a task waiting
+ * for arguments or pending is queued again; a placed one (SCHEDULED,
+ * RUNNING) charges its stored grant on its node again (mt_sched_adopt)
+ * and stays placed until its node says what it holds; one that cannot
+ * (its node or room is gone) is lost (mt_head_tasks_lost). A call to an
+ * actor through the head is not resumed: it fails as its actor died
+ * (calls are never retried). A task pushed to a lease is left as it is:
+ * its worker's report or its driver settles it.
+ */
+void mt_head_tasks_resume(struct mt_head_tasks *ts, struct mt_head_task *t);
+
+/*
+ * mt_head_tasks_lost - placed task t is not where the head placed it
+ * (its node does not hold it after a head restart): queued again at the
+ * same attempt when it never_ran (its hand-over never arrived), else
+ * retried as after a node loss, with what as the reason.
+ */
+void mt_head_tasks_lost(struct mt_head_tasks *ts, struct mt_head_task *t,
+                        bool never_ran, const char *what);
+
+/*
  * mt_head_tasks_apply - apply a worker's report about one of its tasks.
  * Reports of another attempt or node, or about ended tasks, are ignored.
  * RET the task when the report was applied, else NULL

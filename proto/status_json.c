@@ -116,6 +116,31 @@ static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
     mt_strbuf_adds(sb, "}");
 }
 
+/* The head's storage: {"backend", "spec", "healthy", counters, errors}. */
+static void json_storage(struct mt_strbuf *sb, const Manta__StorageStatus *s)
+{
+    if (!s) {
+        mt_strbuf_adds(sb, ", \"storage\": null");
+        return;
+    }
+    mt_strbuf_adds(sb, ", \"storage\": {\"backend\": ");
+    mt_strbuf_add_json_str(sb, s->backend);
+    mt_strbuf_adds(sb, ", \"spec\": ");
+    mt_strbuf_add_json_str(sb, s->spec);
+    mt_strbuf_addf(sb, ", \"healthy\": %s, \"writes\": %llu, "
+                       "\"batches\": %llu, \"buffered\": %llu, "
+                       "\"dropped\": %llu, \"last_error_ms\": %lld, "
+                       "\"down_since_ms\": %lld, \"last_error\": ",
+                   s->healthy ? "true" : "false",
+                   (unsigned long long)s->writes,
+                   (unsigned long long)s->batches,
+                   (unsigned long long)s->buffered,
+                   (unsigned long long)s->dropped,
+                   (long long)s->last_error_ms, (long long)s->down_since_ms);
+    mt_strbuf_add_json_str(sb, s->last_error);
+    mt_strbuf_adds(sb, "}");
+}
+
 void mt_status_json(struct mt_strbuf *sb,
                     const Manta__GetClusterStatusReply *r)
 {
@@ -141,6 +166,7 @@ void mt_status_json(struct mt_strbuf *sb,
         mt_strbuf_add_json_str(sb, r->demands[i]);
     }
     mt_strbuf_adds(sb, "]");
+    json_storage(sb, r->storage);
     mt_strbuf_adds(sb, ", \"nodes\": [");
     for (size_t i = 0; i < r->n_nodes; i++) {
         mt_strbuf_adds(sb, i ? ",\n  " : "\n  ");

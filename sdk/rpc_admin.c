@@ -103,6 +103,31 @@ static int fill_nodes(struct mt__keep *k, Manta__NodeInfo *const *v,
 
 /* ---- status -------------------------------------------------------------- */
 
+/* The storage part of r as a view in k (NULL when r has none). */
+static int fill_storage(struct mt__keep *k, const Manta__StorageStatus *x,
+                        const mt_storage_info **out)
+{
+    mt_storage_info *p;
+
+    *out = NULL;
+    if (!x)
+        return 0;
+    if (!(p = mt__keep_alloc(k, sizeof(*p))))
+        return -MT_ENOMEM;
+    p->backend = x->backend;
+    p->spec = x->spec;
+    p->healthy = x->healthy;
+    p->writes = x->writes;
+    p->batches = x->batches;
+    p->buffered = x->buffered;
+    p->dropped = x->dropped;
+    p->last_error_ms = x->last_error_ms;
+    p->last_error = x->last_error;
+    p->down_since_ms = x->down_since_ms;
+    *out = p;
+    return 0;
+}
+
 static int fill_status(struct mt__status *s)
 {
     const Manta__GetClusterStatusReply *r = s->keep.reply;
@@ -122,7 +147,8 @@ static int fill_status(struct mt__status *s)
     p->n_demands = r->n_demands;
     p->pending_tasks = r->pending_tasks;
     p->running_tasks = r->running_tasks;
-    if ((p->n_total && !p->total) || (p->n_available && !p->available))
+    if ((p->n_total && !p->total) || (p->n_available && !p->available) ||
+        fill_storage(&s->keep, r->storage, &p->storage) < 0)
         return -MT_ENOMEM;
     return fill_nodes(&s->keep, r->nodes, r->n_nodes, &p->nodes);
 }

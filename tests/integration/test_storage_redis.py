@@ -77,6 +77,11 @@ def test_unusable_redis_is_a_clear_error():
         d = new_dir("rhead")
         p = start_head(d, free_port(), "redis://s3cret@127.0.0.1:%d/2" % rport)
         check(p.returncode == 0, "right password: %s" % p.stderr)
+        st = status(d)["storage"]
+        text = run(["status", "--temp-dir", d]).stdout
+        check(st["spec"] == "redis://***@127.0.0.1:%d/2" % rport and
+              st["backend"] == "redis" and "s3cret" not in text and
+              "s3cret" not in head_log(d), "password shown: %r" % st)
         run(["stop", "--temp-dir", d])
     finally:
         stop_redis(rp)
@@ -122,6 +127,12 @@ def test_nodes_survive_a_head_restart_and_redis_loss():
         wait_until(lambda: all(n["state"] == "DEAD" for n in
                                status(address=addr)["nodes"]), 10,
                    "the stopped worker DEAD while Redis is away")
+        st = status(address=addr)["storage"]
+        check(not st["healthy"] and st["buffered"] >= 1 and
+              st["down_since_ms"] > 0, "storage while away %r" % st)
+        text = run(["status", "--address", addr]).stdout
+        check("UNREACHABLE since" in text and "writes buffered" in text,
+              text)
         rp = start_redis(rport, rdir)
         wait_until(lambda: "buffered writes sent" in head_log(hd), 15,
                    "the buffered writes sent when Redis came back")

@@ -102,6 +102,20 @@ typedef struct mt_node_info {
     const char *death_reason;   /* DEAD: why */
 } mt_node_info;
 
+/* Where the head keeps its state, and how that is going. */
+typedef struct mt_storage_info {
+    const char *backend;        /* "memory", "file", "redis" */
+    const char *spec;           /* as given, any password shown as *** */
+    bool healthy;               /* writes reach the store */
+    uint64_t writes;            /* puts and deletes since the head started */
+    uint64_t batches;           /* batches made durable */
+    uint64_t buffered;          /* writes not durable yet */
+    uint64_t dropped;           /* writes refused: the buffer was full */
+    int64_t last_error_ms;      /* wall clock of the last error; 0: none */
+    const char *last_error;     /* "" when none */
+    int64_t down_since_ms;      /* wall clock since unhealthy; 0: healthy */
+} mt_storage_info;
+
 /* The cluster as the head sees it. */
 typedef struct mt_cluster_status {
     const char *cluster_id;
@@ -120,6 +134,7 @@ typedef struct mt_cluster_status {
     size_t n_demands;
     uint64_t pending_tasks;
     uint64_t running_tasks;
+    const mt_storage_info *storage; /* NULL from a head that does not say */
 } mt_cluster_status;
 
 /*

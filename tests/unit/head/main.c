@@ -4,6 +4,7 @@
 
 extern CU_TestInfo mt_test_node_table[];
 extern CU_TestInfo mt_test_storage[];
+extern CU_TestInfo mt_test_storage_file[];
 extern CU_TestInfo mt_test_task_table[];
 extern CU_TestInfo mt_test_obj_table[];
 extern CU_TestInfo mt_test_obj_owners[];
@@ -15,6 +16,7 @@ extern CU_TestInfo mt_test_http[];
 static const struct mt_suite suites[] = {
     {"node_table", mt_test_node_table, NULL, NULL},
     {"storage", mt_test_storage, NULL, NULL},
+    {"storage_file", mt_test_storage_file, NULL, NULL},
     {"task_table", mt_test_task_table, NULL, NULL},
     {"obj_table", mt_test_obj_table, NULL, NULL},
     {"obj_owners", mt_test_obj_owners, NULL, NULL},

@@ -100,6 +100,7 @@ static void test_open_specs(void)
         {"mem", -MT_EINVAL},
         {"memoryx", -MT_EINVAL}, {"Memory", -MT_EINVAL},
         {"://memory", -MT_EINVAL},
+        {"file://", -MT_EINVAL}, {"file", -MT_EINVAL},
     };
     uv_loop_t loop;
 
@@ -278,11 +279,56 @@ static void test_close_with_rows(void)
     CU_ASSERT_EQUAL(uv_loop_close(&loop), 0);
 }
 
+/* Status and logs never show a Redis password. */
+static void test_spec_masked(void)
+{
+    static const char *cases[][2] = {
+        {"memory", "memory"},
+        {"file:///tmp/manta/head.state", "file:///tmp/manta/head.state"},
+        {"redis://127.0.0.1:6379/1", "redis://127.0.0.1:6379/1"},
+        {"redis://u:secret@h:6379/1", "redis://u:***@h:6379/1"},
+        {"redis://secret@h:6379", "redis://***@h:6379"},
+        {"redis://u:p@ss:w@rd@h:1", "redis://u:***@h:1"},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char *m = mt_storage_spec_masked(cases[i][0]);
+
+        CU_ASSERT_STRING_EQUAL(m, cases[i][1]);
+        free(m);
+    }
+}
+
+/* The memory backend counts its writes, each a batch of its own. */
+static void test_memory_stats(void)
+{
+    struct mt_storage *st = NULL;
+    struct mt_storage_stats ss;
+    uv_loop_t loop;
+
+    CU_ASSERT_EQUAL_FATAL(uv_loop_init(&loop), 0);
+    CU_ASSERT_EQUAL_FATAL(mt_storage_open(&loop, "memory", &st), 0);
+    put(st, "t", "a", "1");
+    put(st, "t", "a", "2");
+    mt_storage_stats(st, &ss);
+    CU_ASSERT_STRING_EQUAL(ss.backend, "memory");
+    CU_ASSERT_STRING_EQUAL(ss.spec, "memory");
+    CU_ASSERT(ss.healthy);
+    CU_ASSERT_EQUAL(ss.writes, 2);
+    CU_ASSERT_EQUAL(ss.buffered, 0);
+    CU_ASSERT_EQUAL(ss.dropped, 0);
+    CU_ASSERT_STRING_EQUAL(ss.last_error, "");
+    mt_storage_close(st);
+    CU_ASSERT_EQUAL(uv_loop_close(&loop), 0);
+}
+
 CU_TestInfo mt_test_storage[] = {
     {"open_specs", test_open_specs},
     {"put_scan", test_put_scan},
     {"binary_values", test_binary_values},
     {"del", test_del},
     {"close_with_rows", test_close_with_rows},
+    {"spec_masked", test_spec_masked},
+    {"memory_stats", test_memory_stats},
     CU_TEST_INFO_NULL,
 };

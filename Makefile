@@ -6,6 +6,8 @@
 #                            (clang, in BUILD-fuzz; docs/fuzzing.md);
 #                            FUZZERS="qty exec_proto" runs only those
 # `make test` ends with a fuzz smoke run (FUZZ_SMOKE_SECONDS per harness).
+#   make chaos               the chaos suite (tests/chaos/README.md) for
+#                            CHAOS_SECONDS; counts to BUILD/chaos.json
 BUILD    ?= build
 SANITIZE ?= 0
 JOBS     ?= $(shell nproc)
@@ -13,6 +15,7 @@ FUZZ_BUILD         ?= $(BUILD)-fuzz
 FUZZ_SECONDS       ?= 60
 FUZZ_SMOKE_SECONDS ?= 3
 FUZZERS            ?=
+CHAOS_SECONDS      ?= 300
 ifeq ($(SANITIZE),1)
 BUILD_DIR := $(BUILD)-asan
 CMAKE_SAN := -DMT_SANITIZE=ON
@@ -21,7 +24,8 @@ BUILD_DIR := $(BUILD)
 CMAKE_SAN := -DMT_SANITIZE=OFF
 endif
 
-.PHONY: all deps build test unit demo bench bench-peers clean fuzz-build fuzz
+.PHONY: all deps build test unit demo bench bench-peers clean fuzz-build fuzz \
+	chaos
 
 all: build
 
@@ -58,6 +62,14 @@ fuzz-build: deps
 
 fuzz: fuzz-build
 	@./tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
+
+# kill -9 workers, executors, the head and Redis under load; CHAOS_STORAGE,
+# CHAOS_SEED and the periods come from the environment (the README).
+chaos: build
+	MANTA_BIN_DIR=$(CURDIR)/$(BUILD_DIR)/bin \
+	MANTA_PROTO_DIR=$(CURDIR)/proto PYTHONDONTWRITEBYTECODE=1 \
+	/usr/bin/python3 tests/chaos/chaos.py --seconds $(CHAOS_SECONDS) \
+		--out $(BUILD_DIR)/chaos.json $(CHAOS_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(FUZZ_BUILD)

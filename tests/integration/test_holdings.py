@@ -164,13 +164,14 @@ def test_worker_holdings_across_a_head_restart():
             "two leased tasks running")
         os.kill(read_pid(hd, "head"), signal.SIGKILL)
         # Leased tasks go on: the worker answers their pushes as they end,
-        # so each lease, no push holding it, ends idle with no head up.
-        wait_until(lambda: worker_log(wd).count("ends: lease idle") >= 2,
+        # and the driver, which keeps its granted leases while the head is
+        # away, gets every result and returns its leases (or they idle out).
+        wait_until(lambda: worker_log(wd).count("ends: lease idle") +
+                   worker_log(wd).count("ends: lease returned") >= 2,
                    15, "the leases' tasks answered while the head is down")
-        # TODO(holdings): the SDK still treats a lost head as the end of
-        # its granted leases and fails the tasks after 10 s (sdk/lease.c);
-        # once it keeps them, check here that the driver gets its results.
-        drv.communicate(timeout=30)
+        out, err = drv.communicate(timeout=30)
+        check(drv.returncode == 0, "the driver's leased tasks with the head "
+              "away: %d %s %s" % (drv.returncode, out, err))
     finally:
         if drv.poll() is None:
             drv.kill()

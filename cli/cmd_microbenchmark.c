@@ -45,6 +45,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: manta microbenchmark [--address HOST:PORT] [--json]\n"
             "                            [--only NAME,...] [--seconds S]\n"
+            "                            [--storage SPEC]\n"
             "\n"
             "Measure tasks, objects and placement groups under the names of\n"
             "Ray's `ray microbenchmark`. Without --address a local cluster\n"
@@ -57,6 +58,9 @@ static void usage(FILE *f)
             "                       unit}}; metrics not implemented are null\n"
             "  --only NAME,...      run only these metrics\n"
             "  --seconds S          length of each of the 3 trials (default 2)\n"
+            "  --storage SPEC       the local cluster's head state: file\n"
+            "                       (the default of `manta start --head`),\n"
+            "                       memory, or redis://HOST:PORT[/DB]\n"
             "\n"
             "`manta-microbenchmark --help` lists the metrics.\n",
             LOCAL_CPUS);
@@ -130,12 +134,13 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 }
 
 /* Start a cluster in dir, run the suite against it, stop the cluster. */
-static int run_local(const char *self, char **bench_argv, int addr_slot)
+static int run_local(const char *self, char **bench_argv, int addr_slot,
+                     const char *storage)
 {
     char dir[] = "/tmp/manta-mb-XXXXXX", *addr = NULL;
     char *start[] = {(char *)self, "start", "--head", "--port", "0",
                      "--node-ip", "127.0.0.1", "--temp-dir", dir,
-                     "--num-cpus", LOCAL_CPUS, NULL};
+                     "--num-cpus", LOCAL_CPUS, NULL, NULL, NULL};
     char *stop[] = {(char *)self, "stop", "--temp-dir", dir, NULL};
     bool stopped;
     int rc;
@@ -144,6 +149,10 @@ static int run_local(const char *self, char **bench_argv, int addr_slot)
         fprintf(stderr, "manta microbenchmark: mkdtemp: %s\n",
                 strerror(errno));
         return 1;
+    }
+    if (storage) {
+        start[11] = "--storage";
+        start[12] = (char *)storage;
     }
     catch_signals();
     fprintf(stderr, "manta microbenchmark: starting a local cluster in %s\n",
@@ -181,12 +190,13 @@ static int cmd_microbenchmark(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"only", required_argument, NULL, 'o'},
         {"seconds", required_argument, NULL, 's'},
+        {"storage", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     char self[PATH_MAX], dir[PATH_MAX], bench[PATH_MAX + 32];
     char *args[MAX_ARGS];
-    const char *addr = NULL;
+    const char *addr = NULL, *storage = NULL;
     int c, n = 0, addr_slot, rc;
     ssize_t len;
 
@@ -196,6 +206,7 @@ static int cmd_microbenchmark(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'a': addr = optarg; break;
+        case 'S': storage = optarg; break;
         case 'j': args[n++] = "--json"; break;
         case 'o':
         case 's':
@@ -217,6 +228,11 @@ static int cmd_microbenchmark(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "manta microbenchmark: unexpected argument '%s'\n",
                 argv[optind]);
+        goto bad_usage;
+    }
+    if (addr && storage) {
+        fprintf(stderr, "manta microbenchmark: --storage is for the local "
+                        "cluster; a running one (--address) has its own\n");
         goto bad_usage;
     }
     if (addr && !mt_parse_host_port(addr)) {
@@ -254,7 +270,7 @@ static int cmd_microbenchmark(int argc, char **argv)
                 strerror(errno));
         return 1;
     }
-    return run_local(self, args, addr_slot);
+    return run_local(self, args, addr_slot, storage);
 
 bad_usage:
     usage(stderr);

@@ -26,6 +26,10 @@
 #include "common/sys.h"
 #include "head/dashboard.h"
 #include "head/head_int.h"
+#include "head/persist.h"
+#include "head/recover.h"
+#include "head/rpc_watch.h"
+#include "head/rpc_actors.h"
 #include "head/rpc_services.h"
 
 /* ---- wiring ------------------------------------------------------------------ */
@@ -99,6 +103,10 @@ static void create_services(struct mt_head *h)
                                     hi);
     h->actors = mt_head_actors_create(h->tasks, h->workers);
     h->task_leases = mt_head_leases_create(h->loop, h->tasks, h->objects);
+    h->hooks.watch_name = mt_head_watch_name;
+    h->hooks.watch_restore = mt_head_watch_restore;
+    h->hooks.owner_connected = mt_head_owner_connected;
+    h->hooks.owner_gone = mt_head_owner_gone;
     h->recover = mt_head_recover_create(h);
     h->persist = mt_head_persist_create(h);
 }
@@ -134,6 +142,7 @@ static void destroy_services(struct mt_head *h)
 #define LOAD_TIMEOUT_MS 60000
 
 struct load_wait {
+    struct mt_head *h;
     bool done;
     int err;
 };
@@ -144,6 +153,15 @@ static void on_loaded(void *arg, int err)
 
     w->done = true;
     w->err = err;
+}
+
+/* The nodes first: restoring groups and placed tasks needs them. */
+static void on_nodes_loaded(void *arg, int err)
+{
+    struct load_wait *w = arg;
+
+    (void)err; /* logged; the rest loads anyway */
+    mt_head_persist_load(w->h->persist, on_loaded, w);
 }
 
 static void on_load_timer(uv_timer_t *t)
@@ -165,24 +183,28 @@ static void on_load_timer_closed(uv_handle_t *hd)
  */
 static int load_state(struct mt_head *h)
 {
-    struct load_wait w = {false, 0};
+    /* On the heap: a backend that answers after the deadline still finds
+     * it (the start has failed by then; it is not freed). */
+    struct load_wait *w = mt_xcalloc(1, sizeof(*w));
     bool late = false;
     uv_timer_t timer;
 
-    mt_head_persist_load(h->persist, on_loaded, &w);
-    if (!w.done) {
+    w->h = h;
+    mt_head_load_nodes(h, on_nodes_loaded, w);
+    if (!w->done) {
         uv_timer_init(h->loop, &timer);
         timer.data = &late;
         uv_timer_start(&timer, on_load_timer, LOAD_TIMEOUT_MS, 0);
-        while (!w.done && !late)
+        while (!w->done && !late)
             uv_run(h->loop, UV_RUN_ONCE);
         uv_close((uv_handle_t *)&timer, on_load_timer_closed);
         uv_run(h->loop, UV_RUN_NOWAIT);
     }
-    if (!w.done) {
+    if (!w->done) {
         MT_ERROR("storage did not answer within %d s", LOAD_TIMEOUT_MS / 1000);
         return -MT_ETIMEDOUT;
     }
+    free(w);
     mt_head_recover_begin(h->recover, h->cfg.node_timeout_ms + 1000);
     return 0;
 }

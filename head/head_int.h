@@ -11,7 +11,10 @@
  *   tasks (tasks.h)        each task's life
  *   actors, gangs, leases  built on tasks (actors.h, gangs.h, leases.h)
  * A lower service learns about a higher one's business only through the
- * listeners and callbacks it offers. The rpc adapters (rpc_*.c, listed in
+ * listeners and callbacks it offers. Above the services and below the
+ * adapters: persist (persist.h: the state in storage) and recover
+ * (recover.h: a restart squared with the workers), which reach the
+ * adapters only through struct mt_head_hooks. The rpc adapters (rpc_*.c, listed in
  * rpc_services.h) convert protobuf at the edge and call the services;
  * the dashboard (dashboard.c) reads them. head.c creates the services,
  * wires the listeners and runs the life cycle (head.h).
@@ -32,18 +35,31 @@
 #include "head/leases.h"
 #include "head/nodes.h"
 #include "head/objects.h"
-#include "head/persist.h"
 #include "head/pgs.h"
-#include "head/recover.h"
 #include "head/scheduling.h"
 #include "head/storage.h"
 #include "head/tasks.h"
 #include "head/workers.h"
 
 struct mt_dashboard;
+struct mt_head;
+struct mt_head_persist;   /* persist.h */
+struct mt_head_recover;   /* recover.h */
 struct mt_node_watcher;   /* rpc_nodes.c */
 struct mt_rpc_watch;      /* rpc_watch.c */
 struct mt_actor_lease;    /* rpc_actors.c */
+
+/*
+ * What persist.c and recover.c (below the rpc adapters) need from the
+ * adapters, wired by head.c: the names of client watches (rpc_watch.c)
+ * and whether a driver session is connected (rpc_actors.c).
+ */
+struct mt_head_hooks {
+    const char *(*watch_name)(struct mt_head *h, uint32_t num);
+    uint32_t (*watch_restore)(struct mt_head *h, const char *id);
+    bool (*owner_connected)(struct mt_head *h, const char *owner);
+    void (*owner_gone)(struct mt_head *h, const char *owner);
+};
 
 /* The daemon. Guarded by: loop thread. */
 struct mt_head {
@@ -72,6 +88,7 @@ struct mt_head {
     struct mt_head_leases *task_leases;
     struct mt_head_persist *persist;  /* writes the services' changes */
     struct mt_head_recover *recover;  /* squares a restart with workers */
+    struct mt_head_hooks hooks;
     /* The rpc adapters' own state: streams and parked calls. */
     struct mt_node_watcher *node_watchers;
     struct mt_rpc_watch *watch;

@@ -24,13 +24,15 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/auth.h"
 #include "common/error.h"
 #include "common/ids.h"
 #include "common/log.h"
 #include "common/rpc.h"
 #include "common/sys.h"
+#include "head/digest.h"
 #include "head/head_int.h"
-#include "head/rpc_services.h"
+#include "head/recover.h"
 #include "proto/convert.h"
 #include "storage.pb-c.h"
 
@@ -246,7 +248,7 @@ static void write_task(struct mt_head_persist *p, struct mt_head_task *t)
     r.lineage = t->lineage;
     r.actor_died = t->actor_died;
     r.pg = t->pg;
-    r.watcher_id = (char *)mt_head_watch_name(p->h, t->cw);
+    r.watcher_id = (char *)p->h->hooks.watch_name(p->h, t->cw);
     if (!r.watcher_id)
         r.watcher_id = "";
     r.watcher_tag = t->cw_tag;
@@ -390,15 +392,30 @@ static void write_pg(struct mt_head_persist *p, struct mt_head_pg *pg)
     mt_pb_arena_release(&a);
 }
 
+/* The fingerprint of the cluster token ("" without one). */
+static void token_digest(const struct mt_head *h,
+                         char out[MT_SHA256_HEX_LEN + 1])
+{
+    const char *tok = h->cfg.sec ? h->cfg.sec->token : NULL;
+
+    out[0] = '\0';
+    if (tok)
+        mt_sha256_hex(tok, strlen(tok), out);
+}
+
 static void write_head(struct mt_head_persist *p)
 {
     Manta__StoredHead r = MANTA__STORED_HEAD__INIT;
+    char digest[MT_SHA256_HEX_LEN + 1];
 
+    if (p->h->task_table.next_num == p->saved_next_task &&
+        mt_head_pgs_next(p->h->pgs) == p->saved_next_pg)
+        return;
+    token_digest(p->h, digest);
     r.cluster_id = p->h->cluster_id;
     r.next_task = p->h->task_table.next_num;
     r.next_pg = mt_head_pgs_next(p->h->pgs);
-    if (r.next_task == p->saved_next_task && r.next_pg == p->saved_next_pg)
-        return;
+    r.token_sha256 = digest;
     p->saved_next_task = r.next_task;
     p->saved_next_pg = r.next_pg;
     put_msg(p, T_HEAD, "head", &r.base);
@@ -590,6 +607,7 @@ static void on_check(uv_check_t *c)
 static void restore_head(struct mt_head_persist *p, const Manta__StoredHead *r)
 {
     struct mt_head *h = p->h;
+    char digest[MT_SHA256_HEX_LEN + 1];
 
     if (strlen(r->cluster_id) == sizeof(h->cluster_id) - 1)
         memcpy(h->cluster_id, r->cluster_id, sizeof(h->cluster_id));
@@ -601,6 +619,11 @@ static void restore_head(struct mt_head_persist *p, const Manta__StoredHead *r)
         mt_head_pgs_set_next(h->pgs, r->next_pg + (1u << 20));
     p->saved_next_task = r->next_task;
     p->saved_next_pg = r->next_pg;
+    token_digest(h, digest);
+    if (*r->token_sha256 && strcmp(r->token_sha256, digest) != 0)
+        MT_WARN("the cluster token is not the one this state was stored "
+                "with: workers and drivers holding the old token cannot "
+                "connect (docs/security.md)");
 }
 
 static void restore_pg(struct mt_head_persist *p,
@@ -662,7 +685,7 @@ static void fill_task(struct mt_head_persist *p, struct mt_head_task *t,
     t->cw_tag = r->watcher_tag;
     t->cw_output = r->watcher_output;
     if (*r->watcher_id)
-        t->cw = mt_head_watch_restore(p->h, r->watcher_id);
+        t->cw = p->h->hooks.watch_restore(p->h, r->watcher_id);
     if (r->n_deps && r->n_deps <= MT_TASK_MAX_ARGS) {
         t->deps = mt_xcalloc(1, sizeof(*t->deps) +
                                     r->n_deps * sizeof(t->deps->ids[0]));

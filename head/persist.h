@@ -4,21 +4,25 @@
  * (storage.h) and how a restarted head reads it back.
  *
  * Rows (proto/storage.proto, one per record): "tasks" (every task the
- * table holds, keyed by id), "actors", "pgs" and "head" (cluster id and
- * the numbers handed out). Nodes are written by rpc_nodes.c. A change
+ * table holds, keyed by id, with the object references it holds),
+ * "objects" (the object directory, with the references each driver
+ * session holds), "actors", "pgs" (with where each bundle is) and "head"
+ * (cluster id, the numbers handed out, the token's fingerprint). Nodes
+ * and their credentials' digests are written by rpc_nodes.c. A change
  * marks its record dirty; the dirty records are written once per loop
  * turn (a uv_check), so a task that is submitted, placed and started in
  * one turn costs one write, and a turn's writes go to the backend
- * together (one batch, one round trip or one fsync).
+ * together (one batch: one pwrite, or one MULTI/EXEC).
  *
  * Loading restores the records into the services as they were (tasks
- * keep their numbers, state, attempt, node and grant) without placing
- * anything: the reconciliation with what the workers really run is
- * recover.h's, which holds the scheduler until it is done.
+ * keep their numbers, state, attempt, node and grant's devices; objects
+ * their references) without placing anything: recover.h resumes them
+ * and squares them with what the workers really run, holding the
+ * scheduler until it has.
  *
- * Not yet durable: gangs (a gang's tasks are not written; after a
- * restart its members are orphans and are stopped), object directory
- * entries and driver sessions, and task output.
+ * Not durable yet: gangs (a gang's tasks are not written; after a
+ * restart its members are orphans and are stopped), task output, parked
+ * GetObject calls.
  *
  * THREAD: the head's loop thread only.
  */

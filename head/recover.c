@@ -23,7 +23,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/head_int.h"
-#include "head/rpc_services.h"
+#include "head/tasks.h"
 
 struct mt_head_recover {
     struct mt_head *h;
@@ -308,10 +308,10 @@ static void on_owners_timeout(uv_timer_t *t)
     struct mt_head_recover *rc = t->data;
 
     for (size_t i = 0; i < rc->n_owners; i++) {
-        if (!mt_head_owner_connected(rc->h, rc->owners[i])) {
+        if (!rc->h->hooks.owner_connected(rc->h, rc->owners[i])) {
             MT_INFO("driver session %s did not come back after the restart",
                     rc->owners[i]);
-            mt_head_owner_gone(rc->h, rc->owners[i]);
+            rc->h->hooks.owner_gone(rc->h, rc->owners[i]);
         }
         free(rc->owners[i]);
     }

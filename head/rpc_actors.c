@@ -17,6 +17,7 @@
 
 #include "common/alloc.h"
 #include "common/error.h"
+#include "head/rpc_actors.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/services.h"

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/rpc_checks.h"
+#include "head/digest.h"
 #include "head/recover.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
@@ -175,17 +176,52 @@ static void save_node(struct mt_head *h, const struct mt_node *n)
     buf = mt_xmalloc(len ? len : 1);
     manta__node_info__pack(&p.info, buf);
     mt_storage_put(h->store, "nodes", n->id, buf, len, NULL, NULL);
+    if (n->secret) /* its credential's digest, so that a restarted head
+                      still knows the node from an impostor */
+        mt_storage_put(h->store, "node_secrets", n->id, n->secret,
+                       strlen(n->secret), NULL, NULL);
     free(buf);
     mt_pb_arena_release(&a);
+}
+
+/* Loading: the credential digests are read first, then the nodes. */
+struct node_load {
+    struct mt_head *h;
+    char **ids, **digests;
+    size_t n, cap, cap2;
+    void (*done)(void *arg, int err);
+    void *done_arg;
+};
+
+static void on_secret_row(void *arg, const char *key, const void *val,
+                          size_t len)
+{
+    struct node_load *l = arg;
+
+    if (len != MT_SHA256_HEX_LEN)
+        return;
+    mt_xgrow((void **)&l->ids, &l->cap, l->n + 1, sizeof(*l->ids));
+    mt_xgrow((void **)&l->digests, &l->cap2, l->n + 1, sizeof(*l->digests));
+    l->ids[l->n] = mt_xstrdup(key);
+    l->digests[l->n] = mt_xstrndup(val, len);
+    l->n++;
+}
+
+static const char *stored_digest(const struct node_load *l, const char *id)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->ids[i], id) == 0)
+            return l->digests[i];
+    return NULL;
 }
 
 static void on_saved_row(void *arg, const char *key, const void *val,
                          size_t len)
 {
-    struct mt_head *h = arg;
+    struct node_load *l = arg;
+    struct mt_head *h = l->h;
     Manta__NodeInfo *ni = manta__node_info__unpack(NULL, len, val);
-    const char *why = NULL;
-
+    const char *why = NULL, *digest;
     struct mt_node *n = NULL;
 
     /* An ALIVE one gets one timeout to register again (its reports are
@@ -195,8 +231,11 @@ static void on_saved_row(void *arg, const char *key, const void *val,
                 !(n = register_info(h, ni, NULL, &why))))
         MT_WARN("skipping unreadable saved node %s%s%s", key,
                 why ? ": " : "", why ? why : "");
-    if (n)
+    if (n) {
         n->restored = true;
+        if ((digest = stored_digest(l, n->id)))
+            n->secret = mt_xstrdup(digest);
+    }
     if (ni)
         manta__node_info__free_unpacked(ni, NULL);
 }
@@ -264,21 +303,49 @@ static const struct mt_node_listener node_listener = {
 /* The saved nodes are loaded (a network backend answers later). */
 static void on_nodes_loaded(void *arg, int err)
 {
-    struct mt_head *h = arg;
-    size_t n = mt_head_nodes_table(h->nodes)->n;
+    struct node_load *l = arg;
+    size_t n = mt_head_nodes_table(l->h->nodes)->n;
 
     if (err)
         MT_WARN("cannot load the saved nodes: %s", mt_strerror(err));
     else if (n)
         MT_INFO("loaded %zu nodes from storage", n);
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->ids[i]);
+        free(l->digests[i]);
+    }
+    free(l->ids);
+    free(l->digests);
+    l->done(l->done_arg, err);
+    free(l);
 }
 
-/* Save nodes and feed WatchNodes as they change; then load the saved
- * ones (they count as alive until they time out). */
+static void on_secrets_loaded(void *arg, int err)
+{
+    struct node_load *l = arg;
+
+    if (err)
+        MT_WARN("cannot load the nodes' credential digests: %s",
+                mt_strerror(err));
+    mt_storage_scan(l->h->store, "nodes", on_saved_row, on_nodes_loaded, l);
+}
+
+void mt_head_load_nodes(struct mt_head *h, void (*done)(void *arg, int err),
+                        void *arg)
+{
+    struct node_load *l = mt_xcalloc(1, sizeof(*l));
+
+    l->h = h;
+    l->done = done;
+    l->done_arg = arg;
+    mt_storage_scan(h->store, "node_secrets", on_secret_row,
+                    on_secrets_loaded, l);
+}
+
+/* Save nodes and feed WatchNodes as they change. */
 static void start(struct mt_head *h)
 {
     mt_head_nodes_listen(h->nodes, &node_listener, h);
-    mt_storage_scan(h->store, "nodes", on_saved_row, on_nodes_loaded, h);
 }
 
 static void stop(struct mt_head *h)

@@ -14,6 +14,7 @@
 
 #include "common/alloc.h"
 #include "common/error.h"
+#include "head/persist.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"

@@ -13,9 +13,10 @@
  * (head_int.h), and encodes the answer; generated protobuf types stay in
  * these files and rpc_workers.c. Each exports one struct mt_head_adapter:
  * its handlers, and a start and a stop for what it holds beyond single
- * calls. Adapters never call each other; persist.c and recover.c (above
- * them) ask rpc_watch.c about client watches and rpc_actors.c about
- * driver sessions.
+ * calls. Adapters never call each other; persist.c and recover.c reach
+ * rpc_watch.c (client watches, rpc_watch.h) and rpc_actors.c (driver
+ * sessions, rpc_actors.h) only through the hooks head.c wires
+ * (head_int.h, struct mt_head_hooks).
  *
  * THREAD: the head's loop thread only.
  */
@@ -43,29 +44,12 @@ extern const struct mt_head_adapter mt_head_rpc_gangs;
 void mt_head_status_json(struct mt_head *h, struct mt_strbuf *out);
 
 /*
- * mt_head_watch_name - the id its client gave client watch num (a task's
- * cw), for persist.h; NULL when there is no such watch. Borrowed.
+ * mt_head_load_nodes - load the stored nodes (rpc_nodes.c): each one alive
+ * then counts as alive and "restored" until it registers again or times
+ * out (recover.h), with the digest of its credential. done(arg, err) once
+ * they are in (a network backend answers on the loop).
  */
-const char *mt_head_watch_name(struct mt_head *h, uint32_t num);
-
-/*
- * mt_head_watch_restore - the client watch named id, kept without a
- * stream until its client opens WatchTasks with that id again (after a
- * head restart); the tasks it followed are then sent their current state.
- * RET its number for a restored task's cw, 0 when id is not valid
- */
-uint32_t mt_head_watch_restore(struct mt_head *h, const char *id);
-
-/* mt_head_owner_connected - whether a client holds a LeaseActorOwner
- * stream for owner (rpc_actors.c). */
-bool mt_head_owner_connected(struct mt_head *h, const char *owner);
-
-/*
- * mt_head_owner_gone - owner's session ended (its last stream broke, or a
- * restarted head waited for it in vain: recover.h): its actors that are
- * not detached die, its object references and leases go. Nothing while
- * it is connected or the head is stopping.
- */
-void mt_head_owner_gone(struct mt_head *h, const char *owner);
+void mt_head_load_nodes(struct mt_head *h, void (*done)(void *arg, int err),
+                        void *arg);
 
 #endif /* MT_HEAD_RPC_SERVICES_H */

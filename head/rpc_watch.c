@@ -39,6 +39,8 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/rpc_checks.h"
+#include "head/persist.h"
+#include "head/rpc_watch.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"

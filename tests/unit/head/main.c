@@ -12,6 +12,7 @@ extern CU_TestInfo mt_test_actor_table[];
 extern CU_TestInfo mt_test_gang_ports[];
 extern CU_TestInfo mt_test_tasks[];
 extern CU_TestInfo mt_test_http[];
+extern CU_TestInfo mt_test_persist[];
 
 static const struct mt_suite suites[] = {
     {"node_table", mt_test_node_table, NULL, NULL},
@@ -24,6 +25,7 @@ static const struct mt_suite suites[] = {
     {"gang_ports", mt_test_gang_ports, NULL, NULL},
     {"tasks", mt_test_tasks, NULL, NULL},
     {"http", mt_test_http, NULL, NULL},
+    {"persist", mt_test_persist, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

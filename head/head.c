@@ -174,6 +174,17 @@ static void on_load_timer_closed(uv_handle_t *hd)
     (void)hd;
 }
 
+/* How long recovery waits for the loaded nodes: each registers at its next
+ * report (answered "unknown"), so two periods and a margin, but never
+ * past the node timeout (by then the silent ones are dead). */
+static int recover_deadline_ms(const struct mt_head_config *cfg)
+{
+    int ms = 2 * cfg->report_period_ms + 500;
+
+    return ms < cfg->node_timeout_ms + 1000 ? ms
+                                            : cfg->node_timeout_ms + 1000;
+}
+
 /*
  * Read the stored state before serving anything (a network backend
  * answers on the loop, which runs here until it has), then start the
@@ -205,7 +216,7 @@ static int load_state(struct mt_head *h)
         return -MT_ETIMEDOUT;
     }
     free(w);
-    mt_head_recover_begin(h->recover, h->cfg.node_timeout_ms + 1000);
+    mt_head_recover_begin(h->recover, recover_deadline_ms(&h->cfg));
     return 0;
 }
 

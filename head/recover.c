@@ -3,12 +3,12 @@
  * recover.c -- reconciling a (restarted) head with its workers (see
  * recover.h).
  *
- * begin() notes the restored tasks that are placed (their numbers) and
- * the nodes loaded as alive (their ids): both lists shrink as nodes
- * register and say what they hold. A node's holdings are matched against
- * the placed tasks on it by number (a small sorted copy of the held task
- * numbers, binary searched), so a registration costs O(placed tasks +
- * held tasks log held tasks).
+ * begin() notes the restored tasks that are placed (their numbers, sorted)
+ * and the nodes loaded as alive (their ids); the node list shrinks as
+ * nodes register and say what they hold. A registration is matched
+ * against the tasks placed on its node (one pass over the table) with a
+ * sorted copy of the held task numbers, binary searched: O(table + held
+ * log held), once per registration.
  *
  * THREAD: the head's loop thread only.
  */
@@ -33,7 +33,7 @@ struct mt_head_recover {
     size_t n_owners, cap_owners;
     bool on;                     /* holding the scheduler */
     int64_t begin_ms;
-    uint64_t *placed;            /* restored placed tasks not settled yet */
+    uint64_t *placed;            /* restored placed tasks (sorted) */
     size_t n_placed, cap_placed;
     char **expected;             /* node ids still to register */
     size_t n_expected;
@@ -63,27 +63,21 @@ bool mt_head_recovering(const struct mt_head_recover *rc)
 
 static void finish(struct mt_head_recover *rc, const char *how)
 {
-    struct mt_task_table *tt = &rc->h->task_table;
-
     if (!rc->on)
         return;
     rc->on = false;
     uv_timer_stop(&rc->timer);
-    /* Placed tasks on nodes that never came back: their nodes' deaths
-     * retry them (node_lost); any left over are lost here. */
-    for (size_t i = 0; i < rc->n_placed; i++) {
-        struct mt_head_task *t = mt_task_table_find(tt, rc->placed[i]);
+    /* Nodes that have not registered yet keep what they hold (it stays
+     * charged) but get nothing new until they do (or are declared dead). */
+    for (size_t i = 0; i < rc->n_expected; i++) {
+        struct mt_node *n = mt_node_table_find(
+            mt_head_nodes_table(rc->h->nodes), rc->expected[i]);
 
-        if (t && !mt_head_task_terminal(t) && t->node_id &&
-            (t->state == MT_TASK_SCHEDULED || t->state == MT_TASK_RUNNING) &&
-            !t->has_grant) {
-            mt_head_tasks_lost(rc->h->tasks, t, t->state == MT_TASK_SCHEDULED,
-                               "lost in a head restart");
-            rc->requeued++;
-        }
-    }
-    for (size_t i = 0; i < rc->n_expected; i++)
+        if (n && n->state == MT_NODE_ALIVE)
+            mt_head_sched_suspect(rc->h->sched, n, "it has not registered "
+                                  "with the restarted head yet");
         free(rc->expected[i]);
+    }
     free(rc->expected);
     free(rc->placed);
     rc->expected = NULL;
@@ -127,7 +121,6 @@ static bool has(const uint64_t *v, size_t n, uint64_t num)
 {
     return bsearch(&num, v, n, sizeof(*v), cmp_u64) != NULL;
 }
-
 
 static bool note_task(void *arg, struct mt_head_task *t)
 {
@@ -360,8 +353,17 @@ void mt_head_recover_destroy(struct mt_head_recover *rc)
 {
     if (!rc)
         return;
-    for (size_t i = 0; i < rc->n_expected; i++)
+    /* Nodes that have not registered yet keep what they hold (it stays
+     * charged) but get nothing new until they do (or are declared dead). */
+    for (size_t i = 0; i < rc->n_expected; i++) {
+        struct mt_node *n = mt_node_table_find(
+            mt_head_nodes_table(rc->h->nodes), rc->expected[i]);
+
+        if (n && n->state == MT_NODE_ALIVE)
+            mt_head_sched_suspect(rc->h->sched, n, "it has not registered "
+                                  "with the restarted head yet");
         free(rc->expected[i]);
+    }
     free(rc->expected);
     free(rc->placed);
     for (size_t i = 0; i < rc->n_owners; i++)

@@ -12,7 +12,10 @@
  *           retried as after a node loss), and what it runs that the head
  *           does not know, or knows ended or elsewhere, is stopped
  *   every expected node registered or was declared dead, or the deadline
- *           (node timeout + 1 s) passed -> the scheduler resumes
+ *           passed (head.c: two report periods + 0.5 s, at most the node
+ *           timeout + 1 s) -> the scheduler resumes; a node still to
+ *           register keeps what it holds charged but is suspected:
+ *           nothing new goes there until it registers or is declared dead
  *
  * Drivers get longer: a restored session, actor owner or lease owner has
  * MANTA_HEAD_RECONNECT_TIMEOUT (as the SDK's) to open its session again.

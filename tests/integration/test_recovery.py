@@ -1,14 +1,14 @@
 """test_recovery.py -- a head that dies and comes back (issue 15): kill -9
 the head while it holds 2 running and 4 pending command tasks, a detached
 actor and a placement group, start it again on the same port and storage,
-and check that it knows every one of them, adopts the two task processes
-(they are not started again), runs the pending ones without ever running
-more tasks at once than the node has CPUs, and that the actor answers and
-every resource is back once the work is done.
+and check that it knows every one of them (and the nodes' credentials),
+adopts the two task processes (they are not started again), runs the
+pending ones without ever running more tasks at once than the node has
+CPUs, and that the actor answers and every resource is back once the work
+is done.
 
 Runs once per durable backend: redis:// (a redis-server of our own with
-AOF) and the default file backend of `manta start --head` when this build
-has it.
+AOF) and the default file backend of `manta start --head`.
 """
 import json
 import os
@@ -16,8 +16,8 @@ import signal
 import subprocess
 import time
 
-from harness import (BIN, check, free_port, main, new_dir, read_pid, run,
-                     status, wait_until)
+from harness import (BIN, channel, check, free_port, main, new_dir,
+                     proto_stubs, read_pid, run, status, wait_until)
 
 LIB_DIR = os.path.normpath(os.path.join(BIN, "..", "lib"))
 ACTOR_DRIVER = os.path.join(BIN, "actor_driver")
@@ -88,6 +88,24 @@ def max_concurrent(lines):
     return best
 
 
+def no_take_over(addr, node):
+    """The node's credential survived the restart: before it registers
+    again, nobody else can register under its id."""
+    proto_stubs()
+    import common_pb2 as C
+    import grpc
+    import head_service_pb2 as PB
+    import head_service_pb2_grpc as PBG
+    try:
+        PBG.HeadServiceStub(channel(addr)).RegisterNode(
+            PB.RegisterNodeRequest(node=C.NodeInfo(
+                node_id=node, address="127.0.0.9:1"),
+                node_secret="x" * 64), timeout=5)
+        check(False, "node %s taken over after the restart" % node)
+    except grpc.RpcError as e:
+        check(e.code() == grpc.StatusCode.PERMISSION_DENIED, str(e.code()))
+
+
 def scenario(storage_of):
     hd, wa, wb, work = (new_dir("rhead"), new_dir("rwa"), new_dir("rwb"),
                         new_dir("rwork"))
@@ -123,10 +141,17 @@ def scenario(storage_of):
     check(len(running) == 2, "running: %s" % running)
 
     # kill -9 the head; start it again on the same port and storage.
+    node_a = [n["node_id"] for n in status(address=addr)["nodes"]
+              if n["node_ip"] == "127.0.0.2"][0]
     os.kill(read_pid(hd, "head"), signal.SIGKILL)
     time.sleep(0.5)
     t0 = time.time()
-    start_head(hd, port, storage)
+    os.kill(read_pid(wa, "worker"), signal.SIGSTOP)
+    try:
+        start_head(hd, port, storage)
+        no_take_over(addr, node_a)
+    finally:
+        os.kill(read_pid(wa, "worker"), signal.SIGCONT)
     tasks = {t["task_id"]: t for t in list_json(addr, "tasks")["tasks"]}
     check(all(i in tasks for i in ids), "tasks known after the restart: "
           "%s" % sorted(tasks))
@@ -183,11 +208,6 @@ def test_recovery_on_redis():
 
 
 def test_recovery_on_the_default_storage():
-    h = run(["start", "--help"], check=False).stdout
-    if "file://" not in h:
-        print("  SKIP: this build's `manta start --head` has no durable "
-              "default")
-        return
     scenario(lambda hd: None)
 
 

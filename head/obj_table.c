@@ -16,6 +16,7 @@
 
 void mt_obj_table_init(struct mt_obj_table *ot)
 {
+    memset(ot, 0, sizeof(*ot));
     mt_idmap_init(&ot->map);
     ot->next_seq = 1;
 }

@@ -13,6 +13,8 @@ temp dir):
   starts); A ends FINISHED, and its submitter with it.
 - B, restored PENDING, starts once A gave its slice back; `manta gang
   cancel` ends it CANCELLED; every resource is back.
+- a gang whose member exits 3 while the head is down ends FAILED with 3
+  once the head is back, without starting anything again.
 """
 import json
 import os
@@ -41,11 +43,14 @@ def gangs(c):
     return {g["gang_id"]: g for g in json.loads(p.stdout)["gangs"]}
 
 
-def restart_head(c):
-    """kill -9 the head; start it again on its port and temp dir."""
-    port = c.address.rsplit(":", 1)[1]
+def kill_head(c, pause=0.3):
     os.kill(read_pid(c.head_dir, "head"), signal.SIGKILL)
-    time.sleep(0.3)
+    time.sleep(pause)
+
+
+def restart_head(c):
+    """Start the head again on its port and temp dir."""
+    port = c.address.rsplit(":", 1)[1]
     p = subprocess.run([MANTA, "start", "--head", "--no-worker", "--port",
                         port, "--node-ip", "127.0.0.1", "--temp-dir",
                         c.head_dir] + FAST + c.head_args,
@@ -79,6 +84,7 @@ def test_gangs_survive_a_head_restart():
             check(before["state"] == "RUNNING", "A: %s" % before)
             check(gang_info(c, gb)["state"] == "PENDING", "B not pending")
 
+            kill_head(c)
             restart_head(c)
             after = gang_info(c, ga)
             check(after["state"] == "RUNNING" and
@@ -128,5 +134,28 @@ def test_gangs_survive_a_head_restart():
         wait_until(lambda: all_back(c), 20, "every resource back")
 
 
+def test_members_end_while_the_head_is_away():
+    """Rank 1 exits 3 while the head is down: the restarted head hears it
+    and fails the gang with 3, as it would have."""
+    with cluster(only=("a0", "a1")) as c:
+        work = new_dir("rgang2")
+        log = os.path.join(work, "starts.log")
+        body = 'sleep 1.5; [ "$MANTA_GANG_RANK" = 1 ] && exit 3; exit 0'
+        p = c.cli("submit", "--tpu", "v4-16", "--launch", "host",
+                  "--max-restarts", "0", "--no-wait", "--", "sh", "-c",
+                  LINE % (log, body), check=True)
+        gid = p.stdout.strip().split()[-1]
+        wait_until(lambda: len(starts(log)) == 2, 30, "members up")
+        kill_head(c, 2.5)  # both members end meanwhile
+        restart_head(c)
+        wait_until(lambda: gang_info(c, gid)["state"] == "FAILED", 20,
+                   "the gang failed")
+        g = gang_info(c, gid)
+        check(g["exit_code"] == 3 and g["attempt"] == 0, "gang: %s" % g)
+        check(len(starts(log)) == 2, "started again: %s" % starts(log))
+        wait_until(lambda: all_back(c), 20, "every resource back")
+
+
 if __name__ == "__main__":
-    main([test_gangs_survive_a_head_restart])
+    main([test_gangs_survive_a_head_restart,
+          test_members_end_while_the_head_is_away])

@@ -881,7 +881,8 @@ static int older_first(const void *a, const void *b)
 
 static void restore_tasks(struct mt_head_persist *p)
 {
-    qsort(p->rows, p->n_rows, sizeof(*p->rows), older_first);
+    if (p->n_rows) /* qsort(NULL, 0) is undefined */
+        qsort(p->rows, p->n_rows, sizeof(*p->rows), older_first);
     for (size_t i = 0; i < p->n_rows; i++) {
         restore_task(p, p->rows[i]);
         manta__stored_task__free_unpacked(p->rows[i], NULL);

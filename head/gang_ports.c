@@ -57,3 +57,22 @@ void mt_port_range_give(struct mt_port_range *r, const uint16_t *ports,
         if (ports[i] >= r->lo && ports[i] <= r->hi)
             r->used[ports[i] - r->lo] = 0;
 }
+
+void mt_port_range_mark(struct mt_port_range *r, const uint16_t *ports,
+                        size_t n)
+{
+    uint32_t all = span(r);
+
+    if (!r->used)
+        r->used = mt_xcalloc(all, 1);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t k;
+
+        if (ports[i] < r->lo || ports[i] > r->hi)
+            continue;
+        k = (uint32_t)(ports[i] - r->lo);
+        r->used[k] = 1;
+        if (k + 1 > r->cursor)
+            r->cursor = (k + 1) % all;
+    }
+}

@@ -37,4 +37,13 @@ int mt_port_range_take(struct mt_port_range *r, size_t n, uint16_t *out);
 void mt_port_range_give(struct mt_port_range *r, const uint16_t *ports,
                         size_t n);
 
+/*
+ * mt_port_range_mark - mark n ports taken (a restarted head taking back
+ * the ports of the gangs it restored, persist.h); ports outside the range
+ * are ignored, ports already taken stay taken. The cursor moves past the
+ * highest one marked, so the next take starts after them.
+ */
+void mt_port_range_mark(struct mt_port_range *r, const uint16_t *ports,
+                        size_t n);
+
 #endif /* MT_HEAD_GANG_PORTS_H */

@@ -13,6 +13,11 @@
  * retries of its own (the gang restarts as a whole instead). Member tasks
  * carry t->gang; the task listener brings their changes back here, and
  * the group listener says when the slices are reserved.
+ *
+ * Every change of a gang is told to the follower (changed()); restoring
+ * (at the end) rebuilds a gang from its stored record, takes its ports
+ * back, attaches its member tasks once they are in, and resumes it with
+ * the same steps as above once recovery has begun.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,6 +44,8 @@ struct mt_head_gangs {
     struct mt_head_pgs *pgs;
     struct mt_head_sched *hs;
     struct mt_node_table *nodes;
+    void (*changed_fn)(void *arg, uint64_t num);
+    void *changed_arg;
 };
 
 static void task_changed(void *arg, struct mt_head_task *t);
@@ -102,6 +109,25 @@ static struct mt_gang *gang_by_num(struct mt_head_gangs *gs, uint64_t num)
         if (gs->v[i]->num == num)
             return gs->v[i];
     return NULL;
+}
+
+struct mt_gang *mt_head_gang_find_num(struct mt_head_gangs *gs, uint64_t num)
+{
+    return gang_by_num(gs, num);
+}
+
+void mt_head_gangs_on_changed(struct mt_head_gangs *gs,
+                              void (*fn)(void *arg, uint64_t num), void *arg)
+{
+    gs->changed_fn = fn;
+    gs->changed_arg = arg;
+}
+
+/* Tell the follower g's record changed. */
+static void changed(struct mt_head_gangs *gs, const struct mt_gang *g)
+{
+    if (gs->changed_fn)
+        gs->changed_fn(gs->changed_arg, g->num);
 }
 
 static bool gang_live(const struct mt_gang *g)
@@ -196,6 +222,7 @@ static void gang_end(struct mt_head_gangs *gs, struct mt_gang *g,
 
     g->state = state;
     g->end_ms = mt_now_wall_ms();
+    changed(gs, g);
     ports_give(gs, g);
     if ((pg = mt_head_pg_find_num(gs->pgs, g->pg)))
         mt_head_pg_remove(gs->pgs, pg);
@@ -432,6 +459,7 @@ static void start_attempt(struct mt_head_gangs *gs, struct mt_gang *g)
         g->m[r].state = t->state;
     }
     attempt_env_free(&a);
+    changed(gs, g);
     MT_INFO("gang %s attempt %u: %u members started on %u slice(s)", g->id,
             g->attempt + 1, g->n, g->slices);
 }
@@ -496,6 +524,7 @@ static void attempt_over(struct mt_head_gangs *gs, struct mt_gang *g)
     }
     g->attempt++;
     g->state = MT_HEAD_GANG_PENDING;
+    changed(gs, g);
     MT_INFO("gang %s restarting (attempt %u): %s", g->id, g->attempt + 1,
             g->error ? g->error : "");
     if (mt_sched_pg_state(mt_head_sched_lib(gs->hs), g->pg, &st) == 0 &&
@@ -520,6 +549,7 @@ static void gang_check(struct mt_head_gangs *gs, struct mt_gang *g,
         char *why = member_why(m);
 
         g->state = MT_HEAD_GANG_STOPPING;
+        changed(gs, g);
         g->exit_code = m->state == MT_TASK_FINISHED && m->exit_code > 0 &&
                                m->exit_code < 256
                            ? m->exit_code : 1;
@@ -546,6 +576,7 @@ static void task_changed(void *arg, struct mt_head_task *t)
         return; /* not a member, or one of an attempt already over */
     m = &g->m[t->gang_rank];
     m->state = t->state;
+    changed(gs, g);
     if (t->node_id && *t->node_id && (!m->node_id ||
                                       strcmp(m->node_id, t->node_id))) {
         free(m->node_id);
@@ -567,6 +598,7 @@ void mt_head_gang_cancel(struct mt_head_gangs *gs, struct mt_gang *g)
     if (!gang_live(g) || g->cancel)
         return;
     g->cancel = true;
+    changed(gs, g);
     set_error(g, mt_xstrdup("cancelled"));
     for (uint32_t i = 0; i < g->n; i++)
         any |= g->m[i].task && !member_ended(&g->m[i]);
@@ -609,16 +641,18 @@ static const char *per_host_res(struct mt_head_gangs *gs,
     return NULL;
 }
 
+/* A gang from def (taken) numbered num (0: the next number). */
 static struct mt_gang *gang_new(struct mt_head_gangs *gs,
                                 struct mt_gang_def *def,
-                                const struct mt_tpu_slice *shape)
+                                const struct mt_tpu_slice *shape,
+                                uint64_t num)
 {
     struct mt_gang *g = mt_xcalloc(1, sizeof(*g));
 
     g->def = *def;
     memset(def, 0, sizeof(*def));
     mt_task_def_init(&def->member);
-    g->num = ++gs->next;
+    g->num = num ? num : ++gs->next;
     mt_head_gang_id_of(g->num, g->id);
     g->state = MT_HEAD_GANG_PENDING;
     g->hosts = shape->hosts;
@@ -669,7 +703,7 @@ struct mt_gang *mt_head_gang_submit(struct mt_head_gangs *gs,
         mt_gang_def_release(def);
         return NULL;
     }
-    g = gang_new(gs, def, &shape);
+    g = gang_new(gs, def, &shape, 0);
     if ((*why = per_host_res(gs, &g->def.member, g->procs, &extra))) {
         gang_free(g);
         return NULL;
@@ -690,9 +724,207 @@ struct mt_gang *mt_head_gang_submit(struct mt_head_gangs *gs,
     g->pg = pg->num;
     mt_xgrow((void **)&gs->v, &gs->cap, gs->n + 1, sizeof(*gs->v));
     gs->v[gs->n++] = g;
+    changed(gs, g);
     MT_INFO("gang %s submitted: %u x %s, %u members", g->id, g->slices,
             g->def.pod_type, g->n);
     if (pg->state == MT_HEAD_PG_CREATED)
         start_attempt(gs, g);
     return g;
+}
+
+/* ---- restoring (persist.h) --------------------------------------------- */
+
+/* Does the stored record fit the gang def made (its shape, members)? */
+static const char *saved_fits(const struct mt_gang *g,
+                              const struct mt_gang_saved *sv)
+{
+    if (sv->hosts != g->hosts || sv->slices != g->slices ||
+        sv->procs != g->procs || sv->n_members != g->n)
+        return "its shape or members do not match its definition";
+    if (sv->state < MT_HEAD_GANG_PENDING ||
+        sv->state > MT_HEAD_GANG_CANCELLED)
+        return "unknown state";
+    if (sv->nports > 2 + (size_t)g->n)
+        return "too many ports";
+    return NULL;
+}
+
+/* The stored record's fields onto g, made from its def. */
+static void saved_fill(struct mt_head_gangs *gs, struct mt_gang *g,
+                       const struct mt_gang_saved *sv)
+{
+    g->state = sv->state;
+    g->pg = sv->pg;
+    g->attempt = sv->attempt;
+    g->cancel = sv->cancel;
+    g->exit_code = sv->exit_code;
+    if (sv->error && *sv->error)
+        set_error(g, mt_xstrdup(sv->error));
+    g->submit_ms = sv->submit_ms;
+    g->end_ms = sv->end_ms;
+    for (size_t j = 0; j < g->slices && j < sv->n_slice_names; j++)
+        if (sv->slice_names[j] && *sv->slice_names[j])
+            g->slice_names[j] = mt_xstrdup(sv->slice_names[j]);
+    for (uint32_t r = 0; r < g->n; r++) {
+        g->m[r].task = sv->member_tasks[r];
+        if (g->m[r].task)
+            mt_num_id(MT_ID_TASK, g->m[r].task, g->m[r].task_id);
+    }
+    if (gang_live(g) && sv->nports) {
+        g->ports = mt_xcalloc(sv->nports, sizeof(*g->ports));
+        memcpy(g->ports, sv->ports, sv->nports * sizeof(*g->ports));
+        g->nports = sv->nports;
+        mt_port_range_mark(&gs->ports, g->ports, g->nports);
+    }
+}
+
+/* Put g into the table, which stays in number order (oldest first). */
+static void table_insert(struct mt_head_gangs *gs, struct mt_gang *g)
+{
+    size_t i = gs->n;
+
+    mt_xgrow((void **)&gs->v, &gs->cap, gs->n + 1, sizeof(*gs->v));
+    while (i > 0 && gs->v[i - 1]->num > g->num) {
+        gs->v[i] = gs->v[i - 1];
+        i--;
+    }
+    gs->v[i] = g;
+    gs->n++;
+    if (g->num > gs->next)
+        gs->next = g->num;
+}
+
+struct mt_gang *mt_head_gang_restore(struct mt_head_gangs *gs,
+                                     struct mt_gang_saved *sv,
+                                     const char **why)
+{
+    struct mt_tpu_slice shape;
+    struct mt_gang *g;
+
+    if (!sv->num || gang_by_num(gs, sv->num)) {
+        mt_gang_def_release(&sv->def);
+        *why = "a gang with that number exists";
+        return NULL;
+    }
+    if ((*why = mt_head_gang_def_check(&sv->def, &shape))) {
+        mt_gang_def_release(&sv->def);
+        return NULL;
+    }
+    g = gang_new(gs, &sv->def, &shape, sv->num);
+    if ((*why = saved_fits(g, sv))) {
+        gang_free(g);
+        return NULL;
+    }
+    saved_fill(gs, g, sv);
+    table_insert(gs, g);
+    return g;
+}
+
+bool mt_head_gangs_pg_hint(struct mt_head_gangs *gs, uint64_t pg,
+                           const char *const **names,
+                           struct mt_res_set *per_host)
+{
+    struct mt_gang *g = NULL;
+
+    *names = NULL;
+    mt_res_set_init(per_host);
+    for (size_t i = 0; i < gs->n && !g; i++)
+        if (gs->v[i]->pg == pg && gang_live(gs->v[i]))
+            g = gs->v[i];
+    if (!g || per_host_res(gs, &g->def.member, g->procs, per_host))
+        return g != NULL;
+    for (uint32_t j = 0; j < g->slices; j++)
+        if (!g->slice_names[j] || !*g->slice_names[j])
+            return true;
+    *names = (const char *const *)g->slice_names;
+    return true;
+}
+
+/* Member m of g takes the state of its restored task t. */
+static void member_attach(struct mt_gang *g, struct mt_gang_member *m,
+                          struct mt_head_task *t)
+{
+    t->gang = g->num;
+    t->gang_rank = m->rank;
+    m->state = t->state;
+    m->exit_code = t->exit_code;
+    free(m->node_id);
+    m->node_id = t->node_id && *t->node_id ? mt_xstrdup(t->node_id) : NULL;
+    free(m->error);
+    m->error = t->error ? mt_xstrdup(t->error) : NULL;
+}
+
+void mt_head_gangs_attach(struct mt_head_gangs *gs)
+{
+    for (size_t i = 0; i < gs->n; i++) {
+        struct mt_gang *g = gs->v[i];
+
+        for (uint32_t r = 0; r < g->n; r++) {
+            struct mt_gang_member *m = &g->m[r];
+            struct mt_head_task *t = m->task ? mt_task_table_find(gs->tt,
+                                                                  m->task)
+                                             : NULL;
+            if (t) {
+                member_attach(g, m, t);
+            } else if (m->task && gang_live(g)) {
+                m->state = MT_TASK_FAILED;
+                free(m->error);
+                m->error = mt_xstrdup("its task was lost in a head restart");
+            }
+        }
+    }
+}
+
+/* The first member of g that ended badly, or NULL. */
+static const struct mt_gang_member *bad_member(const struct mt_gang *g)
+{
+    for (uint32_t r = 0; r < g->n; r++)
+        if (member_ended(&g->m[r]) && !member_ok(&g->m[r]))
+            return &g->m[r];
+    return NULL;
+}
+
+static void resume_one(struct mt_head_gangs *gs, struct mt_gang *g)
+{
+    const struct mt_gang_member *m;
+    enum mt_sched_pg_state st;
+
+    switch (g->state) {
+    case MT_HEAD_GANG_PENDING:
+        if (mt_sched_pg_state(mt_head_sched_lib(gs->hs), g->pg, &st) == 0 &&
+            st == MT_SCHED_PG_CREATED)
+            start_attempt(gs, g);
+        return;
+    case MT_HEAD_GANG_STOPPING:
+        stop_members(gs, g, g->cancel ? "its gang was cancelled"
+                                      : "another member of its gang failed");
+        check_all_ended(gs, g);
+        return;
+    case MT_HEAD_GANG_RUNNING:
+        if ((m = bad_member(g)))
+            gang_check(gs, g, m);
+        else
+            check_all_ended(gs, g);
+        return;
+    default:
+        return;
+    }
+}
+
+void mt_head_gangs_resume(struct mt_head_gangs *gs)
+{
+    size_t n = gs->n;
+
+    for (size_t i = 0; i < n; i++) {
+        struct mt_gang *g = gs->v[i];
+
+        if (!gang_live(g))
+            continue;
+        MT_INFO("gang %s restored: %s, attempt %u", g->id,
+                g->state == MT_HEAD_GANG_PENDING   ? "pending"
+                : g->state == MT_HEAD_GANG_RUNNING ? "running"
+                                                   : "stopping",
+                g->attempt + 1);
+        resume_one(gs, g);
+    }
 }

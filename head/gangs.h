@@ -18,6 +18,12 @@
  * Gangs follow their member tasks as a task listener and their groups as
  * a placement group listener. Split: gangs.c holds the table and the life
  * cycle (plain C); rpc_gangs.c the HeadService handlers and GangInfo.
+ *
+ * Durable (persist.h): every change of a gang is told to one follower,
+ * which stores it; a restarted head restores the gangs before their
+ * groups (which go back onto the same slices) and their member tasks
+ * (which attach to their gang), and resumes them once recovery has begun:
+ * a running gang carries on with the members its workers still run.
  * THREAD: the head's loop thread only.
  */
 #ifndef MT_HEAD_GANGS_H
@@ -120,5 +126,76 @@ void mt_head_gang_cancel(struct mt_head_gangs *gs, struct mt_gang *g);
 
 /* Is group pg a live gang's? (Users must not remove it under the gang.) */
 bool mt_head_gangs_own_pg(struct mt_head_gangs *gs, uint64_t pg);
+
+/* ---- durable state (persist.h) ---------------------------------------- */
+
+/* mt_head_gangs_on_changed - who hears of gang num's record changing
+ * (state, attempt, members, a member's task); one follower (persist.h). */
+void mt_head_gangs_on_changed(struct mt_head_gangs *gs,
+                              void (*fn)(void *arg, uint64_t num), void *arg);
+
+/* The gang numbered num, or NULL. */
+struct mt_gang *mt_head_gang_find_num(struct mt_head_gangs *gs, uint64_t num);
+
+/* A gang as a head before this one stored it (plain C). */
+struct mt_gang_saved {
+    uint64_t num;
+    struct mt_gang_def def;          /* taken */
+    enum mt_head_gang_state state;
+    uint64_t pg;
+    uint32_t hosts, slices, procs;
+    uint32_t attempt;
+    bool cancel;
+    const uint16_t *ports;           /* nports of them */
+    size_t nports;
+    const char *const *slice_names;  /* n_slice_names of them */
+    size_t n_slice_names;
+    const uint64_t *member_tasks;    /* rank order; 0: none */
+    size_t n_members;
+    int exit_code;
+    const char *error;               /* NULL or "": none */
+    int64_t submit_ms, end_ms;
+};
+
+/*
+ * mt_head_gang_restore - put back a stored gang under its number, before
+ * its group and its member tasks are restored. A live one takes its ports
+ * back. Nothing runs until mt_head_gangs_attach and mt_head_gangs_resume.
+ * IN  sv   sv->def taken; the rest borrowed
+ * OUT why  when refused (static)
+ * RET the gang, or NULL (its def does not check, its shape or members do
+ *     not match the def, a gang with that number exists)
+ */
+struct mt_gang *mt_head_gang_restore(struct mt_head_gangs *gs,
+                                     struct mt_gang_saved *sv,
+                                     const char **why);
+
+/*
+ * mt_head_gangs_pg_hint - restoring group pg (mt_head_pg_restore): is it
+ * a live gang's? Then per_host is what each host's bundle holds beyond
+ * its chips, and *names the gang's slices (borrowed while the gang lives;
+ * NULL when not all are known, e.g. it never started).
+ * OUT per_host  initialized either way
+ * RET true when a live gang owns pg
+ */
+bool mt_head_gangs_pg_hint(struct mt_head_gangs *gs, uint64_t pg,
+                           const char *const **names,
+                           struct mt_res_set *per_host);
+
+/*
+ * mt_head_gangs_attach - the restored tasks are in: the members of every
+ * gang find their tasks (t->gang, t->gang_rank set; states copied). A
+ * live gang's member whose task is gone counts as failed.
+ */
+void mt_head_gangs_attach(struct mt_head_gangs *gs);
+
+/*
+ * mt_head_gangs_resume - once recovery has begun (recover.h): carry on
+ * with the restored gangs as if the head had not stopped. A PENDING gang
+ * whose group is created starts; a STOPPING one stops its members that
+ * remain; a running gang a member of which ended badly meanwhile stops
+ * the rest; a gang whose members have all ended ends or restarts.
+ */
+void mt_head_gangs_resume(struct mt_head_gangs *gs);
 
 #endif /* MT_HEAD_GANGS_H */

@@ -217,6 +217,7 @@ static int load_state(struct mt_head *h)
     }
     free(w);
     mt_head_recover_begin(h->recover, recover_deadline_ms(&h->cfg));
+    mt_head_gangs_resume(h->gangs);
     return 0;
 }
 

@@ -10,9 +10,10 @@
  * once: its current state, or a delete when it is gone. Rows are
  * proto/storage.proto messages, converted here and nowhere else.
  *
- * Loading reads "head", "pgs", "tasks" and "actors" in that order (each
- * needs the ones before it) and restores each record through its
- * service. Rows that cannot be read are skipped with a warning: one bad
+ * Loading reads "head", "objects", "gangs", "pgs", "tasks" and "actors"
+ * in that order (each needs the ones before it: a gang's slice group goes
+ * back onto the gang's slices, its member tasks attach to it) and
+ * restores each record through its service. Rows that cannot be read are skipped with a warning: one bad
  * row never stops a head from starting.
  *
  * THREAD: the head's loop thread only.
@@ -41,6 +42,7 @@
 #define T_PGS "pgs"
 #define T_HEAD "head"
 #define T_OBJECTS "objects"
+#define T_GANGS "gangs"
 #define LATE_MS 1000              /* answers wait this long for storage */
 
 /* An answer held until what the head changed before it is stored. */
@@ -76,6 +78,7 @@ struct mt_head_persist {
     struct numlist tasks;      /* dirty task numbers (t->dirty set) */
     struct numlist actors;     /* dirty actor numbers (may repeat) */
     struct numlist pgs;        /* dirty group numbers (may repeat) */
+    struct numlist gangs;      /* dirty gang numbers (once each) */
     mt_object_id *objs;        /* dirty or freed objects (o->dirty set) */
     size_t n_objs, cap_objs;
     uint64_t saved_next_task, saved_next_pg;
@@ -421,12 +424,6 @@ static void write_head(struct mt_head_persist *p)
     put_msg(p, T_HEAD, "head", &r.base);
 }
 
-/* Gang members are not durable yet (persist.h). */
-static bool stored_kind(const struct mt_head_task *t)
-{
-    return t->gang == 0;
-}
-
 static void flush_tasks(struct mt_head_persist *p)
 {
     struct mt_task_table *tt = &p->h->task_table;
@@ -437,8 +434,7 @@ static void flush_tasks(struct mt_head_persist *p)
 
         if (t && t->dirty) {
             t->dirty = false;
-            if (stored_kind(t))
-                write_task(p, t);
+            write_task(p, t);
         } else if (!t) {
             mt_num_id(MT_ID_TASK, p->tasks.v[i], id);
             del_row(p, T_TASKS, id);
@@ -564,6 +560,8 @@ void mt_head_persist_flush(struct mt_head_persist *p)
     on_written(b, 0);
 }
 
+static void flush_gangs(struct mt_head_persist *p);
+
 static void write_dirty(struct mt_head_persist *p)
 {
     struct mt_actor_table *at;
@@ -595,6 +593,7 @@ static void write_dirty(struct mt_head_persist *p)
         }
     }
     p->actors.n = 0;
+    flush_gangs(p);
 }
 
 static void on_check(uv_check_t *c)
@@ -632,6 +631,8 @@ static void restore_pg(struct mt_head_persist *p,
     struct mt_head_pg_bundle *b;
     struct mt_pg_def def;
     const char *why = NULL;
+    const char *const *names;
+    struct mt_res_set per_host;
     uint64_t num;
 
     memset(&def, 0, sizeof(def));
@@ -648,8 +649,10 @@ static void restore_pg(struct mt_head_persist *p,
         b[i].gpus = r->bundles[i]->gpus;
         b[i].tpu_chips = r->bundles[i]->tpu_chips;
     }
+    /* A gang's slice group: back onto its slices (gangs load first). */
+    mt_head_gangs_pg_hint(p->h->gangs, num, &names, &per_host);
     if (!mt_head_pg_restore(p->h->pgs, num, &def, r->create_ms, b,
-                            r->n_bundles, &why))
+                            r->n_bundles, &per_host, names, &why))
         MT_WARN("cannot restore placement group %s: %s", r->pg_id, why);
     free(b);
 }
@@ -878,7 +881,8 @@ static int older_first(const void *a, const void *b)
 
 static void restore_tasks(struct mt_head_persist *p)
 {
-    qsort(p->rows, p->n_rows, sizeof(*p->rows), older_first);
+    if (p->n_rows) /* qsort(NULL, 0) is undefined */
+        qsort(p->rows, p->n_rows, sizeof(*p->rows), older_first);
     for (size_t i = 0; i < p->n_rows; i++) {
         restore_task(p, p->rows[i]);
         manta__stored_task__free_unpacked(p->rows[i], NULL);
@@ -913,7 +917,10 @@ static void on_pgs_loaded(void *arg, int err)
 
 static void on_tasks_loaded(void *arg, int err)
 {
-    restore_tasks(arg);
+    struct mt_head_persist *p = arg;
+
+    restore_tasks(p);
+    mt_head_gangs_attach(p->h->gangs);
     on_table_loaded(arg, err, T_TASKS);
 }
 
@@ -927,6 +934,14 @@ static void on_actors_loaded(void *arg, int err)
     on_table_loaded(arg, err, T_ACTORS);
 }
 
+static void on_gang_row(void *arg, const char *key, const void *val,
+                        size_t len);
+
+static void on_gangs_loaded(void *arg, int err)
+{
+    on_table_loaded(arg, err, T_GANGS);
+}
+
 /* The next table after the one just read ("" first), then done. */
 static void load_step(struct mt_head_persist *p, const char *after)
 {
@@ -937,6 +952,8 @@ static void load_step(struct mt_head_persist *p, const char *after)
     else if (!strcmp(after, T_HEAD))
         mt_storage_scan(s, T_OBJECTS, on_object_row, on_objects_loaded, p);
     else if (!strcmp(after, T_OBJECTS))
+        mt_storage_scan(s, T_GANGS, on_gang_row, on_gangs_loaded, p);
+    else if (!strcmp(after, T_GANGS))
         mt_storage_scan(s, T_PGS, on_pg_row, on_pgs_loaded, p);
     else if (!strcmp(after, T_PGS))
         mt_storage_scan(s, T_TASKS, on_task_row, on_tasks_loaded, p);
@@ -957,6 +974,135 @@ void mt_head_persist_load(struct mt_head_persist *p,
     load_step(p, "");
 }
 
+/* ---- gangs ----------------------------------------------------------------- */
+
+/* Gangs are few: a dirty one is listed once. */
+static void on_gang_changed(void *arg, uint64_t num)
+{
+    struct mt_head_persist *p = arg;
+
+    if (p->loading)
+        return;
+    for (size_t i = 0; i < p->gangs.n; i++)
+        if (p->gangs.v[i] == num)
+            return;
+    push(&p->gangs, num);
+}
+
+static void write_gang(struct mt_head_persist *p, const struct mt_gang *g)
+{
+    Manta__StoredGang r = MANTA__STORED_GANG__INIT;
+    Manta__SubmitGangRequest def;
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
+    uint32_t *ports = mt_xcalloc(g->nports + 1, sizeof(*ports));
+    uint64_t *tasks = mt_xcalloc(g->n + 1, sizeof(*tasks));
+    char **names = mt_xcalloc(g->slices + 1, sizeof(*names));
+
+    if (mt_pb_gang_request_view(&a, &g->def, &def) < 0) {
+        MT_WARN("cannot store gang %s: out of memory", g->id);
+        goto out;
+    }
+    for (size_t i = 0; i < g->nports; i++)
+        ports[i] = g->ports[i];
+    for (uint32_t i = 0; i < g->n; i++)
+        tasks[i] = g->m[i].task;
+    for (uint32_t j = 0; j < g->slices; j++)
+        names[j] = g->slice_names[j] ? g->slice_names[j] : "";
+    r.gang_id = (char *)g->id;
+    r.def = &def;
+    r.state = (int32_t)g->state;
+    r.pg = g->pg;
+    r.hosts = g->hosts;
+    r.slices = g->slices;
+    r.procs = g->procs;
+    r.attempt = g->attempt;
+    r.cancel = g->cancel;
+    r.ports = ports;
+    r.n_ports = g->nports;
+    r.slice_names = names;
+    r.n_slice_names = g->slices;
+    r.member_tasks = tasks;
+    r.n_member_tasks = g->n;
+    r.exit_code = g->exit_code;
+    r.error = g->error ? g->error : "";
+    r.submit_ms = g->submit_ms;
+    r.end_ms = g->end_ms;
+    put_msg(p, T_GANGS, g->id, &r.base);
+out:
+    mt_pb_arena_release(&a);
+    free(names);
+    free(tasks);
+    free(ports);
+}
+
+/* Gangs are never forgotten: every dirty one is written. */
+static void flush_gangs(struct mt_head_persist *p)
+{
+    for (size_t i = 0; i < p->gangs.n; i++) {
+        struct mt_gang *g = mt_head_gang_find_num(p->h->gangs,
+                                                  p->gangs.v[i]);
+        if (g)
+            write_gang(p, g);
+    }
+    p->gangs.n = 0;
+}
+
+static void restore_gang(struct mt_head_persist *p, const Manta__StoredGang *r)
+{
+    struct mt_gang_saved sv;
+    uint16_t *ports = mt_xcalloc(r->n_ports + 1, sizeof(*ports));
+    const char *why = NULL;
+    bool ok = true;
+
+    memset(&sv, 0, sizeof(sv));
+    mt_task_def_init(&sv.def.member);
+    for (size_t i = 0; i < r->n_ports; i++) {
+        ok &= r->ports[i] > 0 && r->ports[i] <= UINT16_MAX;
+        ports[i] = (uint16_t)r->ports[i];
+    }
+    if (!ok || !r->def || mt_num_id_parse(MT_ID_GANG, r->gang_id,
+                                          &sv.num) < 0 ||
+        mt_gang_def_from_pb(r->def, &sv.def, &why) < 0) {
+        MT_WARN("skipping unreadable stored gang %s%s%s", r->gang_id,
+                why ? ": " : "", why ? why : "");
+        mt_gang_def_release(&sv.def);
+        free(ports);
+        return;
+    }
+    sv.state = (enum mt_head_gang_state)r->state;
+    sv.pg = r->pg;
+    sv.hosts = r->hosts;
+    sv.slices = r->slices;
+    sv.procs = r->procs;
+    sv.attempt = r->attempt;
+    sv.cancel = r->cancel;
+    sv.ports = ports;
+    sv.nports = r->n_ports;
+    sv.slice_names = (const char *const *)r->slice_names;
+    sv.n_slice_names = r->n_slice_names;
+    sv.member_tasks = r->member_tasks;
+    sv.n_members = r->n_member_tasks;
+    sv.exit_code = r->exit_code;
+    sv.error = r->error;
+    sv.submit_ms = r->submit_ms;
+    sv.end_ms = r->end_ms;
+    if (!mt_head_gang_restore(p->h->gangs, &sv, &why))
+        MT_WARN("cannot restore gang %s: %s", r->gang_id, why);
+    free(ports);
+}
+
+static void on_gang_row(void *arg, const char *key, const void *val,
+                        size_t len)
+{
+    Manta__StoredGang *r = manta__stored_gang__unpack(NULL, len, val);
+
+    if (r)
+        restore_gang(arg, r);
+    else
+        MT_WARN("skipping unreadable stored gang %s", key);
+    manta__stored_gang__free_unpacked(r, NULL);
+}
+
 /* ---- life cycle ------------------------------------------------------------ */
 
 struct mt_head_persist *mt_head_persist_create(struct mt_head *h)
@@ -971,6 +1117,7 @@ struct mt_head_persist *mt_head_persist_create(struct mt_head *h)
     mt_head_tasks_listen(h->tasks, &task_listener, p);
     mt_head_pgs_listen(h->pgs, &pg_listener, p);
     mt_head_actors_on_changed(h->actors, on_actor_changed, p);
+    mt_head_gangs_on_changed(h->gangs, on_gang_changed, p);
     p->durable_now = strcmp(h->store->ops->name, "memory") == 0;
     uv_check_init(h->loop, &p->check);
     p->check.data = p;
@@ -1013,6 +1160,7 @@ void mt_head_persist_destroy(struct mt_head_persist *p)
     free(p->tasks.v);
     free(p->actors.v);
     free(p->pgs.v);
+    free(p->gangs.v);
     free(p->objs);
     free(p);
 }

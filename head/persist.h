@@ -6,7 +6,8 @@
  * Rows (proto/storage.proto, one per record): "tasks" (every task the
  * table holds, keyed by id, with the object references it holds),
  * "objects" (the object directory, with the references each driver
- * session holds), "actors", "pgs" (with where each bundle is) and "head"
+ * session holds), "actors", "gangs" (the current attempt's member tasks,
+ * ports and slices), "pgs" (with where each bundle is) and "head"
  * (cluster id, the numbers handed out, the token's fingerprint). Nodes
  * and their credentials' digests are written by rpc_nodes.c. A change
  * marks its record dirty; the dirty records are written once per loop
@@ -20,9 +21,8 @@
  * and squares them with what the workers really run, holding the
  * scheduler until it has.
  *
- * Not durable yet: gangs (a gang's tasks are not written; after a
- * restart its members are orphans and are stopped), task output, parked
- * GetObject calls.
+ * Not durable yet: task output, parked GetObject calls; a gang member
+ * task of an attempt before the current one comes back without its gang.
  *
  * THREAD: the head's loop thread only.
  */

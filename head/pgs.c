@@ -180,10 +180,12 @@ static const char *build_pg_req(struct mt_head_pgs *pgs,
     return NULL;
 }
 
-/* A slice group: every host of whole slices. RET as mt_sched_*. */
+/* A slice group: every host of whole slices; restored: on the slices
+ * named (names, may be NULL) if it still can be. RET as mt_sched_*. */
 static int reserve_slices(struct mt_head_pgs *pgs, uint64_t num,
                           const struct mt_pg_def *d,
-                          const struct mt_res_set *per_host, uint32_t *nb,
+                          const struct mt_res_set *per_host,
+                          const char *const *names, uint32_t *nb,
                           const char **why)
 {
     struct mt_slice_spec ss;
@@ -215,6 +217,9 @@ static int reserve_slices(struct mt_head_pgs *pgs, uint64_t num,
         mt_res_set_init(&ss.per_host);
     *nb = shape.hosts * k;
     *why = "the scheduler rejected the TPU slice group";
+    if (names && mt_sched_slice_adopt(mt_head_sched_lib(pgs->hs), &ss, names,
+                                      (uint64_t)mt_now_mono_ms()) == 0)
+        return 0;
     return mt_sched_slice_reserve(mt_head_sched_lib(pgs->hs), &ss,
                                   (uint64_t)mt_now_mono_ms());
 }
@@ -243,12 +248,13 @@ static int reserve_bundles(struct mt_head_pgs *pgs, uint64_t num,
     return rc;
 }
 
-/* Create group num from def: where at says (restored, may be NULL) or
- * wherever it fits. RET the group, or NULL (why, err). */
+/* Create group num from def: where at or names say (restored, may be
+ * NULL) or wherever it fits. RET the group, or NULL (why, err). */
 static struct mt_head_pg *pg_make(struct mt_head_pgs *pgs, uint64_t num,
                                   struct mt_pg_def *def,
                                   const struct mt_res_set *per_host,
                                   const struct mt_bundle_info *at,
+                                  const char *const *names,
                                   const char **why, int *err)
 {
     struct mt_head_pg *pg;
@@ -259,7 +265,7 @@ static struct mt_head_pg *pg_make(struct mt_head_pgs *pgs, uint64_t num,
         *why = "unknown placement strategy";
         rc = -MT_EINVAL;
     } else if (def->tpu_pod_type) {
-        rc = reserve_slices(pgs, num, def, per_host, &nb, why);
+        rc = reserve_slices(pgs, num, def, per_host, names, &nb, why);
     } else {
         rc = reserve_bundles(pgs, num, def, at, why);
     }
@@ -285,13 +291,16 @@ struct mt_head_pg *mt_head_pg_create(struct mt_head_pgs *pgs,
                                      const struct mt_res_set *per_host,
                                      const char **why, int *err)
 {
-    return pg_make(pgs, pgs->next++, def, per_host, NULL, why, err);
+    return pg_make(pgs, pgs->next++, def, per_host, NULL, NULL, why, err);
 }
 
 struct mt_head_pg *mt_head_pg_restore(struct mt_head_pgs *pgs, uint64_t num,
                                       struct mt_pg_def *def, int64_t create_ms,
                                       const struct mt_head_pg_bundle *b,
-                                      size_t n, const char **why)
+                                      size_t n,
+                                      const struct mt_res_set *per_host,
+                                      const char *const *slice_names,
+                                      const char **why)
 {
     struct mt_sched *s = mt_head_sched_lib(pgs->hs);
     struct mt_bundle_info *at = NULL;
@@ -314,7 +323,7 @@ struct mt_head_pg *mt_head_pg_restore(struct mt_head_pgs *pgs, uint64_t num,
             }
         }
     }
-    pg = pg_make(pgs, num, def, NULL, at, why, &err);
+    pg = pg_make(pgs, num, def, per_host, at, slice_names, why, &err);
     free(at);
     if (pg)
         pg->create_ms = create_ms;

@@ -105,15 +105,21 @@ struct mt_head_pg_bundle {
  * mt_head_pg_restore - a group a head before this one had (persist.h),
  * under its number: its bundles reserved again where they were (b[i] for
  * bundle i, n of them; mt_sched_pg_adopt_at) when those nodes are here
- * and can hold them, else placed anew (it may be PENDING). TPU slice
- * groups are always placed anew.
- * IN  def  taken, as for mt_head_pg_create
+ * and can hold them, else placed anew (it may be PENDING). A TPU slice
+ * group goes back onto the slices named (slice_names, one per slice;
+ * mt_sched_slice_adopt) when given and free, else is placed anew.
+ * IN  def          taken, as for mt_head_pg_create
+ * IN  per_host     slice groups: as for mt_head_pg_create (may be NULL)
+ * IN  slice_names  borrowed; NULL: not known
  * RET the group, or NULL with why
  */
 struct mt_head_pg *mt_head_pg_restore(struct mt_head_pgs *pgs, uint64_t num,
                                       struct mt_pg_def *def, int64_t create_ms,
                                       const struct mt_head_pg_bundle *b,
-                                      size_t n, const char **why);
+                                      size_t n,
+                                      const struct mt_res_set *per_host,
+                                      const char *const *slice_names,
+                                      const char **why);
 
 /*
  * mt_head_pg_bundles - where each bundle of a placed group is.

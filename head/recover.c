@@ -154,7 +154,8 @@ void mt_head_recover_begin(struct mt_head_recover *rc, int timeout_ms)
             rc->placed[n++] = t->num; /* placed, adopted for now */
     }
     rc->n_placed = n;
-    qsort(rc->placed, n, sizeof(*rc->placed), cmp_u64);
+    if (n) /* qsort(NULL, 0) is undefined */
+        qsort(rc->placed, n, sizeof(*rc->placed), cmp_u64);
     rc->expected = mt_xcalloc(nt->n ? nt->n : 1, sizeof(*rc->expected));
     for (size_t i = 0; i < nt->n; i++)
         if (nt->v[i]->state == MT_NODE_ALIVE)

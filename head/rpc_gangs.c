@@ -12,6 +12,7 @@
 
 #include "common/alloc.h"
 #include "common/error.h"
+#include "head/persist.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
@@ -107,7 +108,7 @@ static void h_submit_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
         return;
     }
     reply.gang_id = g->id;
-    mt_rpc_reply(call, &reply.base);
+    mt_head_persist_reply(h->persist, call, &reply.base);
 }
 
 static void h_get_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
@@ -142,7 +143,7 @@ static void h_cancel_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
         return;
     }
     mt_head_gang_cancel(h->gangs, g);
-    mt_rpc_reply(call, &reply.base);
+    mt_head_persist_reply(h->persist, call, &reply.base);
 }
 
 static void h_list_gangs(struct mt_rpc_call *call, const ProtobufCMessage *m,

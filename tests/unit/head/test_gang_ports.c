@@ -69,7 +69,26 @@ static void test_edges(void)
     mt_port_range_release(&r);
 }
 
+static void test_mark(void)
+{
+    struct mt_port_range r;
+    uint16_t marked[4] = {101, 103, 99, 300}, p[3];
+
+    mt_port_range_init(&r, 100, 104);
+    mt_port_range_mark(&r, marked, 4); /* 99 and 300 ignored */
+    mt_port_range_mark(&r, marked, 1); /* twice: still taken */
+    /* after the highest marked, then wrapping; never 101 or 103 */
+    CU_ASSERT_EQUAL(mt_port_range_take(&r, 3, p), 0);
+    CU_ASSERT(p[0] == 104 && p[1] == 100 && p[2] == 102);
+    CU_ASSERT_EQUAL(mt_port_range_take(&r, 1, p), -MT_ENOSPC);
+    mt_port_range_give(&r, marked, 1);
+    CU_ASSERT_EQUAL(mt_port_range_take(&r, 1, p), 0);
+    CU_ASSERT_EQUAL(p[0], 101);
+    mt_port_range_release(&r);
+}
+
 CU_TestInfo mt_test_gang_ports[] = {
+    {"mark restored ports taken", test_mark},
     {"take in order", test_take_in_order},
     {"all or nothing", test_all_or_nothing},
     {"give back and wrap", test_give_back_and_wrap},

@@ -6,8 +6,9 @@
  * driver's put object and a function task holding it as an argument, and
  * a placement group (pending: no node). It is stopped; a second head on
  * the same file knows each of them as it was, keeps the cluster id and
- * never hands out a number again. The real restart, with workers, is
- * tests/integration/test_recovery.py.
+ * never hands out a number again; likewise a gang waiting for slices.
+ * The real restart, with workers, is tests/integration/test_recovery.py
+ * (and test_recovery_gangs.py).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,7 +160,70 @@ static void test_round_trip(void)
     }
 }
 
+/* A gang waiting for slices (no node) comes back as it was: same id,
+ * group and ports, which no new gang is given. */
+static void test_gang_round_trip(void)
+{
+    uv_loop_t loop;
+    struct mt_head *h;
+    struct mt_gang_def gd;
+    struct mt_gang *g;
+    char gid[17];
+    uint64_t pg;
+    uint16_t ports[2];
+    const char *why = NULL;
+    int err = 0;
+
+    snprintf(dir, sizeof(dir), "/tmp/mt-persist-XXXXXX");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(spec, sizeof(spec), "file://%s/head.state", dir);
+    uv_loop_init(&loop);
+    h = start(&loop);
+    memset(&gd, 0, sizeof(gd));
+    command(&gd.member, "sleep");
+    gd.pod_type = strdup("v4-16");
+    g = mt_head_gang_submit(h->gangs, &gd, &why, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->state, MT_HEAD_GANG_PENDING);
+    CU_ASSERT_EQUAL_FATAL(g->nports, 2);
+    memcpy(gid, g->id, sizeof(gid));
+    memcpy(ports, g->ports, sizeof(ports));
+    pg = g->pg;
+    uv_run(&loop, UV_RUN_NOWAIT); /* the turn's writes */
+    stop(&loop, h);
+
+    h = start(&loop);
+    g = mt_head_gang_find(h->gangs, gid);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->state, MT_HEAD_GANG_PENDING);
+    CU_ASSERT_EQUAL(g->pg, pg);
+    CU_ASSERT_EQUAL(g->n, 2);
+    CU_ASSERT_STRING_EQUAL(g->def.pod_type, "v4-16");
+    CU_ASSERT_STRING_EQUAL(g->def.member.argv[0], "sleep");
+    CU_ASSERT(g->nports == 2 && g->ports[0] == ports[0] &&
+              g->ports[1] == ports[1]);
+    CU_ASSERT(mt_head_gangs_own_pg(h->gangs, pg));
+    CU_ASSERT_PTR_NOT_NULL(mt_head_pg_find_num(h->pgs, pg));
+    memset(&gd, 0, sizeof(gd));
+    command(&gd.member, "true");
+    gd.pod_type = strdup("v4-16");
+    g = mt_head_gang_submit(h->gangs, &gd, &why, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_STRING_NOT_EQUAL(g->id, gid);
+    CU_ASSERT(g->ports[0] != ports[0] && g->ports[0] != ports[1] &&
+              g->ports[1] != ports[0] && g->ports[1] != ports[1]);
+    stop(&loop, h);
+    CU_ASSERT_EQUAL(uv_loop_close(&loop), 0);
+    {
+        char cmd[160];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+    }
+}
+
 CU_TestInfo mt_test_persist[] = {
     {"round_trip", test_round_trip},
+    {"gang_round_trip", test_gang_round_trip},
     CU_TEST_INFO_NULL,
 };

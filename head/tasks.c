@@ -419,6 +419,13 @@ struct mt_head_task *mt_head_tasks_submit_as(struct mt_head_tasks *ts,
 
 /* ---- retries ------------------------------------------------------------- */
 
+/* Attempts t may make: its retries and the first (an actor without a
+ * restart limit has INT_MAX retries). */
+static long long tries(const struct mt_head_task *t)
+{
+    return (long long)t->max_retries + 1;
+}
+
 /*
  * A system failure (lost node, dead executor): run the task again while
  * max_retries allows, else fail it with what (e.g. "worker died: ...").
@@ -440,8 +447,8 @@ static void retry_or_fail(struct mt_head_tasks *ts, struct mt_head_task *t,
         return;
     }
     if (t->attempt >= (uint32_t)t->max_retries) {
-        msg = mt_xasprintf("%s (attempt %u of %d)", what, t->attempt + 1,
-                           t->max_retries + 1);
+        msg = mt_xasprintf("%s (attempt %u of %lld)", what, t->attempt + 1,
+                           tries(t));
         mt_head_tasks_end(ts, t, MT_TASK_FAILED, -1, msg);
         free(msg);
         return;
@@ -449,8 +456,8 @@ static void retry_or_fail(struct mt_head_tasks *ts, struct mt_head_task *t,
     t->attempt++;
     ts->counts.retried++;
     t->state = MT_TASK_PENDING;
-    msg = mt_xasprintf("%s; retrying (attempt %u of %d)", what,
-                       t->attempt + 1, t->max_retries + 1);
+    msg = mt_xasprintf("%s; retrying (attempt %u of %lld)", what,
+                       t->attempt + 1, tries(t));
     MT_WARN("task %s: %s", t->id, msg);
     mt_head_task_set_error(t, msg);
     free(msg);
@@ -470,15 +477,13 @@ static int on_rerun(void *arg, struct mt_head_task *t, char *why, size_t len)
 
     if (t->attempt >= (uint32_t)t->max_retries) {
         snprintf(why, len, "task %s, which made it, has no retries left "
-                 "(attempt %u of %d)", t->id, t->attempt + 1,
-                 t->max_retries + 1);
+                 "(attempt %u of %lld)", t->id, t->attempt + 1, tries(t));
         return -1;
     }
     mt_task_table_revive(ts->table, t);
     ts->counts.retried++;
     msg = mt_xasprintf("its result was lost; running it again to rebuild it "
-                       "(attempt %u of %d)", t->attempt + 1,
-                       t->max_retries + 1);
+                       "(attempt %u of %lld)", t->attempt + 1, tries(t));
     MT_WARN("task %s: %s", t->id, msg);
     mt_head_task_set_error(t, msg);
     free(msg);

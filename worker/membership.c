@@ -115,6 +115,14 @@ void mt_membership_usage(struct mt_membership *m, struct mt_host_usage *u)
     u->num_cpus_online = (uint32_t)mt_sys_num_cpus();
 }
 
+/* How soon to try again after a failed call: at most RETRY_MS, sooner
+ * with a shorter report period (a head back from a restart waits for its
+ * nodes to register: recover.h). */
+static int retry_ms(const struct mt_membership *m)
+{
+    return m->report_period_ms < RETRY_MS ? m->report_period_ms : RETRY_MS;
+}
+
 /* Register or report, whichever the state asks for. */
 static int send_call(struct mt_membership *m)
 {
@@ -136,7 +144,7 @@ static void on_timer(uv_timer_t *t)
     rc = send_call(m);
     if (rc < 0) {
         MT_WARN("cannot contact head: %s", mt_strerror(rc));
-        schedule(m, RETRY_MS);
+        schedule(m, retry_ms(m));
         return;
     }
     m->call_in_flight = true;
@@ -168,7 +176,7 @@ void mt_membership_register_ended(struct mt_membership *m, int err,
             MT_ERROR("head rejected registration: %s", msg);
         else
             head_lost(m, msg);
-        schedule(m, RETRY_MS);
+        schedule(m, retry_ms(m));
         return;
     }
     head_found(m);
@@ -201,7 +209,7 @@ void mt_membership_report_ended(struct mt_membership *m, int err,
         /* A head back from an outage may be a new one that loaded the
          * node from storage: it needs the node's holdings all the same. */
         head_lost(m, msg);
-        reregister(m, RETRY_MS);
+        reregister(m, retry_ms(m));
         return;
     }
     head_found(m);

@@ -24,10 +24,12 @@
  * its idle phase, then runs each write's done() in order: the rows are
  * then in the kernel and survive the head dying (kill -9, a crash). The
  * fdatasync(2) that makes them survive the machine dying runs off the
- * loop, in libuv's thread pool, one at a time: while one runs, the
- * batches written meanwhile wait for the next. So a power loss can cost
- * the writes of the last sync (a few ms), as Redis' "appendfsync
- * everysec" can cost a second; the head's loop never waits for a disk.
+ * loop, in libuv's thread pool, one at a time and at most one per
+ * SYNC_EVERY_MS: the batches written meanwhile wait for the next. So a
+ * power loss can cost the writes of the last SYNC_EVERY_MS and a sync, as
+ * Redis' "appendfsync everysec" can cost a second; the head's loop never
+ * waits for a disk. (Back-to-back syncs cost a busy head a third of its
+ * task throughput on a VM disk: bench/RESULTS.md, "Issue 15: durability".)
  * A frame is all or nothing: a crash mid-write leaves a torn last frame,
  * which the next open cuts away with a warning. A bad frame followed by
  * more data is corruption, and the open refuses it.
@@ -75,6 +77,7 @@
 #define MAX_BUFFERED_BYTES (256u << 20)
 #define RETRY_MIN_MS 100
 #define RETRY_MAX_MS 2000
+#define SYNC_EVERY_MS 50              /* fdatasync at most this often */
 
 enum { OP_PUT = 1, OP_DEL = 2, OP_END = 3 };
 
@@ -110,6 +113,9 @@ struct fst {
     uv_fs_t sync_req;           /* the fdatasync in the thread pool */
     bool syncing;               /* ... in flight */
     bool sync_again;            /* written since it started */
+    uv_timer_t sync_timer;      /* the next sync, SYNC_EVERY_MS after the
+                                   last one started */
+    int64_t sync_started_ms;
     uv_timer_t retry;           /* armed while the disk fails */
     int backoff_ms;
     bool failing;
@@ -521,14 +527,27 @@ static void on_synced(uv_fs_t *req)
         start_sync(f);
 }
 
-/* Sync the log off the loop; one at a time, the next covers the rest. */
+static void on_sync_timer(uv_timer_t *t)
+{
+    start_sync(t->data);
+}
+
+/* Sync the log off the loop: one at a time, at most one per
+ * SYNC_EVERY_MS; the next covers what was written meanwhile. */
 static void start_sync(struct fst *f)
 {
-    if (f->syncing) {
+    int64_t wait = f->sync_started_ms + SYNC_EVERY_MS - mt_now_mono_ms();
+
+    if (f->syncing || uv_is_active((uv_handle_t *)&f->sync_timer)) {
         f->sync_again = true;
         return;
     }
+    if (wait > 0) {
+        uv_timer_start(&f->sync_timer, on_sync_timer, (uint64_t)wait, 0);
+        return;
+    }
     f->sync_again = false;
+    f->sync_started_ms = mt_now_mono_ms();
     f->sync_req.data = f;
     if (uv_fs_fdatasync(f->loop, &f->sync_req, f->fd, on_synced) == 0)
         f->syncing = true;
@@ -790,8 +809,9 @@ static int fst_open(uv_loop_t *loop, const char *uri, void **st)
     frame_begin(&f->batch);
     uv_idle_init(loop, &f->idle);
     uv_timer_init(loop, &f->retry);
-    f->idle.data = f->retry.data = f;
-    f->handles_open = 2;
+    uv_timer_init(loop, &f->sync_timer);
+    f->idle.data = f->retry.data = f->sync_timer.data = f;
+    f->handles_open = 3;
     MT_INFO("storage: %s, %zu rows, log %llu bytes", f->path, f->rows.n,
             (unsigned long long)f->log_end);
     *st = f;
@@ -828,6 +848,7 @@ static void fst_close(void *st)
         f->handles_open++; /* on_synced frees the last */
     uv_close((uv_handle_t *)&f->idle, on_handle_closed);
     uv_close((uv_handle_t *)&f->retry, on_handle_closed);
+    uv_close((uv_handle_t *)&f->sync_timer, on_handle_closed);
 }
 
 /* RET 0, or -MT_EUNAVAIL when the disk fails and the buffer is full. */

@@ -354,17 +354,8 @@ void mt_head_recover_destroy(struct mt_head_recover *rc)
 {
     if (!rc)
         return;
-    /* Nodes that have not registered yet keep what they hold (it stays
-     * charged) but get nothing new until they do (or are declared dead). */
-    for (size_t i = 0; i < rc->n_expected; i++) {
-        struct mt_node *n = mt_node_table_find(
-            mt_head_nodes_table(rc->h->nodes), rc->expected[i]);
-
-        if (n && n->state == MT_NODE_ALIVE)
-            mt_head_sched_suspect(rc->h->sched, n, "it has not registered "
-                                  "with the restarted head yet");
+    for (size_t i = 0; i < rc->n_expected; i++)
         free(rc->expected[i]);
-    }
     free(rc->expected);
     free(rc->placed);
     for (size_t i = 0; i < rc->n_owners; i++)

@@ -23,8 +23,10 @@ import subprocess
 import sys
 
 
-def run_once(build, only, seconds):
+def run_once(build, only, seconds, extra=()):
+    """One `manta microbenchmark --json` of build (extra: more flags)."""
     cmd = [os.path.join(build, "bin", "manta"), "microbenchmark", "--json"]
+    cmd += list(extra)
     if only:
         cmd += ["--only", only]
     if seconds:

@@ -11,14 +11,14 @@ usage: bench/storage_ab.py [--build DIR] [--runs N] [--only NAME,...]
                            [--seconds S] [--backends memory,file,redis]
 """
 import argparse
-import json
-import os
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from ab import run_once  # the suite once, as ab.py runs it
 
 
 def free_port():
@@ -56,23 +56,6 @@ class Redis:
         subprocess.run(["rm", "-rf", self.dir])
 
 
-def run_once(build, spec, only, seconds):
-    """One suite on a local cluster; spec None: the default (file://)."""
-    cmd = [os.path.join(build, "bin", "manta"), "microbenchmark", "--json"]
-    if spec:
-        cmd += ["--storage", spec]
-    if only:
-        cmd += ["--only", only]
-    if seconds:
-        cmd += ["--seconds", str(seconds)]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, timeout=1800)
-    if p.returncode != 0:
-        sys.exit("%s failed (%d):\n%s" % (" ".join(cmd), p.returncode,
-                                          p.stderr[-2000:]))
-    return json.loads(p.stdout)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -91,7 +74,8 @@ def main():
                 if b == "redis":
                     redis.flush()
                     spec = "redis://127.0.0.1:%d" % redis.port
-                out = run_once(a.build, spec, a.only, a.seconds)
+                out = run_once(a.build, a.only, a.seconds,
+                               ["--storage", spec] if spec else [])
                 for k, v in out.items():
                     if v:
                         res[b].setdefault(k, []).append(v["value"])

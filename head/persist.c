@@ -89,6 +89,7 @@ struct mt_head_persist {
     /* Loading. */
     Manta__StoredTask **rows;  /* tasks read, restored once all are in */
     size_t n_rows, cap_rows;
+    size_t load_step;          /* the table being read (load_tables) */
     int load_err;
     void (*loaded)(void *arg, int err);
     void *loaded_arg;
@@ -804,71 +805,14 @@ static void restore_actor(struct mt_head_persist *p,
 
 /* ---- loading --------------------------------------------------------------- */
 
-static void load_step(struct mt_head_persist *p, const char *after);
-
-static void on_head_row(void *arg, const char *key, const void *val,
-                        size_t len)
+/* A stored task row is kept until the table is read (restored oldest
+ * first, restore_tasks); RET true: the row is the loader's now. */
+static bool keep_task(struct mt_head_persist *p, const ProtobufCMessage *m)
 {
-    Manta__StoredHead *r = manta__stored_head__unpack(NULL, len, val);
-
-    (void)key;
-    if (r)
-        restore_head(arg, r);
-    else
-        MT_WARN("skipping unreadable stored head record");
-    manta__stored_head__free_unpacked(r, NULL);
-}
-
-static void on_pg_row(void *arg, const char *key, const void *val, size_t len)
-{
-    Manta__StoredPlacementGroup *r =
-        manta__stored_placement_group__unpack(NULL, len, val);
-
-    if (r)
-        restore_pg(arg, r);
-    else
-        MT_WARN("skipping unreadable stored placement group %s", key);
-    manta__stored_placement_group__free_unpacked(r, NULL);
-}
-
-/* Tasks are kept until all are read, then restored oldest first. */
-static void on_task_row(void *arg, const char *key, const void *val,
-                        size_t len)
-{
-    struct mt_head_persist *p = arg;
-    Manta__StoredTask *r = manta__stored_task__unpack(NULL, len, val);
-
-    if (!r) {
-        MT_WARN("skipping unreadable stored task %s", key);
-        return;
-    }
     mt_xgrow((void **)&p->rows, &p->cap_rows, p->n_rows + 1,
              sizeof(*p->rows));
-    p->rows[p->n_rows++] = r;
-}
-
-static void on_object_row(void *arg, const char *key, const void *val,
-                          size_t len)
-{
-    Manta__StoredObject *r = manta__stored_object__unpack(NULL, len, val);
-
-    if (r)
-        restore_object(arg, r);
-    else
-        MT_WARN("skipping unreadable stored object %s", key);
-    manta__stored_object__free_unpacked(r, NULL);
-}
-
-static void on_actor_row(void *arg, const char *key, const void *val,
-                         size_t len)
-{
-    Manta__StoredActor *r = manta__stored_actor__unpack(NULL, len, val);
-
-    if (r)
-        restore_actor(arg, r);
-    else
-        MT_WARN("skipping unreadable stored actor %s", key);
-    manta__stored_actor__free_unpacked(r, NULL);
+    p->rows[p->n_rows++] = (Manta__StoredTask *)m;
+    return true;
 }
 
 static int older_first(const void *a, const void *b)
@@ -879,6 +823,8 @@ static int older_first(const void *a, const void *b)
     return x->submit_ms < y->submit_ms ? -1 : x->submit_ms > y->submit_ms;
 }
 
+/* Every task row is in: restore them oldest first, then give the gangs
+ * their members. */
 static void restore_tasks(struct mt_head_persist *p)
 {
     if (p->n_rows) /* qsort(NULL, 0) is undefined */
@@ -892,77 +838,87 @@ static void restore_tasks(struct mt_head_persist *p)
     free(p->rows);
     p->rows = NULL;
     p->n_rows = p->cap_rows = 0;
+    mt_head_gangs_attach(p->h->gangs);
 }
 
-static void on_table_loaded(void *arg, int err, const char *table)
+static void restore_gang(struct mt_head_persist *p, const Manta__StoredGang *r);
+
+/* row functions for the tables restored one row at a time */
+#define ROW(fn, type)                                                       \
+    static bool fn##_row(struct mt_head_persist *p, const ProtobufCMessage *m) \
+    {                                                                       \
+        fn(p, (const type *)m);                                             \
+        return false;                                                       \
+    }
+ROW(restore_head, Manta__StoredHead)
+ROW(restore_object, Manta__StoredObject)
+ROW(restore_gang, Manta__StoredGang)
+ROW(restore_pg, Manta__StoredPlacementGroup)
+ROW(restore_actor, Manta__StoredActor)
+#undef ROW
+
+/* The tables in load order: each needs the ones before it (groups need
+ * gangs' slice names, tasks their groups, gangs and objects, actors their
+ * creation tasks). row restores one row (true: it kept the message);
+ * all_in runs once the table is read (may be NULL). */
+static const struct load_table {
+    const char *name;
+    const ProtobufCMessageDescriptor *desc;
+    bool (*row)(struct mt_head_persist *p, const ProtobufCMessage *m);
+    void (*all_in)(struct mt_head_persist *p);
+} load_tables[] = {
+    {T_HEAD, &manta__stored_head__descriptor, restore_head_row, NULL},
+    {T_OBJECTS, &manta__stored_object__descriptor, restore_object_row, NULL},
+    {T_GANGS, &manta__stored_gang__descriptor, restore_gang_row, NULL},
+    {T_PGS, &manta__stored_placement_group__descriptor, restore_pg_row,
+     NULL},
+    {T_TASKS, &manta__stored_task__descriptor, keep_task, restore_tasks},
+    {T_ACTORS, &manta__stored_actor__descriptor, restore_actor_row, NULL},
+};
+
+#define N_LOAD_TABLES (sizeof(load_tables) / sizeof(load_tables[0]))
+
+static void on_row(void *arg, const char *key, const void *val, size_t len)
 {
     struct mt_head_persist *p = arg;
+    const struct load_table *t = &load_tables[p->load_step];
+    ProtobufCMessage *m = protobuf_c_message_unpack(t->desc, NULL, len, val);
+
+    if (!m) {
+        MT_WARN("skipping an unreadable stored row %s of %s", key, t->name);
+        return;
+    }
+    if (!t->row(p, m))
+        protobuf_c_message_free_unpacked(m, NULL);
+}
+
+static void load_next(struct mt_head_persist *p);
+
+static void on_table_loaded(void *arg, int err)
+{
+    struct mt_head_persist *p = arg;
+    const struct load_table *t = &load_tables[p->load_step];
 
     if (err) {
-        MT_WARN("cannot load the stored %s: %s", table, mt_strerror(err));
+        MT_WARN("cannot load the stored %s: %s", t->name, mt_strerror(err));
         p->load_err = err;
     }
-    load_step(p, table);
+    if (t->all_in)
+        t->all_in(p);
+    p->load_step++;
+    load_next(p);
 }
 
-static void on_head_loaded(void *arg, int err)
+/* Read the next table, or say that all are in. */
+static void load_next(struct mt_head_persist *p)
 {
-    on_table_loaded(arg, err, T_HEAD);
-}
-
-static void on_pgs_loaded(void *arg, int err)
-{
-    on_table_loaded(arg, err, T_PGS);
-}
-
-static void on_tasks_loaded(void *arg, int err)
-{
-    struct mt_head_persist *p = arg;
-
-    restore_tasks(p);
-    mt_head_gangs_attach(p->h->gangs);
-    on_table_loaded(arg, err, T_TASKS);
-}
-
-static void on_objects_loaded(void *arg, int err)
-{
-    on_table_loaded(arg, err, T_OBJECTS);
-}
-
-static void on_actors_loaded(void *arg, int err)
-{
-    on_table_loaded(arg, err, T_ACTORS);
-}
-
-static void on_gang_row(void *arg, const char *key, const void *val,
-                        size_t len);
-
-static void on_gangs_loaded(void *arg, int err)
-{
-    on_table_loaded(arg, err, T_GANGS);
-}
-
-/* The next table after the one just read ("" first), then done. */
-static void load_step(struct mt_head_persist *p, const char *after)
-{
-    struct mt_storage *s = p->h->store;
-
-    if (!*after)
-        mt_storage_scan(s, T_HEAD, on_head_row, on_head_loaded, p);
-    else if (!strcmp(after, T_HEAD))
-        mt_storage_scan(s, T_OBJECTS, on_object_row, on_objects_loaded, p);
-    else if (!strcmp(after, T_OBJECTS))
-        mt_storage_scan(s, T_GANGS, on_gang_row, on_gangs_loaded, p);
-    else if (!strcmp(after, T_GANGS))
-        mt_storage_scan(s, T_PGS, on_pg_row, on_pgs_loaded, p);
-    else if (!strcmp(after, T_PGS))
-        mt_storage_scan(s, T_TASKS, on_task_row, on_tasks_loaded, p);
-    else if (!strcmp(after, T_TASKS))
-        mt_storage_scan(s, T_ACTORS, on_actor_row, on_actors_loaded, p);
-    else {
-        p->loading = false;
-        p->loaded(p->loaded_arg, p->load_err);
+    if (p->load_step < N_LOAD_TABLES) {
+        mt_storage_scan(p->h->store, load_tables[p->load_step].name, on_row,
+                        on_table_loaded, p);
+        return;
     }
+    p->loading = false;
+    p->loaded(p->loaded_arg, p->load_err);
 }
 
 void mt_head_persist_load(struct mt_head_persist *p,
@@ -971,7 +927,8 @@ void mt_head_persist_load(struct mt_head_persist *p,
     p->loading = true;
     p->loaded = done;
     p->loaded_arg = arg;
-    load_step(p, "");
+    p->load_step = 0;
+    load_next(p);
 }
 
 /* ---- gangs ----------------------------------------------------------------- */
@@ -1089,18 +1046,6 @@ static void restore_gang(struct mt_head_persist *p, const Manta__StoredGang *r)
     if (!mt_head_gang_restore(p->h->gangs, &sv, &why))
         MT_WARN("cannot restore gang %s: %s", r->gang_id, why);
     free(ports);
-}
-
-static void on_gang_row(void *arg, const char *key, const void *val,
-                        size_t len)
-{
-    Manta__StoredGang *r = manta__stored_gang__unpack(NULL, len, val);
-
-    if (r)
-        restore_gang(arg, r);
-    else
-        MT_WARN("skipping unreadable stored gang %s", key);
-    manta__stored_gang__free_unpacked(r, NULL);
 }
 
 /* ---- life cycle ------------------------------------------------------------ */

@@ -5,7 +5,8 @@
 #   make fuzz                every libFuzzer harness for FUZZ_SECONDS each
 #                            (clang, in BUILD-fuzz; docs/fuzzing.md);
 #                            FUZZERS="qty exec_proto" runs only those
-# `make test` ends with a fuzz smoke run (FUZZ_SMOKE_SECONDS per harness).
+# `make test` ends with a fuzz smoke run (FUZZ_SMOKE_SECONDS per harness;
+# not with SANITIZE=1: the harnesses are ASan+UBSan builds either way).
 #   make chaos               the chaos suite (tests/chaos/README.md) for
 #                            CHAOS_SECONDS; counts to BUILD/chaos.json
 BUILD    ?= build
@@ -36,9 +37,16 @@ build: deps
 	@cmake -S . -B $(BUILD_DIR) $(CMAKE_SAN) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS) -- --no-print-directory
 
+# The fuzz smoke run is the same binaries (ASan+UBSan already) either way:
+# it runs with the plain `make test` only.
+ifeq ($(SANITIZE),1)
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 600 $(CTEST_ARGS)
+else
 test: build fuzz-build
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 600 $(CTEST_ARGS)
 	@./tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
+endif
 
 unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -R '^unit_' $(CTEST_ARGS)

@@ -261,6 +261,8 @@ def test_a_leaving_driver_drops_its_references():
         line = keeper.stdout.readline().split()
         check(line and line[0] == "STEP1", "keeper said %r" % line)
         kept = line[1]
+        # The three leave at once (4 CPUs: their tasks run side by side).
+        left = []
         for how in ("leave-exit", "leave-crash", "leave-quick"):
             p = subprocess.Popen([DRIVER, addr, LIB_DIR, how],
                                  stdin=subprocess.PIPE,
@@ -269,12 +271,13 @@ def test_a_leaving_driver_drops_its_references():
             drivers.append(p)
             ids = p.stdout.readline().split()
             check(ids and ids[0] == "LEAVE", "%s said %r" % (how, ids))
-            put, arg, res = ids[1:4]
             if how == "leave-crash":
                 check(p.stdout.readline().strip() == "CRASH", how)
                 os.kill(p.pid, signal.SIGKILL)
             elif how == "leave-quick":
                 check(p.stdout.readline().startswith("QUICK "), how)
+            left.append((how, p, ids[1:4]))
+        for how, p, (put, arg, res) in left:
             p.wait(timeout=30)
             # The driver is gone without releasing: its own put goes at
             # once; what its running task holds stays until the task ends,
@@ -286,6 +289,7 @@ def test_a_leaving_driver_drops_its_references():
                   "%s: the running task's argument: %r" % (how, objs.get(arg)))
             check(kept in objs and objs[kept]["ref_count"] >= 1,
                   "%s: a live driver's put: %r" % (how, objs.get(kept)))
+        for how, p, (put, arg, res) in left:
             wait_until(lambda: arg not in listed(addr) and
                        res not in listed(addr), 20,
                        "%s: the task's argument and result freed once it "

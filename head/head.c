@@ -10,11 +10,14 @@
  * watch streams, gangs and actors. Node deaths go to the adapter (storage,
  * WatchNodes) and then to the services that held work there.
  *
- * The dashboard (dashboard.c) is bound before the rpc server starts, so a
- * dashboard port that is taken fails the start with nothing left running.
+ * The dashboard (dashboard.c) is on by default (127.0.0.1:8265). It is
+ * bound before the rpc server starts, so a dashboard port given by flag
+ * that is taken fails the start with nothing left running; the default
+ * port, when taken, gives way to a free one (several clusters per host).
  */
 #include "head/head.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +247,13 @@ static int open_dashboard(struct mt_head *h)
     int rc, port;
 
     rc = mt_dashboard_create(&o, &h->dash, &port);
+    if (rc == -EADDRINUSE && !h->cfg.dashboard_port_given && o.port) {
+        /* The default port: another cluster on this host may have it. */
+        MT_WARN("dashboard: port %d on %s is taken: using a free one",
+                o.port, o.host);
+        o.port = 0;
+        rc = mt_dashboard_create(&o, &h->dash, &port);
+    }
     if (rc < 0) {
         MT_ERROR("cannot serve the dashboard on %s:%d: %s", o.host, o.port,
                  mt_strerror(rc));

@@ -29,6 +29,7 @@
 #include "common/sys.h"
 #include "head/dashboard.h"
 #include "head/head_int.h"
+#include "head/history.h"
 #include "head/persist.h"
 #include "head/recover.h"
 #include "head/rpc_watch.h"
@@ -328,7 +329,8 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
         goto out_stop;
     create_services(h);
     if ((rc = load_state(h)) < 0 ||
-        (cfg->dashboard_port >= 0 && (rc = open_dashboard(h)) < 0))
+        (cfg->dashboard_port >= 0 && (rc = open_dashboard(h)) < 0) ||
+        (rc = mt_head_history_start(h)) < 0)
         goto out_stop;
     if ((cfg->sec && (rc = mt_rpc_engine_set_security(h->eng, cfg->sec)) < 0) ||
         (rc = serve(h)) < 0)
@@ -383,6 +385,10 @@ static void stop_services(struct mt_head *h)
                 adapters[i]->stop(h);
     if (h->tasks)
         mt_head_tasks_close(h->tasks);
+    if (h->history) {
+        h->stop_pending++;
+        mt_head_history_close(h, stop_step, h);
+    }
     if (h->persist) {
         h->stop_pending++;
         mt_head_persist_close(h->persist, stop_step, h);

@@ -179,26 +179,18 @@ static void fill_info(struct list_ctx *c, const struct mt_head_task *t,
     }
 }
 
-static bool list_one(void *arg, struct mt_head_task *t)
+static bool list_match_fn(void *arg, const struct mt_head_task *t)
 {
-    struct list_ctx *c = arg;
-    uint64_t k;
-
-    if (!list_match(c->req, t))
-        return true;
-    k = c->matched++;
-    if (k < c->req->offset || c->n >= c->max)
-        return true; /* counted, not listed */
-    fill_info(c, t, &c->infos[c->n]);
-    c->ptrs[c->n] = &c->infos[c->n];
-    c->n++;
-    return true;
+    return list_match(arg, t);
 }
 
+/* One walk of the table and a heap of offset + max: no sort of it all. */
 static void list_build(struct mt_head *h, const Manta__ListTasksRequest *req,
                        struct list_ctx *c, Manta__ListTasksReply *reply)
 {
     struct mt_task_table *tt = mt_head_tasks_table(h->tasks);
+    struct mt_head_task **page;
+    size_t n;
 
     memset(c, 0, sizeof(*c));
     c->req = req;
@@ -209,7 +201,14 @@ static void list_build(struct mt_head *h, const Manta__ListTasksRequest *req,
     c->infos = mt_xcalloc(c->max + 1, sizeof(*c->infos));
     c->ptrs = mt_xcalloc(c->max + 1, sizeof(*c->ptrs));
     c->gangs = mt_xcalloc(c->max + 1, sizeof(*c->gangs));
-    mt_task_table_visit_newest(tt, list_one, c);
+    page = mt_xcalloc(c->max + 1, sizeof(*page));
+    c->matched = mt_task_table_newest(tt, list_match_fn, (void *)req,
+                                      req->offset, c->max, page, &n);
+    for (c->n = 0; c->n < n; c->n++) {
+        fill_info(c, page[c->n], &c->infos[c->n]);
+        c->ptrs[c->n] = &c->infos[c->n];
+    }
+    free(page);
     manta__list_tasks_reply__init(reply);
     reply->n_tasks = c->n;
     reply->tasks = c->ptrs;

@@ -234,7 +234,7 @@ static int serve_node(struct mt_head *h, const char *id, struct mt_http_str q,
     mt_strbuf_adds(body, ",\n\"tasks\": ");
     lq.state = MT_TASK_RUNNING;
     lq.node_id = id;
-    paged(h, &listings[1], &lq, body);
+    paged(h, &listings[1], &lq, body); /* the tasks listing */
     body->len--; /* the listing's newline */
     mt_strbuf_adds(body, ",\n\"history\": ");
     if (mt_head_history_json(h, id, (uint32_t)sec, &hist) == 0)

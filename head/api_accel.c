@@ -7,7 +7,7 @@
  * Holders come from the head's own tables: tasks that hold a grant (an
  * actor's creation task stands for the actor, a gang member for its
  * gang) and the placed bundles of placement groups (those of a gang's
- * own group are shown as the gang's members instead). They are gathered
+ * own group stand for the gang). They are gathered
  * once and bucketed by node position (a counting sort), so the whole
  * answer is O(tasks + nodes + bundles), never tasks x nodes.
  *
@@ -112,7 +112,10 @@ static bool gather_task(void *arg, struct mt_head_task *t)
     return true;
 }
 
-static void gather_pg(struct gather *g, struct mt_head_pg *pg)
+/* The placed bundles of pg that reserve devices, held by the group or,
+ * for a gang's own group, by the gang (gang NULL: none). */
+static void gather_pg(struct gather *g, struct mt_head_pg *pg,
+                      const struct mt_gang *gang)
 {
     struct mt_head_pg_bundle *b = NULL;
     size_t n = mt_head_pg_bundles(g->h->pgs, pg, &b);
@@ -125,9 +128,11 @@ static void gather_pg(struct gather *g, struct mt_head_pg *pg)
         o.gpus = b[i].gpus;
         o.tpu = b[i].tpu_chips;
         o.share = 1;
-        o.kind = "placement_group";
-        o.id = pg->id;
-        o.name = pg->def.name ? pg->def.name : "";
+        o.kind = gang ? "gang" : "placement_group";
+        o.id = gang ? gang->id : pg->id;
+        o.name = gang ? gang->def.name : pg->def.name;
+        if (!o.name)
+            o.name = "";
         hold_add(g->hs, &o);
     }
     free(b);
@@ -153,7 +158,15 @@ static void gather(struct mt_head *h, struct holds *hs)
 
         if (pg->state == MT_HEAD_PG_CREATED &&
             !mt_head_gangs_own_pg(h->gangs, pg->num))
-            gather_pg(&g, pg);
+            gather_pg(&g, pg, NULL);
+    }
+    for (size_t i = 0; i < mt_head_gangs_count(h->gangs); i++) {
+        struct mt_gang *gang = mt_head_gangs_at(h->gangs, i);
+        struct mt_head_pg *pg = gang->pg ? mt_head_pg_find_num(h->pgs, gang->pg)
+                                         : NULL;
+
+        if (pg && pg->state == MT_HEAD_PG_CREATED)
+            gather_pg(&g, pg, gang);
     }
     if (hs->n)
         qsort(hs->v, hs->n, sizeof(*hs->v), by_node);
@@ -221,10 +234,18 @@ static unsigned whole(const struct mt_node *n, const char *res)
     return d > MAX_DEV ? MAX_DEV : (unsigned)d;
 }
 
-static void json_num_or_null(struct mt_strbuf *sb, double v, bool known)
+static void json_ratio(struct mt_strbuf *sb, int percent)
 {
-    if (known)
-        mt_strbuf_addf(sb, "%.6g", v);
+    if (percent >= 0)
+        mt_strbuf_addf(sb, "%.2f", percent / 100.0);
+    else
+        mt_strbuf_adds(sb, "null");
+}
+
+static void json_bytes(struct mt_strbuf *sb, int64_t v)
+{
+    if (v >= 0)
+        mt_strbuf_addf(sb, "%lld", (long long)v);
     else
         mt_strbuf_adds(sb, "null");
 }
@@ -244,13 +265,11 @@ static void json_gpu(struct mt_strbuf *sb, const struct mt_node *n,
     mt_strbuf_addf(sb, ", \"index\": %d, \"model\": ", g ? g->index : (int)d);
     mt_strbuf_add_json_str(sb, g ? g->name : "");
     mt_strbuf_adds(sb, ", \"utilization_ratio\": ");
-    json_num_or_null(sb, g ? g->util_percent / 100.0 : 0,
-                     g && g->util_percent >= 0);
+    json_ratio(sb, g ? g->util_percent : -1);
     mt_strbuf_adds(sb, ", \"memory_used_bytes\": ");
-    json_num_or_null(sb, g ? (double)g->mem_used : 0, g && g->mem_used >= 0);
+    json_bytes(sb, g ? g->mem_used : -1);
     mt_strbuf_adds(sb, ", \"memory_total_bytes\": ");
-    json_num_or_null(sb, g ? (double)g->mem_total : 0,
-                     g && g->mem_total >= 0);
+    json_bytes(sb, g ? g->mem_total : -1);
     mt_strbuf_addf(sb, ", \"allocated\": %.4g, \"holders\": ",
                    allocated(hs, p, d));
     json_holders(sb, hs, p, 1u << d, true);
@@ -322,11 +341,11 @@ static void json_host(struct mt_strbuf *sb, const struct mt_node *n,
 static void json_slice_head(struct mt_strbuf *sb, const struct mt_node *n,
                             const char *slice)
 {
-    const char *type = mt_kv_list_get(&n->labels, MT_LABEL_ACCEL_TYPE);
+    const char *type = mt_kv_list_get(&n->labels, MT_LABEL_TPU_POD_TYPE);
     const char *topo = mt_kv_list_get(&n->labels, MT_LABEL_TPU_TOPOLOGY);
 
     if (!type)
-        type = mt_kv_list_get(&n->labels, MT_LABEL_TPU_POD_TYPE);
+        type = mt_kv_list_get(&n->labels, MT_LABEL_ACCEL_TYPE);
     mt_strbuf_adds(sb, "{\"slice\": ");
     mt_strbuf_add_json_str(sb, slice);
     mt_strbuf_adds(sb, ", \"accelerator_type\": ");

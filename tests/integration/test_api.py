@@ -10,9 +10,12 @@ parameters get 400 with an error, unknown ids and routes 404, no token
 401; /api/nodes/ID holds the node, its running task and its history;
 /api/accelerators names the task holding a GPU; /api/logs follows a
 task's output with next_offset until done, invalid UTF-8 replaced; the
-history grows second by second. The dashboard is on by default (a second
-head on the same host falls back to a free port) and off with
---no-dashboard.
+history grows second by second. On a fake accelerator cluster
+(accel_cluster.py: two v4-16 slices, eight stub-NVML GPUs) /api/accelerators
+names a gang holding a slice, a task and a placement group holding GPUs,
+and counts the free chips of a partly held slice as stranded. The
+dashboard is on by default (a second head on the same host falls back to
+a free port) and off with --no-dashboard.
 """
 import http.client
 import json
@@ -256,6 +259,54 @@ def check_history(api, node):
           js["series"]["memory_total_bytes"][-1] > 0, "node %r" % js)
 
 
+def test_accelerators():
+    from accel_cluster import AccelCluster
+
+    with AccelCluster() as c:
+        with open(os.path.join(c.head_dir, "dashboard.addr")) as f:
+            api = Api(int(f.read().strip().rsplit(":", 1)[1]),
+                      os.environ["MANTA_AUTH_TOKEN"])
+        gang = c.cli("submit", "--tpu", "v4-16", "--name", "api-gang",
+                     "--no-wait", "--", "sleep", "60").stdout.strip()
+        task = c.cli("submit", "--num-gpus", "3", "--name", "api-gpu3",
+                     "--no-wait", "--", "sleep", "60").stdout.strip()
+        pg = c.cli("placement-group", "create", "--bundles",
+                   '[{"GPU": 2}]', "--name", "api-pg2", "--wait",
+                   "20").stdout.split()[0]
+        wait_until(lambda: api.get("/api/gangs?state=RUNNING")["total"] == 1,
+                   20, "gang running")
+        # One host of the free slice: its other host's chips are stranded.
+        c.cli("placement-group", "create", "--bundles", '[{"TPU": 4}]',
+              "--name", "api-half", "--wait", "20")
+        wait_until(lambda: api.get("/api/tasks?name=api-gpu3&state=RUNNING")
+                   ["total"] == 1, 20, "gpu task running")
+        acc = api.get("/api/accelerators")
+        s = acc["summary"]
+        check(s["gpus_total"] == 8 and s["gpus_used"] == 5 and
+              s["gpus_free"] == 3 and s["tpu_chips_total"] == 16 and
+              s["tpu_chips_used"] == 12 and s["tpu_chips_stranded"] == 4,
+              "summary %r" % s)
+        holders = {}
+        for gpu in acc["gpus"]:
+            for h in gpu["holders"]:
+                holders.setdefault((h["kind"], h["id"]), []).append(gpu)
+        check(len(holders[("task", task)]) == 3 and
+              len(holders[("placement_group", pg)]) == 2 and
+              all(g["model"] == "NVIDIA H200" and g["allocated"] == 1 and
+                  isinstance(g["memory_total_bytes"], int)
+                  for v in holders.values() for g in v),
+              "gpu holders %r" % holders)
+        slices = {x["slice"]: x for x in acc["tpu_slices"]}
+        check(sorted(slices) == ["slice-a", "slice-b"], "slices %r" % slices)
+        held = [x for x in slices.values() if any(
+            {"kind": "gang", "id": gang, "name": "api-gang"} in h["holders"]
+            for h in x["hosts"])]
+        check(len(held) == 1 and held[0]["accelerator_type"] == "v4-16" and
+              [h["worker_id"] for h in held[0]["hosts"]] == [0, 1] and
+              all(h["chips_used"] == 4 for h in held[0]["hosts"]),
+              "gang's slice %r" % held)
+
+
 def test_on_by_default():
     """No dashboard flag: on, at 8265 or (taken) a free port; two heads on
     one host both serve; --no-dashboard serves none."""
@@ -280,4 +331,4 @@ def test_on_by_default():
 
 
 if __name__ == "__main__":
-    main([test_api, test_on_by_default])
+    main([test_api, test_accelerators, test_on_by_default])

@@ -35,7 +35,7 @@ struct sparam {
     const char *v;                /* buf, or NULL when absent */
 };
 
-/* ---- answers -------------------------------------------------------------- */
+/* ---- answers ------------------------------------------------------------- */
 
 static int fail(struct mt_strbuf *body, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -55,7 +55,7 @@ static int fail(struct mt_strbuf *body, int code, const char *fmt, ...)
     return code;
 }
 
-/* ---- parameters ----------------------------------------------------------- */
+/* ---- parameters ---------------------------------------------------------- */
 
 /* Parameter name into p. RET 0, or 400 (too long: said in body). */
 static int get_str(struct mt_http_str q, const char *name, struct sparam *p,
@@ -112,7 +112,7 @@ static int get_state(struct mt_http_str q, const char *kind, int *state,
     return 0;
 }
 
-/* ---- listings -------------------------------------------------------------- */
+/* ---- listings ------------------------------------------------------------ */
 
 /* A listing route: its kind and which filters it takes. */
 struct listing {
@@ -181,7 +181,7 @@ static int serve_listing(struct mt_head *h, const struct listing *l,
     return 200;
 }
 
-/* ---- history and one node --------------------------------------------------- */
+/* ---- history and one node ------------------------------------------------ */
 
 /* history for node (NULL: the cluster's), or a 404/400 reason. */
 static int history(struct mt_head *h, const char *node, struct mt_http_str q,
@@ -246,7 +246,7 @@ static int serve_node(struct mt_head *h, const char *id, struct mt_http_str q,
     return 200;
 }
 
-/* ---- logs ------------------------------------------------------------------- */
+/* ---- logs ---------------------------------------------------------------- */
 
 static bool lead_ok(unsigned char c, unsigned *len, uint32_t *min)
 {
@@ -405,7 +405,7 @@ static int serve_logs(struct mt_head *h, struct mt_http_str q,
     return 200;
 }
 
-/* ---- routes ------------------------------------------------------------------ */
+/* ---- routes -------------------------------------------------------------- */
 
 static bool path_is(struct mt_http_str path, const char *lit)
 {

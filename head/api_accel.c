@@ -57,7 +57,7 @@ static void hold_add(struct holds *hs, const struct hold *h)
     hs->v[hs->n++] = *h;
 }
 
-/* ---- gathering ------------------------------------------------------------- */
+/* ---- gathering ----------------------------------------------------------- */
 
 struct gather {
     struct mt_head *h;
@@ -184,7 +184,7 @@ static void holds_release(struct holds *hs)
     free(hs->first);
 }
 
-/* ---- writing --------------------------------------------------------------- */
+/* ---- writing ------------------------------------------------------------- */
 
 /* The holders on node p whose bits meet mask (gpu or tpu), each once. */
 static void json_holders(struct mt_strbuf *sb, const struct holds *hs,
@@ -298,7 +298,7 @@ static void json_gpus(struct mt_strbuf *sb, const struct mt_node_table *nt,
     mt_strbuf_adds(sb, k ? "\n]" : "]");
 }
 
-/* ---- TPU slices ------------------------------------------------------------- */
+/* ---- TPU slices ---------------------------------------------------------- */
 
 struct host {
     size_t pos;                   /* in the node table */
@@ -430,7 +430,7 @@ static void json_slices(struct mt_strbuf *sb, const struct mt_node_table *nt,
     mt_strbuf_adds(sb, k ? "]}\n]" : "]");
 }
 
-/* ---- summary ---------------------------------------------------------------- */
+/* ---- summary ------------------------------------------------------------- */
 
 static void json_summary(struct mt_head *h, const struct hosts *hv,
                          struct mt_strbuf *sb)

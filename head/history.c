@@ -61,7 +61,7 @@ struct mt_history {
     struct mt_strindex by_id;     /* positions in v */
 };
 
-/* ---- cells ---------------------------------------------------------------- */
+/* ---- cells --------------------------------------------------------------- */
 
 /* float32 -> bfloat16, rounding to nearest even; NaN stays NaN (null). */
 static uint16_t bf16_of(float f)
@@ -98,7 +98,7 @@ static double cell_get(const struct ring *r, size_t i)
                    : (double)bf16_value(((const uint16_t *)r->cells)[i]);
 }
 
-/* ---- rings ---------------------------------------------------------------- */
+/* ---- rings --------------------------------------------------------------- */
 
 static void row_clear(struct ring *r, size_t row)
 {
@@ -167,7 +167,7 @@ static double ring_get(const struct ring *r, uint32_t cap, int64_t tick,
     return cell_get(r, (size_t)(tick % cap) * r->width + k);
 }
 
-/* ---- the store ------------------------------------------------------------ */
+/* ---- the store ----------------------------------------------------------- */
 
 static const char *key_of(const void *arr, size_t pos)
 {
@@ -307,7 +307,7 @@ int mt_history_read(const struct mt_history *hs, const char *id,
     return 0;
 }
 
-/* ---- JSON ----------------------------------------------------------------- */
+/* ---- JSON ---------------------------------------------------------------- */
 
 static void json_value(struct mt_strbuf *sb, double v)
 {
@@ -361,7 +361,7 @@ int mt_history_json(const struct mt_history *hs, const char *id,
     return 0;
 }
 
-/* ---- figures -------------------------------------------------------------- */
+/* ---- figures ------------------------------------------------------------- */
 
 /* total - available of resource name, in its units; absent: none (0). */
 static double res_used(const struct mt_node *n, const char *name,

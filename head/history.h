@@ -8,10 +8,11 @@
  * 1000), indexed by tick modulo the capacity. A second with no sample
  * (the head was busy, or the node had not reported yet) reads as null;
  * so do seconds older than the capacity. The cluster ring stores double
- * (15 series x 8 B x 3600 = 432 KB for an hour); node rows store bfloat16 (the top
- * half of a float32: 8 bits of precision, about 0.4 %, which is what a
- * chart shows) so a node costs 18 bytes a second: 3600 s x 9 series x 2 B
- * = 64.8 KB per node, 65 MB for 1,000 nodes (docs/dashboard.md).
+ * (15 series x 8 B x 3600 = 432 KB for an hour); node rows store
+ * bfloat16 (the top half of a float32: 8 bits of precision, about 0.4 %,
+ * which is what a chart shows) so a node costs 18 bytes a second:
+ * 3600 s x 9 series x 2 B = 64.8 KB per node, 65 MB for 1,000 nodes
+ * (docs/dashboard.md).
  *
  * The pure part (rings, the store by node id, the JSON) takes the time as
  * an argument and does no I/O (tests/unit/head/test_history.c). The
@@ -184,8 +185,8 @@ void mt_head_history_close(struct mt_head *h, void (*done)(void *arg),
 
 /*
  * mt_head_history_json - /api/history for node id (NULL: the cluster's),
- * ending at the newest sample (every series ends at the same second). RET 0, -MT_ENOENT (no such node), -MT_ENOTSUP
- * (history is off)
+ * ending at the newest sample (every series ends at the same second).
+ * RET 0, -MT_ENOENT (no such node), -MT_ENOTSUP (history is off)
  */
 int mt_head_history_json(struct mt_head *h, const char *id, uint32_t seconds,
                          struct mt_strbuf *sb);

@@ -35,7 +35,7 @@ struct mt_head_history {
     void *done_arg;
 };
 
-/* ---- task counts ------------------------------------------------------------ */
+/* ---- task counts --------------------------------------------------------- */
 
 /* Registered with h as its arg: the sampler may be gone before the task
  * service is (shutdown). */
@@ -75,7 +75,7 @@ static bool count_task(void *arg, struct mt_head_task *t)
     return true;
 }
 
-/* ---- the timer ---------------------------------------------------------------- */
+/* ---- the timer ----------------------------------------------------------- */
 
 static void sample(struct mt_head_history *s)
 {

@@ -593,7 +593,7 @@ void mt_head_status_json(struct mt_head *h, struct mt_strbuf *out)
     status_release(&sc);
 }
 
-/* ---- nodes as JSON (/api/nodes) -------------------------------------------- */
+/* ---- nodes as JSON (/api/nodes) ---------------------------------------- */
 
 static bool node_match(const struct mt_node *n, int state)
 {

@@ -257,9 +257,9 @@ void mt_history_put_node(struct mt_history *hs, const char *id,
 
 static void drop_at(struct mt_history *hs, size_t pos)
 {
+    mt_strindex_remove(&hs->by_id, hs->v, pos); /* reads the ids */
     free(hs->v[pos].id);
     free(hs->v[pos].r.cells);
-    mt_strindex_remove(&hs->by_id, hs->v, pos);
     hs->v[pos] = hs->v[--hs->n];
 }
 

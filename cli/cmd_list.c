@@ -376,7 +376,7 @@ static const struct kind {
  * header row even when empty), a blank line, the summary.
  */
 static void listing_text(const struct kind *k, const mt_listing *l,
-                         struct mt_strbuf *sb)
+                         uint32_t offset, struct mt_strbuf *sb)
 {
     struct table t = {0, NULL, 0, 0};
     unsigned long long total = l->total > l->n ? l->total : l->n;
@@ -387,7 +387,11 @@ static void listing_text(const struct kind *k, const mt_listing *l,
     for (size_t i = 0; i < l->n; i++)
         k->row(l, i, &t);
     table_print(&t, sb);
-    if (l->n < total)
+    if (offset)
+        mt_strbuf_addf(sb, "\n%s %llu-%llu of %llu shown (--offset %u)\n",
+                       k->many, l->n ? offset + 1ULL : 0ULL,
+                       (unsigned long long)offset + l->n, total, offset);
+    else if (l->n < total)
         mt_strbuf_addf(sb, "\n%zu of %llu %s shown; raise --limit to see "
                        "more\n", l->n, total, k->many);
     else
@@ -402,9 +406,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: manta list nodes|tasks|actors|placement-groups|objects|gangs\n"
             "                  [--address HOST:PORT] [--temp-dir DIR]\n"
-            "                  [--format text|json] [--limit N]\n"
+            "                  [--format text|json] [--limit N] [--offset K]\n"
             "                  [--state STATE] [--node NODE_ID] [--name NAME]\n"
-            "                  [--show-env]\n"
+            "                  [--driver SESSION_ID] [--show-env]\n"
             "\n"
             "List the cluster's nodes, tasks, actors, placement groups,\n"
             "objects or gangs (newest first), like `ray list`: a table with\n"
@@ -419,12 +423,14 @@ static void usage(FILE *f)
             "                       {\"total\": N, \"tasks\": [...]} or\n"
             "                       {\"total\": N, \"nodes\": [...]}\n"
             "  --limit N            show at most N entries (default %d)\n"
+            "  --offset K           skip the first K matches (paging)\n"
             "  --state STATE        only entries in this state (RUNNING, ALIVE,\n"
             "                       CREATED, READY, ...); the summary counts\n"
             "                       what matches\n"
             "  --node NODE_ID       nodes: that one; tasks: run there; objects:\n"
             "                       with a copy there\n"
             "  --name NAME          tasks, actors: with this name\n"
+            "  --driver SESSION_ID  tasks: submitted by this driver session\n"
             "  --show-env           tasks: include command tasks' env (values\n"
             "                       are often secrets: left out otherwise)\n"
             "  -h, --help           this text\n"
@@ -469,7 +475,7 @@ static int list(mt_client_t *c, const struct list_args *a)
     if (rc < 0)
         return 1;
     if (!json)
-        listing_text(a->kind, l, &sb);
+        listing_text(a->kind, l, a->filter.offset, &sb);
     fputs(json ? text : mt_strbuf_str(&sb), stdout);
     mt_strbuf_release(&sb);
     mt_listing_free(l);
@@ -479,7 +485,7 @@ static int list(mt_client_t *c, const struct list_args *a)
 
 static int take_opt(struct list_args *a, int c, const char *bad)
 {
-    long limit;
+    long limit, offset;
 
     switch (c) {
     case 'a': a->addr = optarg; return 0;
@@ -489,6 +495,13 @@ static int take_opt(struct list_args *a, int c, const char *bad)
     case 'N': a->filter.node_id = optarg; return 0;
     case 'n': a->filter.name = optarg; return 0;
     case 'E': a->filter.show_env = 1; return 0;
+    case 'D': a->filter.owner_id = optarg; return 0;
+    case 'o':
+        if (!mt_parse_int(optarg, 0, UINT32_MAX, &offset))
+            return usage_error("--offset must be a whole number from 0 "
+                               "to %u, not '%s'", UINT32_MAX, optarg);
+        a->filter.offset = (uint32_t)offset;
+        return 0;
     case 'l':
         if (!mt_parse_int(optarg, 1, LIST_MAX_LIMIT, &limit))
             return usage_error("--limit must be a whole number from 1 "
@@ -514,6 +527,8 @@ static int parse(int argc, char **argv, struct list_args *a)
         {"node", required_argument, NULL, 'N'},
         {"name", required_argument, NULL, 'n'},
         {"show-env", no_argument, NULL, 'E'},
+        {"offset", required_argument, NULL, 'o'},
+        {"driver", required_argument, NULL, 'D'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

@@ -39,8 +39,10 @@ static void usage(FILE *f)
             "  --head                 start the head (and a worker) here\n"
             "  --address HOST:PORT    join the head at HOST:PORT\n"
             "  --port P               head rpc port (default 6380; 0 picks one)\n"
-            "  --dashboard-port D     with --head: serve the dashboard and /metrics\n"
-            "                         over HTTP on D (0 picks one; default: none)\n"
+            "  --dashboard-port D     with --head: serve the dashboard, /api and\n"
+            "                         /metrics over HTTP on D (0 picks one;\n"
+            "                         default 8265, or a free port if taken)\n"
+            "  --no-dashboard         with --head: serve no dashboard\n"
             "  --gang-ports LO-HI     with --head: ports handed to TPU gang members\n"
             "                         (MASTER_PORT, TPU_PROCESS_PORT; default\n"
             "                         8470-8999)\n"
@@ -97,6 +99,7 @@ struct start_opts {
     const char *address;
     const char *port;
     const char *dashboard_port;
+    int no_dashboard;
     const char *gang_ports;
     const char *node_ip;
     const char *temp_dir;
@@ -117,13 +120,14 @@ struct start_opts {
 enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
        O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT,
        O_OSM, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_GANGPORTS,
-       O_DASH_HOST, O_STORAGE, O_SEC };
+       O_DASH_HOST, O_STORAGE, O_NODASH, O_SEC };
 
 static const struct option opts[] = {
     {"head", no_argument, NULL, O_HEAD},
     {"address", required_argument, NULL, O_ADDR},
     {"port", required_argument, NULL, O_PORT},
     {"dashboard-port", required_argument, NULL, O_DASH},
+    {"no-dashboard", no_argument, NULL, O_NODASH},
     {"gang-ports", required_argument, NULL, O_GANGPORTS},
     {"node-ip", required_argument, NULL, O_IP},
     {"temp-dir", required_argument, NULL, O_TMP},
@@ -219,6 +223,7 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_ADDR: o->address = optarg; break;
         case O_PORT: o->port = optarg; break;
         case O_DASH: o->dashboard_port = optarg; break;
+        case O_NODASH: o->no_dashboard = 1; break;
         case O_GANGPORTS: o->gang_ports = optarg; break;
         case O_IP: o->node_ip = optarg; break;
         case O_TMP: o->temp_dir = optarg; break;
@@ -273,6 +278,10 @@ static int parse(int argc, char **argv, struct start_opts *o)
         return bad("no-worker", "", "only with --head");
     if (o->dashboard_port && !o->head)
         return bad("dashboard-port", o->dashboard_port, "only with --head");
+    if (o->no_dashboard && !o->head)
+        return bad("no-dashboard", "", "only with --head");
+    if (o->no_dashboard && o->dashboard_port)
+        return bad("no-dashboard", "", "not with --dashboard-port");
     if (o->gang_ports && !o->head)
         return bad("gang-ports", o->gang_ports, "only with --head");
     if (o->dashboard_host && !o->head)
@@ -368,6 +377,8 @@ static char *start_head(const struct start_opts *o)
     add(args, &n, "--node-ip", o->node_ip);
     add(args, &n, "--temp-dir", o->temp_dir);
     add(args, &n, "--dashboard-port", o->dashboard_port);
+    if (o->no_dashboard)
+        args[n++] = "--no-dashboard";
     add(args, &n, "--dashboard-host", o->dashboard_host);
     add(args, &n, "--gang-ports", o->gang_ports);
     add(args, &n, "--storage", o->storage ? o->storage : storage);
@@ -620,7 +631,7 @@ static int start_all(struct start_opts *o)
         printf("Manta head started at %s (session %s).\n\n", head_addr,
                o->temp_dir);
         print_join(o, head_addr);
-        if (o->dashboard_port)
+        if (!o->no_dashboard)
             print_dashboard(o);
     } else {
         printf("Manta worker joined the cluster at %s (session %s).\n\n",

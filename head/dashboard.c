@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dashboard.c -- the head's HTTP dashboard: the page (/, with /app.js and
- * /style.css), /api/cluster_status and /metrics (see dashboard.h for the
- * routes and limits).
+ * /style.css), the JSON API under /api/ (api.c) and /metrics (see
+ * dashboard.h for the routes and limits).
  *
  * The page lives in head/www/ (index.html, app.js, style.css, and the
  * login page login.html). At build time cmake/embed.cmake turns each file
@@ -25,8 +25,8 @@
  * request buffer (tls_in, tls_respond); admission (admit) keeps slow
  * clients from crowding out prompt ones.
  *
- * The JSON comes from mt_head_status_json (the same builder and writer as
- * `manta status --format json`); the metrics come from metrics.c.
+ * Everything under /api/ is answered by api.c (JSON); the metrics come
+ * from metrics.c.
  *
  * OWNERSHIP: the dashboard owns its connections; a connection is freed in
  * the close callback of the last of its two handles (socket, timer) and the
@@ -59,6 +59,7 @@
 #include "common/qty.h"
 #include "common/strbuf.h"
 #include "common/sys.h"
+#include "head/api.h"
 #include "head/head_int.h"
 #include "head/http.h"
 #include "head/metrics.h"
@@ -606,7 +607,7 @@ static void serve_login(struct conn *c, const struct mt_http_req *req,
 /* ---- routes -------------------------------------------------------------- */
 
 static void serve_route(struct conn *c, struct mt_http_str path,
-                        bool head_only)
+                        struct mt_http_str query, bool head_only)
 {
     struct mt_head *h = c->d->h;
     const struct asset *a;
@@ -614,9 +615,9 @@ static void serve_route(struct conn *c, struct mt_http_str path,
     if ((a = find_asset(path))) {
         mt_strbuf_add(&c->body, (const char *)a->data, *a->len);
         respond(c, 200, a->type, head_only);
-    } else if (mt_http_str_eq(path, "/api/cluster_status", false)) {
-        mt_head_status_json(h, &c->body);
-        respond(c, 200, "application/json", head_only);
+    } else if (path.n >= 5 && memcmp(path.p, "/api/", 5) == 0) {
+        respond(c, mt_head_api(h, path, query, &c->body), "application/json",
+                head_only);
     } else if (mt_http_str_eq(path, "/metrics", false)) {
         mt_head_metrics(h, &c->body);
         respond(c, 200, "text/plain; version=0.0.4; charset=utf-8",
@@ -649,7 +650,7 @@ static void serve(struct conn *c, const struct mt_http_req *req)
     else if (!get)
         respond_error(c, 405, false);
     else
-        serve_route(c, req->path, head_only);
+        serve_route(c, req->path, req->query, head_only);
 }
 
 /*

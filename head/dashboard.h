@@ -6,7 +6,8 @@
  *   GET / (/index.html)      the HTML page of nodes and totals, which
  *                            refreshes itself every 2 s
  *   GET /app.js, /style.css  its script and style (head/www/, compiled in)
- *   GET /api/cluster_status  the JSON of `manta status --format json`
+ *   GET /api/...             the JSON API (api.h): cluster status, history,
+ *                            listings, accelerators, logs
  *   GET /metrics             Prometheus text format 0.0.4 (manta_* names)
  *   GET, POST /login         the login page (head/www/login.html)
  *

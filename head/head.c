@@ -10,11 +10,14 @@
  * watch streams, gangs and actors. Node deaths go to the adapter (storage,
  * WatchNodes) and then to the services that held work there.
  *
- * The dashboard (dashboard.c) is bound before the rpc server starts, so a
- * dashboard port that is taken fails the start with nothing left running.
+ * The dashboard (dashboard.c) is on by default (127.0.0.1:8265). It is
+ * bound before the rpc server starts, so a dashboard port given by flag
+ * that is taken fails the start with nothing left running; the default
+ * port, when taken, gives way to a free one (several clusters per host).
  */
 #include "head/head.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,7 @@
 #include "common/sys.h"
 #include "head/dashboard.h"
 #include "head/head_int.h"
+#include "head/history.h"
 #include "head/persist.h"
 #include "head/recover.h"
 #include "head/rpc_watch.h"
@@ -244,6 +248,13 @@ static int open_dashboard(struct mt_head *h)
     int rc, port;
 
     rc = mt_dashboard_create(&o, &h->dash, &port);
+    if (rc == -EADDRINUSE && !h->cfg.dashboard_port_given && o.port) {
+        /* The default port: another cluster on this host may have it. */
+        MT_WARN("dashboard: port %d on %s is taken: using a free one",
+                o.port, o.host);
+        o.port = 0;
+        rc = mt_dashboard_create(&o, &h->dash, &port);
+    }
     if (rc < 0) {
         MT_ERROR("cannot serve the dashboard on %s:%d: %s", o.host, o.port,
                  mt_strerror(rc));
@@ -318,7 +329,8 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
         goto out_stop;
     create_services(h);
     if ((rc = load_state(h)) < 0 ||
-        (cfg->dashboard_port >= 0 && (rc = open_dashboard(h)) < 0))
+        (cfg->dashboard_port >= 0 && (rc = open_dashboard(h)) < 0) ||
+        (rc = mt_head_history_start(h)) < 0)
         goto out_stop;
     if ((cfg->sec && (rc = mt_rpc_engine_set_security(h->eng, cfg->sec)) < 0) ||
         (rc = serve(h)) < 0)
@@ -373,6 +385,10 @@ static void stop_services(struct mt_head *h)
                 adapters[i]->stop(h);
     if (h->tasks)
         mt_head_tasks_close(h->tasks);
+    if (h->history) {
+        h->stop_pending++;
+        mt_head_history_close(h, stop_step, h);
+    }
     if (h->persist) {
         h->stop_pending++;
         mt_head_persist_close(h->persist, stop_step, h);

@@ -7,8 +7,12 @@
 #ifndef MT_HEAD_CONFIG_H
 #define MT_HEAD_CONFIG_H
 
+#include <stdbool.h>
+
 #define MT_VERSION "0.1.0"
 #define MT_HEAD_DEFAULT_PORT 6380
+#define MT_DASHBOARD_DEFAULT_PORT 8265
+#define MT_HISTORY_DEFAULT_SECONDS 3600
 
 struct mt_security;
 
@@ -21,11 +25,15 @@ struct mt_head_config {
     int node_timeout_ms;        /* silence before DEAD; default 3000 */
     int grace_ms;               /* graceful shutdown budget; default 2000 */
     int dashboard_port;         /* HTTP dashboard; 0 picks one, -1 = off */
+    bool dashboard_port_given;  /* set by a flag: taken fails the start;
+                                   else (the default port) a taken port
+                                   falls back to a free one */
     const char *dashboard_host; /* its bind address; default 127.0.0.1 */
     const struct mt_security *sec; /* token (NULL: --auth none) and TLS
                                       PEMs; borrowed, outlives the head */
     int gang_port_lo;           /* ports gangs hand their members */
     int gang_port_hi;           /* (inclusive; 0, 0: 8470-8999) */
+    int history_seconds;        /* samples kept (1 s apart); 0 = off */
 };
 
 #endif /* MT_HEAD_CONFIG_H */

@@ -43,6 +43,7 @@
 
 struct mt_dashboard;
 struct mt_head;
+struct mt_head_history;   /* history.h (history_sampler.c) */
 struct mt_head_persist;   /* persist.h */
 struct mt_head_recover;   /* recover.h */
 struct mt_node_watcher;   /* rpc_nodes.c */
@@ -75,6 +76,8 @@ struct mt_head {
     int64_t start_time_ms;
     struct mt_dashboard *dash;  /* NULL when cfg.dashboard_port < 0 */
     char dashboard_url[160];    /* "http://ip:port", "" when off */
+    struct mt_head_history *history; /* the dashboard's time series;
+                                        NULL when off (history.h) */
     /* The services, lowest layer first (see the top of this file). */
     struct mt_head_nodes *nodes;
     struct mt_head_sched *sched;

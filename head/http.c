@@ -379,6 +379,29 @@ bool mt_http_param(struct mt_http_str params, const char *name, char *out,
     return false;
 }
 
+bool mt_http_param_uint(struct mt_http_str params, const char *name,
+                        uint64_t def, uint64_t max, uint64_t *out)
+{
+    char buf[24];
+    size_t n = 0;
+    uint64_t v = 0;
+
+    *out = def;
+    if (!mt_http_param(params, name, NULL, 0, NULL))
+        return true;
+    if (!mt_http_param(params, name, buf, sizeof(buf), &n) || n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] < '0' || buf[i] > '9' || v > (UINT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(buf[i] - '0');
+        if (v > max)
+            return false;
+    }
+    *out = v;
+    return true;
+}
+
 size_t mt_http_param_strip(struct mt_http_str params, const char *name,
                            char *out, size_t outsize)
 {

@@ -129,6 +129,16 @@ bool mt_http_param(struct mt_http_str params, const char *name, char *out,
                    size_t outsize, size_t *outlen);
 
 /*
+ * mt_http_param_uint - parameter name of a query string as a whole
+ * decimal number (digits only, at most max).
+ *
+ * OUT out  the value, or def when the parameter is absent
+ * RET true, or false when it is there but empty, not a number or > max
+ */
+bool mt_http_param_uint(struct mt_http_str params, const char *name,
+                        uint64_t def, uint64_t max, uint64_t *out);
+
+/*
  * mt_http_param_strip - params without every "name=..." (and without a
  * bare "name"), joined by '&'. out needs at most params.n + 1 bytes.
  *

@@ -5,7 +5,7 @@
  *
  * Usually started by `manta start --head`, which passes --temp-dir; the head
  * then writes <temp-dir>/head.addr once it listens, so the CLI knows it is up,
- * and, with --dashboard-port, <temp-dir>/dashboard.addr (http://ip:port).
+ * and, unless --no-dashboard, <temp-dir>/dashboard.addr (http://ip:port).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,9 +39,13 @@ static void usage(FILE *f)
             "                         all and advertises the primary one)\n"
             "  --temp-dir DIR         session dir; head.addr and dashboard.addr\n"
             "                         are written there\n"
-            "  --dashboard-port D     serve the dashboard and /metrics over HTTP\n"
-            "                         on D (0 picks one; default: no dashboard)\n"
+            "  --dashboard-port D     serve the dashboard, /api and /metrics over\n"
+            "                         HTTP on D (0 picks one; default %d, or a\n"
+            "                         free port when that one is taken)\n"
             "  --dashboard-host IP    dashboard bind address (default 127.0.0.1)\n"
+            "  --no-dashboard         serve no dashboard\n"
+            "  --history-seconds N    seconds of 1 s samples the dashboard keeps\n"
+            "                         (default %d; 0: none)\n"
             MT_SECURITY_USAGE
             "                         (the head makes <temp-dir>/token when no\n"
             "                         token is given)\n"
@@ -58,7 +62,8 @@ static void usage(FILE *f)
             "  --log-level L          debug|info|warn|error (default info)\n"
             "  --version              print the version\n"
             "  -h, --help             this text\n",
-            MT_HEAD_DEFAULT_PORT);
+            MT_HEAD_DEFAULT_PORT, MT_DASHBOARD_DEFAULT_PORT,
+            MT_HISTORY_DEFAULT_SECONDS);
 }
 
 static uv_loop_t *loop;
@@ -71,7 +76,8 @@ static void stop_head(void *d, void (*done)(void *arg), void *arg)
 }
 
 enum { O_PORT = 256, O_IP, O_TMP, O_STORAGE, O_PERIOD, O_TIMEOUT, O_GRACE,
-       O_LOG, O_VERSION, O_DASH, O_GANG_PORTS, O_DASH_HOST, O_SEC };
+       O_LOG, O_VERSION, O_DASH, O_GANG_PORTS, O_DASH_HOST, O_NO_DASH,
+       O_HISTORY, O_SEC };
 
 static const struct option opts[] = {
     {"port", required_argument, NULL, O_PORT},
@@ -79,6 +85,8 @@ static const struct option opts[] = {
     {"temp-dir", required_argument, NULL, O_TMP},
     {"dashboard-port", required_argument, NULL, O_DASH},
     {"dashboard-host", required_argument, NULL, O_DASH_HOST},
+    {"no-dashboard", no_argument, NULL, O_NO_DASH},
+    {"history-seconds", required_argument, NULL, O_HISTORY},
     MT_SECURITY_LONGOPTS(O_SEC),
     {"storage", required_argument, NULL, O_STORAGE},
     {"report-period-ms", required_argument, NULL, O_PERIOD},
@@ -195,8 +203,11 @@ int main(int argc, char **argv)
 {
     struct mt_head_config cfg = {
         .storage = "memory", .report_period_ms = 1000,
-        .node_timeout_ms = 3000, .grace_ms = 2000, .dashboard_port = -1,
-        .dashboard_host = "127.0.0.1"};
+        .node_timeout_ms = 3000, .grace_ms = 2000,
+        .dashboard_port = MT_DASHBOARD_DEFAULT_PORT,
+        .dashboard_host = "127.0.0.1",
+        .history_seconds = MT_HISTORY_DEFAULT_SECONDS};
+    bool no_dash = false;
     struct mt_security_src src = {0};
     struct mt_security sec;
     long port = MT_HEAD_DEFAULT_PORT, v;
@@ -223,6 +234,15 @@ int main(int argc, char **argv)
             if (!mt_parse_int(optarg, 0, 65535, &v))
                 return bad_value("dashboard-port", optarg);
             cfg.dashboard_port = (int)v;
+            cfg.dashboard_port_given = true;
+            break;
+        case O_NO_DASH:
+            no_dash = true;
+            break;
+        case O_HISTORY:
+            if (!mt_parse_int(optarg, 0, 7 * 86400, &v))
+                return bad_value("history-seconds", optarg);
+            cfg.history_seconds = (int)v;
             break;
         case O_DASH_HOST:
             if (!mt_valid_ipv4(optarg))
@@ -279,6 +299,13 @@ int main(int argc, char **argv)
         usage(stderr);
         return MT_EXIT_USAGE;
     }
+    if (no_dash && cfg.dashboard_port_given) {
+        fprintf(stderr, "manta-head: --no-dashboard and --dashboard-port "
+                        "exclude each other\n");
+        return MT_EXIT_USAGE;
+    }
+    if (no_dash)
+        cfg.dashboard_port = -1;
     if (cfg.node_timeout_ms <= cfg.report_period_ms)
         fprintf(stderr, "manta-head: warning: --node-timeout-ms should exceed "
                         "--report-period-ms\n");

@@ -20,6 +20,7 @@
 #include "head/rpc_actors.h"
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
+#include "proto/list_json.h"
 #include "proto/services.h"
 
 #define LIST_DEFAULT 100
@@ -101,34 +102,69 @@ static bool list_match(const Manta__ListActorsRequest *req,
            (!*req->name || (a->name && strcmp(a->name, req->name) == 0));
 }
 
-static void h_list_actors(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                          void *arg)
+/* ListActors' reply (see list_release), for the rpc and for /api/actors. */
+struct actor_list {
+    Manta__ActorInfo *infos;
+    Manta__ActorInfo **ptrs;
+};
+
+static void list_build(struct mt_head *h, const Manta__ListActorsRequest *req,
+                       struct actor_list *l, Manta__ListActorsReply *reply)
 {
-    const Manta__ListActorsRequest *req = (const Manta__ListActorsRequest *)m;
-    Manta__ListActorsReply reply = MANTA__LIST_ACTORS_REPLY__INIT;
-    struct mt_head *h = arg;
     struct mt_actor_table *tb = table(h);
     size_t max = req->limit ? (req->limit > LIST_MAX ? LIST_MAX : req->limit)
                             : LIST_DEFAULT;
-    Manta__ActorInfo *infos, **ptrs;
     size_t n = 0;
 
     if (max > tb->n)
         max = tb->n;
-    infos = mt_xcalloc(max + 1, sizeof(*infos));
-    ptrs = mt_xcalloc(max + 1, sizeof(*ptrs));
+    manta__list_actors_reply__init(reply);
+    l->infos = mt_xcalloc(max + 1, sizeof(*l->infos));
+    l->ptrs = mt_xcalloc(max + 1, sizeof(*l->ptrs));
     for (size_t i = tb->n; i-- > 0;) {
-        if (!list_match(req, tb->v[i]) || reply.total++ >= max)
+        if (!list_match(req, tb->v[i]) || reply->total++ < req->offset ||
+            n >= max)
             continue;
-        fill_info(h, tb->v[i], &infos[n]);
-        ptrs[n] = &infos[n];
+        fill_info(h, tb->v[i], &l->infos[n]);
+        l->ptrs[n] = &l->infos[n];
         n++;
     }
-    reply.n_actors = n;
-    reply.actors = ptrs;
+    reply->n_actors = n;
+    reply->actors = l->ptrs;
+}
+
+static void list_release(struct actor_list *l)
+{
+    free(l->infos);
+    free(l->ptrs);
+}
+
+static void h_list_actors(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                          void *arg)
+{
+    Manta__ListActorsReply reply;
+    struct actor_list l;
+
+    list_build(arg, (const Manta__ListActorsRequest *)m, &l, &reply);
     mt_rpc_reply(call, &reply.base);
-    free(infos);
-    free(ptrs);
+    list_release(&l);
+}
+
+void mt_head_list_actors_json(struct mt_head *h,
+                              const struct mt_head_list_query *q,
+                              struct mt_strbuf *out)
+{
+    Manta__ListActorsRequest req = MANTA__LIST_ACTORS_REQUEST__INIT;
+    Manta__ListActorsReply reply;
+    struct actor_list l;
+
+    req.limit = q->limit;
+    req.offset = q->offset;
+    req.state = (Manta__ActorState)q->state;
+    req.name = (char *)(q->name ? q->name : "");
+    list_build(h, &req, &l, &reply);
+    mt_list_json_actors(out, &reply);
+    list_release(&l);
 }
 
 static void h_kill_actor(struct mt_rpc_call *call, const ProtobufCMessage *m,

@@ -16,6 +16,7 @@
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
+#include "proto/list_json.h"
 #include "proto/services.h"
 
 #define LIST_DEFAULT 100
@@ -146,38 +147,72 @@ static void h_cancel_gang(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt_head_persist_reply(h->persist, call, &reply.base);
 }
 
-static void h_list_gangs(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                         void *arg)
-{
-    const Manta__ListGangsRequest *req = (const Manta__ListGangsRequest *)m;
-    Manta__ListGangsReply reply = MANTA__LIST_GANGS_REPLY__INIT;
-    struct mt_head *h = arg;
-    size_t total = mt_head_gangs_count(h->gangs), n = 0;
-    size_t max = req->limit ? req->limit : LIST_DEFAULT;
+/* ListGangs' reply (see list_release), for the rpc and for /api/gangs. */
+struct gang_list {
     struct gang_info *infos;
     Manta__GangInfo **ptrs;
+    size_t n;
+};
+
+static void list_build(struct mt_head *h, const Manta__ListGangsRequest *req,
+                       struct gang_list *l, Manta__ListGangsReply *reply)
+{
+    size_t total = mt_head_gangs_count(h->gangs);
+    size_t max = req->limit ? req->limit : LIST_DEFAULT;
 
     if (max > total)
         max = total;
-    infos = mt_xcalloc(max + 1, sizeof(*infos));
-    ptrs = mt_xcalloc(max + 1, sizeof(*ptrs));
+    manta__list_gangs_reply__init(reply);
+    l->n = 0;
+    l->infos = mt_xcalloc(max + 1, sizeof(*l->infos));
+    l->ptrs = mt_xcalloc(max + 1, sizeof(*l->ptrs));
     for (size_t i = total; i-- > 0;) {
         struct mt_gang *g = mt_head_gangs_at(h->gangs, i);
 
         if ((req->state && (int)req->state != (int)g->state) ||
-            reply.total++ >= max)
+            reply->total++ < req->offset || l->n >= max)
             continue;
-        info_fill(h, g, &infos[n]);
-        ptrs[n] = &infos[n].info;
-        n++;
+        info_fill(h, g, &l->infos[l->n]);
+        l->ptrs[l->n] = &l->infos[l->n].info;
+        l->n++;
     }
-    reply.n_gangs = n;
-    reply.gangs = ptrs;
+    reply->n_gangs = l->n;
+    reply->gangs = l->ptrs;
+}
+
+static void list_release(struct gang_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        info_release(&l->infos[i]);
+    free(l->infos);
+    free(l->ptrs);
+}
+
+static void h_list_gangs(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                         void *arg)
+{
+    Manta__ListGangsReply reply;
+    struct gang_list l;
+
+    list_build(arg, (const Manta__ListGangsRequest *)m, &l, &reply);
     mt_rpc_reply(call, &reply.base);
-    for (size_t i = 0; i < n; i++)
-        info_release(&infos[i]);
-    free(infos);
-    free(ptrs);
+    list_release(&l);
+}
+
+void mt_head_list_gangs_json(struct mt_head *h,
+                             const struct mt_head_list_query *q,
+                             struct mt_strbuf *out)
+{
+    Manta__ListGangsRequest req = MANTA__LIST_GANGS_REQUEST__INIT;
+    Manta__ListGangsReply reply;
+    struct gang_list l;
+
+    req.limit = q->limit;
+    req.offset = q->offset;
+    req.state = (Manta__GangState)q->state;
+    list_build(h, &req, &l, &reply);
+    mt_list_json_gangs(out, &reply);
+    list_release(&l);
 }
 
 static const struct mt_rpc_handler handlers[] = {

@@ -23,6 +23,7 @@
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
 #include "proto/services.h"
+#include "proto/list_json.h"
 #include "proto/status_json.h"
 
 #define MAX_ENTRIES MT_HEAD_NODE_MAX_ENTRIES
@@ -590,6 +591,59 @@ void mt_head_status_json(struct mt_head *h, struct mt_strbuf *out)
     status_build(h, &reply, &sc);
     mt_status_json(out, &reply);
     status_release(&sc);
+}
+
+/* ---- nodes as JSON (/api/nodes) ---------------------------------------- */
+
+static bool node_match(const struct mt_node *n, int state)
+{
+    return !state || (int)n->state == state;
+}
+
+void mt_head_list_nodes_json(struct mt_head *h,
+                             const struct mt_head_list_query *q,
+                             struct mt_strbuf *out)
+{
+    struct mt_node_table *t = mt_head_nodes_table(h->nodes);
+    size_t max = q->limit ? q->limit : 100, n = 0;
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
+    struct pb_node *pn;
+    Manta__NodeInfo **sel;
+    uint64_t total = 0;
+
+    if (max > t->n)
+        max = t->n;
+    pn = mt_xcalloc(max + 1, sizeof(*pn));
+    sel = mt_xcalloc(max + 1, sizeof(*sel));
+    for (size_t i = 0; i < t->n; i++) {
+        if (!node_match(t->v[i], q->state) || total++ < q->offset ||
+            n >= max)
+            continue;
+        mt_head_sched_sync_avail(h->sched, t->v[i]);
+        pb_node_fill(&a, &pn[n], t->v[i]);
+        sel[n] = &pn[n].info;
+        n++;
+    }
+    mt_list_json_nodes(out, sel, n, total);
+    mt_pb_arena_release(&a);
+    free(pn);
+    free(sel);
+}
+
+int mt_head_node_json(struct mt_head *h, const char *id,
+                      struct mt_strbuf *out)
+{
+    struct mt_node *n = mt_node_table_find(mt_head_nodes_table(h->nodes), id);
+    struct mt_pb_arena a = MT_PB_ARENA_INIT;
+    struct pb_node pn;
+
+    if (!n)
+        return -MT_ENOENT;
+    mt_head_sched_sync_avail(h->sched, n);
+    pb_node_fill(&a, &pn, n);
+    mt_json_node(out, &pn.info);
+    mt_pb_arena_release(&a);
+    return 0;
 }
 
 static void h_status(struct mt_rpc_call *call, const ProtobufCMessage *m,

@@ -19,6 +19,7 @@
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
+#include "proto/list_json.h"
 #include "proto/services.h"
 
 #define LIST_DEFAULT 100
@@ -294,43 +295,79 @@ static int by_seq_desc(const void *a, const void *b)
     return x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
 }
 
-static void h_list_objects(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                           void *arg)
-{
-    const Manta__ListObjectsRequest *req = (const Manta__ListObjectsRequest *)m;
-    Manta__ListObjectsReply reply = MANTA__LIST_OBJECTS_REPLY__INIT;
-    struct mt_head *h = arg;
-    struct mt_obj **all = mt_xcalloc(tab(h)->map.count + 1, sizeof(*all));
-    Manta__ObjectRecord *recs, **ptrs;
-    struct mt_idmap_node *nd;
-    size_t n = 0, max;
+/* ListObjects' reply (see list_release), for the rpc and /api/objects. */
+struct obj_list {
+    struct mt_obj **all;
+    Manta__ObjectRecord *recs;
+    Manta__ObjectRecord **ptrs;
+};
 
+static void list_build(struct mt_head *h, const Manta__ListObjectsRequest *req,
+                       struct obj_list *l, Manta__ListObjectsReply *reply)
+{
+    struct mt_idmap_node *nd;
+    size_t n = 0, max, first;
+
+    l->all = mt_xcalloc(tab(h)->map.count + 1, sizeof(*l->all));
     for (nd = mt_idmap_first(&tab(h)->map); nd;
          nd = mt_idmap_next(&tab(h)->map, nd)) {
         struct mt_obj *o = MT_CONTAINER_OF(nd, struct mt_obj, node);
 
         if ((!req->state || (int)req->state == (int)o->state) &&
             (!*req->node_id || mt_obj_has_node(o, req->node_id)))
-            all[n++] = o;
+            l->all[n++] = o;
     }
-    qsort(all, n, sizeof(*all), by_seq_desc);
+    qsort(l->all, n, sizeof(*l->all), by_seq_desc);
     max = req->limit ? (req->limit > LIST_MAX ? LIST_MAX : req->limit)
                      : LIST_DEFAULT;
-    if (max > n)
-        max = n;
-    recs = mt_xcalloc(max + 1, sizeof(*recs));
-    ptrs = mt_xcalloc(max + 1, sizeof(*ptrs));
+    first = req->offset < n ? req->offset : n;
+    if (max > n - first)
+        max = n - first;
+    l->recs = mt_xcalloc(max + 1, sizeof(*l->recs));
+    l->ptrs = mt_xcalloc(max + 1, sizeof(*l->ptrs));
     for (size_t i = 0; i < max; i++) {
-        fill_record(all[i], &recs[i]);
-        ptrs[i] = &recs[i];
+        fill_record(l->all[first + i], &l->recs[i]);
+        l->ptrs[i] = &l->recs[i];
     }
-    reply.objects = ptrs;
-    reply.n_objects = max;
-    reply.total = n;
+    manta__list_objects_reply__init(reply);
+    reply->objects = l->ptrs;
+    reply->n_objects = max;
+    reply->total = n;
+}
+
+static void list_release(struct obj_list *l)
+{
+    free(l->recs);
+    free(l->ptrs);
+    free(l->all);
+}
+
+static void h_list_objects(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                           void *arg)
+{
+    Manta__ListObjectsReply reply;
+    struct obj_list l;
+
+    list_build(arg, (const Manta__ListObjectsRequest *)m, &l, &reply);
     mt_rpc_reply(call, &reply.base);
-    free(recs);
-    free(ptrs);
-    free(all);
+    list_release(&l);
+}
+
+void mt_head_list_objects_json(struct mt_head *h,
+                               const struct mt_head_list_query *q,
+                               struct mt_strbuf *out)
+{
+    Manta__ListObjectsRequest req = MANTA__LIST_OBJECTS_REQUEST__INIT;
+    Manta__ListObjectsReply reply;
+    struct obj_list l;
+
+    req.limit = q->limit;
+    req.offset = q->offset;
+    req.state = (Manta__ObjectState)q->state;
+    req.node_id = (char *)(q->node_id ? q->node_id : "");
+    list_build(h, &req, &l, &reply);
+    mt_list_json_objects(out, &reply);
+    list_release(&l);
 }
 
 static const struct mt_rpc_handler handlers[] = {

@@ -18,6 +18,7 @@
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
+#include "proto/list_json.h"
 #include "proto/services.h"
 
 #define LIST_DEFAULT 100
@@ -291,40 +292,76 @@ static void h_remove_pg(struct mt_rpc_call *call, const ProtobufCMessage *m,
     mt_head_persist_reply(h->persist, call, &reply.base);
 }
 
-static void h_list_pgs(struct mt_rpc_call *call, const ProtobufCMessage *m,
-                       void *arg)
+/* ListPlacementGroups' reply (see list_release), for the rpc and for
+ * /api/placement_groups. */
+struct pg_list {
+    struct mt_pb_arena a;
+    Manta__PlacementGroupInfo *infos;
+    Manta__PlacementGroupInfo **ptrs;
+};
+
+static void list_build(struct mt_head *h,
+                       const Manta__ListPlacementGroupsRequest *req,
+                       struct pg_list *l,
+                       Manta__ListPlacementGroupsReply *reply)
 {
-    const Manta__ListPlacementGroupsRequest *req =
-        (const Manta__ListPlacementGroupsRequest *)m;
-    Manta__ListPlacementGroupsReply reply =
-        MANTA__LIST_PLACEMENT_GROUPS_REPLY__INIT;
-    struct mt_head *h = arg;
     size_t total = mt_head_pgs_count(h->pgs), n = 0;
     size_t max = req->limit ? req->limit : LIST_DEFAULT;
-    struct mt_pb_arena a = MT_PB_ARENA_INIT;
-    Manta__PlacementGroupInfo *infos, **ptrs;
 
     if (max > total)
         max = total;
-    infos = mt_xcalloc(max + 1, sizeof(*infos));
-    ptrs = mt_xcalloc(max + 1, sizeof(*ptrs));
+    manta__list_placement_groups_reply__init(reply);
+    memset(l, 0, sizeof(*l));
+    l->infos = mt_xcalloc(max + 1, sizeof(*l->infos));
+    l->ptrs = mt_xcalloc(max + 1, sizeof(*l->ptrs));
     for (size_t i = total; i-- > 0;) {
         struct mt_head_pg *pg = mt_head_pgs_at(h->pgs, i);
 
         mt_head_pg_refresh(h->pgs, pg);
         if ((req->state && (int)req->state != (int)pg->state) ||
-            reply.total++ >= max)
+            reply->total++ < req->offset || n >= max)
             continue;
-        info_fill(h, &a, pg, &infos[n]);
-        ptrs[n] = &infos[n];
+        info_fill(h, &l->a, pg, &l->infos[n]);
+        l->ptrs[n] = &l->infos[n];
         n++;
     }
-    reply.n_groups = n;
-    reply.groups = ptrs;
+    reply->n_groups = n;
+    reply->groups = l->ptrs;
+}
+
+static void list_release(struct pg_list *l)
+{
+    mt_pb_arena_release(&l->a);
+    free(l->infos);
+    free(l->ptrs);
+}
+
+static void h_list_pgs(struct mt_rpc_call *call, const ProtobufCMessage *m,
+                       void *arg)
+{
+    Manta__ListPlacementGroupsReply reply;
+    struct pg_list l;
+
+    list_build(arg, (const Manta__ListPlacementGroupsRequest *)m, &l, &reply);
     mt_rpc_reply(call, &reply.base);
-    mt_pb_arena_release(&a);
-    free(infos);
-    free(ptrs);
+    list_release(&l);
+}
+
+void mt_head_list_pgs_json(struct mt_head *h,
+                           const struct mt_head_list_query *q,
+                           struct mt_strbuf *out)
+{
+    Manta__ListPlacementGroupsRequest req =
+        MANTA__LIST_PLACEMENT_GROUPS_REQUEST__INIT;
+    Manta__ListPlacementGroupsReply reply;
+    struct pg_list l;
+
+    req.limit = q->limit;
+    req.offset = q->offset;
+    req.state = (Manta__PlacementGroupState)q->state;
+    list_build(h, &req, &l, &reply);
+    mt_list_json_pgs(out, &reply);
+    list_release(&l);
 }
 
 static const struct mt_rpc_handler handlers[] = {

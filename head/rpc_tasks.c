@@ -21,6 +21,7 @@
 #include "head/rpc_services.h"
 #include "head_service.pb-c.h"
 #include "proto/convert.h"
+#include "proto/list_json.h"
 #include "proto/services.h"
 
 #define LIST_DEFAULT 100
@@ -119,6 +120,11 @@ static void h_cancel_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
 /* ---- ListTasks ------------------------------------------------------------- */
 
+/*
+ * One listing's reply, built once for the rpc (h_list_tasks) and for the
+ * dashboard's /api/tasks (mt_head_list_tasks_json). The reply points into
+ * the context and the tasks: use it, then list_release.
+ */
 struct list_ctx {
     const Manta__ListTasksRequest *req;
     struct mt_pb_arena arena;
@@ -136,7 +142,9 @@ static bool list_match(const Manta__ListTasksRequest *req,
            (!*req->node_id ||
             (t->node_id && strcmp(t->node_id, req->node_id) == 0)) &&
            (!*req->name ||
-            (t->def.name && strcmp(t->def.name, req->name) == 0));
+            (t->def.name && strcmp(t->def.name, req->name) == 0)) &&
+           (!*req->owner_id ||
+            (t->def.owner_id && strcmp(t->def.owner_id, req->owner_id) == 0));
 }
 
 static void fill_info(struct list_ctx *c, const struct mt_head_task *t,
@@ -171,47 +179,78 @@ static void fill_info(struct list_ctx *c, const struct mt_head_task *t,
     }
 }
 
-static bool list_one(void *arg, struct mt_head_task *t)
+static bool list_match_fn(void *arg, const struct mt_head_task *t)
 {
-    struct list_ctx *c = arg;
+    return list_match(arg, t);
+}
 
-    if (!list_match(c->req, t))
-        return true;
-    if (c->matched++ >= c->max)
-        return true; /* counted, not listed */
-    fill_info(c, t, &c->infos[c->n]);
-    c->ptrs[c->n] = &c->infos[c->n];
-    c->n++;
-    return true;
+/* One walk of the table and a heap of offset + max: no sort of it all. */
+static void list_build(struct mt_head *h, const Manta__ListTasksRequest *req,
+                       struct list_ctx *c, Manta__ListTasksReply *reply)
+{
+    struct mt_task_table *tt = mt_head_tasks_table(h->tasks);
+    struct mt_head_task **page;
+    size_t n;
+
+    memset(c, 0, sizeof(*c));
+    c->req = req;
+    c->max = req->limit ? (req->limit > LIST_MAX ? LIST_MAX : req->limit)
+                        : LIST_DEFAULT;
+    if (c->max > tt->n)
+        c->max = tt->n;
+    c->infos = mt_xcalloc(c->max + 1, sizeof(*c->infos));
+    c->ptrs = mt_xcalloc(c->max + 1, sizeof(*c->ptrs));
+    c->gangs = mt_xcalloc(c->max + 1, sizeof(*c->gangs));
+    page = mt_xcalloc(c->max + 1, sizeof(*page));
+    c->matched = mt_task_table_newest(tt, list_match_fn, (void *)req,
+                                      req->offset, c->max, page, &n);
+    for (c->n = 0; c->n < n; c->n++) {
+        fill_info(c, page[c->n], &c->infos[c->n]);
+        c->ptrs[c->n] = &c->infos[c->n];
+    }
+    free(page);
+    manta__list_tasks_reply__init(reply);
+    reply->n_tasks = c->n;
+    reply->tasks = c->ptrs;
+    reply->total = c->matched;
+}
+
+static void list_release(struct list_ctx *c)
+{
+    mt_pb_arena_release(&c->arena);
+    free(c->infos);
+    free(c->ptrs);
+    free(c->gangs);
 }
 
 static void h_list_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
                          void *arg)
 {
-    const Manta__ListTasksRequest *req = (const Manta__ListTasksRequest *)m;
-    Manta__ListTasksReply reply = MANTA__LIST_TASKS_REPLY__INIT;
-    struct mt_head *h = arg;
-    struct mt_task_table *tt = mt_head_tasks_table(h->tasks);
+    Manta__ListTasksReply reply;
     struct list_ctx c;
 
-    memset(&c, 0, sizeof(c));
-    c.req = req;
-    c.max = req->limit ? (req->limit > LIST_MAX ? LIST_MAX : req->limit)
-                       : LIST_DEFAULT;
-    if (c.max > tt->n)
-        c.max = tt->n;
-    c.infos = mt_xcalloc(c.max + 1, sizeof(*c.infos));
-    c.ptrs = mt_xcalloc(c.max + 1, sizeof(*c.ptrs));
-    c.gangs = mt_xcalloc(c.max + 1, sizeof(*c.gangs));
-    mt_task_table_visit_newest(tt, list_one, &c);
-    reply.n_tasks = c.n;
-    reply.tasks = c.ptrs;
-    reply.total = c.matched;
+    list_build(arg, (const Manta__ListTasksRequest *)m, &c, &reply);
     mt_rpc_reply(call, &reply.base);
-    mt_pb_arena_release(&c.arena);
-    free(c.infos);
-    free(c.ptrs);
-    free(c.gangs);
+    list_release(&c);
+}
+
+void mt_head_list_tasks_json(struct mt_head *h,
+                             const struct mt_head_list_query *q,
+                             struct mt_strbuf *out)
+{
+    Manta__ListTasksRequest req = MANTA__LIST_TASKS_REQUEST__INIT;
+    Manta__ListTasksReply reply;
+    struct list_ctx c;
+
+    req.limit = q->limit;
+    req.offset = q->offset;
+    req.state = (Manta__TaskState)q->state;
+    req.node_id = (char *)(q->node_id ? q->node_id : "");
+    req.name = (char *)(q->name ? q->name : "");
+    req.owner_id = (char *)(q->owner_id ? q->owner_id : "");
+    list_build(h, &req, &c, &reply);
+    mt_list_json_tasks(out, &reply);
+    list_release(&c);
 }
 
 /* ---- ReportTasks ------------------------------------------------------------ */

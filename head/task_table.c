@@ -345,6 +345,68 @@ void mt_task_table_visit_newest(const struct mt_task_table *t,
     free(all);
 }
 
+/* The heap of mt_task_table_newest: its root is the oldest kept. */
+static void heap_down(struct mt_head_task **h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        struct mt_head_task *tmp;
+
+        if (l < n && h[l]->seq < h[m]->seq)
+            m = l;
+        if (l + 1 < n && h[l + 1]->seq < h[m]->seq)
+            m = l + 1;
+        if (m == i)
+            return;
+        tmp = h[i];
+        h[i] = h[m];
+        h[m] = tmp;
+        i = m;
+    }
+}
+
+static void heap_up(struct mt_head_task **h, size_t i)
+{
+    while (i > 0 && h[(i - 1) / 2]->seq > h[i]->seq) {
+        struct mt_head_task *tmp = h[i];
+
+        h[i] = h[(i - 1) / 2];
+        h[(i - 1) / 2] = tmp;
+        i = (i - 1) / 2;
+    }
+}
+
+size_t mt_task_table_newest(const struct mt_task_table *t,
+                            mt_task_match_fn match, void *arg, size_t skip,
+                            size_t max, struct mt_head_task **out,
+                            size_t *n_out)
+{
+    size_t k = skip + max < t->n ? skip + max : t->n, n = 0, total = 0;
+    struct mt_head_task **h = mt_xmalloc((k + 1) * sizeof(*h));
+
+    for (size_t i = 0; i < t->cap; i++) {
+        struct mt_head_task *task = t->slots[i];
+
+        if (!task || !match(arg, task))
+            continue;
+        total++;
+        if (n < k) {
+            h[n] = task;
+            heap_up(h, n++);
+        } else if (k && task->seq > h[0]->seq) {
+            h[0] = task;
+            heap_down(h, n, 0);
+        }
+    }
+    qsort(h, n, sizeof(*h), newest_first);
+    *n_out = n > skip ? n - skip : 0;
+    if (*n_out > max)
+        *n_out = max;
+    memcpy(out, h + (n > skip ? skip : n), *n_out * sizeof(*out));
+    free(h);
+    return total;
+}
+
 size_t mt_task_table_count(const struct mt_task_table *t,
                            enum mt_head_task_state s)
 {

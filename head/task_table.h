@@ -207,6 +207,22 @@ void mt_task_table_visit(const struct mt_task_table *t, mt_task_visit_fn fn,
 void mt_task_table_visit_newest(const struct mt_task_table *t,
                                 mt_task_visit_fn fn, void *arg);
 
+/*
+ * mt_task_table_newest - one page of the tasks match accepts, newest
+ * first: the first skip of them are passed over and the next max (at
+ * most) go into out. One walk and a heap of skip + max entries, so a
+ * page costs O(n log(skip + max)), not a sort of the table.
+ *
+ * IN  match  called once per task (must not add or remove tasks)
+ * OUT out    max entries room; *n_out filled
+ * RET how many tasks match accepted (the total, paged or not)
+ */
+typedef bool (*mt_task_match_fn)(void *arg, const struct mt_head_task *task);
+size_t mt_task_table_newest(const struct mt_task_table *t,
+                            mt_task_match_fn match, void *arg, size_t skip,
+                            size_t max, struct mt_head_task **out,
+                            size_t *n_out);
+
 /* mt_task_table_count - tasks in state s (O(table size)). */
 size_t mt_task_table_count(const struct mt_task_table *t,
                            enum mt_head_task_state s);

@@ -7,6 +7,7 @@
 #include "proto/list_json.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "common/ids.h"
 #include "proto/status_json.h"
@@ -101,7 +102,7 @@ static void close_list(struct mt_strbuf *sb, size_t n)
 
 /* ---- nodes --------------------------------------------------------------- */
 
-static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
+void mt_json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
 {
     mt_strbuf_adds(sb, "{\"node_id\": ");
     mt_strbuf_add_json_str(sb, n->node_id);
@@ -124,7 +125,7 @@ void mt_list_json_nodes(struct mt_strbuf *sb, Manta__NodeInfo *const *nodes,
     open_list(sb, total, "nodes");
     for (size_t i = 0; i < n; i++) {
         next_entry(sb, i);
-        json_node(sb, nodes[i]);
+        mt_json_node(sb, nodes[i]);
     }
     close_list(sb, n);
 }
@@ -385,4 +386,49 @@ void mt_list_json_gangs(struct mt_strbuf *sb, const Manta__ListGangsReply *r)
         mt_json_gang(sb, r->gangs[i]);
     }
     mt_strbuf_adds(sb, "]}\n");
+}
+
+/* ---- the dashboard's pages and filters ----------------------------------- */
+
+void mt_list_json_paged(struct mt_strbuf *sb, const char *listing,
+                        size_t len, uint32_t offset, uint32_t limit)
+{
+    mt_strbuf_addf(sb, "{\"offset\": %u, \"limit\": %u", offset, limit);
+    if (len > 1 && listing[0] == '{') {
+        mt_strbuf_adds(sb, ", ");
+        mt_strbuf_add(sb, listing + 1, len - 1);
+    } else {
+        mt_strbuf_adds(sb, "}\n");
+    }
+}
+
+static const char *node_state(int s)
+{
+    return s == 1 ? "ALIVE" : s == 2 ? "DEAD" : "UNKNOWN";
+}
+
+int mt_list_json_state(const char *kind, const char *name)
+{
+    static const struct {
+        const char *kind;
+        const char *(*name_of)(int s);
+    } kinds[] = {
+        {"tasks", task_state},     {"actors", actor_state},
+        {"placement_groups", pg_state}, {"objects", object_state},
+        {"gangs", gang_state},     {"nodes", node_state},
+    };
+
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        if (strcmp(kind, kinds[k].kind) != 0)
+            continue;
+        for (int v = 1; v < 32; v++) {
+            const char *n = kinds[k].name_of(v);
+
+            if (strcmp(n, "UNKNOWN") == 0)
+                break;
+            if (strcasecmp(n, name) == 0)
+                return v;
+        }
+    }
+    return 0;
 }

@@ -49,6 +49,25 @@ void mt_list_json_objects(struct mt_strbuf *sb,
 /* mt_list_json_gangs - {"total": N, "gangs": [...]} on one line. */
 void mt_list_json_gangs(struct mt_strbuf *sb, const Manta__ListGangsReply *r);
 
+/* mt_json_node - one node, as in the listing (no newline). */
+void mt_json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n);
+
+/*
+ * mt_list_json_paged - append listing (a whole listing as written above,
+ * "{...}\n") with "offset": offset, "limit": limit added first: the
+ * dashboard's /api listings.
+ */
+void mt_list_json_paged(struct mt_strbuf *sb, const char *listing,
+                        size_t len, uint32_t offset, uint32_t limit);
+
+/*
+ * mt_list_json_state - the value of state name (any case) for kind
+ * ("tasks", "actors", "placement_groups", "objects", "gangs", "nodes"),
+ * as the listings above spell the states.
+ * RET the value (>= 1), or 0: no such kind or state
+ */
+int mt_list_json_state(const char *kind, const char *name);
+
 /* mt_json_actor - one actor, as in the listing (no newline). */
 void mt_json_actor(struct mt_strbuf *sb, const Manta__ActorInfo *a);
 

@@ -173,6 +173,9 @@ static int check_filter(struct mt_client *c, const struct kind *k,
     if ((f->node_id && !k->by_node) || (f->name && !k->by_name))
         return mt__set_error(c, -MT_EINVAL, "%s cannot be filtered by %s",
                              k->name, f->node_id ? "node" : "name");
+    if (out->owner_id && k->list != mt__task_list)
+        return mt__set_error(c, -MT_EINVAL, "%s cannot be filtered by "
+                             "driver", k->name);
     if (!f->state)
         return 0;
     for (int s = 1; s <= k->n_states; s++)

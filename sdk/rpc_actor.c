@@ -195,6 +195,7 @@ int mt__actor_list(struct mt_client *c, const mt_list_filter *f, int state,
     int rc;
 
     req.limit = f->limit;
+    req.offset = f->offset;
     req.state = (Manta__ActorState)state;
     req.name = (char *)(f->name ? f->name : "");
     rc = mt__list_call(c, &mt_head_list_actors, &req, render, json, keep);

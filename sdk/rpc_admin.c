@@ -217,6 +217,12 @@ int mt__node_list(struct mt_client *c, const mt_list_filter *f, int state,
         if (node_matches(r->nodes[i], f, state))
             sel[n++] = r->nodes[i];
     l->total = n;
+    if (f->offset < n) { /* the head sends every node: page here */
+        sel += f->offset;
+        n -= f->offset;
+    } else {
+        n = 0;
+    }
     l->n = n < limit ? n : limit;
     if (json) {
         mt_list_json_nodes(&sb, sel, l->n, l->total);

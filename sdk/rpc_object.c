@@ -179,6 +179,7 @@ int mt__object_list(struct mt_client *c, const mt_list_filter *f, int state,
     int rc;
 
     req.limit = f->limit;
+    req.offset = f->offset;
     req.state = (Manta__ObjectState)state;
     req.node_id = (char *)(f->node_id ? f->node_id : "");
     rc = mt__list_call(c, &mt_head_list_objects, &req, render, json, keep);

@@ -163,6 +163,7 @@ int mt__pg_list(struct mt_client *c, const mt_list_filter *f, int state,
     int rc;
 
     req.limit = f->limit;
+    req.offset = f->offset;
     req.state = (Manta__PlacementGroupState)state;
     rc = mt__list_call(c, &mt_head_list_pgs, &req, render, json, keep);
     if (rc < 0 || json)

@@ -855,6 +855,8 @@ int mt__task_list(struct mt_client *c, const mt_list_filter *f, int state,
     req.node_id = (char *)(f->node_id ? f->node_id : "");
     req.name = (char *)(f->name ? f->name : "");
     req.show_env = f->show_env != 0;
+    req.offset = f->offset;
+    req.owner_id = (char *)(f->owner_id ? f->owner_id : "");
     rc = mt__list_call(c, &mt_head_list_tasks, &req, render, json, keep);
     if (rc < 0 || json)
         return rc;

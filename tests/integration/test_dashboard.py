@@ -1,11 +1,12 @@
-"""test_dashboard.py -- the head's HTTP dashboard (`--dashboard-port`):
+"""test_dashboard.py -- the head's HTTP dashboard (on by default;
+`--dashboard-port`, `--no-dashboard`):
 the page with its script and style (head/www/, compiled into the head:
 what is served is what the files hold, with the right content types, and
 the page loads nothing else), /api/cluster_status (the same JSON as
 `manta status --format json`) and Prometheus /metrics; 404/405 answers;
 garbage, oversize, slow and too many clients get a 4xx or a close while
-the head keeps serving rpc; a taken dashboard port fails the start with
-nothing left running; the head stops cleanly with dashboard connections
+the head keeps serving rpc; a taken dashboard port given by flag fails the
+start with nothing left running; --no-dashboard serves none; the head stops cleanly with dashboard connections
 open.
 """
 import http.client
@@ -640,10 +641,11 @@ def test_bad_port_and_taken_port():
     finally:
         blocker.close()
 
-    # Without --dashboard-port nothing is served and no file is written.
+    # With --no-dashboard nothing is served and no file is written.
     d = new_dir("nodash")
     out = run(["start", "--head", "--no-worker", "--port", str(free_port()),
-               "--node-ip", "127.0.0.1", "--temp-dir", d]).stdout
+               "--node-ip", "127.0.0.1", "--temp-dir", d,
+               "--no-dashboard"]).stdout
     check("Dashboard" not in out, out)
     check(not os.path.exists(os.path.join(d, "dashboard.addr")),
           "dashboard.addr without a dashboard")

@@ -185,6 +185,10 @@ typedef struct mt_list_filter {
     const char *name;           /* tasks, actors: exactly this name */
     int show_env;               /* tasks: list command tasks' env too
                                    (often secrets; left out otherwise) */
+    uint32_t offset;            /* skip this many matches first (paging;
+                                   total still counts every match) */
+    const char *owner_id;       /* tasks: submitted by this driver session
+                                   (where the head knows it); NULL: any */
 } mt_list_filter;
 
 /* mt_list_filter_init - no filter, the default limit. */

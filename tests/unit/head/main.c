@@ -13,6 +13,8 @@ extern CU_TestInfo mt_test_gang_ports[];
 extern CU_TestInfo mt_test_tasks[];
 extern CU_TestInfo mt_test_http[];
 extern CU_TestInfo mt_test_persist[];
+extern CU_TestInfo mt_test_history[];
+extern CU_TestInfo mt_test_api[];
 
 static const struct mt_suite suites[] = {
     {"node_table", mt_test_node_table, NULL, NULL},
@@ -26,6 +28,8 @@ static const struct mt_suite suites[] = {
     {"tasks", mt_test_tasks, NULL, NULL},
     {"http", mt_test_http, NULL, NULL},
     {"persist", mt_test_persist, NULL, NULL},
+    {"history", mt_test_history, NULL, NULL},
+    {"api", mt_test_api, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -2,7 +2,7 @@
 /*
  * test_http.c -- the dashboard's request parser (head/http.c): framing,
  * the request line, headers and their limits, and the credential helpers
- * (bearer token, cookie, query and form parameters).
+ * (bearer token, cookie, query and form parameters, whole numbers).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +195,23 @@ static void test_params(void)
     CU_ASSERT_EQUAL(mt_http_param_strip(s("abcdef"), "token", out, 4), 0);
 }
 
+/* Whole-number parameters of the dashboard's /api (head/api.c). */
+static void test_param_uint(void)
+{
+    struct mt_http_str q = {"limit=25&offset=&n=abc&big=99999999999999999999"
+                            "9&z=007", 0};
+    uint64_t v;
+
+    q.n = strlen(q.p);
+    CU_ASSERT(mt_http_param_uint(q, "limit", 100, 1000, &v) && v == 25);
+    CU_ASSERT(mt_http_param_uint(q, "absent", 100, 1000, &v) && v == 100);
+    CU_ASSERT(mt_http_param_uint(q, "z", 0, 10, &v) && v == 7);
+    CU_ASSERT(!mt_http_param_uint(q, "offset", 0, 10, &v)); /* empty */
+    CU_ASSERT(!mt_http_param_uint(q, "n", 0, 10, &v));
+    CU_ASSERT(!mt_http_param_uint(q, "big", 0, UINT64_MAX, &v));
+    CU_ASSERT(!mt_http_param_uint(q, "limit", 0, 24, &v)); /* > max */
+}
+
 CU_TestInfo mt_test_http[] = {
     {"request line", test_request_line},
     {"bad requests", test_bad_requests},
@@ -203,5 +220,6 @@ CU_TestInfo mt_test_http[] = {
     {"headers and bearer", test_headers},
     {"cookie", test_cookie},
     {"params", test_params},
+    {"param uint", test_param_uint},
     CU_TEST_INFO_NULL,
 };

@@ -136,6 +136,40 @@ static void test_visit_newest(void)
     mt_task_table_release(&t);
 }
 
+static bool odd(void *arg, const struct mt_head_task *task)
+{
+    (void)arg;
+    return task->num % 2 == 1;
+}
+
+/* Pages of the odd tasks, newest first, against a sort of them all. */
+static void test_newest_pages(void)
+{
+    struct mt_head_task *page[8];
+    struct mt_task_table t;
+    size_t n, total;
+
+    mt_task_table_init(&t, 10);
+    for (int i = 0; i < 200; i++)
+        add(&t, "x", 0, i); /* numbers 10 .. 209 */
+    total = mt_task_table_newest(&t, odd, NULL, 0, 3, page, &n);
+    CU_ASSERT(total == 100 && n == 3);
+    CU_ASSERT(page[0]->num == 209 && page[1]->num == 207 &&
+              page[2]->num == 205);
+    total = mt_task_table_newest(&t, odd, NULL, 10, 8, page, &n);
+    CU_ASSERT(total == 100 && n == 8);
+    for (size_t i = 0; i < n; i++)
+        CU_ASSERT(page[i]->num == 209 - 2 * (10 + i));
+    /* The last page is short; past the end is empty. */
+    total = mt_task_table_newest(&t, odd, NULL, 97, 8, page, &n);
+    CU_ASSERT(total == 100 && n == 3 && page[2]->num == 11);
+    total = mt_task_table_newest(&t, odd, NULL, 500, 8, page, &n);
+    CU_ASSERT(total == 100 && n == 0);
+    total = mt_task_table_newest(&t, odd, NULL, 0, 0, page, &n);
+    CU_ASSERT(total == 100 && n == 0);
+    mt_task_table_release(&t);
+}
+
 static void test_forget_old_finished(void)
 {
     struct mt_task_table t;
@@ -167,6 +201,7 @@ CU_TestInfo mt_test_task_table[] = {
     {"finish", test_finish},
     {"output_trim", test_output_trim},
     {"visit_newest", test_visit_newest},
+    {"newest pages", test_newest_pages},
     {"forget_old_finished", test_forget_old_finished},
     CU_TEST_INFO_NULL,
 };

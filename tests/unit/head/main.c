@@ -11,7 +11,6 @@ extern CU_TestInfo mt_test_obj_owners[];
 extern CU_TestInfo mt_test_actor_table[];
 extern CU_TestInfo mt_test_gang_ports[];
 extern CU_TestInfo mt_test_tasks[];
-extern CU_TestInfo mt_test_http[];
 extern CU_TestInfo mt_test_persist[];
 
 static const struct mt_suite suites[] = {
@@ -24,7 +23,6 @@ static const struct mt_suite suites[] = {
     {"actor_table", mt_test_actor_table, NULL, NULL},
     {"gang_ports", mt_test_gang_ports, NULL, NULL},
     {"tasks", mt_test_tasks, NULL, NULL},
-    {"http", mt_test_http, NULL, NULL},
     {"persist", mt_test_persist, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };

@@ -91,6 +91,8 @@ static const char *spell(double v, char *buf, size_t len)
         return v > 0 ? "+Inf" : "-Inf";
     if (v == floor(v) && fabs(v) < 9007199254740992.0)
         snprintf(buf, len, "%.0f", v);
+    else if (fabs(v) >= 1e7)
+        snprintf(buf, len, "%.3f", v); /* e.g. a time since the epoch */
     else
         snprintf(buf, len, "%.9g", v);
     return buf;

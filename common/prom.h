@@ -49,7 +49,8 @@ void mt_prom_series(struct mt_strbuf *sb, const char *name,
                     const char *const *kv);
 
 /* mt_prom_value - " v\n": +Inf, -Inf and NaN as Prometheus spells them,
- * integers exactly, other values with 9 significant digits. */
+ * integers exactly, values from 1e7 up to the millesimal, other values
+ * with 9 significant digits. */
 void mt_prom_value(struct mt_strbuf *sb, double v);
 
 /* mt_prom_value_u64 - " v\n" for a count or a byte total, exactly. */

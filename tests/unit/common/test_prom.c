@@ -46,8 +46,10 @@ static void test_values(void)
     mt_prom_value(&sb, NAN);
     mt_prom_value(&sb, 1e15);
     mt_prom_value(&sb, 12345.678912);
+    mt_prom_value(&sb, 1796199060.25);
     CU_ASSERT_STRING_EQUAL(sb.buf, " 0.25\n +Inf\n -Inf\n NaN\n"
-                                   " 1000000000000000\n 12345.6789\n");
+                                   " 1000000000000000\n 12345.6789\n"
+                                   " 1796199060.250\n");
     mt_strbuf_release(&sb);
 }
 

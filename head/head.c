@@ -25,6 +25,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/dashboard.h"
+#include "head/prom_sd.h"
 #include "head/head_int.h"
 #include "head/persist.h"
 #include "head/recover.h"
@@ -328,6 +329,7 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
             h->port, h->address, h->cluster_id, h->store->ops->name);
     if (h->dash)
         start_dashboard(h);
+    mt_head_prom_sd_start(h);
     *out = h;
     return 0;
 

@@ -4,8 +4,9 @@
 docs/dashboard.md lists, with task, rpc and process figures that move;
 both ask for the cluster token (401 without it); <temp-dir>/prom_sd.json
 lists the head and every alive worker (as `manta status` reports its
-metrics_address) and is rewritten when a node joins or dies; the
-Grafana dashboard in deploy/observability/ parses and every panel's
+metrics_address) and is rewritten when a node joins or dies; with TLS
+the worker's /metrics is HTTPS and the SD file says so; the Grafana
+dashboard in deploy/observability/ parses and every panel's
 query names only families the head or a worker exports, and every
 family is on some panel; deploy/observability/prometheus.yml passes
 `promtool check config`, and a real Prometheus run with it (pointed at
@@ -21,6 +22,7 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import tempfile
 
@@ -71,14 +73,14 @@ SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
 
 
-def start_cluster(tag):
+def start_cluster(tag, extra=()):
     """Head (with a dashboard) + worker on 127.0.0.1.
     RET (temp dir, rpc address, dashboard port)."""
     port, dport = free_port(), free_port()
     d = new_dir(tag)
     run(["start", "--head", "--port", str(port), "--dashboard-port",
          str(dport), "--node-ip", "127.0.0.1", "--temp-dir", d,
-         "--num-cpus", "2", "--memory", "1GiB"] + FAST)
+         "--num-cpus", "2", "--memory", "1GiB"] + FAST + list(extra))
     addr = "127.0.0.1:%d" % port
     wait_until(lambda: workers_in_sd(d), 10, "the worker in prom_sd.json")
     return d, addr, dport
@@ -98,10 +100,16 @@ def workers_in_sd(d):
             if g["labels"]["role"] == "worker"}
 
 
-def get(hostport, path="/metrics", token=TOKEN):
-    """GET over HTTP; RET (status, content type, body text)."""
+def get(hostport, path="/metrics", token=TOKEN, ca=None):
+    """GET over HTTP (HTTPS verified against ca, when given); RET (status,
+    content type, body text)."""
     host, port = hostport.rsplit(":", 1)
-    c = http.client.HTTPConnection(host, int(port), timeout=10)
+    if ca:
+        c = http.client.HTTPSConnection(
+            host, int(port), timeout=10,
+            context=ssl.create_default_context(cafile=ca))
+    else:
+        c = http.client.HTTPConnection(host, int(port), timeout=10)
     hdrs = {"Authorization": "Bearer " + token} if token else {}
     try:
         c.request("GET", path, headers=hdrs)
@@ -212,6 +220,33 @@ def test_file_sd():
         check(f.read().strip() == new, "worker.metrics marker")
     run(["stop", "--temp-dir", d2])
     wait_until(lambda: len(workers_in_sd(d)) == 1, 10, "dead worker dropped")
+
+
+def test_tls():
+    """With the cluster's certificate the worker's /metrics is HTTPS too,
+    and the SD file says so."""
+    d = new_dir("promtls")
+    certs = os.path.join(d, "certs")
+    run(["tls-init", "--dir", certs, "--ip", "127.0.0.1"])
+    ca = os.path.join(certs, "ca.pem")
+    d, addr, dport = start_cluster(
+        "metricstls", ["--tls-cert", os.path.join(certs, "node.pem"),
+                       "--tls-key", os.path.join(certs, "node.key"),
+                       "--tls-ca", ca])
+    groups = sd(d)
+    check(len(groups) == 2 and
+          all(g["labels"].get("__scheme__") == "https" for g in groups),
+          "https in the SD file: %r" % groups)
+    (_, waddr), = workers_in_sd(d).items()
+    code, _, text = get(waddr, ca=ca)
+    check(code == 200 and "manta_worker_info" in text, "https /metrics")
+    check(get(waddr, token=None, ca=ca)[0] == 401, "https without token")
+    check(get("127.0.0.1:%d" % dport, ca=ca)[0] == 200, "head over https")
+    try:
+        get(waddr)
+        check(False, "plain HTTP answered")
+    except (OSError, http.client.HTTPException):
+        pass
 
 
 def names_in(expr):
@@ -336,5 +371,5 @@ def test_prometheus_scrapes():
 
 
 if __name__ == "__main__":
-    main([test_head_and_worker_metrics, test_file_sd, test_grafana_dashboard,
-          test_prometheus_scrapes])
+    main([test_head_and_worker_metrics, test_file_sd, test_tls,
+          test_grafana_dashboard, test_prometheus_scrapes])

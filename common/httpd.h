@@ -131,7 +131,7 @@ void mt_httpd_close(struct mt_httpd *s);
 /* mt_httpd_tls - whether s serves HTTPS. */
 bool mt_httpd_tls(const struct mt_httpd *s);
 
-/* ---- helpers for routes --------------------------------------------------- */
+/* ---- helpers for routes -------------------------------------------------- */
 
 /*
  * mt_httpd_token_ok - whether params (a query or a form body) carry a

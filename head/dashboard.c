@@ -124,7 +124,8 @@ static void deny(void *arg, const struct mt_httpd_request *r,
  * /login: GET shows the form, which POSTs token=... (httpd reads the
  * whole body); a valid token sets the cookie and goes to /.
  */
-static void serve_login(struct mt_dashboard *d, const struct mt_httpd_request *r,
+static void serve_login(struct mt_dashboard *d,
+                        const struct mt_httpd_request *r,
                         struct mt_httpd_answer *a)
 {
     static const struct mt_http_str root = {"/", 1}, none = {"", 0};

@@ -26,8 +26,8 @@ import ssl
 import subprocess
 import tempfile
 
-from harness import (BIN, FAST, TOKEN, check, free_port, main, new_dir, run,
-                     status, wait_until)
+from harness import (FAST, MANTA, TOKEN, check, free_port, main, new_dir,
+                     run, status, wait_until)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OBS = os.path.join(ROOT, "deploy", "observability")
@@ -193,6 +193,30 @@ def test_head_and_worker_metrics():
         check(get(hp, token=None)[0] == 401, "%s without token" % hp)
         check(get(hp, token="0" * 64)[0] == 401, "%s wrong token" % hp)
     check(get(waddr, "/nope")[0] == 404, "worker 404")
+
+
+def test_tpu_chips():
+    """A node's TPU chips, total and held, with its slice."""
+    d, addr, dport = start_cluster(
+        "metricstpu", ["--resources", '{"TPU": 4}', "--labels",
+                       "manta.io/tpu-slice-name=s1"])
+    (nid, _), = workers_in_sd(d).items()
+    head = "127.0.0.1:%d" % dport
+
+    def chips(kind):
+        return value(scrape(head)[2], "manta_node_tpu_chips", node_id=nid,
+                     slice="s1", kind=kind)
+    check(chips("total") == 4 and chips("allocated") == 0, "idle chips")
+    task = subprocess.Popen([MANTA, "submit", "--address", addr,
+                             "--resources", '{"TPU": 2}', "--", "sleep",
+                             "60"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: chips("allocated") == 2, 10, "2 chips held")
+        check(chips("total") == 4, "total while held")
+    finally:
+        task.kill()
+        task.wait()
 
 
 def test_file_sd():
@@ -371,5 +395,5 @@ def test_prometheus_scrapes():
 
 
 if __name__ == "__main__":
-    main([test_head_and_worker_metrics, test_file_sd, test_tls,
+    main([test_head_and_worker_metrics, test_tpu_chips, test_file_sd, test_tls,
           test_grafana_dashboard, test_prometheus_scrapes])

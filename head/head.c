@@ -129,6 +129,8 @@ static void destroy_services(struct mt_head *h)
     mt_head_pgs_destroy(h->pgs);
     mt_head_sched_destroy(h->sched);
     mt_head_nodes_destroy(h->nodes);
+    mt_head_prom_sd_destroy(h->prom_sd);
+    h->prom_sd = NULL;
     h->gangs = NULL;
     h->actors = NULL;
     h->tasks = NULL;

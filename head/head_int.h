@@ -43,6 +43,7 @@
 
 struct mt_dashboard;
 struct mt_head;
+struct mt_head_prom_sd;   /* prom_sd.h */
 struct mt_head_persist;   /* persist.h */
 struct mt_head_recover;   /* recover.h */
 struct mt_node_watcher;   /* rpc_nodes.c */
@@ -74,6 +75,7 @@ struct mt_head {
     int port;
     int64_t start_time_ms;
     struct mt_dashboard *dash;  /* NULL when cfg.dashboard_port < 0 */
+    struct mt_head_prom_sd *prom_sd; /* prom_sd.h; NULL: no temp dir */
     char dashboard_url[160];    /* "http://ip:port", "" when off */
     /* The services, lowest layer first (see the top of this file). */
     struct mt_head_nodes *nodes;

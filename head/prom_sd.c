@@ -10,14 +10,22 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/sys.h"
 #include "head/head_int.h"
 
 #define SD_FILE "prom_sd.json"
+
+/* What the file holds. Guarded by: loop thread. */
+struct mt_head_prom_sd {
+    char *last;                   /* the contents last written; NULL: none */
+    bool warned;                  /* a failed write was logged */
+};
 
 /* One target group: {"targets": [addr], "labels": {...}}. */
 static void group(struct mt_strbuf *sb, bool first, const char *addr,
@@ -62,21 +70,27 @@ void mt_head_prom_sd_json(struct mt_head *h, struct mt_strbuf *sb)
 
 int mt_head_prom_sd_write(struct mt_head *h)
 {
-    static bool warned;
+    struct mt_head_prom_sd *sd = h->prom_sd;
     struct mt_strbuf sb = MT_STRBUF_INIT;
     char path[1024];
-    int rc;
+    int rc = 0;
 
-    if (!h->cfg.temp_dir || !h->nodes)
+    if (!sd || !h->cfg.temp_dir || !h->nodes)
         return 0;
-    snprintf(path, sizeof(path), "%s/%s", h->cfg.temp_dir, SD_FILE);
     mt_head_prom_sd_json(h, &sb);
+    if (sd->last && strcmp(sd->last, sb.buf) == 0)
+        goto out;
+    snprintf(path, sizeof(path), "%s/%s", h->cfg.temp_dir, SD_FILE);
     rc = mt_sys_write_file_atomic(path, sb.buf);
-    mt_strbuf_release(&sb);
-    if (rc < 0 && !warned) {
-        warned = true;
+    if (rc == 0) {
+        free(sd->last);
+        sd->last = mt_xstrdup(sb.buf);
+    } else if (!sd->warned) {
+        sd->warned = true;
         MT_WARN("cannot write %s: %s", path, strerror(-rc));
     }
+out:
+    mt_strbuf_release(&sb);
     return rc;
 }
 
@@ -95,6 +109,15 @@ void mt_head_prom_sd_start(struct mt_head *h)
 {
     if (!h->cfg.temp_dir)
         return;
+    h->prom_sd = mt_xcalloc(1, sizeof(*h->prom_sd));
     mt_head_nodes_listen(h->nodes, &sd_listener, h);
     mt_head_prom_sd_write(h);
+}
+
+void mt_head_prom_sd_destroy(struct mt_head_prom_sd *sd)
+{
+    if (!sd)
+        return;
+    free(sd->last);
+    free(sd);
 }

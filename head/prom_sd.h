@@ -14,8 +14,8 @@
  * a worker's is the metrics_address it registered with, listed while the
  * node is ALIVE. Over TLS each group also carries "__scheme__": "https".
  * The file is rewritten atomically (a temporary file, then rename) when
- * the dashboard starts and whenever a node registers or dies, so
- * Prometheus (which watches it) never reads half of it.
+ * the dashboard starts and whenever a node registers or dies and the list
+ * changes, so Prometheus (which watches it) never reads half of it.
  *
  * THREAD: the head's loop thread only.
  */
@@ -23,16 +23,23 @@
 #define MT_HEAD_PROM_SD_H
 
 struct mt_head;
+struct mt_head_prom_sd;
 struct mt_strbuf;
 
 /*
- * mt_head_prom_sd_start - follow node events and write the file now.
- * Nothing when h has no temp dir.
+ * mt_head_prom_sd_start - follow node events and write the file now;
+ * sets h->prom_sd (free with mt_head_prom_sd_destroy once h->nodes is
+ * gone). Nothing when h has no temp dir.
  */
 void mt_head_prom_sd_start(struct mt_head *h);
 
+/* mt_head_prom_sd_destroy - free what start made. Accepts NULL. */
+void mt_head_prom_sd_destroy(struct mt_head_prom_sd *sd);
+
 /*
- * mt_head_prom_sd_write - write <temp-dir>/prom_sd.json now.
+ * mt_head_prom_sd_write - write <temp-dir>/prom_sd.json now, unless it
+ * would be what was last written (so a storm of node events that change
+ * no target, e.g. simulated nodes without /metrics, writes nothing).
  * RET 0 (or nothing to do), or -errno (logged once)
  */
 int mt_head_prom_sd_write(struct mt_head *h);

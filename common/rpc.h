@@ -367,4 +367,19 @@ int mt_rpc_err_to_status(int err);
 /* mt_rpc_status_name - "OK", "UNAVAILABLE", ... for a grpc status code. */
 const char *mt_rpc_status_name(int grpc_code);
 
+struct mt_strbuf;
+
+/*
+ * mt_rpc_engine_metrics - what eng's servers have answered, in the
+ * Prometheus text format (common/prom.h): manta_rpc_requests_total
+ * {service,method,code} (calls ended, by gRPC status name) and the
+ * histogram manta_rpc_latency_seconds{service,method} (from the request's
+ * arrival to the handler's final status, streams included). Methods
+ * without calls have no samples. Counting costs no allocation and no
+ * lock: one clock read when a call arrives and one when it ends.
+ *
+ * THREAD: eng's loop thread.
+ */
+void mt_rpc_engine_metrics(struct mt_rpc_engine *eng, struct mt_strbuf *sb);
+
 #endif /* MT_RPC_H */

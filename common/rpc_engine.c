@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/rpc_int.h"
+#include "common/strbuf.h"
 
 void mt__rpc_post(struct mt_rpc_engine *eng, struct mt__rpc_tag *tag, bool ok)
 {
@@ -147,6 +149,11 @@ void mt_rpc_engine_destroy(struct mt_rpc_engine *eng)
     pthread_mutex_destroy(&eng->mu);
     free(eng->events);
     mt__rpc_security_free(eng);
+    for (size_t i = 0; i < eng->n_stats; i++) {
+        free(eng->stats[i]->path);
+        free(eng->stats[i]);
+    }
+    free(eng->stats);
     free(eng);
     grpc_shutdown();
 }
@@ -259,4 +266,73 @@ const char *mt_rpc_status_name(int grpc_code)
         if (status_map[i].code == grpc_code)
             return status_map[i].name;
     return "UNKNOWN";
+}
+
+/* ---- metrics ------------------------------------------------------------- */
+
+struct mt__rpc_method_stats *mt__rpc_stats_for(struct mt_rpc_engine *eng,
+                                               const char *path)
+{
+    struct mt__rpc_method_stats *st;
+
+    for (size_t i = 0; i < eng->n_stats; i++)
+        if (strcmp(eng->stats[i]->path, path) == 0)
+            return eng->stats[i];
+    mt_xgrow((void **)&eng->stats, &eng->cap_stats, eng->n_stats + 1,
+             sizeof(*eng->stats));
+    st = mt_xcalloc(1, sizeof(*st));
+    st->path = mt_xstrdup(path);
+    mt_prom_hist_init(&st->latency, mt_prom_rpc_buckets,
+                      mt_prom_rpc_buckets_n);
+    eng->stats[eng->n_stats++] = st;
+    return st;
+}
+
+/* "/pkg.Service/Method" into service and method (cut at the last '/'). */
+static void split_path(const char *path, char *svc, size_t n, const char **m)
+{
+    const char *slash = strrchr(path, '/');
+    size_t k = slash && slash > path ? (size_t)(slash - path - 1) : 0;
+
+    if (k >= n)
+        k = n - 1;
+    memcpy(svc, path + 1, k);
+    svc[k] = '\0';
+    *m = slash ? slash + 1 : path;
+}
+
+void mt_rpc_engine_metrics(struct mt_rpc_engine *eng, struct mt_strbuf *sb)
+{
+    char svc[128];
+    const char *method;
+
+    mt_prom_family(sb, "manta_rpc_requests_total", "counter",
+                   "rpc calls this process served, by method and the gRPC "
+                   "status they ended with.");
+    for (size_t i = 0; i < eng->n_stats; i++) {
+        const struct mt__rpc_method_stats *st = eng->stats[i];
+
+        split_path(st->path, svc, sizeof(svc), &method);
+        for (int c = 0; c < MT__RPC_N_CODES; c++) {
+            const char *kv[] = {"service", svc, "method", method, "code",
+                                mt_rpc_status_name(c), NULL};
+
+            if (st->ended[c])
+                mt_prom_sample_u64(sb, "manta_rpc_requests_total", kv,
+                                   st->ended[c]);
+        }
+    }
+    mt_prom_family(sb, "manta_rpc_latency_seconds", "histogram",
+                   "Seconds from an rpc call's arrival to its final status.");
+    for (size_t i = 0; i < eng->n_stats; i++) {
+        const struct mt__rpc_method_stats *st = eng->stats[i];
+
+        if (!st->latency.count)
+            continue;
+        split_path(st->path, svc, sizeof(svc), &method);
+        mt_prom_hist_write(sb, "manta_rpc_latency_seconds",
+                           (const char *[]){"service", svc, "method", method,
+                                            NULL},
+                           &st->latency);
+    }
 }

@@ -17,7 +17,23 @@
 #include <pthread.h>
 
 #include "common/auth.h"
+#include "common/prom.h"
 #include "common/rpc.h"
+
+#define MT__RPC_N_CODES 17 /* gRPC status codes 0..16 */
+
+/*
+ * What one method's server calls came to (rpc_server.c counts, and
+ * mt_rpc_engine_metrics writes them). One per method path per engine,
+ * made when a server registers the method; never freed before the
+ * engine, so calls that outlive their server may still count. Guarded
+ * by: loop thread.
+ */
+struct mt__rpc_method_stats {
+    char *path;                           /* "/pkg.Service/Method" */
+    uint64_t ended[MT__RPC_N_CODES];      /* calls ended, by status code */
+    struct mt_prom_hist latency;          /* request to end, seconds */
+};
 
 struct mt__rpc_tag;
 typedef void (*mt__rpc_tag_fn)(struct mt__rpc_tag *tag, bool ok);
@@ -49,7 +65,14 @@ struct mt_rpc_engine {
     char *bearer;                 /* "Bearer <token>"; NULL: auth none */
     grpc_metadata auth_md;        /* authorization: bearer, for channels */
     size_t n_auth_md;             /* 0 or 1 */
+    struct mt__rpc_method_stats **stats; /* per served method, owned */
+    size_t n_stats;
+    size_t cap_stats;
 };
+
+/* The stats of path, made on first use. Loop thread; at server start. */
+struct mt__rpc_method_stats *mt__rpc_stats_for(struct mt_rpc_engine *eng,
+                                               const char *path);
 
 /* Hand a tag to gRPC: count it. Call right before start_batch/request. */
 static inline void mt__rpc_tag_armed(struct mt_rpc_engine *eng)

@@ -46,6 +46,7 @@
 struct server_method {
     const struct mt_rpc_handler *h;
     void *registered; /* handle from grpc_server_register_method */
+    struct mt__rpc_method_stats *stats; /* the engine's, for this path */
 };
 
 struct mt_rpc_server {
@@ -73,6 +74,8 @@ struct mt_rpc_call {
     struct mt_rpc_server *srv;   /* NULL once the server is gone */
     struct mt_rpc_engine *eng;
     struct server_method *m;     /* NULL for the unimplemented catch-all */
+    struct mt__rpc_method_stats *stats; /* counted at the end; NULL: not */
+    uint64_t arrived_ns;         /* uv_hrtime() when the request came */
     grpc_call *call;
     gpr_timespec deadline;
     grpc_metadata_array req_md;
@@ -318,12 +321,25 @@ static grpc_byte_buffer *lend(struct mt_rpc_call *c, const uint8_t *head,
     return bb;
 }
 
+/* Count a call that ends with code (engine stats, no allocation). */
+static void count_end(struct mt_rpc_call *c, int code)
+{
+    struct mt__rpc_method_stats *st = c->stats;
+
+    if (!st)
+        return;
+    st->ended[code >= 0 && code < MT__RPC_N_CODES ? code : 2]++;
+    mt_prom_hist_observe(&st->latency,
+                         (double)(uv_hrtime() - c->arrived_ns) / 1e9);
+}
+
 /* End the handler's ownership with a final status. */
 static int end_call(struct mt_rpc_call *c, int code, const char *msg)
 {
     if (c->ended)
         return -MT_ESTATE;
     c->ended = true;
+    count_end(c, code);
     c->status_queued = true;
     c->status_code = code;
     c->status_msg = msg ? strdup(msg) : NULL;
@@ -488,6 +504,8 @@ static void on_request(struct mt__rpc_tag *tag, bool ok)
     srv->armed--;
     arm_one(srv, c->m);
     c->srv = NULL; /* the call may outlive the server */
+    c->stats = c->m->stats;
+    c->arrived_ns = uv_hrtime();
     if (start_close_watch(c) < 0) {
         c->ended = true;
         call_unref(c);
@@ -652,6 +670,8 @@ int mt_rpc_server_start(struct mt_rpc_engine *eng,
     grpc_server_register_completion_queue(srv->server, eng->cq, NULL);
     for (size_t i = 0; i < o->n_handlers; i++) {
         srv->methods[i].h = &o->handlers[i];
+        srv->methods[i].stats = mt__rpc_stats_for(eng,
+                                                  o->handlers[i].method->path);
         srv->methods[i].registered = grpc_server_register_method(
             srv->server, o->handlers[i].method->path, NULL,
             GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);

@@ -15,6 +15,9 @@ libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libhiredis-dev \
 libcunit1-dev libssl-dev openssl redis-server valgrind clang libclang-rt-14-dev \
 python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc \
 python3-numpy python3-torch"
+# Test dependency: promtool and prometheus check and scrape /metrics
+# (tests/integration/test_metrics.py).
+PKGS="$PKGS prometheus"
 
 for arg in "$@"; do
     case "$arg" in

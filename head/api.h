@@ -27,7 +27,7 @@
 #define MT_HEAD_API_H
 
 #include "common/strbuf.h"
-#include "head/http.h"
+#include "common/http.h"
 
 #define MT_API_LIMIT_DEFAULT 100
 #define MT_API_LIMIT_MAX 1000

@@ -12,31 +12,13 @@
  *   GET, POST /login         the login page (head/www/login.html)
  *
  * Every route needs the cluster token (unless the head runs with --auth
- * none): "Authorization: Bearer <token>", or the manta_token cookie
- * (HttpOnly, SameSite=Strict, Path=/, Secure over TLS). The cookie is set
- * by a 303 answering any GET/HEAD that carries a valid ?token= (to the
- * same URL without it), or by the login page (GET /login shows a form
- * that POSTs token=... to /login, which answers 303 to /). Otherwise:
- * 401 with WWW-Authenticate: Bearer realm="manta"; the body is the login
- * page when the client accepts text/html, else a short JSON (/api/...)
- * or text reason. A wrong token gets the same answer as none; tokens are
- * compared in constant time and never logged.
- *
- * With a certificate and key the dashboard serves HTTPS (OpenSSL over
- * memory BIOs, on the loop); a failed handshake closes the connection.
- *
- * Every connection carries one request and is closed after the answer
- * (Connection: close). Requests are peer input, parsed by head/http.h:
- * headers are limited to MT_DASHBOARD_MAX_HEADER bytes (413 beyond), a
- * login form to MT_DASHBOARD_MAX_FORM; a request not whole within
- * MT_DASHBOARD_HEADER_MS of the accept gets 408; anything that is not
- * HTTP/1.x gets 400, other methods 405, unknown paths 404 (with the
- * token). Connections are capped from RLIMIT_NOFILE (a quarter of it,
- * MT_DASHBOARD_MIN_CONNS..MT_DASHBOARD_MAX_CONNS) and per client address
- * (a quarter of that, at most MT_DASHBOARD_MAX_PER_ADDR); at a cap the
- * oldest connection still reading its request (of that address, when
- * the address is over its share) is closed for the new one. Nothing a
- * client sends can stop the head's rpc from being served.
+ * none), as common/httpd.h describes (bearer header, or the manta_token
+ * cookie set by a ?token= redirect), except the login page: GET /login
+ * shows a form that POSTs token=... to /login, which sets the cookie and
+ * answers 303 to /. Without the token the answer is 401; its body is the
+ * login page when the client accepts text/html, else a short JSON
+ * (/api/...) or text reason. Limits, TLS and connection caps: httpd.h.
+ * Other methods get 405, unknown paths 404 (with the token).
  *
  * Life cycle: mt_dashboard_create binds the socket (synchronously, so the
  * head can fail to start cleanly when the port is taken), mt_dashboard_start
@@ -49,15 +31,7 @@
 
 #include <uv.h>
 
-#include "head/http.h"
-
-#define MT_DASHBOARD_MAX_HEADER (16 * 1024)
-#define MT_DASHBOARD_HEADER_MS 3000  /* accept to whole request */
-#define MT_DASHBOARD_TIMEOUT_MS 5000 /* to write the answer */
-#define MT_DASHBOARD_MIN_CONNS 64    /* caps: see set_caps */
-#define MT_DASHBOARD_MAX_CONNS 4096
-#define MT_DASHBOARD_MAX_PER_ADDR 256
-#define MT_DASHBOARD_MAX_FORM 1024 /* POST /login body */
+#include "common/httpd.h"
 
 struct mt_head;
 struct mt_dashboard;

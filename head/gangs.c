@@ -46,6 +46,7 @@ struct mt_head_gangs {
     struct mt_node_table *nodes;
     void (*changed_fn)(void *arg, uint64_t num);
     void *changed_arg;
+    uint64_t restarts;           /* attempts started again, since start */
 };
 
 static void task_changed(void *arg, struct mt_head_task *t);
@@ -523,6 +524,7 @@ static void attempt_over(struct mt_head_gangs *gs, struct mt_gang *g)
         return;
     }
     g->attempt++;
+    gs->restarts++;
     g->state = MT_HEAD_GANG_PENDING;
     changed(gs, g);
     MT_INFO("gang %s restarting (attempt %u): %s", g->id, g->attempt + 1,
@@ -927,4 +929,9 @@ void mt_head_gangs_resume(struct mt_head_gangs *gs)
                 g->attempt + 1);
         resume_one(gs, g);
     }
+}
+
+uint64_t mt_head_gangs_restarts(const struct mt_head_gangs *gs)
+{
+    return gs->restarts;
 }

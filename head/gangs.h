@@ -121,6 +121,9 @@ struct mt_gang *mt_head_gang_find(struct mt_head_gangs *gs, const char *id);
 size_t mt_head_gangs_count(const struct mt_head_gangs *gs);
 struct mt_gang *mt_head_gangs_at(const struct mt_head_gangs *gs, size_t i);
 
+/* mt_head_gangs_restarts - gang restarts since the head started. */
+uint64_t mt_head_gangs_restarts(const struct mt_head_gangs *gs);
+
 /* Stop every member and end the gang CANCELLED (once they have ended). */
 void mt_head_gang_cancel(struct mt_head_gangs *gs, struct mt_gang *g);
 

@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/dashboard.h"
+#include "head/prom_sd.h"
 #include "head/head_int.h"
 #include "head/history.h"
 #include "head/persist.h"
@@ -132,6 +133,8 @@ static void destroy_services(struct mt_head *h)
     mt_head_pgs_destroy(h->pgs);
     mt_head_sched_destroy(h->sched);
     mt_head_nodes_destroy(h->nodes);
+    mt_head_prom_sd_destroy(h->prom_sd);
+    h->prom_sd = NULL;
     h->gangs = NULL;
     h->actors = NULL;
     h->tasks = NULL;
@@ -340,6 +343,7 @@ int mt_head_start(uv_loop_t *loop, const struct mt_head_config *cfg,
             h->port, h->address, h->cluster_id, h->store->ops->name);
     if (h->dash)
         start_dashboard(h);
+    mt_head_prom_sd_start(h);
     *out = h;
     return 0;
 

@@ -44,6 +44,7 @@
 struct mt_dashboard;
 struct mt_head;
 struct mt_head_history;   /* history.h (history_sampler.c) */
+struct mt_head_prom_sd;   /* prom_sd.h */
 struct mt_head_persist;   /* persist.h */
 struct mt_head_recover;   /* recover.h */
 struct mt_node_watcher;   /* rpc_nodes.c */
@@ -75,6 +76,7 @@ struct mt_head {
     int port;
     int64_t start_time_ms;
     struct mt_dashboard *dash;  /* NULL when cfg.dashboard_port < 0 */
+    struct mt_head_prom_sd *prom_sd; /* prom_sd.h; NULL: no temp dir */
     char dashboard_url[160];    /* "http://ip:port", "" when off */
     struct mt_head_history *history; /* the dashboard's time series;
                                         NULL when off (history.h) */

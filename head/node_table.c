@@ -40,6 +40,7 @@ static void node_free(struct mt_node *n)
     free(n->node_ip);
     free(n->hostname);
     free(n->temp_dir);
+    free(n->metrics_address);
     free(n->version);
     free(n->secret);
     free(n->death_reason);
@@ -130,6 +131,9 @@ struct mt_node *mt_node_table_register(struct mt_node_table *t,
     copy_str(&n->hostname, r->hostname);
     copy_str(&n->temp_dir, r->temp_dir);
     copy_str(&n->version, r->version);
+    MT_FREE(n->metrics_address);
+    if (r->metrics_address && *r->metrics_address)
+        copy_str(&n->metrics_address, r->metrics_address);
     if (r->secret && *r->secret) { /* a dead node's id may be taken anew */
         char h[MT_SHA256_HEX_LEN + 1];
 

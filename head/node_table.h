@@ -30,11 +30,23 @@ enum mt_node_state {
     MT_NODE_DEAD = 2,
 };
 
+/* A node's host and object store figures, as its last report gave them
+ * (proto HostUsage). */
 struct mt_node_usage {
     double cpu_percent;
     uint64_t mem_used_bytes;
     uint64_t mem_total_bytes;
     uint32_t num_cpus_online;
+    uint64_t disk_used_bytes;     /* the worker's temp dir's filesystem */
+    uint64_t disk_total_bytes;
+    uint64_t net_rx_bytes;        /* since boot, every interface but lo */
+    uint64_t net_tx_bytes;
+    uint64_t store_used_bytes;    /* object store arena allocated */
+    uint64_t store_capacity_bytes;
+    uint64_t store_objects;
+    uint64_t store_spilled_bytes_total;
+    uint64_t store_evicted_bytes_total;
+    uint64_t store_restored_bytes_total;
 };
 
 #define MT_NODE_MAX_GPUS 64
@@ -59,6 +71,8 @@ struct mt_node {
     char *hostname;
     char *temp_dir;
     char *version;
+    char *metrics_address;     /* the worker's /metrics host:port; NULL:
+                                  none */
     char *secret;              /* SHA-256 (hex) of the node's credential
                                   (RegisterNode), as stored (persist.h);
                                   NULL until one is presented */
@@ -104,6 +118,7 @@ struct mt_node_reg {
     const char *hostname;
     const char *temp_dir;
     const char *version;
+    const char *metrics_address; /* NULL/"": none */
     const char *secret;        /* the node's credential; NULL/"": none */
     const struct mt_qty_list *total;
     const struct mt_kv_list *labels;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/parse.h"
 
 #define MAX_ID_LEN 64
 #define MAX_STR_LEN 1024
@@ -43,6 +44,30 @@ void mt_head_usage_from_pb(const Manta__HostUsage *u,
     out->mem_used_bytes = u->mem_used_bytes;
     out->mem_total_bytes = u->mem_total_bytes;
     out->num_cpus_online = u->num_cpus_online;
+    out->disk_used_bytes = u->disk_used_bytes;
+    out->disk_total_bytes = u->disk_total_bytes;
+    out->net_rx_bytes = u->net_rx_bytes;
+    out->net_tx_bytes = u->net_tx_bytes;
+    out->store_used_bytes = u->object_store_used_bytes;
+    out->store_capacity_bytes = u->object_store_capacity_bytes;
+    out->store_objects = u->object_store_objects;
+    out->store_spilled_bytes_total = u->object_store_spilled_bytes_total;
+    out->store_evicted_bytes_total = u->object_store_evicted_bytes_total;
+    out->store_restored_bytes_total = u->object_store_restored_bytes_total;
+}
+
+void mt_head_usage_to_pb(const struct mt_node_usage *u, Manta__HostUsage *out)
+{
+    out->disk_used_bytes = u->disk_used_bytes;
+    out->disk_total_bytes = u->disk_total_bytes;
+    out->net_rx_bytes = u->net_rx_bytes;
+    out->net_tx_bytes = u->net_tx_bytes;
+    out->object_store_used_bytes = u->store_used_bytes;
+    out->object_store_capacity_bytes = u->store_capacity_bytes;
+    out->object_store_objects = u->store_objects;
+    out->object_store_spilled_bytes_total = u->store_spilled_bytes_total;
+    out->object_store_evicted_bytes_total = u->store_evicted_bytes_total;
+    out->object_store_restored_bytes_total = u->store_restored_bytes_total;
 }
 
 /* Copy s (peer input; may be NULL) into out, cut at len - 1 bytes. */
@@ -85,6 +110,10 @@ const char *mt_head_node_info_check(const Manta__NodeInfo *ni)
     if (!valid_str(ni->node_ip) || !valid_str(ni->hostname) ||
         !valid_str(ni->temp_dir) || !valid_str(ni->version))
         return "overlong string field";
+    if (ni->metrics_address && *ni->metrics_address &&
+        (!valid_str(ni->metrics_address) ||
+         !mt_parse_host_port(ni->metrics_address)))
+        return "metrics_address must be host:port";
     if (ni->n_labels > MT_HEAD_NODE_MAX_ENTRIES)
         return "too many labels";
     for (size_t i = 0; i < ni->n_labels; i++)

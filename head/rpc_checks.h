@@ -41,6 +41,10 @@ const char *mt_head_node_info_check(const Manta__NodeInfo *ni);
 void mt_head_usage_from_pb(const Manta__HostUsage *u,
                            struct mt_node_usage *out);
 
+/* mt_head_usage_to_pb - the disk, network and object store figures of u
+ * into out (the caller sets the CPU, memory and GPU ones). */
+void mt_head_usage_to_pb(const struct mt_node_usage *u, Manta__HostUsage *out);
+
 /*
  * mt_head_gpus_from_pb - a report's GPU figures: entries past
  * MT_NODE_MAX_GPUS dropped, strings cut to fit, a figure out of range

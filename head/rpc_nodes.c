@@ -103,7 +103,10 @@ static void pb_node_fill(struct mt_pb_arena *a, struct pb_node *p,
     p->usage.mem_used_bytes = n->usage.mem_used_bytes;
     p->usage.mem_total_bytes = n->usage.mem_total_bytes;
     p->usage.num_cpus_online = n->usage.num_cpus_online;
+    mt_head_usage_to_pb(&n->usage, &p->usage);
     pb_node_gpus(a, p, n);
+    i->metrics_address = n->metrics_address ? n->metrics_address
+                                            : (char *)"";
     i->usage = &p->usage;
     i->start_time_ms = n->start_time_ms;
     i->last_report_ms = n->last_report_ms;
@@ -142,6 +145,7 @@ static struct mt_node *register_info(struct mt_head *h,
     r.hostname = ni->hostname;
     r.temp_dir = ni->temp_dir;
     r.version = ni->version;
+    r.metrics_address = ni->metrics_address;
     r.secret = secret;
     r.total = &total;
     r.labels = &labels;

@@ -87,6 +87,10 @@ struct mt_head_tasks *mt_head_tasks_create(struct mt_task_table *table,
 {
     struct mt_head_tasks *ts = mt_xcalloc(1, sizeof(*ts));
 
+    mt_prom_hist_init(&ts->counts.sched_latency, mt_prom_seconds_buckets,
+                      mt_prom_seconds_buckets_n);
+    mt_prom_hist_init(&ts->counts.run_time, mt_prom_seconds_buckets,
+                      mt_prom_seconds_buckets_n);
     ts->table = table;
     ts->nodes = nodes;
     ts->hs = hs;
@@ -146,6 +150,23 @@ static void notify_output(struct mt_head_tasks *ts, struct mt_head_task *t,
             ts->ls[i].l->output(ts->ls[i].arg, t, fd, data, len);
 }
 
+/*
+ * An attempt started: set start_ms (keep: only when not set yet) and,
+ * the first time, count its wait since submission.
+ */
+static void set_started(struct mt_head_tasks *ts, struct mt_head_task *t,
+                        bool keep)
+{
+    int64_t now = mt_now_wall_ms();
+    bool first = t->start_ms == 0;
+
+    if (first || !keep)
+        t->start_ms = now;
+    if (first && t->submit_ms > 0 && now >= t->submit_ms)
+        mt_prom_hist_observe(&ts->counts.sched_latency,
+                             (double)(now - t->submit_ms) / 1000.0);
+}
+
 /* ---- ending --------------------------------------------------------------- */
 
 static void release_grant(struct mt_head_tasks *ts, struct mt_head_task *t)
@@ -166,6 +187,11 @@ void mt_head_tasks_end(struct mt_head_tasks *ts, struct mt_head_task *t,
     mt_task_table_finish(ts->table, t, state, exit_code, error,
                          mt_now_wall_ms());
     ts->counts.finished++;
+    if (t->state <= MT_TASK_CANCELLED)
+        ts->counts.ended[t->state]++;
+    if (t->start_ms > 0 && t->end_ms >= t->start_ms)
+        mt_prom_hist_observe(&ts->counts.run_time,
+                             (double)(t->end_ms - t->start_ms) / 1000.0);
     MT_DEBUG("task %s %s exit=%d %s", t->id, mt_head_task_state_name(t->state),
              t->exit_code, t->error ? t->error : "");
     notify(ts, t);
@@ -907,8 +933,7 @@ static void on_run_done(void *arg, uint64_t num, uint32_t attempt, int err,
         return;
     if (err == 0 || err == -MT_EEXIST) {
         t->state = MT_TASK_RUNNING;
-        if (!t->start_ms)
-            t->start_ms = mt_now_wall_ms();
+        set_started(ts, t, true);
         notify(ts, t);
         if (t->cancel_requested)
             stop_on_worker(ts, t, false);
@@ -937,7 +962,7 @@ void mt_head_tasks_set_state(struct mt_head_tasks *ts, struct mt_head_task *t,
         mt_head_task_set_node(t, node_id);
         ts->counts.dispatched++;
     } else if (state == MT_TASK_RUNNING) {
-        t->start_ms = mt_now_wall_ms();
+        set_started(ts, t, false);
     }
     notify(ts, t);
 }
@@ -997,7 +1022,7 @@ struct mt_head_task *mt_head_tasks_apply(struct mt_head_tasks *ts,
     case MT_TASK_RUNNING:
         if (t->state == MT_TASK_SCHEDULED) {
             t->state = MT_TASK_RUNNING;
-            t->start_ms = mt_now_wall_ms();
+            set_started(ts, t, false);
             notify(ts, t);
             /* Cancelled while its worker was taking it (the report may
              * come before the RunTasks answer): stop it now. */

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/prom.h"
 #include "head/node_table.h"
 #include "head/objects.h"
 #include "head/pgs.h"
@@ -54,6 +55,10 @@ struct mt_task_update {
 /* Counters since the head started (metrics). */
 struct mt_head_task_counts {
     uint64_t dispatched, finished, retried;
+    uint64_t ended[MT_TASK_CANCELLED + 1]; /* finished, by end state */
+    struct mt_prom_hist sched_latency;    /* submit to an attempt's
+                                             start, seconds */
+    struct mt_prom_hist run_time;         /* start to end, seconds */
 };
 
 /*

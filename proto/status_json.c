@@ -89,6 +89,35 @@ void mt_status_json_node_res(struct mt_strbuf *sb, const Manta__NodeInfo *n)
     json_labels(sb, n->labels, n->n_labels);
 }
 
+/* "usage": host, disk, network and object store figures. */
+static void json_usage(struct mt_strbuf *sb, const Manta__HostUsage *u)
+{
+    mt_strbuf_addf(sb,
+                   ", \"usage\": {\"cpu_percent\": %.1f, "
+                   "\"mem_used_bytes\": %llu, \"mem_total_bytes\": %llu, "
+                   "\"disk_used_bytes\": %llu, \"disk_total_bytes\": %llu, "
+                   "\"net_rx_bytes\": %llu, \"net_tx_bytes\": %llu, ",
+                   u->cpu_percent, (unsigned long long)u->mem_used_bytes,
+                   (unsigned long long)u->mem_total_bytes,
+                   (unsigned long long)u->disk_used_bytes,
+                   (unsigned long long)u->disk_total_bytes,
+                   (unsigned long long)u->net_rx_bytes,
+                   (unsigned long long)u->net_tx_bytes);
+    mt_strbuf_addf(sb,
+                   "\"object_store_used_bytes\": %llu, "
+                   "\"object_store_capacity_bytes\": %llu, "
+                   "\"object_store_objects\": %llu, "
+                   "\"object_store_spilled_bytes_total\": %llu, "
+                   "\"object_store_evicted_bytes_total\": %llu, "
+                   "\"object_store_restored_bytes_total\": %llu}",
+                   (unsigned long long)u->object_store_used_bytes,
+                   (unsigned long long)u->object_store_capacity_bytes,
+                   (unsigned long long)u->object_store_objects,
+                   (unsigned long long)u->object_store_spilled_bytes_total,
+                   (unsigned long long)u->object_store_evicted_bytes_total,
+                   (unsigned long long)u->object_store_restored_bytes_total);
+}
+
 static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
 {
     mt_strbuf_adds(sb, "{\"node_id\": ");
@@ -99,12 +128,9 @@ static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
                                                                    : "DEAD");
     mt_status_json_node_res(sb, n);
     if (n->usage)
-        mt_strbuf_addf(sb,
-                       ", \"usage\": {\"cpu_percent\": %.1f, "
-                       "\"mem_used_bytes\": %llu, \"mem_total_bytes\": %llu}",
-                       n->usage->cpu_percent,
-                       (unsigned long long)n->usage->mem_used_bytes,
-                       (unsigned long long)n->usage->mem_total_bytes);
+        json_usage(sb, n->usage);
+    mt_strbuf_adds(sb, ", \"metrics_address\": ");
+    mt_strbuf_add_json_str(sb, n->metrics_address);
     mt_strbuf_adds(sb, ", \"gpus\": ");
     mt_status_json_gpus(sb, n->usage);
     mt_strbuf_addf(sb, ", \"pid\": %u, \"start_time_ms\": %lld, "

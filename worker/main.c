@@ -42,6 +42,8 @@ static void usage(FILE *f)
             "                         the primary IPv4 address; 0.0.0.0 binds\n"
             "                         all and advertises the primary one)\n"
             "  --port P               rpc port (default 0: pick one)\n"
+            "  --metrics-port P       HTTP /metrics port on the node ip, token\n"
+            "                         required (default 0: pick one; -1: off)\n"
             "  --temp-dir DIR         session dir for worker.addr and markers\n"
             "  --num-cpus N           CPUs to offer (default: detected)\n"
             "  --num-gpus N           GPUs to offer (default: detected NVIDIA\n"
@@ -91,12 +93,13 @@ static void stop_worker(void *d, void (*done)(void *arg), void *arg)
 enum { O_ADDR = 256, O_IP, O_PORT, O_TMP, O_CPUS, O_GPUS, O_MEM, O_RES,
        O_LABELS, O_ID, O_PERIOD, O_LOG, O_VERSION, O_OSM, O_SOCK, O_SPILL,
        O_NEXEC, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_NVML, O_PROCROOT,
-       O_SEC };
+       O_METRICS, O_SEC };
 
 static const struct option opts[] = {
     {"address", required_argument, NULL, O_ADDR},
     {"node-ip", required_argument, NULL, O_IP},
     {"port", required_argument, NULL, O_PORT},
+    {"metrics-port", required_argument, NULL, O_METRICS},
     {"temp-dir", required_argument, NULL, O_TMP},
     {"num-cpus", required_argument, NULL, O_CPUS},
     {"num-gpus", required_argument, NULL, O_GPUS},
@@ -268,6 +271,11 @@ int main(int argc, char **argv)
             if (!mt_parse_int(optarg, 0, 65535, &v))
                 return bad("port", optarg, NULL);
             cfg.port = (int)v;
+            break;
+        case O_METRICS:
+            if (!mt_parse_int(optarg, -1, 65535, &v))
+                return bad("metrics-port", optarg, NULL);
+            cfg.metrics_port = (int)v;
             break;
         case O_TMP:
             cfg.temp_dir = optarg;

@@ -15,6 +15,7 @@
 #include "common/alloc.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/procstat.h"
 #include "common/sys.h"
 
 #define RETRY_MS 1000
@@ -42,6 +43,7 @@ struct mt_membership {
     uint64_t seqno;
     int report_period_ms;
     struct mt_cpu_sample cpu_prev;
+    struct mt_host_usage last;      /* the latest mt_membership_usage */
     uv_timer_t timer;
     void (*done)(void *);           /* leave, then close */
     void *done_arg;
@@ -113,6 +115,16 @@ void mt_membership_usage(struct mt_membership *m, struct mt_host_usage *u)
         u->mem_used_bytes = total - avail;
     }
     u->num_cpus_online = (uint32_t)mt_sys_num_cpus();
+    mt_procstat_disk(m->o.disk_path ? m->o.disk_path : "/",
+                     &u->disk_used_bytes, &u->disk_total_bytes);
+    mt_procstat_net(NULL, &u->net_rx_bytes, &u->net_tx_bytes);
+    m->last = *u;
+}
+
+void mt_membership_last_usage(const struct mt_membership *m,
+                              struct mt_host_usage *u)
+{
+    *u = m->last;
 }
 
 /* How soon to try again after a failed call: at most RETRY_MS, sooner

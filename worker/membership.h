@@ -38,6 +38,8 @@ struct mt_membership_opts {
     const char *node_id;        /* for messages; borrowed */
     const char *head_addr;      /* for messages; borrowed */
     int report_period_ms;       /* until the head sets one */
+    const char *disk_path;      /* whose filesystem the usage describes
+                                   (the temp dir); NULL: "/"; borrowed */
 };
 
 /*
@@ -59,6 +61,10 @@ struct mt_host_usage {
     uint64_t mem_total_bytes;
     uint64_t mem_used_bytes;
     uint32_t num_cpus_online;
+    uint64_t disk_used_bytes;   /* opts.disk_path's filesystem */
+    uint64_t disk_total_bytes;
+    uint64_t net_rx_bytes;      /* every interface but lo, since boot */
+    uint64_t net_tx_bytes;
 };
 
 /* mt_membership_create - not registering yet (mt_membership_start). */
@@ -84,8 +90,14 @@ void mt_membership_start(struct mt_membership *m);
 /* mt_membership_registered - the head has the node (and it stays). */
 bool mt_membership_registered(const struct mt_membership *m);
 
-/* mt_membership_usage - the host's use now, CPU since the last sample. */
+/* mt_membership_usage - the host's use now, CPU since the last sample
+ * (which it takes: only the reports should call it). */
 void mt_membership_usage(struct mt_membership *m, struct mt_host_usage *u);
+
+/* mt_membership_last_usage - what the last mt_membership_usage found
+ * (zeros before the first), without sampling: for /metrics. */
+void mt_membership_last_usage(const struct mt_membership *m,
+                              struct mt_host_usage *u);
 
 /* How the calls ended: err 0 or -MT_E* with msg (borrowed). */
 void mt_membership_register_ended(struct mt_membership *m, int err,

@@ -59,6 +59,22 @@ static int gpus_view(struct mt_worker *w, struct mt_pb_arena *a,
     return 0;
 }
 
+/* The object store's figures into u. */
+static void store_view(struct mt_worker *w, Manta__HostUsage *u)
+{
+    struct mt_store_stats st;
+
+    if (!w->objects.store)
+        return;
+    mt_store_stats(w->objects.store, &st);
+    u->object_store_used_bytes = st.used;
+    u->object_store_capacity_bytes = st.capacity;
+    u->object_store_objects = st.num_objects;
+    u->object_store_spilled_bytes_total = st.spilled_total;
+    u->object_store_evicted_bytes_total = st.evicted_bytes;
+    u->object_store_restored_bytes_total = st.restored_total;
+}
+
 /* The host's use now into u, its resources (all available: the head
  * counts what runs) into res; arrays from a. Aborts when memory runs out. */
 static void usage_view(struct mt_worker *w, struct mt_pb_arena *a,
@@ -73,6 +89,11 @@ static void usage_view(struct mt_worker *w, struct mt_pb_arena *a,
     u->mem_total_bytes = h.mem_total_bytes;
     u->mem_used_bytes = h.mem_used_bytes;
     u->num_cpus_online = h.num_cpus_online;
+    u->disk_used_bytes = h.disk_used_bytes;
+    u->disk_total_bytes = h.disk_total_bytes;
+    u->net_rx_bytes = h.net_rx_bytes;
+    u->net_tx_bytes = h.net_tx_bytes;
+    store_view(w, u);
     if (gpus_view(w, a, u) < 0 ||
         mt_pb_res_view(a, &w->cfg->resources, res, n_res) < 0)
         mt_xoom(sizeof(*u));
@@ -101,6 +122,7 @@ static void node_view(struct mt_worker *w, struct mt_pb_arena *a,
     ni->pid = (uint32_t)getpid();
     ni->temp_dir = (char *)(w->cfg->temp_dir ? w->cfg->temp_dir : "");
     ni->version = (char *)MT_WORKER_VERSION;
+    ni->metrics_address = w->metrics_address;
 }
 
 /* ---- holdings: what the node holds --------------------------------------- */

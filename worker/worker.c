@@ -10,7 +10,8 @@
  * pushes (leases.h) held by the adapters fail, the node unregisters (best
  * effort), the rpc server stops (every call ended), and then each service
  * closes its handles in turn before done runs. Markers in the session dir: worker.addr once the
- * server listens, worker.registered each time the head accepts the node,
+ * server listens, worker.metrics (the /metrics host:port, when served),
+ * worker.registered each time the head accepts the node,
  * worker.procs while it runs processes (procs.h; a predecessor's is swept
  * before anything is spawned).
  */
@@ -27,6 +28,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "worker/executors.h"
+#include "worker/metrics.h"
 #include "worker/rpc_services.h"
 #include "worker/worker_int.h"
 
@@ -160,6 +162,7 @@ static void create_membership(struct mt_worker *w)
     o.node_id = w->node_id;
     o.head_addr = w->cfg->head_addr;
     o.report_period_ms = w->cfg->report_period_ms;
+    o.disk_path = w->cfg->temp_dir;
     w->membership = mt_membership_create(&o);
     mt_membership_on_registered(w->membership, on_registered, w);
     mt_membership_on_lost(w->membership, on_lost, w);
@@ -247,19 +250,26 @@ int mt_worker_start(uv_loop_t *loop, const struct mt_worker_config *cfg,
     if (rc < 0)
         goto out_engine;
     snprintf(w->address, sizeof(w->address), "%s:%d", cfg->node_ip, w->port);
+    rc = mt_worker_metrics_start(w);
+    if (rc < 0)
+        goto out_server;
     rc = mt_rpc_channel_create(w->eng, cfg->head_addr, 0, &w->head);
     if (rc < 0) {
         MT_ERROR("bad head address %s", cfg->head_addr);
-        goto out_server;
+        goto out_metrics;
     }
     create_services(w);
     MT_INFO("worker node=%s listening on %s, head %s", w->node_id, w->address,
             cfg->head_addr);
     write_marker(w, "worker.addr", w->address);
+    if (w->metrics_address[0])
+        write_marker(w, "worker.metrics", w->metrics_address);
     mt_membership_start(w->membership);
     *out = w;
     return 0;
 
+out_metrics:
+    mt_worker_metrics_stop(w);
 out_server:
     /* The engine's destroy runs the loop until the server is gone. */
     mt_rpc_server_stop(w->srv, 0, NULL, NULL);
@@ -339,6 +349,7 @@ static void on_server_stopped(void *arg)
     struct mt_worker *w = arg;
 
     w->srv = NULL;
+    mt_worker_metrics_stop(w);
     mt_rpc_channel_destroy(w->head);
     w->head = NULL;
     mt_objects_stop(&w->objects);

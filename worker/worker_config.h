@@ -20,6 +20,8 @@ struct mt_worker_config {
     const char *node_ip;       /* advertised (and bound) address */
     const char *bind_ip;       /* address to bind; node_ip or 0.0.0.0 */
     int port;                  /* rpc port; 0 picks one */
+    int metrics_port;          /* HTTP /metrics on node_ip; 0 picks one,
+                                  -1: off */
     const char *temp_dir;      /* session dir; NULL: write nothing */
     const char *node_id;       /* NULL: random */
     struct mt_qty_list resources; /* owned by main */

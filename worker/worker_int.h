@@ -39,6 +39,7 @@
 #include "worker/worker_config.h"
 
 struct mt_direct_call; /* rpc_actors.c */
+struct mt_httpd;        /* common/httpd.h */
 
 /* The daemon. Guarded by: loop thread. */
 struct mt_worker {
@@ -55,6 +56,8 @@ struct mt_worker {
     char hostname[256];
     int port;
     int64_t start_time_ms;
+    struct mt_httpd *metrics;  /* /metrics (metrics.h); NULL: off */
+    char metrics_address[128]; /* its host:port; "" when off */
     bool stopping;
     /* The services, lowest layer first (see the top of this file). */
     struct mt_procs *procs;    /* record of our process groups; NULL:

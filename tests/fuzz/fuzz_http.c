@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_http.c -- libFuzzer harness for the dashboard's request parser
- * (head/http.c): the bytes are a request as a client would send it. Every
+ * (common/http.c): the bytes are a request as a client would send it. Every
  * request that parses is then taken apart the way the dashboard does
  * (bearer token, the token cookie, the ?token= parameter and the query
  * without it, a form body), and every view the parser hands out must lie
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "head/http.h"
+#include "common/http.h"
 
 #define TOKEN_MAX 300
 

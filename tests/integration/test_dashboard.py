@@ -126,7 +126,9 @@ def metrics(dport):
         m = SAMPLE.match(line)
         check(m, "bad metrics line %r" % line)
         name, labels = m.group(1), m.group(3) or ""
-        check(name in typed, "%s has no TYPE line before it" % name)
+        base = re.sub(r"_(bucket|sum|count)$", "", name)
+        check(name in typed or base in typed,
+              "%s has no TYPE line before it" % name)
         pairs = LABEL.findall(labels)
         check("".join('%s="%s"%s' % p for p in pairs) == labels,
               "bad labels %r" % labels)
@@ -225,9 +227,9 @@ def test_routes():
                  kind="total") == GIB, "cluster memory")
     check(sample(ms, "manta_node_resources", node_id=nid, resource="CPU",
                  kind="total") == 3, "node CPU")
-    check(sample(ms, "manta_node_mem_total_bytes", node_id=nid) > 0, "mem")
-    cpu = sample(ms, "manta_node_cpu_percent", node_id=nid)
-    check(cpu is not None and 0 <= cpu <= 100, "cpu %r" % cpu)
+    check(sample(ms, "manta_node_memory_total_bytes", node_id=nid) > 0, "mem")
+    cpu = sample(ms, "manta_node_cpu_utilization_ratio", node_id=nid)
+    check(cpu is not None and 0 <= cpu <= 1, "cpu %r" % cpu)
     check(sample(ms, "manta_head_uptime_seconds") > 0, "uptime")
 
     # Task counters move with a task.

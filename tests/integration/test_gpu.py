@@ -230,10 +230,20 @@ def dash_open(dport, path):
     return urllib.request.urlopen(req, timeout=10)
 
 
-def metrics(dport):
-    """/metrics as {(name, frozenset(labels)): value}."""
-    with dash_open(dport, "/metrics") as r:
-        body = r.read().decode()
+def metrics(dport, worker_dir=None):
+    """/metrics as {(name, frozenset(labels)): value}: the head's, or with
+    worker_dir the worker's own (its address in worker.metrics)."""
+    if worker_dir:
+        with open(os.path.join(worker_dir, "worker.metrics")) as f:
+            url = "http://%s/metrics" % f.read().strip()
+        with open(os.path.join(worker_dir, "token")) as f:
+            req = urllib.request.Request(url, headers={
+                "Authorization": "Bearer " + f.read().strip()})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body = r.read().decode()
+    else:
+        with dash_open(dport, "/metrics") as r:
+            body = r.read().decode()
     out = {}
     for line in body.splitlines():
         m = re.match(r'^(\w+)\{(.*)\} (\S+)$', line)
@@ -245,7 +255,8 @@ def metrics(dport):
 
 def test_gpu_figures_in_reports():
     """Memory used/total and utilization flow from NVML through the reports
-    to status (JSON and text), the dashboard API, /metrics and list nodes;
+    to status (JSON and text), the dashboard API, the head's and the
+    worker's /metrics and list nodes;
     NOT_SUPPORTED reads unknown, never 0; a change shows up in a later
     report."""
     knobs = os.path.join(new_dir("knobs"), "nvml")
@@ -290,6 +301,13 @@ def test_gpu_figures_in_reports():
           metric("manta_gpu_utilization_ratio", "0") == 0.37 and
           metric("manta_gpu_utilization_ratio", "1") is None,
           "metrics: %r" % {k: v for k, v in ms.items() if "gpu" in k[0]})
+    ms = metrics(None, worker_dir=d)  # the worker's own, from its monitor
+    check(metric("manta_gpu_memory_used_bytes", "0") == GIB and
+          metric("manta_gpu_memory_total_bytes", "1") == 141 * GIB and
+          metric("manta_gpu_utilization_ratio", "0") == 0.37 and
+          metric("manta_gpu_utilization_ratio", "1") is None,
+          "worker metrics: %r" % {k: v for k, v in ms.items()
+                                  if "gpu" in k[0]})
     # The stub's figures change while the worker runs.
     write_knobs(knobs, used="%d,ns" % (3 * GIB), util="80,5")
     g = wait_gpus(d, lambda g: g[0]["memory_used_bytes"] == 3 * GIB and

@@ -14,6 +14,9 @@ extern CU_TestInfo mt_test_ids[];
 extern CU_TestInfo mt_test_auth[];
 extern CU_TestInfo mt_test_proc[];
 extern CU_TestInfo mt_test_strindex[];
+extern CU_TestInfo mt_test_http[];
+extern CU_TestInfo mt_test_prom[];
+extern CU_TestInfo mt_test_procstat[];
 extern CU_TestInfo mt_test_qty_regressions[];
 extern CU_TestInfo mt_test_sys_regressions[];
 int mt_test_rpc_setup(void);
@@ -32,6 +35,9 @@ static const struct mt_suite suites[] = {
     {"ids", mt_test_ids, NULL, NULL},
     {"proc", mt_test_proc, NULL, NULL},
     {"strindex", mt_test_strindex, NULL, NULL},
+    {"http", mt_test_http, NULL, NULL},
+    {"prom", mt_test_prom, NULL, NULL},
+    {"procstat", mt_test_procstat, NULL, NULL},
     /* Known bugs, reported and awaiting fixes: these fail until then. They
      * run last because the sys one aborts the run under ASan. */
     {"qty_regressions", mt_test_qty_regressions, NULL, NULL},

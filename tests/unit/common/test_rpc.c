@@ -20,6 +20,7 @@
 #include "common/auth.h"
 #include "common/error.h"
 #include "common/rpc.h"
+#include "common/strbuf.h"
 #include "test_service.pb-c.h"
 #include "tests/unit/unit.h"
 
@@ -269,6 +270,26 @@ static void test_unary(void)
         CU_ASSERT_STRING_EQUAL(r.text, "hello");
         CU_ASSERT_EQUAL(r.done, 1);
     }
+}
+
+/* Served calls are counted per method and status, with their latency. */
+static void test_metrics(void)
+{
+    struct mt_strbuf sb = MT_STRBUF_INIT;
+    struct result r;
+
+    call_echo("counted", 0, 5000, &m_echo, &r);
+    CU_ASSERT_EQUAL(r.code, GRPC_STATUS_OK);
+    mt_rpc_engine_metrics(eng, &sb);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sb.buf,
+                                  "# TYPE manta_rpc_requests_total counter\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sb.buf, "manta_rpc_requests_total{service="
+                                          "\"mttest.Test\",method=\"Echo\","
+                                          "code=\"OK\"} "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sb.buf, "manta_rpc_latency_seconds_bucket{"
+                                          "service=\"mttest.Test\",method="
+                                          "\"Echo\",le=\"+Inf\"} "));
+    mt_strbuf_release(&sb);
 }
 
 static void test_async_reply(void)
@@ -714,6 +735,7 @@ static void test_graceful_stop(void)
 
 CU_TestInfo mt_test_rpc[] = {
     {"unary", test_unary},
+    {"metrics", test_metrics},
     {"async_reply", test_async_reply},
     {"sync_helper", test_sync_helper},
     {"stream", test_stream},

@@ -11,7 +11,6 @@ extern CU_TestInfo mt_test_obj_owners[];
 extern CU_TestInfo mt_test_actor_table[];
 extern CU_TestInfo mt_test_gang_ports[];
 extern CU_TestInfo mt_test_tasks[];
-extern CU_TestInfo mt_test_http[];
 extern CU_TestInfo mt_test_persist[];
 extern CU_TestInfo mt_test_history[];
 extern CU_TestInfo mt_test_api[];
@@ -26,7 +25,6 @@ static const struct mt_suite suites[] = {
     {"actor_table", mt_test_actor_table, NULL, NULL},
     {"gang_ports", mt_test_gang_ports, NULL, NULL},
     {"tasks", mt_test_tasks, NULL, NULL},
-    {"http", mt_test_http, NULL, NULL},
     {"persist", mt_test_persist, NULL, NULL},
     {"history", mt_test_history, NULL, NULL},
     {"api", mt_test_api, NULL, NULL},

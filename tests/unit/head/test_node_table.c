@@ -237,7 +237,10 @@ static void test_reregister_revives_dead(void)
 static void test_report(void)
 {
     struct mt_node_table t;
-    struct mt_node_usage u = {42.5, 100, 200, 3};
+    struct mt_node_usage u = {.cpu_percent = 42.5,
+                              .mem_used_bytes = 100,
+                              .mem_total_bytes = 200,
+                              .num_cpus_online = 3};
     struct mt_qty_list avail = {NULL, 0, 0};
     struct mt_node *n;
 

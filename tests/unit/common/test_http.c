@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_http.c -- the dashboard's request parser (head/http.c): framing,
+ * test_http.c -- the dashboard's request parser (common/http.c): framing,
  * the request line, headers and their limits, and the credential helpers
  * (bearer token, cookie, query and form parameters, whole numbers).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "head/http.h"
+#include "common/http.h"
 #include "tests/unit/unit.h"
 
 static int parse(const char *s, struct mt_http_req *r)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * http.h -- the dashboard's HTTP/1.x request parser: pure functions over a
+ * http.h -- the HTTP/1.x request parser of the dashboard and the metrics
+ * endpoints (common/httpd.h): pure functions over a
  * byte buffer (no sockets, no loop, no allocation), so that it can be unit
- * tested and fuzzed (tests/unit/head/test_http.c, tests/fuzz/fuzz_http.c).
+ * tested and fuzzed (tests/unit/common/test_http.c, tests/fuzz/fuzz_http.c).
  *
  * A request is "METHOD SP /target SP HTTP/1.x" CRLF, header lines
  * "name: value" CRLF, then an empty line (bare LF is accepted too). The

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * http.c -- the dashboard's HTTP/1.x request parser (see http.h).
+ * http.c -- the HTTP/1.x request parser of common/httpd.c (see http.h).
  *
  * DESIGN: the caller accumulates bytes and asks two cheap questions on
  * every read (does it still look like a request: mt_http_check_prefix;
@@ -13,7 +13,7 @@
  *
  * THREAD: any; no state.
  */
-#include "head/http.h"
+#include "common/http.h"
 
 #include <stddef.h>
 #include <string.h>

@@ -406,15 +406,22 @@ void mt_history_node_figures(const struct mt_node *n, double v[MT_HN_N])
     v[MT_HN_CPU_USED] = res_used(n, "CPU", 0);
     v[MT_HN_GPU_USED] = res_used(n, "GPU", 0);
     v[MT_HN_TPU_USED] = res_used(n, "TPU", 0);
-    /* Until workers report their store's use: what tasks reserved. */
-    v[MT_HN_OS_USED] = res_used(n, "object_store_memory", NAN);
+    /* What the store holds, as the worker reports it; from a worker that
+     * does not (the node simulator): what tasks reserved. */
+    v[MT_HN_OS_USED] = n->usage.store_capacity_bytes
+                           ? (double)n->usage.store_used_bytes
+                           : res_used(n, "object_store_memory", NAN);
 }
 
 /* Sum of a node figure (NaN ones left out) and of a resource total. */
 static void add_node(double c[MT_HC_N], const struct mt_node *n,
                      const double v[MT_HN_N])
 {
-    int64_t os = mt_qty_list_get(&n->total, "object_store_memory");
+    int64_t res = mt_qty_list_get(&n->total, "object_store_memory");
+    double os = n->usage.store_capacity_bytes
+                    ? (double)n->usage.store_capacity_bytes
+                : res >= 0 ? (double)res / MT_QTY_SCALE
+                           : -1;
 
     if (!isnan(v[MT_HN_MEM_USED])) {
         c[MT_HC_MEM_USED] += v[MT_HN_MEM_USED];
@@ -422,7 +429,7 @@ static void add_node(double c[MT_HC_N], const struct mt_node *n,
     }
     if (!isnan(v[MT_HN_OS_USED]) && os >= 0) {
         c[MT_HC_OS_USED] += v[MT_HN_OS_USED];
-        c[MT_HC_OS_TOTAL] += (double)os / MT_QTY_SCALE;
+        c[MT_HC_OS_TOTAL] += os;
     }
     c[MT_HC_CPU_USED] += v[MT_HN_CPU_USED];
     c[MT_HC_GPU_USED] += v[MT_HN_GPU_USED];

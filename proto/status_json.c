@@ -77,6 +77,8 @@ void mt_status_json_node_host(struct mt_strbuf *sb, const Manta__NodeInfo *n)
     mt_strbuf_add_json_str(sb, n->node_ip);
     mt_strbuf_adds(sb, ", \"hostname\": ");
     mt_strbuf_add_json_str(sb, n->hostname);
+    mt_strbuf_adds(sb, ", \"metrics_address\": ");
+    mt_strbuf_add_json_str(sb, n->metrics_address);
 }
 
 void mt_status_json_node_res(struct mt_strbuf *sb, const Manta__NodeInfo *n)
@@ -129,8 +131,6 @@ static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
     mt_status_json_node_res(sb, n);
     if (n->usage)
         json_usage(sb, n->usage);
-    mt_strbuf_adds(sb, ", \"metrics_address\": ");
-    mt_strbuf_add_json_str(sb, n->metrics_address);
     mt_strbuf_adds(sb, ", \"gpus\": ");
     mt_status_json_gpus(sb, n->usage);
     mt_strbuf_addf(sb, ", \"pid\": %u, \"start_time_ms\": %lld, "

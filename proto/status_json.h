@@ -44,7 +44,8 @@ void mt_status_json_res(struct mt_strbuf *sb, Manta__ResourceEntry *const *e,
 
 /*
  * mt_status_json_node_host / mt_status_json_node_res - append a node's
- * `, "address": .., "node_ip": .., "hostname": ..` or its
+ * `, "address": .., "node_ip": .., "hostname": .., "metrics_address": ..`
+ * or its
  * `, "resources_total": {..}, "resources_available": {..}, "labels": {..}`
  * members. Shared by the status and the node listing (list_json.c).
  * THREAD  any

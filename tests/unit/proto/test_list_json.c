@@ -188,7 +188,8 @@ static void test_nodes(void)
     mt_list_json_nodes(&sb, &np, 1, 3); /* total counts matches */
     check_json(&sb, "{\"total\": 3, \"nodes\": [\n  {\"node_id\": \"n1\", "
                "\"state\": \"DEAD\", \"address\": \"\", \"node_ip\": \"\", "
-               "\"hostname\": \"\", \"resources_total\": {}, "
+               "\"hostname\": \"\", \"metrics_address\": \"\", "
+               "\"resources_total\": {}, "
                "\"resources_available\": {}, \"labels\": {}, "
                "\"start_time_ms\": 0, \"death_reason\": \"silent\", "
                "\"gpus\": []}\n]}\n");

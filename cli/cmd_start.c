@@ -80,6 +80,9 @@ static void usage(FILE *f)
             "  --num-executors N      processes for function tasks (default: CPUs)\n"
             "  --object-store-memory BYTES  object store size (default: 30%% of\n"
             "                         RAM, capped by /dev/shm)\n"
+            "  --metrics-port P       the worker's Prometheus /metrics port on\n"
+            "                         its node ip (default 0: a free one, in\n"
+            "                         <temp-dir>/worker.metrics; -1: off)\n"
             "  --dev-root DIR, --sys-root DIR  where TPU detection reads\n"
             "                         dev/ and sys/ (default /)\n"
             "  --tpu-metadata-url URL GCE metadata URL for the TPU slice\n"
@@ -105,6 +108,7 @@ struct start_opts {
     const char *temp_dir;
     const char *num_cpus, *num_gpus, *memory, *resources, *labels;
     const char *store_memory;
+    const char *metrics_port;
     const char *executors;
     const char *dev_root, *sys_root, *tpu_md_url;
     const char *period, *timeout, *log_level;
@@ -120,7 +124,7 @@ struct start_opts {
 enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
        O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT,
        O_OSM, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_GANGPORTS,
-       O_DASH_HOST, O_STORAGE, O_NODASH, O_SEC };
+       O_DASH_HOST, O_STORAGE, O_NODASH, O_METRICS, O_SEC };
 
 static const struct option opts[] = {
     {"head", no_argument, NULL, O_HEAD},
@@ -142,6 +146,7 @@ static const struct option opts[] = {
     {"log-level", required_argument, NULL, O_LOG},
     {"start-timeout", required_argument, NULL, O_WAIT},
     {"object-store-memory", required_argument, NULL, O_OSM},
+    {"metrics-port", required_argument, NULL, O_METRICS},
     {"num-executors", required_argument, NULL, O_EXEC},
     {"dev-root", required_argument, NULL, O_DEVROOT},
     {"sys-root", required_argument, NULL, O_SYSROOT},
@@ -176,6 +181,8 @@ static int check_values(const struct start_opts *o)
         return bad("port", o->port, NULL);
     if (o->dashboard_port && !mt_parse_int(o->dashboard_port, 0, 65535, &v))
         return bad("dashboard-port", o->dashboard_port, NULL);
+    if (o->metrics_port && !mt_parse_int(o->metrics_port, -1, 65535, &v))
+        return bad("metrics-port", o->metrics_port, NULL);
     if (o->node_ip && !mt_valid_ipv4(o->node_ip))
         return bad("node-ip", o->node_ip, "expected an IPv4 address");
     if (o->dashboard_host && !mt_valid_ipv4(o->dashboard_host))
@@ -237,6 +244,7 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_TIMEOUT: o->timeout = optarg; break;
         case O_LOG: o->log_level = optarg; break;
         case O_OSM: o->store_memory = optarg; break;
+        case O_METRICS: o->metrics_port = optarg; break;
         case O_EXEC: o->executors = optarg; break;
         case O_DEVROOT: o->dev_root = optarg; break;
         case O_SYSROOT: o->sys_root = optarg; break;
@@ -406,6 +414,7 @@ static char *start_worker(const struct start_opts *o, const char *head)
     add(args, &n, "--resources", o->resources);
     add(args, &n, "--labels", o->labels);
     add(args, &n, "--object-store-memory", o->store_memory);
+    add(args, &n, "--metrics-port", o->metrics_port);
     add(args, &n, "--num-executors", o->executors);
     add(args, &n, "--dev-root", o->dev_root);
     add(args, &n, "--sys-root", o->sys_root);

@@ -15,6 +15,8 @@ libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libhiredis-dev \
 libcunit1-dev libssl-dev openssl redis-server valgrind clang libclang-rt-14-dev \
 python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc \
 python3-numpy python3-torch"
+# Test only: it_dashboard_browser drives the dashboard in headless chromium.
+PKGS="$PKGS chromium"
 
 for arg in "$@"; do
     case "$arg" in

@@ -147,13 +147,16 @@ function resText(res) {
 
 /* ---- small widgets ------------------------------------------------------- */
 
-function bar(f, label) {
+/*
+ * A meter: one element, its text over a thin bar (CSS: .m and --f), so a
+ * table of 1,000 nodes with several meters a row stays light. k: a muted
+ * key before the text (CSS ::before), for meters stacked in one cell.
+ */
+function bar(f, label, k) {
     f = Math.max(0, Math.min(1, num(f)));
-    const cls = f >= 0.9 ? 'bar hot' : f >= 0.7 ? 'bar warm' : 'bar';
-    return el('span', {class: 'meter'},
-        el('span', {class: cls}, el('i', {style: 'width:' +
-            (f * 100).toFixed(1) + '%'})), label === undefined ? null :
-            el('span', {class: 'meter-label'}, label));
+    const cls = f >= 0.9 ? 'm hot' : f >= 0.7 ? 'm warm' : 'm';
+    return el('span', {class: cls, style: '--f:' + (f * 100).toFixed(1) + '%',
+        'data-k': k || null}, label === undefined ? '\u00a0' : label);
 }
 
 function stateTag(s) {
@@ -179,26 +182,61 @@ function kv(pairs) {
 }
 
 /*
- * table(cols, rows, idOf): cols are [header, row => cell content]; every
- * row gets data-id = idOf(row). Built in a fragment: one insert.
+ * table(cols, rows, idOf, empty, cache): cols are [header, row => cell
+ * content, width]; every row gets data-id = idOf(row). Built off-document:
+ * one insert. cache (a Map kept by the caller across refreshes) reuses the
+ * row of an entry whose data did not change.
+ *
+ * When every column has a width the table is a CSS grid of rows (role
+ * table/row/cell) whose rows skip layout and paint while off screen
+ * (content-visibility): what keeps 1,000 nodes cheap to draw. Otherwise
+ * it is a plain <table>.
  */
-function table(cols, rows, idOf, empty) {
-    const body = el('tbody');
+function table(cols, rows, idOf, empty, cache) {
+    const grid = cols.every(c => c[2]);
+    const row = grid ? () => el('div', {class: 'gtr', role: 'row'}) :
+        () => document.createElement('tr');
+    const cell = grid ? kids => el('div', {class: 'gtd', role: 'cell'}, kids) :
+        kids => el('td', null, kids);
     const frag = document.createDocumentFragment();
+    const next = new Map();
     for (const r of rows) {
-        const tr = document.createElement('tr');
-        tr.dataset.id = String(idOf(r));
-        for (const [, f] of cols)
-            tr.append(el('td', null, f(r)));
+        const id = String(idOf(r));
+        const key = cache ? JSON.stringify(r) : null;
+        const old = cache && cache.get(id);
+        let tr = old && old.key === key ? old.tr : null;
+        if (!tr) {
+            tr = row();
+            tr.dataset.id = id;
+            for (const [, f] of cols)
+                tr.append(cell(f(r)));
+        }
+        next.set(id, {key, tr});
         frag.append(tr);
     }
+    if (cache) {
+        cache.clear();
+        next.forEach((v, k) => cache.set(k, v));
+    }
+    if (grid)
+        return gridTable(cols, frag, rows.length ? null : empty);
     if (!rows.length)
         frag.append(el('tr', {class: 'empty'}, el('td',
             {colspan: cols.length}, empty || '(none)')));
-    body.append(frag);
     return el('table', {class: 'list'},
         el('thead', null, el('tr', null, cols.map(([h]) => el('th', null, h)))),
-        body);
+        el('tbody', null, frag));
+}
+
+function gridTable(cols, frag, empty) {
+    const t = el('div', {class: 'list gtable', role: 'table', style:
+        '--cols:' + cols.map(c => c[2]).join(' ')},
+    el('div', {class: 'gtr gth', role: 'row'}, cols.map(([h]) =>
+        el('div', {class: 'gtd', role: 'columnheader'}, h))), frag);
+    if (empty)
+        t.append(el('div', {class: 'gtr empty'}, el('div', {class: 'gtd'},
+            empty)));
+    return t;
 }
 
 /* ---- charts -------------------------------------------------------------- */
@@ -589,26 +627,33 @@ function labelChips(n) {
             k + '=' + l[k]));
 }
 
-/* Meters stacked in one cell, one line per (label, meter). */
+/* Meters stacked in one cell, one line per [key, meter or '']. */
 function stack(lines) {
-    return el('div', {class: 'stack'}, lines.filter(l => l[1]).map(([k, m]) =>
-        el('div', null, el('span', {class: 'k'}, k), m)));
+    const d = el('div', {class: 'stack'});
+    for (const [k, m] of lines)
+        if (m) {
+            m.dataset.k = k;
+            d.append(m);
+        }
+    return d;
 }
 
 const NODE_COLS = [
     ['node', n => [nodeLink(n.node_id), el('br'), el('small', null,
-        n.hostname)]],
+        n.hostname)], '9em'],
     ['state', n => [stateTag(n.state), n.death_reason ? el('br') : null,
-        n.death_reason ? el('small', null, n.death_reason) : null]],
-    ['address', n => n.address],
-    ['labels', labelChips],
+        n.death_reason ? el('small', null, n.death_reason) : null], '7em'],
+    ['address', n => n.address, '10em'],
+    ['labels', labelChips, 'minmax(8em, 1fr)'],
     ['granted / total', n => stack([['CPU', resBar(n, 'CPU')],
         ['mem', resBar(n, 'memory')],
-        ['store', resBar(n, 'object_store_memory')]])],
-    ['host use', n => stack([['CPU', hostCpu(n)], ['mem', hostMem(n)]])],
-    ['GPUs', gpuSummary],
-    ['TPU chips / slice', tpuSummary],
+        ['store', resBar(n, 'object_store_memory')]]), '17em'],
+    ['host use', n => stack([['CPU', hostCpu(n)], ['mem', hostMem(n)]]),
+        '15em'],
+    ['GPUs', gpuSummary, '14em'],
+    ['TPU chips / slice', tpuSummary, '12em'],
 ];
+const nodeRows = new Map(); /* the node table's rows, reused (table()) */
 
 /* /api/nodes when the head has it, else the nodes of /api/cluster_status. */
 async function loadNodes(route, page) {
@@ -633,7 +678,7 @@ const nodesView = {
                 ['ALIVE', 'DEAD']}]),
             pager(route, num(l.total), nodes.length, page),
             el('div', {class: 'scroll'}, table(NODE_COLS, nodes,
-                n => n.node_id, '(no nodes)'))];
+                n => n.node_id, '(no nodes)', nodeRows))];
     },
 };
 
@@ -1107,5 +1152,5 @@ async function meta() {
 
 window.addEventListener('hashchange', navigate);
 navigate();
-meta();
+setTimeout(meta, 1000); /* after the first view's own calls */
 setInterval(meta, 30000);

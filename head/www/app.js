@@ -333,8 +333,7 @@ class HttpError extends Error {
 }
 
 const OPTS = {cache: 'no-store', headers: {Accept: 'application/json'}};
-const inflight = new Map(); /* kind -> promise: one request of a kind */
-
+/* A response's JSON, or an HttpError with the head's {"error": ...}. */
 async function answer(r) {
     if (r.status === 401) {
         location.href = '/login';
@@ -352,12 +351,24 @@ async function answer(r) {
     return body;
 }
 
-/* Fetch once per kind: a second call while one is in flight shares it. */
-function once(kind, send) {
-    if (inflight.has(kind))
-        return inflight.get(kind);
-    const p = send().then(answer).finally(() => inflight.delete(kind));
-    inflight.set(kind, p);
+const inflight = new Map(); /* kind -> {url, p}: one request of a kind */
+
+/*
+ * Fetch url, at most one request of a kind at a time: a call for the URL
+ * already in flight shares its answer; one for another URL (the route
+ * changed) is sent once the one in flight has ended.
+ */
+function once(kind, url) {
+    const cur = inflight.get(kind);
+    if (cur && cur.url === url)
+        return cur.p;
+    const before = cur ? cur.p.catch(() => null) : Promise.resolve();
+    const p = before.then(() => fetch(url, OPTS)).then(answer).finally(() => {
+        if (inflight.get(kind) === entry)
+            inflight.delete(kind);
+    });
+    const entry = {url, p};
+    inflight.set(kind, entry);
     return p;
 }
 
@@ -366,12 +377,11 @@ function api(kind, path, params) {
     for (const [k, v] of Object.entries(params || {}))
         if (v !== '' && v !== null && v !== undefined)
             q.set(k, v);
-    const url = '/api/' + path + (q.toString() ? '?' + q : '');
-    return once(kind, () => fetch(url, OPTS));
+    return once(kind, '/api/' + path + (q.toString() ? '?' + q : ''));
 }
 
 function clusterStatus() {
-    return once('cluster_status', () => fetch('/api/cluster_status', OPTS));
+    return once('cluster_status', '/api/cluster_status');
 }
 
 /* An optional call: RET null when the head does not have that route. */
@@ -643,7 +653,7 @@ const NODE_COLS = [
         n.hostname)], '9em'],
     ['state', n => [stateTag(n.state), n.death_reason ? el('br') : null,
         n.death_reason ? el('small', null, n.death_reason) : null], '7em'],
-    ['address', n => n.address, '10em'],
+    ['address', n => n.address, '11.5em'],
     ['labels', labelChips, 'minmax(8em, 1fr)'],
     ['granted / total', n => stack([['CPU', resBar(n, 'CPU')],
         ['mem', resBar(n, 'memory')],
@@ -757,7 +767,9 @@ const nodeView = {
                     ['used / total', r => resBar(n, r)]], res, r => r))),
             card('GPUs', gpuTable(n)),
             card('Over time', nodeCharts(d.history)),
-            card('Running tasks', tasks ? table(TASK_COLS, tasks,
+            card('Running tasks', el('p', null, el('a', {href: hashFor('tasks',
+                {node: n.node_id})}, 'all tasks of this node')),
+            tasks ? table(TASK_COLS, tasks,
                 t => t.task_id, '(no running tasks)') : el('p',
                 {class: 'muted'}, 'not available from this head'))];
     },
@@ -1077,14 +1089,19 @@ function showError(e) {
         (e.status ? e.message : 'cannot reach the head: ' + e.message) : '';
 }
 
-/* Replace the view's content, keeping the scroll position of a refresh. */
+/*
+ * Replace the view's content, keeping the scroll positions of a refresh.
+ * A refresh (not a view's first draw) waits while the user types in one
+ * of the view's inputs. RET whether it drew.
+ */
 function setView(nodes) {
     const v = document.getElementById('view');
     const y = window.scrollY;
     const scrolls = [...v.querySelectorAll('.scroll')].map(s => s.scrollLeft);
     const focus = document.activeElement;
-    if (focus && v.contains(focus) && focus.tagName === 'INPUT')
-        return false; /* the user is typing a filter: draw later */
+    if (document.documentElement.dataset.ready && focus &&
+        v.contains(focus) && focus.tagName === 'INPUT')
+        return false;
     v.replaceChildren(...nodes);
     v.querySelectorAll('.scroll').forEach((s, i) => {
         s.scrollLeft = scrolls[i] || 0;

@@ -86,6 +86,7 @@ class Browser:
         self.buf = b""
         self.next_id = 0
         self.session = None
+        self.errors = []  # uncaught exceptions of the page's script
         try:
             self._attach()
         except BaseException:
@@ -100,6 +101,7 @@ class Browser:
         self.session = self.call("Target.attachToTarget", targetId=tid,
                                  flatten=True)["sessionId"]
         self.call("Page.enable")
+        self.call("Runtime.enable")
         self.call("Emulation.setDeviceMetricsOverride", width=W, height=H,
                   deviceScaleFactor=1, mobile=False)
 
@@ -128,6 +130,10 @@ class Browser:
         deadline = time.monotonic() + timeout
         while True:
             m = self._read_msg(deadline)
+            if m.get("method") == "Runtime.exceptionThrown":
+                d = m["params"]["exceptionDetails"]
+                self.errors.append((d.get("exception") or {}).get(
+                    "description") or d.get("text"))
             if m.get("id") != self.next_id:
                 continue  # an event, or a late answer
             if "error" in m:
@@ -348,6 +354,7 @@ def run_views(b, url, c, ids):
     v.check("objects", "objects", "objects", listed)
     v.check("logs", "logs/" + ids["task"], "logs", logs)
     print("screenshots: %s" % ARTIFACTS, flush=True)
+    check(not b.errors, "the page threw: %r" % b.errors)
     check(not v.failed, "views failed:\n  " + "\n  ".join(v.failed))
 
 

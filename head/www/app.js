@@ -241,12 +241,17 @@ function gridTable(cols, frag, empty) {
 
 /* ---- charts -------------------------------------------------------------- */
 
-function niceMax(v) {
+/* A round top for an axis over 0..v; bytes round in their unit (GiB). */
+function niceMax(v, isBytes) {
     if (!(v > 0))
         return 1;
+    if (isBytes && v >= 1024) {
+        const u = Math.pow(1024, Math.floor(Math.log(v) / Math.log(1024)));
+        return niceMax(v / u) * u;
+    }
     const p = Math.pow(10, Math.floor(Math.log10(v)));
-    for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10])
-        if (m * p >= v)
+    for (const m of [1, 1.2, 1.6, 2, 2.4, 3.2, 4, 6, 8, 10])
+        if (m * p >= v * 1.0001)
             return m * p;
     return 10 * p;
 }
@@ -288,7 +293,7 @@ function chart(title, lines, opts) {
         for (const v of l.values || [])
             if (v !== null && v > top)
                 top = v;
-    top = opts.max || niceMax(top);
+    top = opts.max || niceMax(top, fmt === bytes);
     const x = i => L + (W - L - R) * i / (n - 1);
     const y = v => T + (H - T - B) * (1 - Math.min(v, top) / top);
     const g = svg('svg', {viewBox: '0 0 ' + W + ' ' + H, class: 'chart',

@@ -105,16 +105,21 @@ function qty(v) {
 function amount(name, v) {
     if (BYTES[name])
         return bytes(v);
-    return qty(v) + (name === 'CPU' ? ' cores' : '');
+    return qty(v) + (name !== 'CPU' ? '' : num(v) === 1 ? ' core' : ' cores');
 }
 
 function pct(f) {
     return (num(f) * 100).toFixed(0) + '%';
 }
 
+/*
+ * An id as shown: whole up to 16 characters (task, actor, group ids),
+ * else its first 12 and an ellipsis (node and object ids); the whole id
+ * is in the title and in data-id.
+ */
 function short(id) {
     id = String(id || '');
-    return id.length > 12 ? id.slice(0, 12) : id;
+    return id.length > 16 ? id.slice(0, 12) + '\u2026' : id;
 }
 
 function ago(ms) {
@@ -635,11 +640,14 @@ function hostMem(n) {
         bytes(u.mem_used_bytes) + ' / ' + bytes(u.mem_total_bytes));
 }
 
+/* The user's labels, and the accelerator type of the built-in ones. */
 function labelChips(n) {
     const l = n.labels || {};
-    return Object.keys(l).filter(k => !k.startsWith('manta.io/')).sort()
-        .map(k => el('span', {class: 'chip', title: k + '=' + l[k]},
-            k + '=' + l[k]));
+    const acc = l['manta.io/accelerator-type'];
+    return [acc ? el('span', {class: 'chip acc'}, acc) : null,
+        Object.keys(l).filter(k => !k.startsWith('manta.io/')).sort()
+            .map(k => el('span', {class: 'chip', title: k + '=' + l[k]},
+                k + '=' + l[k]))];
 }
 
 /* Meters stacked in one cell, one line per [key, meter or '']. */

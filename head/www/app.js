@@ -24,6 +24,7 @@
 
 const REFRESH_MS = 2000;
 const LOG_POLL_MS = 1000;
+const LOG_KEEP = 1 << 20; /* characters of output a log view keeps */
 const PAGE = 100;
 const NODE_PAGE = 1000;
 const HISTORY_S = 3600;
@@ -1040,13 +1041,24 @@ const logView = {
     start: (route, gen) => {
         const who = route.actor ? 'actor' : 'task';
         const pre = el('pre', {class: 'log', id: 'log'});
-        const st = el('span', {class: 'muted', id: 'log-state'}, 'loading\u2026');
+        const st = el('span', {class: 'muted', id: 'log-state'},
+            'loading\u2026');
         const note = el('p', {class: 'muted', id: 'log-note'});
         setView([el('h1', null, (route.actor ? 'Actor ' : 'Task ') + 'logs ',
             el('code', null, route.arg || '')), el('p', null, st), note, pre]);
         followLog({who, id: route.arg, offset: 0, pre, st, note, gen});
     },
 };
+
+/* Append text to the log, keeping at most LOG_KEEP characters of it. */
+function appendLog(pre, text) {
+    pre.append(text);
+    let n = pre.textContent.length;
+    while (n > LOG_KEEP && pre.firstChild && pre.firstChild !== pre.lastChild) {
+        n -= pre.firstChild.textContent.length;
+        pre.firstChild.remove();
+    }
+}
 
 async function followLog(s) {
     if (s.gen !== generation)
@@ -1059,7 +1071,10 @@ async function followLog(s) {
             return;
         showError(e);
         ready('logs');
-        setTimeout(() => followLog(s), LOG_POLL_MS);
+        if (e.status >= 400 && e.status < 500) /* unknown id, bad offset */
+            s.st.textContent = e.message;
+        else
+            setTimeout(() => followLog(s), LOG_POLL_MS);
         return;
     }
     if (s.gen !== generation)
@@ -1071,7 +1086,7 @@ async function followLog(s) {
         s.note.textContent = '(the head kept only the end of the output: ' +
             'what came before offset ' + d.offset + ' was dropped)';
     if (d.data)
-        s.pre.append(d.data);
+        appendLog(s.pre, d.data);
     s.offset = num(d.next_offset);
     s.st.textContent = (d.state || '') + (d.done ? ' \u00b7 done' :
         ' \u00b7 following');

@@ -490,6 +490,62 @@ function listParams(route, keys, page) {
     return p;
 }
 
+/* ---- history: the last hour, fetched once, then only what is new -------- */
+
+/*
+ * An hour of 1 s samples is 3,600 numbers a series: asked for once, then
+ * each refresh asks only for the seconds since the last answer (plus a
+ * few, for samples that were still open) and shifts them in. Keyed by
+ * node id ('' for the cluster); the cache holds the views' last answers.
+ */
+const histCache = new Map(); /* key -> {h, at (Date.now() of the answer)} */
+
+function historySeconds(key) {
+    const c = histCache.get(key);
+    if (!c || Date.now() - c.at > 10 * 60 * 1000)
+        return HISTORY_S;
+    return Math.min(HISTORY_S, Math.ceil((Date.now() - c.at) / 1000) + 5);
+}
+
+function historyKeep(key, h) {
+    histCache.delete(key);
+    histCache.set(key, {h, at: Date.now()});
+    if (histCache.size > 8) /* the least recently drawn goes */
+        histCache.delete(histCache.keys().next().value);
+}
+
+/* Merge answer h into the cached series of key; RET the merged history. */
+function historyMerge(key, h) {
+    const c = histCache.get(key);
+    const iv = h && h.interval_ms || 1000;
+    if (!h || !h.series)
+        return h;
+    if (!c || c.h.interval_ms !== h.interval_ms || h.end_ms < c.h.end_ms) {
+        historyKeep(key, h);
+        return h;
+    }
+    const shift = Math.round((h.end_ms - c.h.end_ms) / iv);
+    const width = Math.max(0, ...Object.values(c.h.series).map(v => v.length));
+    const out = {};
+    for (const [name, fresh] of Object.entries(h.series)) {
+        const old = c.h.series[name] || [];
+        const len = Math.max(width, fresh.length);
+        const res = new Array(len).fill(null);
+        /* the last sample of old is shift samples before the last of h */
+        for (let i = 0; i < old.length; i++) {
+            const j = len - old.length - shift + i;
+            if (j >= 0)
+                res[j] = old[i];
+        }
+        for (let i = 0; i < fresh.length; i++)
+            res[len - fresh.length + i] = fresh[i];
+        out[name] = res;
+    }
+    const merged = Object.assign({}, h, {series: out});
+    historyKeep(key, merged);
+    return merged;
+}
+
 /* ---- cluster ------------------------------------------------------------- */
 
 const TOTALS = [['CPU', 'CPU'], ['memory', 'Memory'], ['GPU', 'GPU'],
@@ -566,8 +622,9 @@ function demandsCard(st) {
 const clusterView = {
     load: async () => {
         const [st, h] = await Promise.all([clusterStatus(),
-            optional(api('history', 'history', {seconds: HISTORY_S}))]);
-        return {st, h};
+            optional(api('history', 'history',
+                {seconds: historySeconds('')}))]);
+        return {st, h: historyMerge('', h)};
     },
     draw: ({st, h}) => {
         const nodes = st.nodes || [];
@@ -711,9 +768,11 @@ const nodesView = {
 
 async function loadNode(route) {
     const d = await optional(api('node', 'nodes/' +
-        encodeURIComponent(route.arg)));
-    if (d)
+        encodeURIComponent(route.arg), {seconds: historySeconds(route.arg)}));
+    if (d) {
+        d.history = historyMerge(route.arg, d.history);
         return d;
+    }
     const st = await clusterStatus();
     const n = (st.nodes || []).find(x => x.node_id === route.arg);
     if (!n)

@@ -856,6 +856,10 @@ function holderText(hs) {
         .join(', ');
 }
 
+function holderNames(hs) {
+    return (hs || []).map(h => h.name || short(h.id)).join(', ');
+}
+
 function holderIds(hs) {
     return (hs || []).map(h => h.id).join(' ');
 }
@@ -878,8 +882,8 @@ function gpuCell(g) {
     el('b', null, 'GPU ' + g.index),
     el('span', null, util === null || util === undefined ? '' :
         'util ' + pct(util)),
-    el('span', {class: 'who'}, (g.holders || []).map(h => h.name ||
-        short(h.id)).join(', ') || 'free'));
+    el('span', {class: 'who'}, holderNames(g.holders) ||
+        (num(g.allocated) > 0 ? pct(g.allocated) + ' granted' : 'free')));
 }
 
 function gpuGrid(gpus) {
@@ -909,8 +913,8 @@ function tpuHost(s, h) {
         num(h.chips_total) + ' chips held' + (h.holders && h.holders.length ?
         '\n' + holderText(h.holders) : '')},
     el('b', null, 'worker ' + h.worker_id), el('span', {class: 'chips'},
-        cells), el('span', {class: 'who'}, (h.holders || []).map(x =>
-        x.name || short(x.id)).join(', ') || 'free'));
+        cells), el('span', {class: 'who'}, holderNames(h.holders) ||
+        (num(h.chips_used) ? num(h.chips_used) + ' held' : 'free')));
 }
 
 function tpuGrid(slices) {

@@ -327,10 +327,15 @@ def run_views(b, url, c, ids):
         check("NVIDIA H200" in b.text(), "per-GPU table")
 
     def accel():
-        has(ids["task"], ids["pg"], ids["gang"])()
+        has(ids["task"], ids["pg"])()  # the holders' table
         t = b.text()
-        check("slice-a" in t and "dash-gang" in t, "TPU holder: %r" % t)
-        check("dash-task" in t and "dash-pg" in t, "GPU holders")
+        check("dash-task" in t and "dash-pg" in t, "GPU holders: %r" % t)
+        hosts = b.eval("[...document.querySelectorAll('[data-holders]')]"
+                       ".filter(e => !e.dataset.id.includes('/'))"
+                       ".map(e => e.dataset.holders)")
+        check("slice-a" in t and len(hosts) == 2 and
+              all(ids["gang"] in h for h in hosts),
+              "the gang is not the holder of slice-a's hosts: %r" % hosts)
 
     def listed():
         check(b.eval("!!document.querySelector('table.list')") and

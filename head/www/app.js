@@ -570,6 +570,26 @@ function totalsTable(st) {
     return t;
 }
 
+/*
+ * The part of a history worth drawing: from its first sample (a young
+ * head has an hour of nulls before it), but at least the last 5 minutes.
+ */
+function recent(h) {
+    const all = Object.values(h.series || {});
+    const n = Math.max(0, ...all.map(v => v.length));
+    let first = n;
+    for (const v of all) {
+        const i = v.findIndex(x => x !== null && x !== undefined);
+        if (i >= 0 && i + n - v.length < first)
+            first = i + n - v.length;
+    }
+    const keep = Math.max(n - first, Math.min(n, 300));
+    const out = {};
+    for (const [k, v] of Object.entries(h.series || {}))
+        out[k] = v.slice(Math.max(0, v.length - keep));
+    return Object.assign({}, h, {series: out});
+}
+
 function series(h, name) {
     return h && h.series ? h.series[name] || [] : [];
 }
@@ -578,6 +598,7 @@ function clusterCharts(h) {
     if (!h)
         return el('p', {class: 'muted'}, 'No history: this head has no ' +
             '/api/history.');
+    h = recent(h);
     const o = {interval: h.interval_ms || 1000};
     const pair = (t, u, tot, fmt) => chart(t, [
         {name: 'used', values: series(h, u)},
@@ -585,7 +606,8 @@ function clusterCharts(h) {
     Object.assign({fmt: fmt}, o));
     return el('div', {class: 'charts'},
         pair('CPU (cores)', 'CPU_used', 'CPU_total'),
-        pair('Memory', 'memory_used_bytes', 'memory_total_bytes', bytes),
+        pair('Host memory', 'memory_used_bytes', 'memory_total_bytes',
+            bytes),
         pair('GPUs', 'GPU_used', 'GPU_total'),
         pair('TPU chips', 'TPU_used', 'TPU_total'),
         pair('Object store', 'object_store_used_bytes',
@@ -797,6 +819,7 @@ function gpuTable(n) {
 function nodeCharts(h) {
     if (!h)
         return el('p', {class: 'muted'}, 'No history for this node.');
+    h = recent(h);
     const o = {interval: h.interval_ms || 1000};
     const ratio = Object.assign({fmt: pct, max: 1}, o);
     return el('div', {class: 'charts'},

@@ -11,8 +11,8 @@
  * followed on their own 1 s poll with the offset the head hands back.
  *
  * Contract with tests and tools: once the current view has drawn its first
- * data, document.documentElement.dataset.ready is the view's name (cleared
- * on every route change); every table row carries data-id, the id of what
+ * data (or the error of its first call), document.documentElement.dataset
+ * .ready is the view's name (cleared on every route change); every table row carries data-id, the id of what
  * it shows. A 401 from /api goes to /login (a missing or rotated token).
  *
  * Everything from the head reaches the DOM as text nodes or attribute
@@ -1253,8 +1253,13 @@ async function refresh(gen) {
         if (gen !== generation)
             return;
         showError(e);
-        if (e.status === 404 && !document.documentElement.dataset.ready) {
-            setView([el('h1', null, 'Not found'), el('p', null, e.message)]);
+        if (!document.documentElement.dataset.ready) {
+            /* nothing of this view drawn yet: say why instead */
+            setView([el('h1', null, e.status === 404 ? 'Not found' :
+                'Cannot show ' + route.view.replace('_', ' ')),
+            el('p', {class: 'bad'}, e.message), el('p', null,
+                el('a', {href: '#/' + route.view.replace(/^node$/,
+                    'nodes')}, 'back'))]);
             ready(route.view);
         }
     }

@@ -408,11 +408,19 @@ async function optional(p) {
 
 /* ---- route --------------------------------------------------------------- */
 
+function decode(part) {
+    try {
+        return decodeURIComponent(part);
+    } catch (e) { /* a stray % in a hand-typed link */
+        return part;
+    }
+}
+
 function parseRoute() {
     const h = location.hash.replace(/^#\/?/, '');
     const qi = h.indexOf('?');
     const path = (qi < 0 ? h : h.slice(0, qi)).split('/').filter(Boolean)
-        .map(decodeURIComponent);
+        .map(decode);
     const query = new URLSearchParams(qi < 0 ? '' : h.slice(qi + 1));
     const r = {view: path[0] || 'cluster', arg: null, actor: false, query};
     if (r.view === 'nodes' && path[1]) {
@@ -1229,7 +1237,7 @@ function setView(nodes) {
     const scrolls = [...v.querySelectorAll('.scroll')].map(s => s.scrollLeft);
     const focus = document.activeElement;
     if (document.documentElement.dataset.ready && focus &&
-        v.contains(focus) && focus.tagName === 'INPUT')
+        v.contains(focus) && ['INPUT', 'SELECT'].includes(focus.tagName))
         return false;
     v.replaceChildren(...nodes);
     v.querySelectorAll('.scroll').forEach((s, i) => {

@@ -948,7 +948,7 @@ function gpuGrid(gpus) {
 
 function tpuHost(s, h) {
     const cells = [];
-    for (let i = 0; i < num(h.chips_total); i++)
+    for (let i = 0; i < Math.min(64, num(h.chips_total)); i++)
         cells.push(el('i', {class: i < num(h.chips_used) ? 'chip-on' :
             'chip-off'}));
     return el('div', {class: 'cell ' + heat(h.chips_total ? h.chips_used /

@@ -18,6 +18,8 @@ python3-numpy python3-torch"
 # Test dependency: promtool and prometheus check and scrape /metrics
 # (tests/integration/test_metrics.py).
 PKGS="$PKGS prometheus"
+# Test only: it_dashboard_browser drives the dashboard in headless chromium.
+PKGS="$PKGS chromium"
 
 for arg in "$@"; do
     case "$arg" in

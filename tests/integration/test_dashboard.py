@@ -175,7 +175,7 @@ def check_page(dport):
         check(code == 200 and got == b"" and
               int(hdr["content-length"]) == len(body), "HEAD %s" % path)
         check(get(dport, path + "/x")[0] == 404, "%s/x" % path)
-    check(b"fetch('/api/cluster_status'" in www("app.js"),
+    check(b"'/api/cluster_status'" in www("app.js"),
           "the script does not poll /api/cluster_status")
 
 

@@ -111,6 +111,7 @@ void mt_json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
                                                                    : "DEAD");
     mt_status_json_node_host(sb, n);
     mt_status_json_node_res(sb, n);
+    mt_status_json_usage(sb, n->usage);
     mt_strbuf_addf(sb, ", \"start_time_ms\": %lld, \"death_reason\": ",
                    (long long)n->start_time_ms);
     mt_strbuf_add_json_str(sb, n->death_reason);

@@ -92,8 +92,10 @@ void mt_status_json_node_res(struct mt_strbuf *sb, const Manta__NodeInfo *n)
 }
 
 /* "usage": host, disk, network and object store figures. */
-static void json_usage(struct mt_strbuf *sb, const Manta__HostUsage *u)
+void mt_status_json_usage(struct mt_strbuf *sb, const Manta__HostUsage *u)
 {
+    if (!u)
+        return;
     mt_strbuf_addf(sb,
                    ", \"usage\": {\"cpu_percent\": %.1f, "
                    "\"mem_used_bytes\": %llu, \"mem_total_bytes\": %llu, "
@@ -129,8 +131,7 @@ static void json_node(struct mt_strbuf *sb, const Manta__NodeInfo *n)
                    n->state == MANTA__NODE_STATE__NODE_STATE_ALIVE ? "ALIVE"
                                                                    : "DEAD");
     mt_status_json_node_res(sb, n);
-    if (n->usage)
-        json_usage(sb, n->usage);
+    mt_status_json_usage(sb, n->usage);
     mt_strbuf_adds(sb, ", \"gpus\": ");
     mt_status_json_gpus(sb, n->usage);
     mt_strbuf_addf(sb, ", \"pid\": %u, \"start_time_ms\": %lld, "

@@ -53,4 +53,12 @@ void mt_status_json_res(struct mt_strbuf *sb, Manta__ResourceEntry *const *e,
 void mt_status_json_node_host(struct mt_strbuf *sb, const Manta__NodeInfo *n);
 void mt_status_json_node_res(struct mt_strbuf *sb, const Manta__NodeInfo *n);
 
+/*
+ * mt_status_json_usage - append a node's `, "usage": {..}` member (host CPU,
+ * memory, disk, network, object store); nothing when u is NULL. Shared by
+ * the status and the node listing (list_json.c).
+ * THREAD  any
+ */
+void mt_status_json_usage(struct mt_strbuf *sb, const Manta__HostUsage *u);
+
 #endif /* MT_STATUS_JSON_H */

@@ -796,25 +796,11 @@ const nodesView = {
 
 /* ---- one node ------------------------------------------------------------ */
 
-/* Host use from a node's last samples (listings carry no usage). */
-function usageOf(h) {
-    const last = name => {
-        const v = series(h, name).filter(x => x !== null);
-        return v.length ? v[v.length - 1] : undefined;
-    };
-    const cpu = last('cpu_ratio');
-    return {cpu_percent: cpu === undefined ? undefined : cpu * 100,
-        mem_used_bytes: last('memory_used_bytes'),
-        mem_total_bytes: last('memory_total_bytes')};
-}
-
 async function loadNode(route) {
     const d = await optional(api('node', 'nodes/' +
         encodeURIComponent(route.arg), {seconds: historySeconds(route.arg)}));
     if (d) {
         d.history = historyMerge(route.arg, d.history);
-        if (d.node && !d.node.usage && d.history)
-            d.node.usage = usageOf(d.history);
         return d;
     }
     const st = await clusterStatus();

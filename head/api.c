@@ -2,10 +2,10 @@
 /*
  * api.c -- the dashboard's JSON API (see api.h; docs/dashboard.md "API").
  *
- * A route parses its query parameters here (head/http.h helpers) into
- * plain C, then asks the head's builders: listings from the rpc adapters
- * (rpc_services.h, written by proto/list_json.c), history from
- * history.h, accelerators from api_accel.c; the new shapes (one node,
+ * A route parses its query parameters here (common/http.h helpers) into
+ * plain C, then asks the head's builders: listings from the rpc adapters'
+ * list_json (head_int.h, written by proto/list_json.c), history from
+ * history_sampler.h, accelerators from api_accel.h; the new shapes (one node,
  * logs) are written here. Parameters are peer input: every bad value is
  * a 400 with a reason, never an assert.
  *
@@ -15,6 +15,7 @@
  * THREAD: the head's loop thread only.
  */
 #include "head/api.h"
+#include "head/api_accel.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "common/error.h"
 #include "head/head_int.h"
 #include "head/history.h"
+#include "head/history_sampler.h"
 #include "head/rpc_services.h"
 #include "proto/list_json.h"
 
@@ -118,22 +120,21 @@ static int get_state(struct mt_http_str q, const char *kind, int *state,
 struct listing {
     const char *path;
     const char *kind;             /* mt_list_json_state's */
-    void (*list)(struct mt_head *h, const struct mt_head_list_query *q,
-                 struct mt_strbuf *out);
+    const struct mt_head_adapter *adapter; /* its list_json */
     const char *node_param;       /* "node", or NULL: no such filter */
     const char *name_param;
     const char *owner_param;
 };
 
 static const struct listing listings[] = {
-    {"/api/nodes", "nodes", mt_head_list_nodes_json, NULL, NULL, NULL},
-    {"/api/tasks", "tasks", mt_head_list_tasks_json, "node", "name",
+    {"/api/nodes", "nodes", &mt_head_rpc_nodes, NULL, NULL, NULL},
+    {"/api/tasks", "tasks", &mt_head_rpc_tasks, "node", "name",
      "driver"},
-    {"/api/actors", "actors", mt_head_list_actors_json, NULL, "name", NULL},
-    {"/api/placement_groups", "placement_groups", mt_head_list_pgs_json,
+    {"/api/actors", "actors", &mt_head_rpc_actors, NULL, "name", NULL},
+    {"/api/placement_groups", "placement_groups", &mt_head_rpc_pgs,
      NULL, NULL, NULL},
-    {"/api/gangs", "gangs", mt_head_list_gangs_json, NULL, NULL, NULL},
-    {"/api/objects", "objects", mt_head_list_objects_json, "node", NULL,
+    {"/api/gangs", "gangs", &mt_head_rpc_gangs, NULL, NULL, NULL},
+    {"/api/objects", "objects", &mt_head_rpc_objects, "node", NULL,
      NULL},
 };
 
@@ -161,7 +162,7 @@ static void paged(struct mt_head *h, const struct listing *l,
 {
     struct mt_strbuf sb = MT_STRBUF_INIT;
 
-    l->list(h, lq, &sb);
+    l->adapter->list_json(h, lq, &sb);
     mt_list_json_paged(body, sb.buf, sb.len, lq->offset, lq->limit);
     mt_strbuf_release(&sb);
 }

@@ -48,12 +48,6 @@ int mt_head_api(struct mt_head *h, struct mt_http_str path,
                 struct mt_http_str query, struct mt_strbuf *body);
 
 /*
- * mt_head_api_accelerators - /api/accelerators' object (api_accel.c).
- * O(tasks holding a grant + nodes + bundles).
- */
-void mt_head_api_accelerators(struct mt_head *h, struct mt_strbuf *body);
-
-/*
  * mt_json_utf8 - append n bytes as the inside of a JSON string: invalid
  * UTF-8 becomes U+FFFD, control characters \u00XX. With hold_tail, an
  * incomplete character at the very end is left out (more may follow).

@@ -20,12 +20,13 @@
  *
  * THREAD: the head's loop thread only.
  */
-#include "head/api.h"
+#include "head/api_accel.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/strbuf.h"
 #include "head/head_int.h"
 #include "sched/labels.h"
 #include "sched/resources.h"

@@ -30,7 +30,7 @@
 #include "head/dashboard.h"
 #include "head/prom_sd.h"
 #include "head/head_int.h"
-#include "head/history.h"
+#include "head/history_sampler.h"
 #include "head/persist.h"
 #include "head/recover.h"
 #include "head/rpc_watch.h"

@@ -42,6 +42,7 @@
 #include "head/workers.h"
 
 struct mt_dashboard;
+struct mt_strbuf;
 struct mt_head;
 struct mt_head_history;   /* history.h (history_sampler.c) */
 struct mt_head_prom_sd;   /* prom_sd.h */
@@ -105,6 +106,20 @@ struct mt_head {
 };
 
 /*
+ * What a listing selects, in plain C: the fields of the kind's List*Request
+ * that the dashboard's /api routes set. Unset (0, NULL) matches everything.
+ */
+struct mt_head_list_query {
+    uint32_t limit;              /* 0: 100 */
+    uint32_t offset;             /* matches skipped before the first listed */
+    int state;                   /* the kind's state value (proto enum); 0 any;
+                                    nodes: 1 ALIVE, 2 DEAD */
+    const char *node_id;         /* tasks, objects: that node */
+    const char *name;            /* tasks, actors: exactly this name */
+    const char *owner_id;        /* tasks: submitted by this driver session */
+};
+
+/*
  * An rpc adapter (rpc_*.c): its HeadService handlers (ended by an entry
  * with a NULL method), and what it holds beyond single calls (streams,
  * parked calls): start wires its listeners once the services below the
@@ -114,6 +129,12 @@ struct mt_head_adapter {
     const struct mt_rpc_handler *handlers;
     void (*start)(struct mt_head *h);
     void (*stop)(struct mt_head *h);
+    /* The dashboard's /api listing of the adapter's kind (api.c), or NULL:
+     * append what q selects exactly as `manta list <kind> --format json`
+     * prints it (proto/list_json.h), built by the same code as the List*
+     * rpc's reply. Borrows q. */
+    void (*list_json)(struct mt_head *h, const struct mt_head_list_query *q,
+                      struct mt_strbuf *out);
 };
 
 #endif /* MT_HEAD_INT_H */

@@ -164,31 +164,4 @@ void mt_history_node_figures(const struct mt_node *n, double v[MT_HN_N]);
 void mt_history_sample(struct mt_history *hs, const struct mt_node_table *t,
                        const struct mt_history_tasks *tc, int64_t now_ms);
 
-/* ---- the head's sampler (history_sampler.c) ------------------------------ */
-
-struct mt_head;
-
-/*
- * mt_head_history_start - when h->cfg.history_seconds > 0, create the
- * history and sample it every second on h's loop (the first sample at
- * once). RET 0 (also when off)
- */
-int mt_head_history_start(struct mt_head *h);
-
-/*
- * mt_head_history_close - stop sampling; done(arg) once the timer is
- * closed (the history itself is freed then). Nothing started: done at
- * once.
- */
-void mt_head_history_close(struct mt_head *h, void (*done)(void *arg),
-                           void *arg);
-
-/*
- * mt_head_history_json - /api/history for node id (NULL: the cluster's),
- * ending at the newest sample (every series ends at the same second).
- * RET 0, -MT_ENOENT (no such node), -MT_ENOTSUP (history is off)
- */
-int mt_head_history_json(struct mt_head *h, const char *id, uint32_t seconds,
-                         struct mt_strbuf *sb);
-
 #endif /* MT_HEAD_HISTORY_H */

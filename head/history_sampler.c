@@ -13,7 +13,7 @@
  *
  * THREAD: the head's loop thread only.
  */
-#include "head/history.h"
+#include "head/history_sampler.h"
 
 #include <stdlib.h>
 #include <uv.h>
@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "common/sys.h"
 #include "head/head_int.h"
+#include "head/history.h"
 
 /* Guarded by: loop thread. */
 struct mt_head_history {

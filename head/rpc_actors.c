@@ -150,9 +150,9 @@ static void h_list_actors(struct mt_rpc_call *call, const ProtobufCMessage *m,
     list_release(&l);
 }
 
-void mt_head_list_actors_json(struct mt_head *h,
-                              const struct mt_head_list_query *q,
-                              struct mt_strbuf *out)
+static void list_json(struct mt_head *h,
+                      const struct mt_head_list_query *q,
+                      struct mt_strbuf *out)
 {
     Manta__ListActorsRequest req = MANTA__LIST_ACTORS_REQUEST__INIT;
     Manta__ListActorsReply reply;
@@ -271,5 +271,6 @@ static const struct mt_rpc_handler handlers[] = {
 
 const struct mt_head_adapter mt_head_rpc_actors = {
     .handlers = handlers,
+    .list_json = list_json,
     .stop = stop,
 };

@@ -199,9 +199,9 @@ static void h_list_gangs(struct mt_rpc_call *call, const ProtobufCMessage *m,
     list_release(&l);
 }
 
-void mt_head_list_gangs_json(struct mt_head *h,
-                             const struct mt_head_list_query *q,
-                             struct mt_strbuf *out)
+static void list_json(struct mt_head *h,
+                      const struct mt_head_list_query *q,
+                      struct mt_strbuf *out)
 {
     Manta__ListGangsRequest req = MANTA__LIST_GANGS_REQUEST__INIT;
     Manta__ListGangsReply reply;
@@ -225,4 +225,5 @@ static const struct mt_rpc_handler handlers[] = {
 
 const struct mt_head_adapter mt_head_rpc_gangs = {
     .handlers = handlers,
+    .list_json = list_json,
 };

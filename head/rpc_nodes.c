@@ -604,9 +604,9 @@ static bool node_match(const struct mt_node *n, int state)
     return !state || (int)n->state == state;
 }
 
-void mt_head_list_nodes_json(struct mt_head *h,
-                             const struct mt_head_list_query *q,
-                             struct mt_strbuf *out)
+static void list_json(struct mt_head *h,
+                      const struct mt_head_list_query *q,
+                      struct mt_strbuf *out)
 {
     struct mt_node_table *t = mt_head_nodes_table(h->nodes);
     size_t max = q->limit ? q->limit : 100, n = 0;
@@ -695,6 +695,7 @@ static const struct mt_rpc_handler handlers[] = {
 
 const struct mt_head_adapter mt_head_rpc_nodes = {
     .handlers = handlers,
+    .list_json = list_json,
     .start = start,
     .stop = stop,
 };

@@ -353,9 +353,9 @@ static void h_list_objects(struct mt_rpc_call *call, const ProtobufCMessage *m,
     list_release(&l);
 }
 
-void mt_head_list_objects_json(struct mt_head *h,
-                               const struct mt_head_list_query *q,
-                               struct mt_strbuf *out)
+static void list_json(struct mt_head *h,
+                      const struct mt_head_list_query *q,
+                      struct mt_strbuf *out)
 {
     Manta__ListObjectsRequest req = MANTA__LIST_OBJECTS_REQUEST__INIT;
     Manta__ListObjectsReply reply;
@@ -381,6 +381,7 @@ static const struct mt_rpc_handler handlers[] = {
 
 const struct mt_head_adapter mt_head_rpc_objects = {
     .handlers = handlers,
+    .list_json = list_json,
     .start = start,
     .stop = stop,
 };

@@ -347,9 +347,9 @@ static void h_list_pgs(struct mt_rpc_call *call, const ProtobufCMessage *m,
     list_release(&l);
 }
 
-void mt_head_list_pgs_json(struct mt_head *h,
-                           const struct mt_head_list_query *q,
-                           struct mt_strbuf *out)
+static void list_json(struct mt_head *h,
+                      const struct mt_head_list_query *q,
+                      struct mt_strbuf *out)
 {
     Manta__ListPlacementGroupsRequest req =
         MANTA__LIST_PLACEMENT_GROUPS_REQUEST__INIT;
@@ -374,6 +374,7 @@ static const struct mt_rpc_handler handlers[] = {
 
 const struct mt_head_adapter mt_head_rpc_pgs = {
     .handlers = handlers,
+    .list_json = list_json,
     .start = start,
     .stop = stop,
 };

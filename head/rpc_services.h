@@ -45,53 +45,11 @@ extern const struct mt_head_adapter mt_head_rpc_gangs;
  */
 void mt_head_status_json(struct mt_head *h, struct mt_strbuf *out);
 
-/* ---- listings as JSON (the dashboard's /api, head/api.c) ------------------ */
+/* ---- the dashboard's /api (head/api.c) ----------------------------------- */
 
 /*
- * What to list, in plain C: the fields of the kind's List*Request that
- * the dashboard's /api routes set. Unset (0, NULL) matches everything.
- */
-struct mt_head_list_query {
-    uint32_t limit;              /* 0: 100 */
-    uint32_t offset;             /* matches skipped before the first listed */
-    int state;                   /* the kind's state value (proto enum); 0 any */
-    const char *node_id;         /* tasks, objects: that node; nodes: unused */
-    const char *name;            /* tasks, actors: exactly this name */
-    const char *owner_id;        /* tasks: submitted by this driver session */
-};
-
-/*
- * mt_head_list_*_json - append the listing q selects, exactly as `manta
- * list <kind> --format json` prints it (proto/list_json.h), built by the
- * same code as the List* rpc's reply (rpc_tasks.c, rpc_actors.c,
- * rpc_pgs.c, rpc_gangs.c, rpc_objects.c; nodes: rpc_nodes.c, from the
- * cluster status, state 1 ALIVE / 2 DEAD).
- *
- * OWNERSHIP  borrows q; appends to out
- * THREAD     loop thread
- */
-void mt_head_list_tasks_json(struct mt_head *h,
-                             const struct mt_head_list_query *q,
-                             struct mt_strbuf *out);
-void mt_head_list_actors_json(struct mt_head *h,
-                              const struct mt_head_list_query *q,
-                              struct mt_strbuf *out);
-void mt_head_list_pgs_json(struct mt_head *h,
-                           const struct mt_head_list_query *q,
-                           struct mt_strbuf *out);
-void mt_head_list_gangs_json(struct mt_head *h,
-                             const struct mt_head_list_query *q,
-                             struct mt_strbuf *out);
-void mt_head_list_objects_json(struct mt_head *h,
-                               const struct mt_head_list_query *q,
-                               struct mt_strbuf *out);
-void mt_head_list_nodes_json(struct mt_head *h,
-                             const struct mt_head_list_query *q,
-                             struct mt_strbuf *out);
-
-/*
- * mt_head_node_json - append node id's listing entry (as in
- * mt_head_list_nodes_json, without the list around it).
+ * mt_head_node_json - append node id's listing entry (as in the nodes
+ * listing, mt_head_rpc_nodes.list_json, without the list around it).
  * RET 0, or -MT_ENOENT when the head does not know the node
  */
 int mt_head_node_json(struct mt_head *h, const char *id,

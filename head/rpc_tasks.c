@@ -122,7 +122,7 @@ static void h_cancel_task(struct mt_rpc_call *call, const ProtobufCMessage *m,
 
 /*
  * One listing's reply, built once for the rpc (h_list_tasks) and for the
- * dashboard's /api/tasks (mt_head_list_tasks_json). The reply points into
+ * dashboard's /api/tasks (list_json). The reply points into
  * the context and the tasks: use it, then list_release.
  */
 struct list_ctx {
@@ -234,9 +234,9 @@ static void h_list_tasks(struct mt_rpc_call *call, const ProtobufCMessage *m,
     list_release(&c);
 }
 
-void mt_head_list_tasks_json(struct mt_head *h,
-                             const struct mt_head_list_query *q,
-                             struct mt_strbuf *out)
+static void list_json(struct mt_head *h,
+                      const struct mt_head_list_query *q,
+                      struct mt_strbuf *out)
 {
     Manta__ListTasksRequest req = MANTA__LIST_TASKS_REQUEST__INIT;
     Manta__ListTasksReply reply;
@@ -347,4 +347,5 @@ static const struct mt_rpc_handler handlers[] = {
 
 const struct mt_head_adapter mt_head_rpc_tasks = {
     .handlers = handlers,
+    .list_json = list_json,
 };

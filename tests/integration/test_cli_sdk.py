@@ -150,9 +150,10 @@ def test_json_shapes_and_filters():
               "--wait", "10"] + a).stdout.strip()
     shapes = {
         "nodes": ("nodes", {"node_id", "state", "address", "node_ip",
-                            "hostname", "resources_total",
-                            "resources_available", "labels",
-                            "start_time_ms", "death_reason", "gpus"}),
+                            "hostname", "metrics_address",
+                            "resources_total", "resources_available",
+                            "labels", "usage", "start_time_ms",
+                            "death_reason", "gpus"}),
         "tasks": ("tasks", {"task_id", "name", "state", "node_id",
                             "attempt", "exit_code", "error", "argv",
                             "resources", "label_selector", "priority",

@@ -77,6 +77,15 @@ def stop_all():
     PROCS.clear()
 
 
+def deaths(log):
+    """Nodes the head declared DEAD (a stalled head misses reports)."""
+    try:
+        with open(log, errors="replace") as f:
+            return sum(1 for line in f if " node dead " in line)
+    except OSError:
+        return 0
+
+
 def rss_mib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -97,7 +106,7 @@ def wait_for(pred, timeout, what, interval=0.05):
         time.sleep(interval)
 
 
-def start_head(bindir, tmp, keep):
+def start_head(bindir, tmp, keep, head_flags):
     d = os.path.join(tmp, "head")
     os.makedirs(d)
     log = open(os.path.join(tmp, "head.log"), "w")
@@ -105,7 +114,7 @@ def start_head(bindir, tmp, keep):
         [os.path.join(bindir, "manta-head"), "--port", "0", "--node-ip",
          "127.0.0.1", "--temp-dir", d, "--storage", "memory",
          "--dashboard-port", "0", "--keep-finished-tasks", str(keep),
-         "--log-level", "error"], stdout=log, stderr=log)
+         "--log-level", "warn"] + head_flags, stdout=log, stderr=log)
     PROCS.append(p)
 
     def up():
@@ -410,6 +419,8 @@ def print_table(r):
           "%.1f MiB, after the requests %.1f MiB" %
           (rss["empty"], r["nodes"], rss["nodes"], r["tasks"], rss["tasks"],
            rss["after"]))
+    print("nodes declared DEAD during the run (reports missed while the "
+          "head was busy; each re-registers): %d" % r["nodes_declared_dead"])
     print()
     w = max(len(x["route"]) for x in r["routes"])
     print("%-*s  %6s  %8s  %8s  %8s  %9s" % (w, "route", "status", "p50 ms",
@@ -439,7 +450,8 @@ def run(a):
          "rss_mib": {}}
     try:
         head, head_dir, addr, url, token = start_head(
-            bindir, tmp, max(10000, a.tasks + a.tasks // 5))
+            bindir, tmp, max(10000, a.tasks + a.tasks // 5),
+            a.head_flags.split())
         h = Http(url, token)
         r["rss_mib"]["empty"] = rss_mib(head.pid)
         start_sim(bindir, addr, a.nodes, os.path.join(head_dir, "token"))
@@ -466,7 +478,11 @@ def run(a):
         r["rss_mib"] = {k: round(v, 1) for k, v in r["rss_mib"].items()}
     finally:
         stop_all()
-        shutil.rmtree(tmp, ignore_errors=True)
+        r["nodes_declared_dead"] = deaths(os.path.join(tmp, "head.log"))
+        if a.keep:
+            print("kept %s (head.log)" % tmp, file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
     return r
 
 
@@ -482,7 +498,12 @@ def main():
                     help="timed GETs per route")
     ap.add_argument("--page-runs", type=int, default=5,
                     help="page loads per view")
+    ap.add_argument("--head-flags", default="",
+                    help='more manta-head flags, e.g. "--report-period-ms '
+                    '5000 --node-timeout-ms 15000"')
     ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the temp dir (head.log) for a look")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if (a.nodes < 1 or a.tasks < 0 or a.requests < 1 or a.page_runs < 1

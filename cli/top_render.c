@@ -214,7 +214,7 @@ static void header(struct lines *ls, const struct mt_top_view *v)
     if (v->note && *v->note)
         line_add(ls, v->note);
     mt_strbuf_addf(&sb, "Nodes: %zu alive, %zu dead    Tasks: %llu running, "
-                        "%llu pending, %llu infeasible",
+                        "%llu pending (%llu infeasible)",
                    v->nodes_alive, v->nodes_dead,
                    (unsigned long long)v->running,
                    (unsigned long long)v->pending,
@@ -416,9 +416,11 @@ static void split_rows(const struct mt_top_view *v, int height, size_t used,
         *task_rows = task_want;
         return;
     }
-    *task_rows = avail / 3 > avail - (node_want < avail ? node_want : avail)
-                     ? avail / 3
-                     : avail - (node_want < avail ? node_want : avail);
+    /* Too many: tasks get a third, or what the nodes leave if more, but
+     * never more than they need; nodes get the rest. */
+    *task_rows = avail / 3;
+    if (node_want < avail && avail - node_want > *task_rows)
+        *task_rows = avail - node_want;
     if (*task_rows > task_want)
         *task_rows = task_want;
     *node_rows = avail - *task_rows;

@@ -71,7 +71,7 @@ struct mt_top_view {
     struct mt_top_res total[MT_TOP_NRES];
     uint64_t running;
     uint64_t pending;
-    uint64_t infeasible;
+    uint64_t infeasible;        /* of the pending */
     const char *const *demands; /* `manta status` demand lines */
     size_t n_demands;
     const struct mt_top_node *nodes;

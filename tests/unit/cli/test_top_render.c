@@ -185,7 +185,7 @@ static void test_frame_plain(void)
     CU_ASSERT_EQUAL(n, n_lines);
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "cluster c0ffee - head 127.0.0.1:6380"));
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "Nodes: 2 alive, 1 dead    Tasks: 3 "
-                                     "running, 5 pending, 2 infeasible"));
+                                     "running, 5 pending (2 infeasible)"));
     CU_ASSERT_STRING_EQUAL(line_with(s, "CPU  [", line, sizeof(line)),
                            "CPU  [##################..]  88%  14/16");
     CU_ASSERT_STRING_EQUAL(line_with(s, "MEM  [", line, sizeof(line)),

@@ -4,8 +4,8 @@
  * in place, for people on SSH (htop, `squeue -i` in spirit).
  *
  * Each refresh asks libmanta for the cluster's status
- * (mt_cluster_status_get) and the running tasks (mt_list, state RUNNING,
- * the RUNNING_LIMIT newest), turns them into top_render.h's plain structs
+ * (mt_cluster_status_get) and the running tasks (mt_list, state RUNNING:
+ * all of them, or the RUNNING_LIMIT submitted first), turns them into top_render.h's plain structs
  * and draws the lines top_render.c makes of them. Nothing here builds a
  * request: the head is reached only through the public SDK.
  *
@@ -211,6 +211,30 @@ static int view_fill(struct frame *f, long max_tasks)
 }
 
 /*
+ * The running tasks most likely to have run longest: listings come newest
+ * first, so with more than RUNNING_LIMIT running the page asked for is the
+ * last one, the RUNNING_LIMIT submitted first.
+ * OUT out  returns owned listing, free with mt_listing_free()
+ * RET as mt_list
+ */
+static int list_running(mt_client_t *c, mt_listing **out)
+{
+    mt_list_filter flt;
+    int rc;
+
+    mt_list_filter_init(&flt);
+    flt.state = "RUNNING";
+    flt.limit = RUNNING_LIMIT;
+    rc = mt_list(c, MT_LIST_TASKS, &flt, out);
+    if (rc < 0 || (*out)->total <= (*out)->n)
+        return rc;
+    flt.offset = (uint32_t)((*out)->total - RUNNING_LIMIT);
+    mt_listing_free(*out);
+    *out = NULL;
+    return mt_list(c, MT_LIST_TASKS, &flt, out);
+}
+
+/*
  * Refresh: a new frame. The running tasks are extra: when only they fail,
  * the frame has a note instead.
  * OUT out  returns owned frame, free with frame_free()
@@ -219,7 +243,6 @@ static int view_fill(struct frame *f, long max_tasks)
 static int fetch(mt_client_t *c, long max_tasks, struct frame **out)
 {
     struct frame *f = calloc(1, sizeof(*f));
-    mt_list_filter flt;
     time_t now = time(NULL);
     struct tm tm;
     int rc;
@@ -230,10 +253,7 @@ static int fetch(mt_client_t *c, long max_tasks, struct frame **out)
     rc = mt_cluster_status_get(c, &f->st);
     if (rc < 0)
         goto out_free;
-    mt_list_filter_init(&flt);
-    flt.state = "RUNNING";
-    flt.limit = RUNNING_LIMIT;
-    if (mt_list(c, MT_LIST_TASKS, &flt, &f->running) < 0)
+    if (list_running(c, &f->running) < 0)
         snprintf(f->note, sizeof(f->note), "running tasks not listed: %s",
                  mt_client_last_error(c));
     localtime_r(&now, &tm);

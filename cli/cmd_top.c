@@ -141,6 +141,11 @@ static void node_fill(struct mt_top_node *tn, const mt_node_info *n)
     tn->alive = n->alive;
     res_fill(tn->res, n->total, n->n_total, n->available, n->n_available);
     tn->host_cpu_ratio = n->alive && n->has_usage ? n->cpu_percent / 100 : -1;
+    /* The bytes in its store, where its worker says; else the resource. */
+    if (n->has_usage && n->store_capacity_bytes) {
+        tn->res[MT_TOP_OBJ].used = (double)n->store_used_bytes;
+        tn->res[MT_TOP_OBJ].total = (double)n->store_capacity_bytes;
+    }
     for (size_t g = 0; g < n->n_gpus; g++) {
         if (n->gpus[g].utilization_percent < 0)
             continue;
@@ -176,6 +181,21 @@ static void tasks_fill(struct frame *f, long max_tasks)
     f->view.n_tasks = n;
 }
 
+/* The cluster's object store bar: the sum of its alive nodes' (their
+ * stores' bytes, or the resource where a worker does not say). */
+static void store_total(struct mt_top_view *v)
+{
+    struct mt_top_res *t = &v->total[MT_TOP_OBJ];
+
+    t->used = t->total = 0;
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        if (!v->nodes[i].alive)
+            continue;
+        t->used += v->nodes[i].res[MT_TOP_OBJ].used;
+        t->total += v->nodes[i].res[MT_TOP_OBJ].total;
+    }
+}
+
 /* Make f->view of f->st and f->running. RET 0 or -MT_ENOMEM. */
 static int view_fill(struct frame *f, long max_tasks)
 {
@@ -201,6 +221,7 @@ static int view_fill(struct frame *f, long max_tasks)
     }
     v->nodes = f->nodes;
     v->n_nodes = st->n_nodes;
+    store_total(v);
     v->running = st->running_tasks;
     v->pending = st->pending_tasks;
     v->demands = st->demands;

@@ -8,7 +8,8 @@
  * checks the lines.
  *
  * Bars show the scheduler's view, as `manta status` does: a resource's
- * used share (total - available) of what the node (or cluster) offers.
+ * used share (total - available) of what the node (or cluster) offers;
+ * the object store's bar is the bytes in it.
  * The host's own CPU and mean GPU utilization, as its worker measured
  * them, follow in a HOST column.
  *
@@ -32,7 +33,8 @@ enum mt_top_res_kind {
     MT_TOP_GPU,
     MT_TOP_TPU,
     MT_TOP_MEM,     /* the "memory" resource, bytes */
-    MT_TOP_OBJ,     /* "object_store_memory", bytes */
+    MT_TOP_OBJ,     /* the object store, bytes (the caller says which:
+                       cmd_top.c uses the store's own figures) */
     MT_TOP_NRES
 };
 

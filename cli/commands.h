@@ -7,10 +7,11 @@
  *
  * The commands that talk to a cluster are clients of libmanta like any
  * other program (<manta/manta.h>, one-shot connections through conn.h):
- * status, list, submit, logs, cancel, actor, gang, pg. `start`, `stop` and
- * `microbenchmark` manage processes (session.h); `tls-init` runs openssl.
+ * status, top, list, submit, logs, cancel, actor, gang, pg. `start`,
+ * `stop` and `microbenchmark` manage processes (session.h); `tls-init`
+ * runs openssl.
  * No command calls another: what two share is in conn.c, interrupt.c,
- * follow.c, follow_gang.c or session.c.
+ * follow.c, follow_gang.c or session.c; top's drawing is top_render.c.
  */
 #ifndef MT_CLI_COMMANDS_H
 #define MT_CLI_COMMANDS_H
@@ -27,6 +28,7 @@ struct mt_cli_command {
 extern const struct mt_cli_command mt_cli_cmd_start;
 extern const struct mt_cli_command mt_cli_cmd_stop;
 extern const struct mt_cli_command mt_cli_cmd_status;
+extern const struct mt_cli_command mt_cli_cmd_top;
 extern const struct mt_cli_command mt_cli_cmd_submit;
 extern const struct mt_cli_command mt_cli_cmd_logs;
 extern const struct mt_cli_command mt_cli_cmd_cancel;

@@ -16,6 +16,7 @@ static const struct mt_cli_command *const commands[] = {
     &mt_cli_cmd_start,
     &mt_cli_cmd_stop,
     &mt_cli_cmd_status,
+    &mt_cli_cmd_top,
     &mt_cli_cmd_submit,
     &mt_cli_cmd_logs,
     &mt_cli_cmd_cancel,

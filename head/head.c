@@ -95,6 +95,8 @@ static void create_services(struct mt_head *h)
     h->workers = mt_head_workers_create(h->eng, nodes);
     h->pgs = mt_head_pgs_create(h->sched, base + 1);
     mt_task_table_init(&h->task_table, base);
+    if (h->cfg.keep_finished_tasks > 0)
+        h->task_table.keep_done = (size_t)h->cfg.keep_finished_tasks;
     h->objects = mt_head_objects_create(nodes, h->workers, &h->task_table);
     h->tasks = mt_head_tasks_create(&h->task_table, nodes, h->sched,
                                     h->workers, h->pgs, h->objects);

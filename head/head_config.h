@@ -34,6 +34,8 @@ struct mt_head_config {
     int gang_port_lo;           /* ports gangs hand their members */
     int gang_port_hi;           /* (inclusive; 0, 0: 8470-8999) */
     int history_seconds;        /* samples kept (1 s apart); 0 = off */
+    long keep_finished_tasks;   /* ended tasks kept for listing; 0:
+                                   MT_TASK_KEEP_DONE (task_table.h) */
 };
 
 #endif /* MT_HEAD_CONFIG_H */

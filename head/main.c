@@ -59,6 +59,9 @@ static void usage(FILE *f)
             "  --grace-ms N           shutdown grace for calls (default 2000)\n"
             "  --gang-ports LO-HI     ports handed to gang members: MASTER_PORT,\n"
             "                         TPU_PROCESS_PORT, ... (default 8470-8999)\n"
+            "  --keep-finished-tasks N  ended tasks kept for listing and\n"
+            "                         the dashboard, oldest forgotten first\n"
+            "                         (default 10000)\n"
             "  --log-level L          debug|info|warn|error (default info)\n"
             "  --version              print the version\n"
             "  -h, --help             this text\n",
@@ -77,7 +80,7 @@ static void stop_head(void *d, void (*done)(void *arg), void *arg)
 
 enum { O_PORT = 256, O_IP, O_TMP, O_STORAGE, O_PERIOD, O_TIMEOUT, O_GRACE,
        O_LOG, O_VERSION, O_DASH, O_GANG_PORTS, O_DASH_HOST, O_NO_DASH,
-       O_HISTORY, O_SEC };
+       O_HISTORY, O_KEEP, O_SEC };
 
 static const struct option opts[] = {
     {"port", required_argument, NULL, O_PORT},
@@ -93,6 +96,7 @@ static const struct option opts[] = {
     {"node-timeout-ms", required_argument, NULL, O_TIMEOUT},
     {"grace-ms", required_argument, NULL, O_GRACE},
     {"gang-ports", required_argument, NULL, O_GANG_PORTS},
+    {"keep-finished-tasks", required_argument, NULL, O_KEEP},
     {"log-level", required_argument, NULL, O_LOG},
     {"version", no_argument, NULL, O_VERSION},
     {"help", no_argument, NULL, 'h'},
@@ -270,6 +274,11 @@ int main(int argc, char **argv)
         case O_GANG_PORTS:
             if (!parse_port_range(optarg, &cfg))
                 return bad_value("gang-ports", optarg);
+            break;
+        case O_KEEP:
+            if (!mt_parse_int(optarg, 100, 10000000, &v))
+                return bad_value("keep-finished-tasks", optarg);
+            cfg.keep_finished_tasks = v;
             break;
         case O_LOG:
             level = mt_log_parse_level(optarg);

@@ -49,6 +49,7 @@ void mt_task_table_init(struct mt_task_table *t, uint64_t first_num)
 {
     memset(t, 0, sizeof(*t));
     t->next_num = first_num ? first_num : 1;
+    t->keep_done = MT_TASK_KEEP_DONE;
     grow(t);
 }
 
@@ -206,7 +207,7 @@ static int older_done_first(const void *a, const void *b)
  * collects those that may go, the oldest of them are freed. */
 static void forget_old(struct mt_task_table *t, const struct mt_head_task *keep)
 {
-    size_t n = 0, excess = t->n_done_kept - MT_TASK_KEEP_DONE;
+    size_t n = 0, excess = t->n_done_kept - t->keep_done;
     struct mt_head_task **v = mt_xmalloc((t->n_done_kept + 1) * sizeof(*v));
 
     for (size_t i = 0; i < t->cap && n < t->n_done_kept; i++) {
@@ -243,7 +244,7 @@ void mt_task_table_finish(struct mt_task_table *t, struct mt_head_task *task,
     task->done_order = ++t->done;
     t->n_done_kept++;
     /* Trim in batches so finishing stays O(1) amortised. */
-    if (t->n_done_kept > MT_TASK_KEEP_DONE + MT_TASK_KEEP_DONE / 10)
+    if (t->n_done_kept > t->keep_done + t->keep_done / 10)
         forget_old(t, task);
 }
 

@@ -16,7 +16,8 @@
  * The life cycle itself is driven by tasks.c; this file is the table:
  * storage, lookups, output kept (at most MT_TASK_OUTPUT_MAX bytes; older
  * output is dropped with a count) and forgetting old finished tasks (once
- * MT_TASK_KEEP_DONE newer ones have finished). Services that follow tasks
+ * keep_done newer ones have finished: MT_TASK_KEEP_DONE unless the head
+ * is told otherwise, `manta-head --keep-finished-tasks N`). Services that follow tasks
  * (objects, watches, gangs, actors) implement struct mt_task_listener.
  *
  * THREAD: the head's loop thread only. Plain C: no protobuf here.
@@ -133,6 +134,8 @@ struct mt_task_table {
     uint64_t next_seq;
     uint64_t done;               /* finished tasks so far */
     size_t n_done_kept;
+    size_t keep_done;            /* finished tasks kept (_init:
+                                    MT_TASK_KEEP_DONE; set before use) */
     /* Told of each task added (gone false) and forgotten (gone true), for
      * persist.h; may be NULL. */
     void (*touched)(void *arg, struct mt_head_task *task, bool gone);

@@ -57,6 +57,10 @@ static int fill_gpus(struct mt__keep *k, const Manta__HostUsage *u,
     n->cpu_percent = u->cpu_percent;
     n->mem_used_bytes = u->mem_used_bytes;
     n->mem_total_bytes = u->mem_total_bytes;
+    n->store_used_bytes = u->object_store_used_bytes;
+    n->store_capacity_bytes = u->object_store_capacity_bytes;
+    n->store_objects = u->object_store_objects;
+    n->store_spilled_bytes_total = u->object_store_spilled_bytes_total;
     return 0;
 }
 

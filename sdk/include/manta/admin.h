@@ -100,6 +100,12 @@ typedef struct mt_node_info {
     int64_t last_report_ms;
     int64_t death_time_ms;      /* DEAD: when */
     const char *death_reason;   /* DEAD: why */
+    /* Its object store, as its worker last reported it (with has_usage;
+     * all 0 from a worker that does not report them). */
+    uint64_t store_used_bytes;  /* allocated in its shared memory */
+    uint64_t store_capacity_bytes;
+    uint64_t store_objects;     /* objects it holds, spilled included */
+    uint64_t store_spilled_bytes_total; /* since the worker started */
 } mt_node_info;
 
 /* Where the head keeps its state, and how that is going. */

@@ -170,6 +170,26 @@ static void test_newest_pages(void)
     mt_task_table_release(&t);
 }
 
+/* A table told to keep fewer ended tasks (--keep-finished-tasks) keeps
+ * that many, give or take the batch it trims in. */
+static void test_keep_done_set(void)
+{
+    struct mt_task_table t;
+
+    mt_task_table_init(&t, 1);
+    CU_ASSERT_EQUAL(t.keep_done, MT_TASK_KEEP_DONE);
+    t.keep_done = 200;
+    for (size_t i = 0; i < 1000; i++) {
+        struct mt_head_task *x = add(&t, "x", 0, 0);
+        mt_task_table_finish(&t, x, MT_TASK_FINISHED, 0, NULL, 1);
+    }
+    CU_ASSERT(t.n_done_kept >= 200 && t.n_done_kept <= 220);
+    CU_ASSERT_EQUAL(t.n, t.n_done_kept);
+    CU_ASSERT_PTR_NOT_NULL(mt_task_table_find(&t, 1000));
+    CU_ASSERT_PTR_NULL(mt_task_table_find(&t, 1));
+    mt_task_table_release(&t);
+}
+
 static void test_forget_old_finished(void)
 {
     struct mt_task_table t;
@@ -203,5 +223,6 @@ CU_TestInfo mt_test_task_table[] = {
     {"visit_newest", test_visit_newest},
     {"newest pages", test_newest_pages},
     {"forget_old_finished", test_forget_old_finished},
+    {"keep_done_set", test_keep_done_set},
     CU_TEST_INFO_NULL,
 };

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 BIN = os.environ.get("MANTA_BIN_DIR") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "bin")
@@ -243,6 +244,8 @@ def main(tests):
         except Exception as e:  # report and go on with the next test
             failed += 1
             print("FAIL %s: %s" % (t.__name__, e), flush=True)
+            if not isinstance(e, AssertionError):  # a bug in the test, or
+                traceback.print_exc(file=sys.stdout)  # an unexpected shape
         finally:
             cleanup()
     print("%d passed, %d failed" % (passed, failed))

@@ -265,7 +265,10 @@ function niceMax(v, isBytes) {
 function timeLabel(s) {
     if (s === 0)
         return 'now';
-    return s >= 120 ? '-' + Math.round(s / 60) + ' min' : '-' + s + ' s';
+    if (s < 120)
+        return '-' + s + ' s';
+    const m = s / 60; /* -3.8 min, not a rounded -4 min at 225 s */
+    return '-' + (Number.isInteger(m) ? m : m.toFixed(1)) + ' min';
 }
 
 /* The path of one series: M/L runs split at null gaps. */

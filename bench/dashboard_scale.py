@@ -43,7 +43,6 @@ Prints a table, or with --json one JSON object. Results: bench/RESULTS.md,
 "Issue 16: the dashboard at scale".
 """
 import argparse
-import fcntl
 import http.client
 import json
 import os
@@ -58,6 +57,8 @@ import time
 import urllib.parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+from cdp import Browser, find_chromium  # noqa: E402 (the browser test's)
 PROCS = []                       # everything started, stopped at the end
 VIEWS = ("cluster", "nodes", "tasks")
 
@@ -267,130 +268,36 @@ def count_tasks(bindir, addr, head_dir, state):
 
 # ---- the page, in headless chromium ---------------------------------------
 
-def find_chromium():
-    for name in ("chromium", "chromium-headless-shell", "chrome-headless-shell",
-                 "google-chrome", "chrome"):
-        p = shutil.which(name)
-        if p:
-            return p
-    for p in ("/usr/lib/chromium/chromium",
-              "/usr/lib/chromium/chrome-headless-shell"):
-        if os.access(p, os.X_OK):
-            return p
-    return None
-
-
-class Cdp:
-    """The DevTools protocol over --remote-debugging-pipe: chromium reads
-    commands on its fd 3 and writes replies and events on fd 4, each a
-    JSON text ending in a NUL byte."""
-
-    def __init__(self, exe, profile):
-        to_chrome, self.w = os.pipe()
-        self.r, from_chrome = os.pipe()
-        # Above fd 4, so that putting them on 3 and 4 clobbers neither.
-        to_chrome, from_chrome = [high_fd(fd) for fd in (to_chrome,
-                                                          from_chrome)]
-        # bash puts the pipe ends on fds 3 and 4 as it execs chromium.
-        self.p = subprocess.Popen(
-            ["/bin/bash", "-c", 'exec "$0" "$@" 3<&%d 4>&%d %d<&- %d>&-' %
-             (to_chrome, from_chrome, to_chrome, from_chrome), exe,
-             "--headless", "--remote-debugging-pipe", "--no-sandbox",
-             "--disable-gpu", "--no-first-run", "--disable-extensions",
-             "--user-data-dir=" + profile, "about:blank"],
-            pass_fds=(to_chrome, from_chrome), stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
-        PROCS.append(self.p)
-        os.close(to_chrome)
-        os.close(from_chrome)
-        self.buf = b""
-        self.next_id = 0
-        self.session = None
-
-    def call(self, method, params=None, timeout=30):
-        self.next_id += 1
-        msg = {"id": self.next_id, "method": method, "params": params or {}}
-        if self.session:
-            msg["sessionId"] = self.session
-        os.write(self.w, json.dumps(msg).encode() + b"\0")
-        t0 = time.monotonic()
-        while True:
-            while b"\0" in self.buf:
-                raw, self.buf = self.buf.split(b"\0", 1)
-                m = json.loads(raw)
-                if m.get("id") == self.next_id:
-                    if "error" in m:
-                        raise RuntimeError("%s: %s" % (method, m["error"]))
-                    return m.get("result", {})
-            left = timeout - (time.monotonic() - t0)
-            if left <= 0 or not select.select([self.r], [], [], left)[0]:
-                raise RuntimeError("chromium: no answer to " + method)
-            chunk = os.read(self.r, 1 << 20)
-            if not chunk:
-                raise RuntimeError("chromium closed the pipe")
-            self.buf += chunk
-
-    def open_page(self):
-        target = self.call("Target.createTarget", {"url": "about:blank"})
-        s = self.call("Target.attachToTarget",
-                      {"targetId": target["targetId"], "flatten": True})
-        self.session = s["sessionId"]
-        self.call("Page.enable")
-        self.call("Network.enable")
-        self.call("Network.setCacheDisabled", {"cacheDisabled": True})
-
-    def eval(self, expr):
-        r = self.call("Runtime.evaluate", {"expression": expr,
-                                           "returnByValue": True})
-        return r.get("result", {}).get("value")
-
-    def close(self):
-        try:
-            self.session = None
-            self.call("Browser.close", timeout=5)
-        except (RuntimeError, OSError):
-            pass
-        os.close(self.w)
-        os.close(self.r)
-
-
-def high_fd(fd):
-    """fd moved to a number of 10 or more."""
-    hi = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
-    os.close(fd)
-    return hi
-
-
 def page_times(url, token, tmp, runs):
     """RET {view: {"median_ms", "max_ms", "rows"}} or a string saying why
     not measured."""
     exe = find_chromium()
     if not exe:
         return "n/a (no chromium)"
-    cdp = Cdp(exe, os.path.join(tmp, "chrome"))
+    b = Browser(exe, os.path.join(tmp, "chrome"))
     out = {}
     try:
-        cdp.open_page()
-        cdp.call("Network.setCookie", {"name": "manta_token", "value": token,
-                                       "url": url + "/", "httpOnly": True})
+        b.call("Network.enable")
+        b.call("Network.setCacheDisabled", cacheDisabled=True)
+        b.call("Network.setCookie", name="manta_token", value=token,
+               url=url + "/", httpOnly=True)
         for view in VIEWS:
             ms = []
             for _ in range(runs):
-                cdp.call("Page.navigate", {"url": "about:blank"})
-                wait_for(lambda: cdp.eval("location.href") == "about:blank",
+                b.call("Page.navigate", url="about:blank")
+                wait_for(lambda: b.eval("location.href") == "about:blank",
                          30, "about:blank")
                 t0 = time.perf_counter()
-                cdp.call("Page.navigate", {"url": url + "/#/" + view})
-                wait_for(lambda: cdp.eval(
-                    "document.documentElement.dataset.ready || ''") == view,
-                    30, "#/%s to be ready" % view, interval=0.005)
+                b.call("Page.navigate", url=url + "/#/" + view)
+                wait_for(lambda: b.ready() == view, 30,
+                         "#/%s to be ready" % view, interval=0.005)
                 ms.append((time.perf_counter() - t0) * 1000)
-            rows = cdp.eval("document.querySelectorAll('[data-id]').length")
+            rows = b.eval("document.querySelectorAll('[data-id]').length")
             out[view] = {"median_ms": round(statistics.median(ms), 1),
                          "max_ms": round(max(ms), 1), "rows": rows,
                          "runs": runs}
     finally:
-        cdp.close()
+        b.close()
     return out
 
 

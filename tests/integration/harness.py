@@ -89,6 +89,25 @@ def free_port(host="127.0.0.1"):
     return port
 
 
+def free_port_block(n):
+    """n consecutive ports free on 127.0.0.1 now (for --gang-ports);
+    RET (first, last)."""
+    for base in range(21000, 40000, 997):
+        socks = []
+        try:
+            for p in range(base, base + n):
+                s = socket.socket()
+                s.bind(("127.0.0.1", p))
+                socks.append(s)
+            return base, base + n - 1
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise AssertionError("no free block of %d ports" % n)
+
+
 def run(args, timeout=30, check=True):
     """Run `manta ARGS`; return CompletedProcess with text output."""
     p = subprocess.run([MANTA] + args, capture_output=True, text=True,

@@ -9,9 +9,8 @@ examples/c/counter_lib.c), a placement group with a GPU bundle, and a
 host-launched gang over slice-a (gang_member.py sleep).
 
 One Debian /usr/bin/chromium (headless, its own profile in a temp dir) is
-driven over the DevTools protocol on --remote-debugging-pipe (fd 3: our
-commands, fd 4: its answers, NUL-delimited JSON; stdlib only, class
-Browser). Without the token, / shows the login form. With it, the test
+driven over the DevTools protocol on --remote-debugging-pipe (cdp.py,
+stdlib only, shared with bench/dashboard_scale.py). Without the token, / shows the login form. With it, the test
 opens each view (#/cluster, #/nodes, #/nodes/ID, #/accelerators, #/tasks,
 #/actors, #/placement_groups, #/gangs, #/objects, #/logs/TASK_ID), waits
 for document.documentElement.dataset.ready to name the view (the page's
@@ -26,23 +25,18 @@ error instead of data, and the test reports that view as failing.
 
 Exits 77 (skipped, SKIP_RETURN_CODE) when chromium is not installed.
 """
-import base64
-import fcntl
 import json
 import os
-import select
-import signal
-import socket
 import subprocess
 import sys
-import time
 
 from accel_cluster import AccelCluster
-from harness import (BIN, TOKEN, check, free_port, main, new_dir,
-                     wait_until)
+from cdp import Browser, find_chromium
+from harness import (BIN, TOKEN, check, free_port, free_port_block, main,
+                     new_dir, wait_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CHROMIUM = os.environ.get("MANTA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = find_chromium()
 ARTIFACTS = os.path.normpath(os.path.join(BIN, "..", "artifacts",
                                           "dashboard"))
 LIB_DIR = os.path.normpath(os.path.join(BIN, "..", "lib"))
@@ -50,176 +44,7 @@ MEMBER = [sys.executable, os.path.join(HERE, "gang_member.py")]
 W, H = 1400, 900
 
 
-# ---- the browser --------------------------------------------------------
-
-def _high_fd(fd):
-    """A copy of fd numbered 10 or more, so dup2 onto 3/4 cannot clash."""
-    return fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
-
-
-class Browser:
-    """Headless chromium on --remote-debugging-pipe, attached to its one
-    page. call() sends a command and returns its result; events are
-    dropped. Everything it starts ends in close()."""
-
-    def __init__(self, profile):
-        cmd_r, self.cmd_w = os.pipe()     # we write, chromium reads fd 3
-        self.res_r, res_w = os.pipe()     # chromium writes fd 4, we read
-
-        def child_fds():
-            a, b = _high_fd(cmd_r), _high_fd(res_w)
-            os.dup2(a, 3)
-            os.dup2(b, 4)
-        self.proc = subprocess.Popen(
-            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
-             "--remote-debugging-pipe", "--user-data-dir=" + profile,
-             "--no-first-run", "--no-default-browser-check",
-             "--disable-extensions", "--disable-background-networking",
-             "--disable-sync", "--disable-component-update",
-             "--disable-dev-shm-usage", "--mute-audio",
-             "--window-size=%d,%d" % (W, H), "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=open(os.path.join(profile, "chromium.log"), "w"),
-            preexec_fn=child_fds, pass_fds=(3, 4), start_new_session=True)
-        os.close(cmd_r)
-        os.close(res_w)
-        self.buf = b""
-        self.next_id = 0
-        self.session = None
-        self.errors = []  # uncaught exceptions of the page's script
-        try:
-            self._attach()
-        except BaseException:
-            self.close()
-            raise
-
-    def _attach(self):
-        targets = self.call("Target.getTargets", timeout=30)["targetInfos"]
-        pages = [t for t in targets if t["type"] == "page"]
-        tid = pages[0]["targetId"] if pages else self.call(
-            "Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.call("Target.attachToTarget", targetId=tid,
-                                 flatten=True)["sessionId"]
-        self.call("Page.enable")
-        self.call("Runtime.enable")
-        self.call("Emulation.setDeviceMetricsOverride", width=W, height=H,
-                  deviceScaleFactor=1, mobile=False)
-
-    def _read_msg(self, deadline):
-        while b"\0" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError("chromium: no answer in time")
-            r, _, _ = select.select([self.res_r], [], [], left)
-            if r:
-                chunk = os.read(self.res_r, 1 << 20)
-                if not chunk:
-                    raise AssertionError("chromium closed its pipe")
-                self.buf += chunk
-        msg, self.buf = self.buf.split(b"\0", 1)
-        return json.loads(msg)
-
-    def call(self, method, timeout=20, **params):
-        self.next_id += 1
-        msg = {"id": self.next_id, "method": method, "params": params}
-        if self.session and not method.startswith("Target."):
-            msg["sessionId"] = self.session
-        data = json.dumps(msg).encode() + b"\0"
-        while data:
-            data = data[os.write(self.cmd_w, data):]
-        deadline = time.monotonic() + timeout
-        while True:
-            m = self._read_msg(deadline)
-            if m.get("method") == "Runtime.exceptionThrown":
-                d = m["params"]["exceptionDetails"]
-                self.errors.append((d.get("exception") or {}).get(
-                    "description") or d.get("text"))
-            if m.get("id") != self.next_id:
-                continue  # an event, or a late answer
-            if "error" in m:
-                raise AssertionError("%s: %s" % (method, m["error"]))
-            return m.get("result", {})
-
-    def eval(self, expr):
-        """The value of a JS expression (promises awaited)."""
-        r = self.call("Runtime.evaluate", expression=expr,
-                      returnByValue=True, awaitPromise=True)
-        if "exceptionDetails" in r:
-            raise AssertionError("js %r: %s" % (expr, r["exceptionDetails"]))
-        return r["result"].get("value")
-
-    def goto(self, url):
-        """Navigate (a new document, or a new hash of this one) with the
-        ready flag cleared first, so a wait never sees the last view's."""
-        try:
-            self.eval("delete document.documentElement.dataset.ready")
-        except AssertionError:
-            pass
-        self.call("Page.navigate", url=url)
-
-    def wait_ready(self, view, timeout=15):
-        expr = "document.documentElement.dataset.ready || ''"
-        wait_until(lambda: self.eval(expr) == view, timeout,
-                   "view %s ready (err: %s)" % (view, self._err()), 0.1)
-
-    def _err(self):
-        try:
-            return self.eval("(document.getElementById('err')||{})"
-                             ".textContent")
-        except AssertionError as e:
-            return str(e)
-
-    def text(self, sel="main"):
-        return self.eval("(document.querySelector(%s)||{}).textContent||''"
-                         % json.dumps(sel))
-
-    def ids(self):
-        """Every data-id on the page."""
-        return set(self.eval("[...document.querySelectorAll('[data-id]')]"
-                             ".map(e => e.dataset.id)"))
-
-    def screenshot(self, name):
-        os.makedirs(ARTIFACTS, exist_ok=True)
-        png = self.call("Page.captureScreenshot", format="png")["data"]
-        path = os.path.join(ARTIFACTS, name + ".png")
-        with open(path, "wb") as f:
-            f.write(base64.b64decode(png))
-        return path
-
-    def close(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        for fd in (self.cmd_w, self.res_r):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
 # ---- the cluster and what runs on it ------------------------------------
-
-def port_block(n=32):
-    """n consecutive ports free on 127.0.0.1 now, for --gang-ports."""
-    for base in range(24000, 40000, 613):
-        socks = []
-        try:
-            for p in range(base, base + n):
-                s = socket.socket()
-                s.bind(("127.0.0.1", p))
-                socks.append(s)
-            return base, base + n - 1
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise AssertionError("no free port block")
-
 
 def start_work(c, d):
     """The task, actor, placement group and gang; RET their ids."""
@@ -284,7 +109,9 @@ class Views:
             print("  view %s: ok" % name, flush=True)
         finally:
             try:
-                self.shots.append(self.b.screenshot(name))
+                os.makedirs(ARTIFACTS, exist_ok=True)
+                self.shots.append(self.b.screenshot(
+                    os.path.join(ARTIFACTS, name + ".png")))
             except AssertionError:
                 pass
 
@@ -364,7 +191,7 @@ def run_views(b, url, c, ids):
 
 
 def test_dashboard_in_browser():
-    lo, hi = port_block()
+    lo, hi = free_port_block(32)
     dport = free_port()
     d = new_dir("dash-browser")
     profile = os.path.join(d, "chromium")
@@ -375,7 +202,7 @@ def test_dashboard_in_browser():
                                  "--gang-ports", "%d-%d" % (lo, hi)]) as c:
         try:
             ids = start_work(c, d)
-            b = Browser(profile)
+            b = Browser(CHROMIUM, profile, W, H)
             url = "http://127.0.0.1:%d" % dport
             check_login(b, url)
             # ?token= is swapped for the cookie by a 303 to /.
@@ -388,8 +215,8 @@ def test_dashboard_in_browser():
 
 
 if __name__ == "__main__":
-    if not os.access(CHROMIUM, os.X_OK):
-        print("SKIP: %s is not installed (deploy/install-deps.sh installs "
-              "chromium)" % CHROMIUM)
+    if not CHROMIUM:
+        print("SKIP: no chromium (deploy/install-deps.sh installs Debian's; "
+              "MANTA_CHROMIUM names another)")
         sys.exit(77)
     main([test_dashboard_in_browser])

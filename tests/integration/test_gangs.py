@@ -33,14 +33,13 @@ import glob
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 from accel_cluster import AccelCluster, IPS
-from harness import (BIN, check, main, new_dir, pid_alive, stays_true,
-                     wait_until)
+from harness import (BIN, check, free_port_block, main, new_dir, pid_alive,
+                     stays_true, wait_until)
 from tpu_goldens import check_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,26 +51,8 @@ SLICE_WIDE = ("TPU_CHIPS_PER_HOST_BOUNDS", "TPU_HOST_BOUNDS",
               "TORCH_TPU_TOPOLOGY", "TPU_WORKER_HOSTNAMES", "WORLD_SIZE")
 
 
-def port_range(n=64):
-    """A block of n ports free on 127.0.0.1 now, for --gang-ports."""
-    for base in range(21000, 40000, 997):
-        socks = []
-        try:
-            for p in range(base, base + n):
-                s = socket.socket()
-                s.bind(("127.0.0.1", p))
-                socks.append(s)
-            return base, base + n - 1
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise AssertionError("no free port block")
-
-
 def cluster(**kw):
-    lo, hi = port_range()
+    lo, hi = free_port_block(64)
     # Workers whose own env names chips: host-centric members must not
     # inherit it (the gang unsets it), device-centric ones get their own.
     c = AccelCluster(head_args=["--gang-ports", "%d-%d" % (lo, hi)],

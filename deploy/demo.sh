@@ -2,7 +2,8 @@
 # demo.sh -- `make demo`: start a small local cluster (a head and a worker on
 # 127.0.0.1, a second worker on 127.0.0.2), show its status, run the
 # examples that exist, add two fake TPU hosts and run the TorchTPU example
-# over their slice as a gang, and stop everything again.
+# over their slice as a gang, show it all in `manta top`, and stop
+# everything again.
 set -euo pipefail
 BUILD=${1:-build}
 BIN="$(cd "$(dirname "$0")/.." && pwd)/$BUILD/bin"
@@ -102,6 +103,11 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 else
     echo "(python3-torch missing: skipping the TorchTPU example)"
 fi
+
+echo
+echo "== manta top --once: the terminal view (the web dashboard is at"
+echo "   $(cat "$HEAD_DIR/dashboard.addr" 2>/dev/null) until the stop below)"
+"$MANTA" top --once --temp-dir "$HEAD_DIR"
 
 echo
 echo "== manta stop (every node)"

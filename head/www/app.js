@@ -267,8 +267,8 @@ function timeLabel(s) {
         return 'now';
     if (s < 120)
         return '-' + s + ' s';
-    const m = s / 60; /* -3.8 min, not a rounded -4 min at 225 s */
-    return '-' + (Number.isInteger(m) ? m : m.toFixed(1)) + ' min';
+    /* -3.8 min, not a rounded -4 min at 225 s; -5 min at 299 s */
+    return '-' + Math.round(s / 6) / 10 + ' min';
 }
 
 /* The path of one series: M/L runs split at null gaps. */

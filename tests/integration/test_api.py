@@ -174,7 +174,11 @@ def check_errors(api):
 
 def check_node_and_accel(api, run_id):
     node = api.get("/api/nodes")["nodes"][0]["node_id"]
-    js = api.get("/api/nodes/%s?seconds=5" % node)
+
+    def sampled():  # history is null until a sample has the node
+        js = api.get("/api/nodes/%s?seconds=5" % node)
+        return js if js["history"] else None
+    js = wait_until(sampled, 5, "the node's first history sample")
     check(js["node"]["node_id"] == node and js["node"]["state"] == "ALIVE",
           "node %r" % js["node"])
     running = [t["task_id"] for t in js["tasks"]["tasks"]]

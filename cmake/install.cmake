@@ -1,0 +1,66 @@
+# cmake/install.cmake -- what `cmake --install build --prefix P` (and
+# `make install PREFIX=P`) puts under P:
+#   bin/                 manta, manta-head, manta-worker and the helpers the
+#                        worker execs (manta-executor, manta-guard): the CLI
+#                        finds the daemons, and the worker its helpers, next
+#                        to their own binary (/proc/self/exe), so they all
+#                        share one folder
+#   lib/                 libmanta.so.0.1.0 (SONAME libmanta.so.0), the
+#                        libmanta.so link, libmanta.a (the merged static
+#                        archive, build/lib/libmanta_static.a)
+#   lib/pkgconfig/       manta.pc (relocatable: prefix from ${pcfiledir})
+#   lib/cmake/Manta/     MantaConfig.cmake + version file: find_package(Manta)
+#                        gives the imported target Manta::manta
+#   include/manta/       the public SDK headers (sdk/include/manta/*.h)
+#   share/doc/manta/     README.md and docs/*.md
+# The CLI links libmanta.so and finds it through its RPATH
+# ($ORIGIN/../lib), so an install needs no LD_LIBRARY_PATH. The daemons and
+# helpers link only static libraries. Lib dir is GNUInstallDirs' (lib, or
+# lib/<multiarch> under /usr on Debian). Included by the top CMakeLists.txt
+# after every module (not in MANTA_FUZZ builds).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(MT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Manta)
+
+# The CLI finds libmanta relative to itself wherever the prefix lands.
+file(RELATIVE_PATH MT_BIN_TO_LIB /${CMAKE_INSTALL_BINDIR}
+     /${CMAKE_INSTALL_LIBDIR})
+set_target_properties(manta PROPERTIES INSTALL_RPATH "$ORIGIN/${MT_BIN_TO_LIB}")
+
+install(TARGETS manta manta-head manta-worker manta-executor manta-guard
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# libmanta.so: exported as Manta::manta (EXPORT_NAME in sdk/CMakeLists.txt).
+install(TARGETS manta_sdk EXPORT MantaTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libmanta_static.a
+        DESTINATION ${CMAKE_INSTALL_LIBDIR} RENAME libmanta.a)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/sdk/include/manta
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+
+# pkg-config: prefix is found from the .pc file's own folder, so the file
+# is right for any --prefix given at install time (and DESTDIR).
+file(RELATIVE_PATH MT_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" MT_PC_TO_PREFIX "${MT_PC_TO_PREFIX}")
+configure_file(${CMAKE_CURRENT_LIST_DIR}/manta.pc.in
+               ${CMAKE_BINARY_DIR}/manta.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/manta.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The CMake package.
+install(EXPORT MantaTargets NAMESPACE Manta::
+        DESTINATION ${MT_INSTALL_CMAKEDIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/MantaConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/MantaConfig.cmake
+  INSTALL_DESTINATION ${MT_INSTALL_CMAKEDIR})
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/MantaConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/MantaConfig.cmake
+              ${CMAKE_BINARY_DIR}/MantaConfigVersion.cmake
+        DESTINATION ${MT_INSTALL_CMAKEDIR})
+
+file(GLOB MT_DOCS ${CMAKE_SOURCE_DIR}/docs/*.md)
+install(FILES ${CMAKE_SOURCE_DIR}/README.md ${MT_DOCS}
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -9,6 +9,9 @@
 # not with SANITIZE=1: the harnesses are ASan+UBSan builds either way).
 #   make chaos               the chaos suite (tests/chaos/README.md) for
 #                            CHAOS_SECONDS; counts to BUILD/chaos.json
+#   make install             the build into PREFIX (default /usr/local;
+#                            DESTDIR= stages it): cmake/install.cmake,
+#                            docs/deploy.md
 BUILD    ?= build
 SANITIZE ?= 0
 JOBS     ?= $(shell nproc)
@@ -17,6 +20,7 @@ FUZZ_SECONDS       ?= 60
 FUZZ_SMOKE_SECONDS ?= 3
 FUZZERS            ?=
 CHAOS_SECONDS      ?= 300
+PREFIX             ?= /usr/local
 ifeq ($(SANITIZE),1)
 BUILD_DIR := $(BUILD)-asan
 CMAKE_SAN := -DMT_SANITIZE=ON
@@ -26,7 +30,7 @@ CMAKE_SAN := -DMT_SANITIZE=OFF
 endif
 
 .PHONY: all deps build test unit demo bench bench-peers clean fuzz-build fuzz \
-	chaos
+	chaos install
 
 all: build
 
@@ -78,6 +82,11 @@ chaos: build
 	MANTA_PROTO_DIR=$(CURDIR)/proto PYTHONDONTWRITEBYTECODE=1 \
 	/usr/bin/python3 tests/chaos/chaos.py --seconds $(CHAOS_SECONDS) \
 		--out $(BUILD_DIR)/chaos.json $(CHAOS_ARGS)
+
+# Binaries, libmanta (.so and .a), headers, manta.pc, the CMake package
+# and the docs under $(DESTDIR)$(PREFIX).
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD_DIR) --prefix "$(PREFIX)"
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(FUZZ_BUILD)

@@ -1,0 +1,183 @@
+"""test_install.py -- `cmake --install` (cmake/install.cmake) as a user of
+the installed prefix sees it: the build dir is installed into a temp
+prefix, and from then on only that prefix is used. The prefix holds the
+binaries, libmanta.so.0.1.0 (SONAME libmanta.so.0) and libmanta.a, the
+public headers, manta.pc, the CMake package and the docs, and every file
+of install_manifest.txt lies inside it; `ldd PREFIX/bin/manta` finds
+libmanta in PREFIX (RPATH $ORIGIN/../lib). examples/c/tasks.c is built
+twice, with `pkg-config --cflags --libs manta` and with a CMakeLists.txt
+calling find_package(Manta); a head started with PREFIX/bin/manta (no
+MANTA_BIN_DIR, no LD_LIBRARY_PATH) runs a worker and its helpers from
+PREFIX, and both programs get their tasks' results from it, as does a
+third linked statically (libmanta.a + `pkg-config --static --libs`).
+"""
+import os
+import shutil
+import subprocess
+import tempfile
+
+from harness import (BIN, check, free_port, main, new_dir, read_pid,
+                     wait_until)
+
+BUILD = os.path.abspath(os.path.join(BIN, ".."))
+SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+EXAMPLE = os.path.join(SRC, "examples", "c", "tasks.c")
+
+CMAKELISTS = """cmake_minimum_required(VERSION 3.18)
+project(install_probe C)
+find_package(Manta 0.1 REQUIRED)
+add_executable(probe tasks.c)
+target_link_libraries(probe Manta::manta)
+"""
+
+
+def env_prefix_only():
+    """The environment minus anything pointing into the build tree."""
+    env = dict(os.environ)
+    for k in ("MANTA_BIN_DIR", "LD_LIBRARY_PATH", "MANTA_LIB",
+              "PKG_CONFIG_PATH", "CMAKE_PREFIX_PATH"):
+        env.pop(k, None)
+    return env
+
+
+def sh(args, env=None, cwd=None, timeout=60):
+    p = subprocess.run(args, capture_output=True, text=True, env=env,
+                       cwd=cwd, timeout=timeout)
+    check(p.returncode == 0, "%s failed (%d):\n%s%s" % (
+        " ".join(args), p.returncode, p.stdout, p.stderr))
+    return p.stdout
+
+
+def install(prefix):
+    sh(["cmake", "--install", BUILD, "--prefix", prefix])
+
+
+def check_layout(prefix):
+    want = ["bin/manta", "bin/manta-head", "bin/manta-worker",
+            "bin/manta-executor", "bin/manta-guard",
+            "lib/libmanta.so", "lib/libmanta.so.0", "lib/libmanta.so.0.1.0",
+            "lib/libmanta.a", "lib/pkgconfig/manta.pc",
+            "lib/cmake/Manta/MantaConfig.cmake",
+            "lib/cmake/Manta/MantaConfigVersion.cmake",
+            "lib/cmake/Manta/MantaTargets.cmake",
+            "share/doc/manta/README.md", "share/doc/manta/sdk.md"]
+    want += ["include/manta/" + h for h in
+             os.listdir(os.path.join(SRC, "sdk", "include", "manta"))]
+    missing = [w for w in want if not os.path.exists(
+        os.path.join(prefix, w))]
+    check(not missing, "missing from the prefix: %s" % missing)
+    check(os.readlink(os.path.join(prefix, "lib/libmanta.so")) ==
+          "libmanta.so.0", "libmanta.so does not link to libmanta.so.0")
+    dyn = sh(["readelf", "-d", os.path.join(prefix, "lib/libmanta.so.0.1.0")])
+    check("[libmanta.so.0]" in dyn, "no SONAME libmanta.so.0:\n" + dyn)
+    with open(os.path.join(BUILD, "install_manifest.txt")) as f:
+        outside = [p for p in f.read().split() if
+                   not p.startswith(prefix + "/")]
+    check(not outside, "installed outside the prefix: %s" % outside)
+
+
+def check_rpath(prefix):
+    out = sh(["ldd", os.path.join(prefix, "bin", "manta")],
+             env=env_prefix_only())
+    line = [ln for ln in out.splitlines() if "libmanta" in ln]
+    check(line and "not found" not in line[0], "ldd: libmanta:\n" + out)
+    lib = os.path.realpath(line[0].split("=>")[1].split("(")[0].strip())
+    check(lib.startswith(os.path.realpath(prefix) + "/"),
+          "bin/manta loads %s, not the prefix's" % lib)
+
+
+def build_pkg_config(prefix, work):
+    env = env_prefix_only()
+    env["PKG_CONFIG_PATH"] = os.path.join(prefix, "lib", "pkgconfig")
+    flags = sh(["pkg-config", "--cflags", "--libs", "manta"], env=env).split()
+    check("-I" + SRC not in " ".join(flags), "cflags point at the source")
+    libdir = sh(["pkg-config", "--variable=libdir", "manta"], env=env).strip()
+    check(os.path.realpath(libdir) == os.path.realpath(
+        os.path.join(prefix, "lib")), "libdir %s" % libdir)
+    exe = os.path.join(work, "probe_pc")
+    sh(["cc", EXAMPLE, "-o", exe] + flags + ["-Wl,-rpath," + libdir],
+       env=env, cwd=work)
+    return exe
+
+
+def build_static(prefix, work):
+    """tasks.c linked with libmanta.a and `pkg-config --static`'s list."""
+    env = env_prefix_only()
+    env["PKG_CONFIG_PATH"] = os.path.join(prefix, "lib", "pkgconfig")
+    cflags = sh(["pkg-config", "--cflags", "manta"], env=env).split()
+    libs = [f for f in sh(["pkg-config", "--static", "--libs", "manta"],
+                          env=env).split() if f != "-lmanta"]
+    exe = os.path.join(work, "probe_static")
+    sh(["cc", EXAMPLE, "-o", exe] + cflags +
+       [os.path.join(prefix, "lib", "libmanta.a")] + libs, env=env, cwd=work)
+    dyn = sh(["readelf", "-d", exe])
+    check("libmanta" not in dyn, "the static probe needs libmanta.so")
+    return exe
+
+
+def build_cmake(prefix, work):
+    env = env_prefix_only()
+    env["CMAKE_PREFIX_PATH"] = prefix
+    src = os.path.join(work, "cm")
+    os.mkdir(src)
+    shutil.copy(EXAMPLE, src)
+    with open(os.path.join(src, "CMakeLists.txt"), "w") as f:
+        f.write(CMAKELISTS)
+    sh(["cmake", "-S", src, "-B", os.path.join(src, "b")], env=env)
+    sh(["cmake", "--build", os.path.join(src, "b")], env=env)
+    return os.path.join(src, "b", "probe")
+
+
+def helpers(worker):
+    """The binaries the worker's children run (its executors)."""
+    exes = []
+    for p in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid == worker:
+                exes.append(os.readlink("/proc/%s/exe" % p))
+        except (OSError, ValueError, IndexError):
+            continue
+    return exes
+
+
+def test_install_and_use():
+    top = tempfile.mkdtemp(prefix="manta-it-install-")
+    try:
+        prefix = os.path.join(top, "prefix")
+        work = os.path.join(top, "work")
+        os.mkdir(work)
+        install(prefix)
+        check_layout(prefix)
+        check_rpath(prefix)
+        progs = [build_pkg_config(prefix, work), build_cmake(prefix, work),
+                 build_static(prefix, work)]
+
+        env = env_prefix_only()
+        manta = os.path.join(prefix, "bin", "manta")
+        port, d = free_port(), new_dir("install")
+        sh([manta, "start", "--head", "--port", str(port), "--node-ip",
+            "127.0.0.1", "--temp-dir", d, "--num-cpus", "2",
+            "--object-store-memory", "64MiB"], env=env)
+        for name in ("head", "worker"):
+            exe = os.readlink("/proc/%d/exe" % read_pid(d, name))
+            check(exe.startswith(prefix + "/bin/"),
+                  "%s runs %s, not the prefix's" % (name, exe))
+        worker = read_pid(d, "worker")
+        addr = "127.0.0.1:%d" % port
+        wait_until(lambda: helpers(worker), 10, "the worker's executors")
+        bad = [e for e in helpers(worker) if not e.startswith(prefix + "/bin/")]
+        check(not bad, "the worker runs helpers outside the prefix: %s" % bad)
+        for prog in progs:
+            out = sh([prog, addr], env=env, timeout=90)
+            check("204" in out, "%s: no sum 204 in:\n%s" % (prog, out))
+        sh([manta, "stop", "--temp-dir", d], env=env)
+        wait_until(lambda: not os.path.exists("/proc/%d" % worker), 10,
+                   "the worker to end")
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main([test_install_and_use])

@@ -23,6 +23,16 @@ BUILD = os.path.abspath(os.path.join(BIN, ".."))
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLE = os.path.join(SRC, "examples", "c", "tasks.c")
 
+
+def sanitized():
+    """Whether BUILD is an ASan+UBSan build (make test SANITIZE=1): then
+    its libmanta needs programs built with the same sanitizers."""
+    with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+        return "MT_SANITIZE:BOOL=ON" in f.read()
+
+
+SAN = ["-fsanitize=address,undefined"] if sanitized() else []
+
 CMAKELISTS = """cmake_minimum_required(VERSION 3.18)
 project(install_probe C)
 find_package(Manta 0.1 REQUIRED)
@@ -95,7 +105,7 @@ def build_pkg_config(prefix, work):
     check(os.path.realpath(libdir) == os.path.realpath(
         os.path.join(prefix, "lib")), "libdir %s" % libdir)
     exe = os.path.join(work, "probe_pc")
-    sh(["cc", EXAMPLE, "-o", exe] + flags + ["-Wl,-rpath," + libdir],
+    sh(["cc", EXAMPLE, "-o", exe] + SAN + flags + ["-Wl,-rpath," + libdir],
        env=env, cwd=work)
     return exe
 
@@ -108,7 +118,7 @@ def build_static(prefix, work):
     libs = [f for f in sh(["pkg-config", "--static", "--libs", "manta"],
                           env=env).split() if f != "-lmanta"]
     exe = os.path.join(work, "probe_static")
-    sh(["cc", EXAMPLE, "-o", exe] + cflags +
+    sh(["cc", EXAMPLE, "-o", exe] + SAN + cflags +
        [os.path.join(prefix, "lib", "libmanta.a")] + libs, env=env, cwd=work)
     dyn = sh(["readelf", "-d", exe])
     check("libmanta" not in dyn, "the static probe needs libmanta.so")
@@ -123,7 +133,8 @@ def build_cmake(prefix, work):
     shutil.copy(EXAMPLE, src)
     with open(os.path.join(src, "CMakeLists.txt"), "w") as f:
         f.write(CMAKELISTS)
-    sh(["cmake", "-S", src, "-B", os.path.join(src, "b")], env=env)
+    sh(["cmake", "-S", src, "-B", os.path.join(src, "b")] +
+       (["-DCMAKE_C_FLAGS=" + " ".join(SAN)] if SAN else []), env=env)
     sh(["cmake", "--build", os.path.join(src, "b")], env=env)
     return os.path.join(src, "b", "probe")
 

@@ -6,10 +6,18 @@
  *
  * Option values are checked here, before anything starts, with the same
  * parsers the daemons use, so a typo fails fast with a usage message.
+ *
+ * With --block the command stays in the foreground once the daemons are
+ * up, for a supervisor (systemd, a container runtime, a terminal): SIGTERM,
+ * SIGINT or SIGHUP stops them the way `manta stop` does and exits 0; a
+ * daemon that dies on its own stops the rest and exits 1. The signals are
+ * blocked from the start and taken with sigtimedwait, so one that arrives
+ * while the daemons are still starting is not lost.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +57,10 @@ static void usage(FILE *f)
             "  --node-ip IP           this node's address (default: primary IPv4)\n"
             "  --temp-dir DIR         session dir (default %s)\n"
             "  --no-worker            with --head: start only the head\n"
+            "  --block                stay in the foreground: SIGTERM or Ctrl-C\n"
+            "                         stops the daemons (as `manta stop`) and\n"
+            "                         exits 0; a daemon that dies stops the rest\n"
+            "                         and exits 1 (docs/deploy.md)\n"
             "security (docs/security.md):\n"
             "  --token-file PATH      the cluster token (default: with --head a\n"
             "                         new one; to join, $MANTA_AUTH_TOKEN or\n"
@@ -99,6 +111,7 @@ static void usage(FILE *f)
 struct start_opts {
     int head;
     int no_worker;
+    int block;
     const char *address;
     const char *port;
     const char *dashboard_port;
@@ -124,7 +137,7 @@ struct start_opts {
 enum { O_HEAD = 256, O_ADDR, O_PORT, O_DASH, O_IP, O_TMP, O_NOWORKER, O_CPUS,
        O_GPUS, O_MEM, O_RES, O_LABELS, O_PERIOD, O_TIMEOUT, O_LOG, O_WAIT,
        O_OSM, O_EXEC, O_DEVROOT, O_SYSROOT, O_MDURL, O_GANGPORTS,
-       O_DASH_HOST, O_STORAGE, O_NODASH, O_METRICS, O_SEC };
+       O_DASH_HOST, O_STORAGE, O_NODASH, O_METRICS, O_BLOCK, O_SEC };
 
 static const struct option opts[] = {
     {"head", no_argument, NULL, O_HEAD},
@@ -136,6 +149,7 @@ static const struct option opts[] = {
     {"node-ip", required_argument, NULL, O_IP},
     {"temp-dir", required_argument, NULL, O_TMP},
     {"no-worker", no_argument, NULL, O_NOWORKER},
+    {"block", no_argument, NULL, O_BLOCK},
     {"num-cpus", required_argument, NULL, O_CPUS},
     {"num-gpus", required_argument, NULL, O_GPUS},
     {"memory", required_argument, NULL, O_MEM},
@@ -235,6 +249,7 @@ static int parse(int argc, char **argv, struct start_opts *o)
         case O_IP: o->node_ip = optarg; break;
         case O_TMP: o->temp_dir = optarg; break;
         case O_NOWORKER: o->no_worker = 1; break;
+        case O_BLOCK: o->block = 1; break;
         case O_CPUS: o->num_cpus = optarg; break;
         case O_GPUS: o->num_gpus = optarg; break;
         case O_MEM: o->memory = optarg; break;
@@ -632,7 +647,8 @@ static int start_all(struct start_opts *o)
     if (!o->no_worker && !(node = start_worker(o, head_addr))) {
         fprintf(stderr, "manta start: the worker could not join %s%s\n",
                 head_addr,
-                o->head ? "; the head is still running (manta stop)" : "");
+                o->head && !o->block ? "; the head is still running "
+                                       "(manta stop)" : "");
         free(head_addr);
         return 1;
     }
@@ -656,24 +672,116 @@ static int start_all(struct start_opts *o)
     else
         printf("To see the cluster:  manta status --address %s --temp-dir "
                "%s\n", head_addr, o->temp_dir);
-    printf("To stop this node:   manta stop --temp-dir %s\n", o->temp_dir);
+    if (o->block)
+        printf("Running in the foreground: SIGTERM or Ctrl-C stops this "
+               "node.\n");
+    else
+        printf("To stop this node:   manta stop --temp-dir %s\n",
+               o->temp_dir);
+    fflush(stdout);
     free(head_addr);
     free(node);
     return 0;
 }
 
+/* What `manta stop --temp-dir DIR` does. RET its exit code. */
+static int stop_session(const struct start_opts *o)
+{
+    char *argv[] = {"stop", "--temp-dir", (char *)o->temp_dir, NULL};
+
+    fflush(stdout);
+    return mt_cli_cmd_stop.run(3, argv);
+}
+
+/* A daemon of this session is gone: was it `manta stop` (which removes
+ * its pid file once the process exited) or did it die? */
+static bool stopped_by_manta_stop(const struct start_opts *o,
+                                  const char *name)
+{
+    char *pidfile = mt_xasprintf("%s/%s.pid", o->temp_dir, name);
+    bool gone = false;
+
+    /* manta stop unlinks the pid file right after the exit it waits for. */
+    for (int i = 0; i < 25 && !gone; i++) {
+        struct timespec ts = {0, 20 * 1000000L};
+
+        gone = access(pidfile, F_OK) < 0 && errno == ENOENT;
+        if (!gone)
+            nanosleep(&ts, NULL);
+    }
+    if (!gone)
+        unlink(pidfile);    /* dead: leave no stale pid file */
+    free(pidfile);
+    return gone;
+}
+
+/*
+ * --block: wait for a signal in *sigs (blocked by the caller) or for a
+ * daemon of this session to exit. RET the exit code: 0 after a signal and
+ * a clean stop, or when `manta stop` stopped the daemons; 1 when a daemon
+ * died (the rest are stopped) or the stop failed.
+ */
+static int block_until_done(const struct start_opts *o, const sigset_t *sigs)
+{
+    const char *names[2] = {o->no_worker ? NULL : "worker",
+                            o->head ? "head" : NULL};
+    pid_t pids[2] = {0, 0};
+
+    for (int i = 0; i < 2; i++)
+        if (names[i])
+            pids[i] = mt_session_read_pid(o->temp_dir, names[i]);
+    for (;;) {
+        struct timespec ts = {0, 200 * 1000000L};
+        int sig = sigtimedwait(sigs, NULL, &ts);
+
+        if (sig > 0) {
+            fprintf(stderr, "manta start: %s: stopping this node\n",
+                    strsignal(sig));
+            return stop_session(o) ? 1 : 0;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (!names[i] || mt_session_pid_alive(pids[i]))
+                continue;
+            if (stopped_by_manta_stop(o, names[i])) {
+                fprintf(stderr, "manta start: manta-%s was stopped by "
+                        "`manta stop`; exiting\n", names[i]);
+                return 0;
+            }
+            fprintf(stderr, "manta start: manta-%s (pid %d) exited "
+                    "unexpectedly (log: %s/logs/%s.log); stopping the "
+                    "rest\n", names[i], (int)pids[i], o->temp_dir,
+                    names[i]);
+            stop_session(o);
+            return 1;
+        }
+    }
+}
+
 static int cmd_start(int argc, char **argv)
 {
     struct start_opts o;
+    sigset_t sigs, old;
     int rc = parse(argc, argv, &o);
 
     if (rc)
         return rc < 0 ? 0 : rc;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
+    if (o.block)
+        sigprocmask(SIG_BLOCK, &sigs, &old);
     rc = prepare_dir(&o);
     if (!rc)
         rc = prepare_credentials(&o);
     if (!rc)
         rc = start_all(&o);
+    if (rc == 1 && o.block && o.token_path)
+        stop_session(&o);    /* --block: leave nothing half-started */
+    else if (!rc && o.block)
+        rc = block_until_done(&o, &sigs);
+    if (o.block)
+        sigprocmask(SIG_SETMASK, &old, NULL);
     free(o.token_path);
     free(o.tls_files[0]);
     free(o.tls_files[1]);

@@ -119,6 +119,14 @@ static void exec_daemon(const char *path, char *const argv[],
     for (int fd = 3; fd < 1024; fd++)
         close(fd);
     signal(SIGPIPE, SIG_DFL);
+    /* `manta start --block` blocks SIGTERM and SIGINT to wait for them;
+     * the daemon must not inherit that mask, or `manta stop` cannot stop
+     * it gracefully. */
+    {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+    }
     if (strchr(path, '/'))
         execv(path, argv);
     else

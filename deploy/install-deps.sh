@@ -20,6 +20,8 @@ python3-numpy python3-torch"
 PKGS="$PKGS prometheus"
 # Test only: it_dashboard_browser drives the dashboard in headless chromium.
 PKGS="$PKGS chromium"
+# Test only: it_systemd checks deploy/systemd/ with systemd-analyze verify.
+PKGS="$PKGS systemd"
 
 for arg in "$@"; do
     case "$arg" in

@@ -774,12 +774,13 @@ static int cmd_start(int argc, char **argv)
     rc = prepare_dir(&o);
     if (!rc)
         rc = prepare_credentials(&o);
-    if (!rc)
+    if (!rc) {
         rc = start_all(&o);
-    if (rc == 1 && o.block && o.token_path)
-        stop_session(&o);    /* --block: leave nothing half-started */
-    else if (!rc && o.block)
-        rc = block_until_done(&o, &sigs);
+        if (rc && o.block)
+            stop_session(&o);    /* --block: leave nothing half-started */
+        else if (o.block)
+            rc = block_until_done(&o, &sigs);
+    }
     if (o.block)
         sigprocmask(SIG_SETMASK, &old, NULL);
     free(o.token_path);

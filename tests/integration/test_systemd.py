@@ -7,7 +7,8 @@ promise. `manta start --head --block` stays in the foreground and answers
 `manta status`; SIGTERM stops head and worker as `manta stop` does (no
 process of the session left, pid files and head state removed) and exits
 0; `manta stop` from elsewhere ends it with 0 too; a head killed under it
-stops the worker and exits 1, naming the head.
+stops the worker and exits 1, naming the head; a failed start stops what
+did start and exits 1.
 
 Exits 77 (skipped, after the other tests ran) only when systemd-analyze
 cannot run on this machine at all (no systemd package: deploy/install-deps.sh
@@ -195,11 +196,27 @@ def test_block_head_killed_exits_1():
     check(not session_procs(d), "stray: %r" % session_procs(d))
 
 
+def test_block_failed_start_leaves_nothing():
+    """The head starts, the worker refuses its flags: --block stops the
+    head and exits 1 instead of blocking over half a node."""
+    d = new_dir("block-fail")
+    p = subprocess.run(
+        [MANTA, "start", "--head", "--block", "--port", str(free_port()),
+         "--node-ip", "127.0.0.1", "--temp-dir", d, "--no-dashboard",
+         "--num-cpus", "1", "--memory", "1GiB",
+         "--object-store-memory", "100TiB", "--start-timeout", "10"],
+        capture_output=True, text=True, timeout=25)
+    check(p.returncode == 1, "exit %d: %s" % (p.returncode, p.stderr))
+    check("Stopped manta-head" in p.stdout, "head not stopped: %r" % p.stdout)
+    check(not session_procs(d), "stray: %r" % session_procs(d))
+
+
 if __name__ == "__main__":
     try:
         main([test_units_verify, test_units_settings,
               test_block_sigterm_stops_all, test_block_ends_on_manta_stop,
-              test_block_head_killed_exits_1])
+              test_block_head_killed_exits_1,
+              test_block_failed_start_leaves_nothing])
     except SystemExit as e:
         if e.code == 0 and SKIPPED:
             sys.exit(77)

@@ -760,7 +760,7 @@ static int block_until_done(const struct start_opts *o, const sigset_t *sigs)
 static int cmd_start(int argc, char **argv)
 {
     struct start_opts o;
-    sigset_t sigs, old;
+    sigset_t sigs;
     int rc = parse(argc, argv, &o);
 
     if (rc)
@@ -769,8 +769,10 @@ static int cmd_start(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGHUP);
+    /* --block: kept blocked to the end, so a second Ctrl-C while the node
+     * stops neither kills this process nor changes its exit code. */
     if (o.block)
-        sigprocmask(SIG_BLOCK, &sigs, &old);
+        sigprocmask(SIG_BLOCK, &sigs, NULL);
     rc = prepare_dir(&o);
     if (!rc)
         rc = prepare_credentials(&o);
@@ -781,8 +783,6 @@ static int cmd_start(int argc, char **argv)
         else if (o.block)
             rc = block_until_done(&o, &sigs);
     }
-    if (o.block)
-        sigprocmask(SIG_SETMASK, &old, NULL);
     free(o.token_path);
     free(o.tls_files[0]);
     free(o.tls_files[1]);

@@ -684,13 +684,15 @@ static int start_all(struct start_opts *o)
     return 0;
 }
 
-/* What `manta stop --temp-dir DIR` does. RET its exit code. */
-static int stop_session(const struct start_opts *o)
+/* What `manta stop --temp-dir DIR [--keep-state]` does. RET its exit
+ * code. */
+static int stop_session(const struct start_opts *o, bool keep_state)
 {
-    char *argv[] = {"stop", "--temp-dir", (char *)o->temp_dir, NULL};
+    char *argv[] = {"stop", "--temp-dir", (char *)o->temp_dir,
+                    keep_state ? "--keep-state" : NULL, NULL};
 
     fflush(stdout);
-    return mt_cli_cmd_stop.run(3, argv);
+    return mt_cli_cmd_stop.run(keep_state ? 4 : 3, argv);
 }
 
 /* A daemon of this session is gone: was it `manta stop` (which removes
@@ -737,7 +739,7 @@ static int block_until_done(const struct start_opts *o, const sigset_t *sigs)
         if (sig > 0) {
             fprintf(stderr, "manta start: %s: stopping this node\n",
                     strsignal(sig));
-            return stop_session(o) ? 1 : 0;
+            return stop_session(o, false) ? 1 : 0;
         }
         for (int i = 0; i < 2; i++) {
             if (!names[i] || mt_session_pid_alive(pids[i]))
@@ -749,9 +751,10 @@ static int block_until_done(const struct start_opts *o, const sigset_t *sigs)
             }
             fprintf(stderr, "manta start: manta-%s (pid %d) exited "
                     "unexpectedly (log: %s/logs/%s.log); stopping the "
-                    "rest\n", names[i], (int)pids[i], o->temp_dir,
-                    names[i]);
-            stop_session(o);
+                    "rest, keeping the head's state (a head started again "
+                    "on this dir recovers)\n", names[i], (int)pids[i],
+                    o->temp_dir, names[i]);
+            stop_session(o, true);
             return 1;
         }
     }
@@ -779,7 +782,7 @@ static int cmd_start(int argc, char **argv)
     if (!rc) {
         rc = start_all(&o);
         if (rc && o.block)
-            stop_session(&o);    /* --block: leave nothing half-started */
+            stop_session(&o, false); /* --block: nothing half-started */
         else if (o.block)
             rc = block_until_done(&o, &sigs);
     }

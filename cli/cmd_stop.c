@@ -34,15 +34,18 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: manta stop [--temp-dir DIR] [--force] [--grace-period S]\n"
+            "                  [--keep-state]\n"
             "\n"
             "Stop the Manta processes this machine started for a session dir,\n"
             "then kill whatever the stopped worker left running. The head's\n"
             "state in the dir (head.state*) is removed: the next start is a\n"
-            "fresh cluster (state kept elsewhere with --storage stays).\n"
+            "fresh cluster (state kept elsewhere with --storage stays), unless\n"
+            "--keep-state: then a head started again on the dir recovers.\n"
             "\n"
             "  --temp-dir DIR       session dir (default %s)\n"
             "  --force              kill at once (SIGKILL), no graceful stop\n"
             "  --grace-period S     seconds to wait before SIGKILL (default 10)\n"
+            "  --keep-state         leave the head's state (head.state*) in the dir\n"
             "  -h, --help           this text\n",
             MT_DEFAULT_TEMP_DIR);
 }
@@ -139,11 +142,12 @@ static int cmd_stop(int argc, char **argv)
         {"temp-dir", required_argument, NULL, 't'},
         {"force", no_argument, NULL, 'f'},
         {"grace-period", required_argument, NULL, 'g'},
+        {"keep-state", no_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *dir = MT_DEFAULT_TEMP_DIR;
-    bool force = false;
+    bool force = false, keep_state = false;
     long grace = 10;
     int c, stopped = 0, failed = 0;
 
@@ -153,6 +157,7 @@ static int cmd_stop(int argc, char **argv)
         switch (c) {
         case 't': dir = optarg; break;
         case 'f': force = true; break;
+        case 'k': keep_state = true; break;
         case 'g':
             if (!mt_parse_int(optarg, 0, 3600, &grace)) {
                 fprintf(stderr, "manta stop: invalid value for "
@@ -182,7 +187,7 @@ static int cmd_stop(int argc, char **argv)
         failed += r < 0;
         if (i == 0 && r >= 0)
             stopped += sweep_worker(dir) > 0;
-        if (i == 1 && r >= 0)
+        if (i == 1 && r >= 0 && !keep_state)
             stopped += remove_state(dir);
     }
     {

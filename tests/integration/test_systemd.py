@@ -7,13 +7,15 @@ promise. `manta start --head --block` stays in the foreground and answers
 `manta status`; SIGTERM stops head and worker as `manta stop` does (no
 process of the session left, pid files and head state removed) and exits
 0; `manta stop` from elsewhere ends it with 0 too; a head killed under it
-stops the worker and exits 1, naming the head; a failed start stops what
+stops the worker and exits 1, naming the head, and leaves the head's state
+(`manta stop --keep-state`) for a restart to recover; a failed start stops what
 did start and exits 1.
 
 Exits 77 (skipped, after the other tests ran) only when systemd-analyze
 cannot run on this machine at all (no systemd package: deploy/install-deps.sh
 installs it).
 """
+import glob
 import os
 import re
 import shutil
@@ -194,6 +196,10 @@ def test_block_head_killed_exits_1():
           "no clear message: %r" % err)
     check(not pid_alive(worker), "the worker still runs")
     check(not session_procs(d), "stray: %r" % session_procs(d))
+    # A crash is not a stop: the head's state stays, so a head started
+    # again on the dir recovers what it knew.
+    check(glob.glob(os.path.join(d, "head.state*")),
+          "the dead head's state (head.state*) was removed")
 
 
 def test_block_failed_start_leaves_nothing():

@@ -32,10 +32,15 @@ static const struct mt_cli_command *const commands[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: manta <command> [options]\n\ncommands:\n");
+    fprintf(f, "usage: manta <command> [options]\n\n"
+               "The command line of Manta, a scheduler of tasks and actors "
+               "on a cluster\nof CPU, GPU and TPU machines: start and stop "
+               "its nodes, look at it, and\nrun programs on it.\n\n"
+               "commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-16s %s\n", commands[i]->name, commands[i]->help);
-    fprintf(f, "\nRun `manta <command> --help` for a command's options.\n");
+    fprintf(f, "\nRun `manta <command> --help` for a command's options, "
+               "`man manta-<command>`\nwhere the man pages are installed.\n");
 }
 
 int main(int argc, char **argv)

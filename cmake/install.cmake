@@ -13,6 +13,8 @@
 #                        gives the imported target Manta::manta
 #   include/manta/       the public SDK headers (sdk/include/manta/*.h)
 #   share/doc/manta/     README.md and docs/*.md
+#   share/man/man1, man8 manta(1), manta-<command>(1), manta-head(8),
+#                        manta-worker(8): cmake/manpages.cmake
 # The CLI links libmanta.so and finds it through its RPATH
 # ($ORIGIN/../lib), so an install needs no LD_LIBRARY_PATH. The daemons and
 # helpers link only static libraries. Lib dir is GNUInstallDirs' (lib, or
@@ -60,6 +62,8 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/MantaConfigVersion.cmake
 install(FILES ${CMAKE_BINARY_DIR}/MantaConfig.cmake
               ${CMAKE_BINARY_DIR}/MantaConfigVersion.cmake
         DESTINATION ${MT_INSTALL_CMAKEDIR})
+
+include(${CMAKE_CURRENT_LIST_DIR}/manpages.cmake)
 
 file(GLOB MT_DOCS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${MT_DOCS}

@@ -559,8 +559,9 @@ static void usage(FILE *f)
             "Run the microbenchmark suite against a running cluster (the\n"
             "local session's head without --address). Each metric: a\n"
             "warm-up, then %d trials of S seconds (default 2); mean +- stdev.\n"
-            "--lib-dir: where libbench_noop.so is (default: ../lib from\n"
-            "this program). --check only checks the arguments.\n"
+            "--lib-dir: where libbench_noop.so is (default: ../lib/manta\n"
+            "from this program where it is installed, else ../lib, as in\n"
+            "a build tree). --check only checks the arguments.\n"
             "\nmetrics:\n", TRIALS);
     for (size_t i = 0; i < N_METRICS; i++)
         fprintf(f, "  %s\n", metrics[i].name);
@@ -595,9 +596,12 @@ static int select_only(char *list)
     return 0;
 }
 
+/* Where libbench_noop.so is: PREFIX/lib/manta when installed
+ * (cmake/install.cmake), else the build tree's lib/, both from this
+ * program's own folder. */
 static void default_lib_dir(char *out, size_t len)
 {
-    char self[PATH_MAX];
+    char self[PATH_MAX], lib[PATH_MAX + 32];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
     if (n <= 0) {
@@ -605,7 +609,10 @@ static void default_lib_dir(char *out, size_t len)
         return;
     }
     self[n] = '\0';
-    snprintf(out, len, "%s/../lib", dirname(self));
+    const char *dir = dirname(self);
+    snprintf(lib, sizeof(lib), "%s/../lib/manta/libbench_noop.so", dir);
+    snprintf(out, len, access(lib, R_OK) == 0 ? "%s/../lib/manta"
+                                              : "%s/../lib", dir);
 }
 
 static int parse_args(struct bench *b, int argc, char **argv, bool *json,

@@ -1,7 +1,9 @@
 # cmake/install.cmake -- what `cmake --install build --prefix P` (and
 # `make install PREFIX=P`) puts under P:
-#   bin/                 manta, manta-head, manta-worker and the helpers the
-#                        worker execs (manta-executor, manta-guard): the CLI
+#   bin/                 manta, manta-head, manta-worker, the helpers the
+#                        worker execs (manta-executor, manta-guard) and
+#                        manta-microbenchmark (its task library in
+#                        lib/manta/): the CLI
 #                        finds the daemons, and the worker its helpers, next
 #                        to their own binary (/proc/self/exe), so they all
 #                        share one folder
@@ -28,10 +30,15 @@ set(MT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Manta)
 # The CLI finds libmanta relative to itself wherever the prefix lands.
 file(RELATIVE_PATH MT_BIN_TO_LIB /${CMAKE_INSTALL_BINDIR}
      /${CMAKE_INSTALL_LIBDIR})
-set_target_properties(manta PROPERTIES INSTALL_RPATH "$ORIGIN/${MT_BIN_TO_LIB}")
+set_target_properties(manta manta-microbenchmark PROPERTIES
+                      INSTALL_RPATH "$ORIGIN/${MT_BIN_TO_LIB}")
 
 install(TARGETS manta manta-head manta-worker manta-executor manta-guard
+                manta-microbenchmark
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# `manta microbenchmark`'s no-op task library, private to it: found from
+# bin/ as ../lib/manta (bench/microbenchmark.c), whatever the lib dir.
+install(TARGETS bench_noop LIBRARY DESTINATION lib/manta)
 
 # libmanta.so: exported as Manta::manta (EXPORT_NAME in sdk/CMakeLists.txt).
 install(TARGETS manta_sdk EXPORT MantaTargets

@@ -65,6 +65,10 @@ def install(prefix):
 def check_layout(prefix):
     want = ["bin/manta", "bin/manta-head", "bin/manta-worker",
             "bin/manta-executor", "bin/manta-guard",
+            "bin/manta-microbenchmark", "lib/manta/libbench_noop.so",
+            "share/man/man1/manta.1.gz", "share/man/man1/manta-start.1.gz",
+            "share/man/man8/manta-head.8.gz",
+            "share/man/man8/manta-worker.8.gz",
             "lib/libmanta.so", "lib/libmanta.so.0", "lib/libmanta.so.0.1.0",
             "lib/libmanta.a", "lib/pkgconfig/manta.pc",
             "lib/cmake/Manta/MantaConfig.cmake",
@@ -183,6 +187,11 @@ def test_install_and_use():
         for prog in progs:
             out = sh([prog, addr], env=env, timeout=90)
             check("204" in out, "%s: no sum 204 in:\n%s" % (prog, out))
+        out = sh([manta, "microbenchmark", "--address", addr, "--only",
+                  "single_client_tasks_sync", "--seconds", "0.2"], env=env,
+                 timeout=90)
+        check("single_client_tasks_sync per second" in out,
+              "microbenchmark from the prefix:\n" + out)
         sh([manta, "stop", "--temp-dir", d], env=env)
         wait_until(lambda: not os.path.exists("/proc/%d" % worker), 10,
                    "the worker to end")

@@ -57,7 +57,6 @@
 #include "proto/services.h"
 #include "worker_service.pb-c.h"
 
-#define SIM_VERSION "0.1.0"         /* what manta-worker reports */
 #define SIM_MAX_NODES 100000
 #define SIM_TICK_MS 5               /* ring granularity */
 #define CALL_TIMEOUT_MS 10000
@@ -160,7 +159,7 @@ static void node_view(struct sim *s, struct sim_node *nd, Manta__Label *label,
     ni->start_time_ms = s->start_ms;
     ni->pid = (uint32_t)getpid();
     ni->temp_dir = (char *)(s->o->temp_dir ? s->o->temp_dir : "");
-    ni->version = (char *)SIM_VERSION;
+    ni->version = (char *)MT_VERSION;
 }
 
 /* The node RunTasks names, or NULL: ids are "<prefix>-<index>". */

@@ -10,8 +10,6 @@
 #include "common/parse.h"
 #include "common/log.h"
 
-#define MT_CLI_VERSION "0.1.0"
-
 static const struct mt_cli_command *const commands[] = {
     &mt_cli_cmd_start,
     &mt_cli_cmd_stop,
@@ -55,7 +53,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("manta %s\n", MT_CLI_VERSION);
+        printf("manta %s\n", MT_VERSION);
         return 0;
     }
     signal(SIGPIPE, SIG_IGN);

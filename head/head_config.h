@@ -9,7 +9,6 @@
 
 #include <stdbool.h>
 
-#define MT_VERSION "0.1.0"
 #define MT_HEAD_DEFAULT_PORT 6380
 #define MT_DASHBOARD_DEFAULT_PORT 8265
 #define MT_HISTORY_DEFAULT_SECONDS 3600

@@ -8,6 +8,7 @@
 #include "head/nodes.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/alloc.h"
 #include "common/log.h"
@@ -125,6 +126,10 @@ struct mt_node *mt_head_nodes_register(struct mt_head_nodes *ns,
         mt_node_table_set_gpus(n, gpus, n_gpus);
     MT_INFO("node %s node=%s addr=%s", was_new ? "registered" : "re-registered",
             n->id, n->address);
+    if (n->version && strcmp(n->version, MT_VERSION) != 0)
+        MT_WARN("node %s runs manta-worker %s and this head %s: run one "
+                "version on every node (docs/deploy.md, \"Upgrading\")",
+                n->id, n->version, MT_VERSION);
     emit(ns, n, was_new ? MT_NODE_EV_ADDED : MT_NODE_EV_UPDATED);
     return n;
 }

@@ -112,5 +112,5 @@ bool mt_error_retryable(int err)
 
 const char *mt_sdk_version(void)
 {
-    return "0.1.0";
+    return MT_VERSION;
 }

@@ -360,7 +360,7 @@ int main(int argc, char **argv)
             gpu_opts.proc_root = optarg;
             break;
         case O_VERSION:
-            printf("manta-worker %s\n", MT_WORKER_VERSION);
+            printf("manta-worker %s\n", MT_VERSION);
             return 0;
         case 'h':
             usage(stdout);

@@ -100,7 +100,7 @@ void mt_worker_metrics_write(struct mt_worker *w, struct mt_strbuf *sb)
                    "The worker's node id, version and rpc address (1).");
     mt_prom_sample(sb, "manta_worker_info",
                    (const char *[]){"node_id", w->node_id, "version",
-                                    MT_WORKER_VERSION, "address", w->address,
+                                    MT_VERSION, "address", w->address,
                                     NULL},
                    1);
     node_metrics(w, sb);

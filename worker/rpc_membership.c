@@ -121,7 +121,7 @@ static void node_view(struct mt_worker *w, struct mt_pb_arena *a,
     ni->start_time_ms = w->start_time_ms;
     ni->pid = (uint32_t)getpid();
     ni->temp_dir = (char *)(w->cfg->temp_dir ? w->cfg->temp_dir : "");
-    ni->version = (char *)MT_WORKER_VERSION;
+    ni->version = (char *)MT_VERSION;
     ni->metrics_address = w->metrics_address;
 }
 

@@ -11,8 +11,6 @@
 
 #include "common/qty.h"
 
-#define MT_WORKER_VERSION "0.1.0"
-
 struct mt_gpu_monitor;
 
 struct mt_worker_config {

@@ -9,6 +9,7 @@
  * against common/selector.h's.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "manta/manta.h"
@@ -73,7 +74,13 @@ static void test_retryable(void)
 
 static void test_version(void)
 {
-    CU_ASSERT_STRING_EQUAL(mt_sdk_version(), "0.1.0");
+    char want[32];
+
+    CU_ASSERT_STRING_EQUAL(mt_sdk_version(), MT_VERSION);
+    /* The public header's macros follow project() in CMakeLists.txt. */
+    snprintf(want, sizeof(want), "%d.%d.", MT_SDK_VERSION_MAJOR,
+             MT_SDK_VERSION_MINOR);
+    CU_ASSERT_EQUAL(strncmp(mt_sdk_version(), want, strlen(want)), 0);
 }
 
 CU_TestInfo mt_test_sdk_error[] = {

@@ -332,6 +332,13 @@ int main(int argc, char **argv)
     if (load_credentials(&src, cfg.temp_dir, &sec) < 0)
         return MT_EXIT_USAGE;
     cfg.sec = &sec;
+    /* Before the start: the head writes prom_sd.json there as it starts. */
+    if (cfg.temp_dir && (rc = mt_sys_mkdir_private(cfg.temp_dir)) < 0) {
+        fprintf(stderr, "manta-head: cannot make the session dir %s: %s\n",
+                cfg.temp_dir, mt_strerror(rc));
+        mt_security_free(&sec);
+        return 1;
+    }
 
     loop = uv_default_loop();
     rc = mt_head_start(loop, &cfg, &head);
@@ -347,9 +354,7 @@ int main(int argc, char **argv)
     }
     mt_daemon_init(&daemon_, loop, stop_head, head);
     if (cfg.temp_dir) {
-        rc = mt_sys_mkdir_private(cfg.temp_dir);
-        if (rc == 0)
-            rc = write_dashboard_addr(cfg.temp_dir, mt_head_dashboard_url(head));
+        rc = write_dashboard_addr(cfg.temp_dir, mt_head_dashboard_url(head));
         addr_path = mt_xasprintf("%s/head.addr", cfg.temp_dir);
         if (rc == 0)
             rc = mt_sys_write_file_atomic(addr_path, mt_head_address(head));

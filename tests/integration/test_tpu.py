@@ -31,17 +31,31 @@ ATTRS = {
 PREFIX = "/computeMetadata/v1/instance/attributes/"
 
 
-def fake_root(tag):
+def fake_root(tag, pci_device="0x005e", vfio=False):
+    """A fake 4-chip TPU host in a new temp dir, for --dev-root and
+    --sys-root: dev/accel0..3 (v2-v4), or with vfio dev/vfio/0..3 and
+    dev/vfio/vfio with each IOMMU group's device in sysfs (v5e and later),
+    and a Google PCI device (vendor 0x1ae0) of id pci_device (0x005e: v4;
+    0x0063: v5e)."""
     d = new_dir("tpu-" + tag)
-    os.makedirs(os.path.join(d, "dev"))
-    for i in range(4):
-        open(os.path.join(d, "dev", "accel%d" % i), "w").close()
-    pci = os.path.join(d, "sys", "bus", "pci", "devices", "0000:00:04.0")
-    os.makedirs(pci)
-    with open(os.path.join(pci, "vendor"), "w") as f:
-        f.write("0x1ae0\n")
-    with open(os.path.join(pci, "device"), "w") as f:
-        f.write("0x005e\n")
+    pcis = [os.path.join(d, "sys", "bus", "pci", "devices", "0000:00:04.0")]
+    if vfio:
+        os.makedirs(os.path.join(d, "dev", "vfio"))
+        names = ["vfio/%d" % i for i in range(4)] + ["vfio/vfio"]
+        pcis = [os.path.join(d, "sys", "kernel", "iommu_groups", str(i),
+                             "devices", "0000:00:%02x.0" % (4 + i))
+                for i in range(4)]
+    else:
+        os.makedirs(os.path.join(d, "dev"))
+        names = ["accel%d" % i for i in range(4)]
+    for n in names:
+        open(os.path.join(d, "dev", n), "w").close()
+    for pci in pcis:
+        os.makedirs(pci)
+        with open(os.path.join(pci, "vendor"), "w") as f:
+            f.write("0x1ae0\n")
+        with open(os.path.join(pci, "device"), "w") as f:
+            f.write(pci_device + "\n")
     return d
 
 

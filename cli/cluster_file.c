@@ -75,6 +75,14 @@ static const char *check_path(const struct mt_toml_value *v)
     return *v->str ? NULL : "expected a path, not an empty string";
 }
 
+/* The remote command's first word: a bare NAME=x would be an assignment
+ * to the remote shell (mt_strbuf_add_sh leaves '=' unquoted). */
+static const char *check_program(const struct mt_toml_value *v)
+{
+    return strchr(v->str, '=') ? "expected a path without '='"
+                               : check_path(v);
+}
+
 /* A word ssh takes as a destination or user: no option, no spaces. */
 static const char *check_ssh_word(const char *s, bool user)
 {
@@ -156,7 +164,7 @@ static const struct field cluster_fields[] = {
     CF("port", MT_TOML_INT, port, check_port),
     CF("temp_dir", MT_TOML_STRING, temp_dir, check_path),
     CF("local_dir", MT_TOML_STRING, local_dir, check_path),
-    CF("manta", MT_TOML_STRING, manta, check_path),
+    CF("manta", MT_TOML_STRING, manta, check_program),
     CF("ssh_user", MT_TOML_STRING, ssh_user, check_user),
     CV("ssh_options", ssh_options, NULL),
     CV("ssh_command", ssh_command, check_command),

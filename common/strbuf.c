@@ -83,7 +83,7 @@ void mt_strbuf_add_pct(struct mt_strbuf *sb, const char *s, size_t n)
 static bool sh_plain(unsigned char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || (c && strchr("_@%+:,./-", c));
+           (c >= '0' && c <= '9') || (c && strchr("_@%+=:,./-", c));
 }
 
 void mt_strbuf_add_sh(struct mt_strbuf *sb, const char *s)

@@ -36,9 +36,11 @@ void mt_strbuf_add_pct(struct mt_strbuf *sb, const char *s, size_t n);
 
 /*
  * Append s as one word of a POSIX shell command line (sh, bash, dash,
- * zsh): as it is when it holds only [A-Za-z0-9_@%+:,./-] and is not
+ * zsh): as it is when it holds only [A-Za-z0-9_@%+=:,./-] and is not
  * empty, else in single quotes, each ' written '\''. The shell gives back
- * exactly s: nothing in it is expanded or split.
+ * exactly s: nothing in it is expanded or split. NOTE: a bare NAME=value
+ * as the command's first word would be an assignment: the caller makes
+ * sure the first word holds no '='.
  */
 void mt_strbuf_add_sh(struct mt_strbuf *sb, const char *s);
 

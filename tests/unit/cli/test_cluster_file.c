@@ -27,7 +27,8 @@ static const char full[] =
     "args = [\"--dashboard-host\", \"0.0.0.0\"]\n"
     "[[workers]]\n"
     "host = \"gpu-1\"\n"
-    "args = [\"--num-gpus\", \"8\", \"--labels\", \"zone=a b\"]\n"
+    "args = [\"--num-gpus\", \"8\", \"--labels\", \"zone=a b\",\n"
+    "        \"--resources\", '{\"a\": 1}', \"x=y\"]\n"
     "[[workers]]\n"
     "host = \"10.0.0.3\"\n"
     "temp_dir = \"/tmp/it's here\"\n";
@@ -52,7 +53,7 @@ static void test_full(void)
     CU_ASSERT_PTR_NULL(c.workers[0].node_ip); /* a name: manta start picks */
     CU_ASSERT_STRING_EQUAL(c.workers[0].temp_dir, "/tmp/manta");
     CU_ASSERT_STRING_EQUAL(c.workers[1].temp_dir, "/tmp/it's here");
-    CU_ASSERT_EQUAL(c.workers[1].line, 14);
+    CU_ASSERT_EQUAL(c.workers[1].line, 15);
     addr = mt_cluster_head_address(&c);
     CU_ASSERT_STRING_EQUAL(addr, "10.0.0.1:6390");
     free(addr);
@@ -102,7 +103,7 @@ static void test_commands(void)
         "ssh", "-i", "/k/id", "-o", "BatchMode=yes", "--", "ubuntu@gpu-1",
         "/opt/manta/bin/manta start --address 10.0.0.1:6390 --temp-dir "
         "/tmp/manta --token-file /dev/stdin --num-gpus 8 --labels "
-        "'zone=a b'",
+        "'zone=a b' --resources '{\"a\": 1}' x=y",
     };
     static const char *const stop1[] = {
         "ssh", "-i", "/k/id", "-o", "BatchMode=yes", "--", "ubuntu@10.0.0.3",
@@ -168,6 +169,8 @@ static void test_errors(void)
         {"[cluster]\nname = \"a/b\"\n", "f.toml:2: 'name': expected 1 to 64"},
         {"[cluster]\nssh_user = \"-oProxyCommand=x\"\n",
          "f.toml:2: 'ssh_user': may not start with '-'"},
+        {"[cluster]\nmanta = \"A=b\"\n",
+         "f.toml:2: 'manta': expected a path without '='"},
         {"[cluster]\nssh_command = []\n",
          "f.toml:2: 'ssh_command': expected a program"},
         {"[head]\nhost = \"-oProxyCommand=x\"\n",

@@ -195,7 +195,8 @@ static void test_sh_forms(void)
         {"it's", "'it'\\''s'"},
         {"'", "''\\'''"},
         {"~/x", "'~/x'"},
-        {"a=b", "'a=b'"},
+        {"a=b", "a=b"},
+        {"BatchMode=yes", "BatchMode=yes"},
         {"$HOME", "'$HOME'"},
     };
 

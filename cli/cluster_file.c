@@ -397,10 +397,12 @@ int mt_cluster_load(const char *path, struct mt_cluster *c, char *err,
         return rc;
     }
     /* A NUL would end the text early and hide what follows it. */
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-        (size_t)st.st_size != strlen(text)) {
+    if (stat(path, &st) == 0 && (!S_ISREG(st.st_mode) ||
+                                 (size_t)st.st_size != strlen(text))) {
         memset(c, 0, sizeof(*c));
-        snprintf(err, errlen, "%s: holds a NUL byte: not a text file", path);
+        snprintf(err, errlen, "%s: %s", path, S_ISREG(st.st_mode)
+                 ? "holds a NUL byte: not a text file"
+                 : "not a regular file");
         free(text);
         return -MT_EINVAL;
     }

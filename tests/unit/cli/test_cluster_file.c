@@ -136,17 +136,17 @@ static void test_ssh_command(void)
         "[head]\n"
         "host = \"head.example\"\n"
         "node_ip = \"0.0.0.0\"\n";
+    static const char *const stop[] = {
+        "/bin/fake-ssh", "-v", "-o", "BatchMode=yes", "--", "head.example",
+        "manta stop --temp-dir /tmp/manta",
+    };
     struct mt_cluster c;
     char err[512] = "", **argv, *addr;
 
     CU_ASSERT_EQUAL_FATAL(mt_cluster_parse(text, "f", &c, err, sizeof(err)),
                           0);
     argv = mt_cluster_argv(&c, &c.head, MT_CLUSTER_STOP);
-    CU_ASSERT_STRING_EQUAL(argv[0], "/bin/fake-ssh");
-    CU_ASSERT_STRING_EQUAL(argv[1], "-v");
-    CU_ASSERT_STRING_EQUAL(argv[4], "--");
-    CU_ASSERT_STRING_EQUAL(argv[5], "head.example");
-    CU_ASSERT_STRING_EQUAL(argv[6], "manta stop --temp-dir /tmp/manta");
+    check_argv(argv, stop, ARRAY_SIZE(stop));
     mt_cluster_argv_free(argv);
     addr = mt_cluster_head_address(&c);
     CU_ASSERT_STRING_EQUAL(addr, "head.example:6380");
@@ -216,7 +216,7 @@ static void test_errors(void)
     }
 }
 
-static void test_load_missing(void)
+static void test_load_errors(void)
 {
     struct mt_cluster c;
     char err[512] = "";
@@ -224,6 +224,9 @@ static void test_load_missing(void)
     CU_ASSERT(mt_cluster_load("/nonexistent/c.toml", &c, err, sizeof(err)) <
               0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/c.toml: cannot read"));
+    mt_cluster_release(&c);
+    CU_ASSERT(mt_cluster_load("/", &c, err, sizeof(err)) < 0);
+    CU_ASSERT_STRING_EQUAL(err, "/: not a regular file");
     mt_cluster_release(&c);
 }
 
@@ -233,6 +236,6 @@ CU_TestInfo mt_test_cluster_file[] = {
     {"commands", test_commands},
     {"ssh_command", test_ssh_command},
     {"errors", test_errors},
-    {"load_missing", test_load_missing},
+    {"load_errors", test_load_errors},
     CU_TEST_INFO_NULL,
 };

@@ -46,7 +46,7 @@ static void report(const struct mt_remote_job *j, const char *role,
     while (len && out[len - 1] == '\n')
         len--;
     if (!mt_remote_ok(j)) {
-        printf("  %-24s %-7s %-7s (below)\n", j->host, role, "FAILED");
+        printf("  %-24s %-7s %s\n", j->host, role, "FAILED");
         fprintf(stderr, "manta down: stopping %s on %s failed: ", role,
                 j->host);
         mt_remote_print_failure(j, timeout_s, stderr);
@@ -101,7 +101,8 @@ static int down(const struct mt_remote_opts *o, const struct mt_cluster *c)
         }
         if (mt_remote_ok(&jobs[n - 1]))
             forget_locally(c);
-        printf("%s\n", failed ? "Some hosts could not be stopped (above)."
+        printf("%s\n", failed ? "Some hosts could not be stopped: see the "
+                                 "messages about them."
                               : "The cluster is stopped.");
     }
     for (size_t i = 0; i < n; i++) {

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cluster_file.h"
 #include "cli/commands.h"
@@ -182,6 +183,7 @@ static int up(const struct mt_remote_opts *o, const struct mt_cluster *c,
         fprintf(stderr, "manta up: nothing else was started (if the "
                 "cluster is up already, `manta down %s` stops it)\n",
                 o->file);
+        rmdir(c->local_dir); /* made for the token; left when not empty */
         rc = 1;
         goto out;
     }

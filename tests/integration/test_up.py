@@ -192,8 +192,8 @@ def test_head_fails_nothing_else_starts():
     check("the head on 127.0.0.1 did not start" in r.stderr, r.stderr)
     check("nothing else was started" in r.stderr, r.stderr)
     check(len(c.calls()) == 1, "only the head was tried: %r" % c.calls())
-    check(not os.path.exists(os.path.join(c.local, "token")),
-          "a token kept for a cluster that is not up")
+    check(not os.path.exists(c.local),
+          "local_dir kept for a cluster that is not up")
     check(c.pids() == [], "processes %r" % c.pids())
 
 

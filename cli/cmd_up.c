@@ -18,6 +18,7 @@
  * needed are taken from it, it is never printed whole.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,7 @@ static void row(const struct mt_remote_job *j, const char *role)
 
 static void summary(const struct mt_cluster *c, const char *file,
                     const struct mt_remote_job *head,
-                    const struct mt_remote_job *w, size_t failed)
+                    const struct mt_remote_job *w, size_t failed, bool kept)
 {
     char *addr = mt_cluster_head_address(c);
     char *dash = mt_remote_line(mt_strbuf_str(&head->out), "Dashboard: ");
@@ -123,11 +124,17 @@ static void summary(const struct mt_cluster *c, const char *file,
     printf("\n");
     if (dash)
         printf("Dashboard (on the head's host): %s\n", dash);
-    printf("Cluster token: %s/token (mode 0600); every node has it as "
-           "<temp-dir>/token.\n", c->local_dir);
-    printf("To see the cluster:  manta status --temp-dir %s\n", c->local_dir);
-    printf("Drivers elsewhere:   MANTA_AUTH_TOKEN_FILE=%s/token, head %s\n",
-           c->local_dir, addr);
+    if (kept) {
+        printf("Cluster token: %s/token (mode 0600); every node has it as "
+               "<temp-dir>/token.\n", c->local_dir);
+        printf("To see the cluster:  manta status --temp-dir %s\n",
+               c->local_dir);
+        printf("Drivers elsewhere:   MANTA_AUTH_TOKEN_FILE=%s/token, head "
+               "%s\n", c->local_dir, addr);
+    } else {
+        printf("Cluster token: only on the nodes, as <temp-dir>/token (no "
+               "copy here: see above).\n");
+    }
     printf("To stop it:          manta down %s\n", file);
     free(dash);
     free(addr);
@@ -171,6 +178,7 @@ static int up(const struct mt_remote_opts *o, const struct mt_cluster *c,
     struct mt_remote_job head = {.host = c->head.host, .input = input};
     struct mt_remote_job *w = mt_xcalloc(c->n_workers + 1, sizeof(*w));
     size_t failed = 0;
+    bool kept;
     int rc = 0;
 
     head.argv = mt_cluster_argv(c, &c->head, MT_CLUSTER_START_HEAD);
@@ -187,10 +195,10 @@ static int up(const struct mt_remote_opts *o, const struct mt_cluster *c,
         rc = 1;
         goto out;
     }
-    keep_locally(c, token);
+    kept = keep_locally(c, token) == 0;
     failed = start_workers(o, c, input, w);
-    summary(c, o->file, &head, w, failed);
-    rc = failed ? 1 : 0;
+    summary(c, o->file, &head, w, failed, kept);
+    rc = failed || !kept ? 1 : 0;
 out:
     for (size_t i = 0; i < c->n_workers; i++) {
         mt_cluster_argv_free(w[i].argv);

@@ -38,7 +38,7 @@ static int bad(struct ctx *x, int line, const char *fmt, ...)
 /* "PATH:LINE: reason" (no line: "PATH: reason"). RET -MT_EINVAL. */
 static int bad(struct ctx *x, int line, const char *fmt, ...)
 {
-    char why[256];
+    char why[512];
     va_list ap;
 
     va_start(ap, fmt);

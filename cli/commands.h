@@ -8,10 +8,12 @@
  * The commands that talk to a cluster are clients of libmanta like any
  * other program (<manta/manta.h>, one-shot connections through conn.h):
  * status, top, list, submit, logs, cancel, actor, gang, pg. `start`,
- * `stop` and `microbenchmark` manage processes (session.h); `tls-init`
- * runs openssl.
+ * `stop` and `microbenchmark` manage processes (session.h); `up` and
+ * `down` run `manta start`/`manta stop` on the hosts of a cluster file
+ * over ssh (cluster_file.h, remote.h); `tls-init` runs openssl.
  * No command calls another: what two share is in conn.c, interrupt.c,
- * follow.c, follow_gang.c or session.c; top's drawing is top_render.c.
+ * follow.c, follow_gang.c, session.c or remote.c; top's drawing is
+ * top_render.c.
  */
 #ifndef MT_CLI_COMMANDS_H
 #define MT_CLI_COMMANDS_H
@@ -27,6 +29,8 @@ struct mt_cli_command {
 /* One per cmd_<name>.c, in the order `manta --help` lists them. */
 extern const struct mt_cli_command mt_cli_cmd_start;
 extern const struct mt_cli_command mt_cli_cmd_stop;
+extern const struct mt_cli_command mt_cli_cmd_up;
+extern const struct mt_cli_command mt_cli_cmd_down;
 extern const struct mt_cli_command mt_cli_cmd_status;
 extern const struct mt_cli_command mt_cli_cmd_top;
 extern const struct mt_cli_command mt_cli_cmd_submit;

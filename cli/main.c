@@ -13,6 +13,8 @@
 static const struct mt_cli_command *const commands[] = {
     &mt_cli_cmd_start,
     &mt_cli_cmd_stop,
+    &mt_cli_cmd_up,
+    &mt_cli_cmd_down,
     &mt_cli_cmd_status,
     &mt_cli_cmd_top,
     &mt_cli_cmd_submit,

@@ -79,6 +79,35 @@ void mt_strbuf_add_pct(struct mt_strbuf *sb, const char *s, size_t n)
     }
 }
 
+/* A byte the shell takes literally anywhere in a word. */
+static bool sh_plain(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || (c && strchr("_@%+=:,./-", c));
+}
+
+void mt_strbuf_add_sh(struct mt_strbuf *sb, const char *s)
+{
+    const char *p = s;
+
+    while (sh_plain((unsigned char)*p))
+        p++;
+    if (*s && !*p) {
+        mt_strbuf_adds(sb, s);
+        return;
+    }
+    /* Inside single quotes every byte is literal but ' itself: close the
+     * quotes, add an escaped ', and open them again. */
+    mt_strbuf_add(sb, "'", 1);
+    for (p = s; *p; p++) {
+        if (*p == '\'')
+            mt_strbuf_add(sb, "'\\''", 4);
+        else
+            mt_strbuf_add(sb, p, 1);
+    }
+    mt_strbuf_add(sb, "'", 1);
+}
+
 void mt_strbuf_add_json_str(struct mt_strbuf *sb, const char *s)
 {
     mt_strbuf_add(sb, "\"", 1);

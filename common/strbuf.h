@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * strbuf.h -- a growable, always NUL-terminated string buffer (git's strbuf
- * in miniature), plus JSON string escaping for the writers built on it.
+ * in miniature), plus JSON string escaping for the writers built on it
+ * and shell quoting for command lines run elsewhere (`manta up`).
  */
 #ifndef MT_STRBUF_H
 #define MT_STRBUF_H
@@ -32,6 +33,16 @@ void mt_strbuf_addf(struct mt_strbuf *sb, const char *fmt, ...)
 /* Append n bytes of s percent-encoded for a URL query or a cookie: every
  * byte but [A-Za-z0-9-._~] as %XX. */
 void mt_strbuf_add_pct(struct mt_strbuf *sb, const char *s, size_t n);
+
+/*
+ * Append s as one word of a POSIX shell command line (sh, bash, dash,
+ * zsh): as it is when it holds only [A-Za-z0-9_@%+=:,./-] and is not
+ * empty, else in single quotes, each ' written '\''. The shell gives back
+ * exactly s: nothing in it is expanded or split. NOTE: a bare NAME=value
+ * as the command's first word would be an assignment: the caller makes
+ * sure the first word holds no '='.
+ */
+void mt_strbuf_add_sh(struct mt_strbuf *sb, const char *s);
 
 /* Append s as a JSON string literal, quotes included. */
 void mt_strbuf_add_json_str(struct mt_strbuf *sb, const char *s);

@@ -3,9 +3,11 @@
 #include "tests/unit/unit.h"
 
 extern CU_TestInfo mt_test_top_render[];
+extern CU_TestInfo mt_test_cluster_file[];
 
 static const struct mt_suite suites[] = {
     {"top_render", mt_test_top_render, NULL, NULL},
+    {"cluster_file", mt_test_cluster_file, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -17,6 +17,7 @@ extern CU_TestInfo mt_test_strindex[];
 extern CU_TestInfo mt_test_http[];
 extern CU_TestInfo mt_test_prom[];
 extern CU_TestInfo mt_test_procstat[];
+extern CU_TestInfo mt_test_toml[];
 extern CU_TestInfo mt_test_qty_regressions[];
 extern CU_TestInfo mt_test_sys_regressions[];
 int mt_test_rpc_setup(void);
@@ -38,6 +39,7 @@ static const struct mt_suite suites[] = {
     {"http", mt_test_http, NULL, NULL},
     {"prom", mt_test_prom, NULL, NULL},
     {"procstat", mt_test_procstat, NULL, NULL},
+    {"toml", mt_test_toml, NULL, NULL},
     /* Known bugs, reported and awaiting fixes: these fail until then. They
      * run last because the sys one aborts the run under ASan. */
     {"qty_regressions", mt_test_qty_regressions, NULL, NULL},

@@ -2,10 +2,12 @@
 /*
  * test_strbuf.c -- the growable string buffer of common/strbuf.h: appends,
  * printf-style appends that outgrow the buffer, release and reuse, and JSON
- * string escaping of quotes, backslashes and control characters, and the
- * soft mode that fails instead of aborting.
+ * string escaping of quotes, backslashes and control characters, the
+ * soft mode that fails instead of aborting, and shell quoting: hostile
+ * words go through a real /bin/sh and come back byte for byte.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/strbuf.h"
@@ -179,7 +181,80 @@ static void test_pct(void)
     mt_strbuf_release(&sb);
 }
 
+static void test_sh_forms(void)
+{
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"manta", "manta"},
+        {"/opt/manta/bin/manta", "/opt/manta/bin/manta"},
+        {"--node-ip", "--node-ip"},
+        {"127.0.0.1:6380", "127.0.0.1:6380"},
+        {"", "''"},
+        {"a b", "'a b'"},
+        {"it's", "'it'\\''s'"},
+        {"'", "''\\'''"},
+        {"~/x", "'~/x'"},
+        {"a=b", "a=b"},
+        {"BatchMode=yes", "BatchMode=yes"},
+        {"$HOME", "'$HOME'"},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct mt_strbuf sb = MT_STRBUF_INIT;
+
+        mt_strbuf_add_sh(&sb, cases[i].in);
+        CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&sb), cases[i].want);
+        mt_strbuf_release(&sb);
+    }
+}
+
+/* printf '%s|' WORD... through sh: what the shell made of the words. */
+static void through_sh(const char *const *words, size_t n,
+                       struct mt_strbuf *got)
+{
+    struct mt_strbuf cmd = MT_STRBUF_INIT;
+    char buf[512];
+    size_t r;
+    FILE *f;
+
+    mt_strbuf_adds(&cmd, "printf '%s|'");
+    for (size_t i = 0; i < n; i++) {
+        mt_strbuf_add(&cmd, " ", 1);
+        mt_strbuf_add_sh(&cmd, words[i]);
+    }
+    f = popen(mt_strbuf_str(&cmd), "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    while ((r = fread(buf, 1, sizeof(buf), f)) > 0)
+        mt_strbuf_add(got, buf, r);
+    CU_ASSERT_EQUAL(pclose(f), 0);
+    mt_strbuf_release(&cmd);
+}
+
+static void test_sh_hostile(void)
+{
+    static const char *const words[] = {
+        "", " ", "'", "''", "\"", "\\", "\\'", "'\\''", "$(touch /x)",
+        "`id`", "; rm -rf /", "a && b || c", "x\ny", "tab\there", "*",
+        "?", "[a]", "~", "~root", "!", "!!", "#not a comment", "$HOME",
+        "${IFS}", "a=b", "-n", "--", "<in", ">out", "|", "&", "(x)",
+        "{a,b}", "\xc3\xa9t\xc3\xa9", "\x01\x7f", "end\\",
+    };
+    struct mt_strbuf want = MT_STRBUF_INIT, got = MT_STRBUF_INIT;
+
+    for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+        mt_strbuf_adds(&want, words[i]);
+        mt_strbuf_add(&want, "|", 1);
+    }
+    through_sh(words, ARRAY_SIZE(words), &got);
+    CU_ASSERT_STRING_EQUAL(mt_strbuf_str(&got), mt_strbuf_str(&want));
+    mt_strbuf_release(&want);
+    mt_strbuf_release(&got);
+}
+
 CU_TestInfo mt_test_strbuf[] = {
+    {"sh_forms", test_sh_forms},
+    {"sh_hostile", test_sh_hostile},
     {"pct", test_pct},
     {"empty", test_empty},
     {"add", test_add},

@@ -64,3 +64,23 @@ install(FILES ${CMAKE_BINARY_DIR}/MantaConfig.cmake
 file(GLOB MT_DOCS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${MT_DOCS}
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# The Python bridge (sdk/python/manta). Its folder depends on the prefix
+# given at install time, so cmake/install_python.cmake picks it then;
+# MANTA_INSTALL_PYTHONDIR (relative to the prefix, or absolute) overrides.
+set(MANTA_INSTALL_PYTHONDIR "" CACHE STRING
+    "Folder of the Python package manta (empty: chosen from the prefix)")
+find_program(MT_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(MT_PYTHON3 AND NOT MT_PYTHON3_VERSION)
+  execute_process(COMMAND ${MT_PYTHON3} -c
+    "import sys; print('%d.%d' % sys.version_info[:2])"
+    OUTPUT_VARIABLE MT_PY_OUT OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(MT_PYTHON3_VERSION "${MT_PY_OUT}" CACHE INTERNAL "python3 X.Y")
+endif()
+install(CODE "
+  set(MT_PY_SRC \"${CMAKE_SOURCE_DIR}/sdk/python/manta\")
+  set(MT_PY_STAGE \"${CMAKE_BINARY_DIR}/python\")
+  set(MT_PY_DIR \"${MANTA_INSTALL_PYTHONDIR}\")
+  set(MT_PY_VERSION \"${MT_PYTHON3_VERSION}\")
+  set(MT_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")")
+install(SCRIPT ${CMAKE_CURRENT_LIST_DIR}/install_python.cmake)

@@ -10,6 +10,10 @@ calling find_package(Manta); a head started with PREFIX/bin/manta (no
 MANTA_BIN_DIR, no LD_LIBRARY_PATH) runs a worker and its helpers from
 PREFIX, and both programs get their tasks' results from it, as does a
 third linked statically (libmanta.a + `pkg-config --static --libs`).
+The Python bridge, installed into PREFIX/lib/python3/dist-packages (a
+prefix other than /usr and /usr/local: PYTHONPATH is the one variable set),
+loads PREFIX's libmanta (no MANTA_LIB), connects to that cluster and gets
+the result of a command task that itself imports the installed bridge.
 """
 import os
 import shutil
@@ -17,7 +21,7 @@ import subprocess
 import tempfile
 
 from harness import (BIN, check, free_port, main, new_dir, read_pid,
-                     wait_until)
+                     sanitizer_env, wait_until)
 
 BUILD = os.path.abspath(os.path.join(BIN, ".."))
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -32,6 +36,35 @@ def sanitized():
 
 
 SAN = ["-fsanitize=address,undefined"] if sanitized() else []
+
+def cache_value(name):
+    """A variable of BUILD's CMakeCache.txt."""
+    with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+        for line in f:
+            if line.startswith(name + ":"):
+                return line.split("=", 1)[1].strip()
+    return None
+
+
+LIBDIR = cache_value("CMAKE_INSTALL_LIBDIR")  # lib/x86_64-linux-gnu
+PYDIR = "lib/python3/dist-packages"           # any prefix but /usr/local
+PYTHON = "/usr/bin/python3"                   # Debian's, as users run it
+
+# The installed bridge, as a user runs it: argv[1] the head, argv[2] the
+# prefix. Its task imports the bridge too, to report its result.
+PY_PROBE = """
+import os, sys, manta
+from manta import _lib
+where = os.path.realpath(manta.__file__)
+assert where.startswith(sys.argv[2] + "/"), "manta from " + where
+c = manta.connect(sys.argv[1])
+lib = os.path.realpath(_lib.lib()._name)
+assert lib.startswith(sys.argv[2] + "/"), "libmanta from " + lib
+code = "import manta; manta.report_result(b'sum=204')"
+t = c.submit([sys.executable, "-c", code],
+             env={"PYTHONPATH": os.environ["PYTHONPATH"]})
+print(t.result(timeout=60).bytes().decode())
+"""
 
 CMAKELISTS = """cmake_minimum_required(VERSION 3.18)
 project(install_probe C)
@@ -65,20 +98,24 @@ def install(prefix):
 def check_layout(prefix):
     want = ["bin/manta", "bin/manta-head", "bin/manta-worker",
             "bin/manta-executor", "bin/manta-guard",
-            "lib/libmanta.so", "lib/libmanta.so.0", "lib/libmanta.so.0.1.0",
-            "lib/libmanta.a", "lib/pkgconfig/manta.pc",
-            "lib/cmake/Manta/MantaConfig.cmake",
-            "lib/cmake/Manta/MantaConfigVersion.cmake",
-            "lib/cmake/Manta/MantaTargets.cmake",
             "share/doc/manta/README.md", "share/doc/manta/sdk.md"]
+    want += [LIBDIR + "/" + f for f in (
+        "libmanta.so", "libmanta.so.0", "libmanta.so.0.1.0", "libmanta.a",
+        "pkgconfig/manta.pc", "cmake/Manta/MantaConfig.cmake",
+        "cmake/Manta/MantaConfigVersion.cmake",
+        "cmake/Manta/MantaTargets.cmake")]
     want += ["include/manta/" + h for h in
              os.listdir(os.path.join(SRC, "sdk", "include", "manta"))]
+    want += [PYDIR + "/manta/" + f for f in
+             os.listdir(os.path.join(SRC, "sdk", "python", "manta"))
+             if f.endswith(".py")] + [PYDIR + "/manta/_installed.py"]
     missing = [w for w in want if not os.path.exists(
         os.path.join(prefix, w))]
     check(not missing, "missing from the prefix: %s" % missing)
-    check(os.readlink(os.path.join(prefix, "lib/libmanta.so")) ==
+    lib = os.path.join(prefix, LIBDIR)
+    check(os.readlink(os.path.join(lib, "libmanta.so")) ==
           "libmanta.so.0", "libmanta.so does not link to libmanta.so.0")
-    dyn = sh(["readelf", "-d", os.path.join(prefix, "lib/libmanta.so.0.1.0")])
+    dyn = sh(["readelf", "-d", os.path.join(lib, "libmanta.so.0.1.0")])
     check("[libmanta.so.0]" in dyn, "no SONAME libmanta.so.0:\n" + dyn)
     with open(os.path.join(BUILD, "install_manifest.txt")) as f:
         outside = [p for p in f.read().split() if
@@ -98,12 +135,12 @@ def check_rpath(prefix):
 
 def build_pkg_config(prefix, work):
     env = env_prefix_only()
-    env["PKG_CONFIG_PATH"] = os.path.join(prefix, "lib", "pkgconfig")
+    env["PKG_CONFIG_PATH"] = os.path.join(prefix, LIBDIR, "pkgconfig")
     flags = sh(["pkg-config", "--cflags", "--libs", "manta"], env=env).split()
     check("-I" + SRC not in " ".join(flags), "cflags point at the source")
     libdir = sh(["pkg-config", "--variable=libdir", "manta"], env=env).strip()
     check(os.path.realpath(libdir) == os.path.realpath(
-        os.path.join(prefix, "lib")), "libdir %s" % libdir)
+        os.path.join(prefix, LIBDIR)), "libdir %s" % libdir)
     exe = os.path.join(work, "probe_pc")
     sh(["cc", EXAMPLE, "-o", exe] + SAN + flags + ["-Wl,-rpath," + libdir],
        env=env, cwd=work)
@@ -113,13 +150,14 @@ def build_pkg_config(prefix, work):
 def build_static(prefix, work):
     """tasks.c linked with libmanta.a and `pkg-config --static`'s list."""
     env = env_prefix_only()
-    env["PKG_CONFIG_PATH"] = os.path.join(prefix, "lib", "pkgconfig")
+    env["PKG_CONFIG_PATH"] = os.path.join(prefix, LIBDIR, "pkgconfig")
     cflags = sh(["pkg-config", "--cflags", "manta"], env=env).split()
     libs = [f for f in sh(["pkg-config", "--static", "--libs", "manta"],
                           env=env).split() if f != "-lmanta"]
     exe = os.path.join(work, "probe_static")
     sh(["cc", EXAMPLE, "-o", exe] + SAN + cflags +
-       [os.path.join(prefix, "lib", "libmanta.a")] + libs, env=env, cwd=work)
+       [os.path.join(prefix, LIBDIR, "libmanta.a")] + libs, env=env,
+       cwd=work)
     dyn = sh(["readelf", "-d", exe])
     check("libmanta" not in dyn, "the static probe needs libmanta.so")
     return exe
@@ -137,6 +175,16 @@ def build_cmake(prefix, work):
        (["-DCMAKE_C_FLAGS=" + " ".join(SAN)] if SAN else []), env=env)
     sh(["cmake", "--build", os.path.join(src, "b")], env=env)
     return os.path.join(src, "b", "probe")
+
+
+def run_python(prefix, addr, work):
+    """PY_PROBE with the prefix's python dir as the only variable set."""
+    env = env_prefix_only()
+    env["PYTHONPATH"] = os.path.join(prefix, PYDIR)
+    env.update(sanitizer_env(os.path.join(prefix, LIBDIR)))
+    out = sh([PYTHON, "-c", PY_PROBE, addr, os.path.realpath(prefix)],
+             env=env, cwd=work, timeout=90)
+    check("sum=204" in out, "the Python bridge's task gave:\n" + out)
 
 
 def helpers(worker):
@@ -183,6 +231,7 @@ def test_install_and_use():
         for prog in progs:
             out = sh([prog, addr], env=env, timeout=90)
             check("204" in out, "%s: no sum 204 in:\n%s" % (prog, out))
+        run_python(prefix, addr, work)
         sh([manta, "stop", "--temp-dir", d], env=env)
         wait_until(lambda: not os.path.exists("/proc/%d" % worker), 10,
                    "the worker to end")

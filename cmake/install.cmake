@@ -37,6 +37,12 @@ install(TARGETS manta_sdk EXPORT MantaTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libmanta_static.a
         DESTINATION ${CMAKE_INSTALL_LIBDIR} RENAME libmanta.a)
+# A stripped install (`cmake --install --strip`, the Debian package) drops
+# the archive's debug info too, with the build dir's paths in it.
+install(CODE "if(CMAKE_INSTALL_DO_STRIP)
+  execute_process(COMMAND ${CMAKE_STRIP} --strip-debug
+    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/libmanta.a\")
+endif()")
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/sdk/include/manta
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 

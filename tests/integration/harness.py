@@ -263,6 +263,16 @@ def sanitizer_env(libdir):
             "ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"}
 
 
+def cmake_cache(name):
+    """The value of variable name in the CMakeCache.txt of BIN's build
+    dir, or None."""
+    with open(os.path.join(BIN, "..", "CMakeCache.txt")) as f:
+        for line in f:
+            if line.startswith(name + ":"):
+                return line.split("=", 1)[1].strip()
+    return None
+
+
 def check(cond, msg):
     if not cond:
         raise AssertionError(msg)

@@ -20,33 +20,20 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import (BIN, check, free_port, main, new_dir, read_pid,
-                     sanitizer_env, wait_until)
+from harness import (BIN, check, cmake_cache, free_port, main, new_dir,
+                     read_pid, sanitizer_env, wait_until)
 
 BUILD = os.path.abspath(os.path.join(BIN, ".."))
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLE = os.path.join(SRC, "examples", "c", "tasks.c")
 
 
-def sanitized():
-    """Whether BUILD is an ASan+UBSan build (make test SANITIZE=1): then
-    its libmanta needs programs built with the same sanitizers."""
-    with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
-        return "MT_SANITIZE:BOOL=ON" in f.read()
+# An ASan+UBSan build (make test SANITIZE=1): its libmanta needs programs
+# built with the same sanitizers.
+SAN = (["-fsanitize=address,undefined"] if cmake_cache("MT_SANITIZE") == "ON"
+       else [])
 
-
-SAN = ["-fsanitize=address,undefined"] if sanitized() else []
-
-def cache_value(name):
-    """A variable of BUILD's CMakeCache.txt."""
-    with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
-        for line in f:
-            if line.startswith(name + ":"):
-                return line.split("=", 1)[1].strip()
-    return None
-
-
-LIBDIR = cache_value("CMAKE_INSTALL_LIBDIR")  # lib/x86_64-linux-gnu
+LIBDIR = cmake_cache("CMAKE_INSTALL_LIBDIR")  # lib/x86_64-linux-gnu
 PYDIR = "lib/python3/dist-packages"           # any prefix but /usr/local
 PYTHON = "/usr/bin/python3"                   # Debian's, as users run it
 
@@ -61,8 +48,9 @@ c = manta.connect(sys.argv[1])
 lib = os.path.realpath(_lib.lib()._name)
 assert lib.startswith(sys.argv[2] + "/"), "libmanta from " + lib
 code = "import manta; manta.report_result(b'sum=204')"
-t = c.submit([sys.executable, "-c", code],
-             env={"PYTHONPATH": os.environ["PYTHONPATH"]})
+env = {k: v for k, v in os.environ.items()  # (LD_PRELOAD: ASan builds)
+       if k in ("PYTHONPATH", "LD_PRELOAD", "ASAN_OPTIONS")}
+t = c.submit([sys.executable, "-c", code], env=env)
 print(t.result(timeout=60).bytes().decode())
 """
 

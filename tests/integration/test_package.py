@@ -24,20 +24,11 @@ import subprocess
 import sys
 import tempfile
 
-from harness import BIN, check, main
+from harness import BIN, check, cmake_cache, main
 
 BUILD = os.path.abspath(os.path.join(BIN, ".."))
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 COMPOSE = os.path.join(SRC, "deploy", "container", "compose.yaml")
-
-
-def cache_value(name):
-    """A variable of BUILD's CMakeCache.txt."""
-    with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
-        for line in f:
-            if line.startswith(name + ":"):
-                return line.split("=", 1)[1].strip()
-    return None
 
 
 def sh(args, cwd=None, timeout=60):
@@ -93,7 +84,7 @@ def check_files(deb, work):
     names = [ln.split()[-1] for ln in sh(["dpkg-deb", "-c", deb]).splitlines()
              if not ln.startswith("l")]          # symlinks: "a -> b"
     files = [n[1:] for n in names if not n.endswith("/")]
-    libdir = "/usr/" + cache_value("CMAKE_INSTALL_LIBDIR")
+    libdir = "/usr/" + cmake_cache("CMAKE_INSTALL_LIBDIR")
     want = ["/usr/bin/" + b for b in ("manta", "manta-head", "manta-worker",
                                       "manta-executor", "manta-guard")]
     want += [libdir + "/" + f for f in ("libmanta.so.0.1.0", "libmanta.a",
@@ -171,7 +162,7 @@ def test_compose():
 
 if __name__ == "__main__":
     missing = [t for t in ("cpack", "dpkg-deb") if not shutil.which(t)]
-    if missing or cache_value("MT_SANITIZE") == "ON":
+    if missing or cmake_cache("MT_SANITIZE") == "ON":
         print("SKIP: %s" % (("no " + ", ".join(missing)) if missing
                             else "a sanitizer build is never packaged"))
         sys.exit(77)

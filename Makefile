@@ -91,9 +91,10 @@ install: build
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD_DIR) --prefix "$(PREFIX)"
 
 # Removes every file the last `make install` from this build dir wrote
-# (its install_manifest.txt), then the folders that only Manta used.
+# (its install_manifest.txt, under the same DESTDIR), then the folders that
+# only Manta used.
 uninstall:
-	@cmake -DMANIFEST=$(BUILD_DIR)/install_manifest.txt \
+	@DESTDIR="$(DESTDIR)" cmake -DMANIFEST=$(BUILD_DIR)/install_manifest.txt \
 		-P cmake/uninstall.cmake
 
 # A sanitizer build is no package: SANITIZE=1 is refused.

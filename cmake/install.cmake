@@ -5,19 +5,22 @@
 #                        finds the daemons, and the worker its helpers, next
 #                        to their own binary (/proc/self/exe), so they all
 #                        share one folder
-#   lib/                 libmanta.so.0.1.0 (SONAME libmanta.so.0), the
+#   LIB/                 libmanta.so.0.1.0 (SONAME libmanta.so.0), the
 #                        libmanta.so link, libmanta.a (the merged static
 #                        archive, build/lib/libmanta_static.a)
-#   lib/pkgconfig/       manta.pc (relocatable: prefix from ${pcfiledir})
-#   lib/cmake/Manta/     MantaConfig.cmake + version file: find_package(Manta)
+#   LIB/pkgconfig/       manta.pc (relocatable: prefix from ${pcfiledir})
+#   LIB/cmake/Manta/     MantaConfig.cmake + version file: find_package(Manta)
 #                        gives the imported target Manta::manta
 #   include/manta/       the public SDK headers (sdk/include/manta/*.h)
 #   share/doc/manta/     README.md and docs/*.md
+#   lib/python3/dist-packages/manta/   the Python bridge (the folder is
+#                        chosen from the prefix: cmake/install_python.cmake)
 # The CLI links libmanta.so and finds it through its RPATH
-# ($ORIGIN/../lib), so an install needs no LD_LIBRARY_PATH. The daemons and
-# helpers link only static libraries. Lib dir is GNUInstallDirs' (lib, or
-# lib/<multiarch> under /usr on Debian). Included by the top CMakeLists.txt
-# after every module (not in MANTA_FUZZ builds).
+# ($ORIGIN/../LIB), so an install needs no LD_LIBRARY_PATH. The daemons and
+# helpers link only static libraries. LIB is CMAKE_INSTALL_LIBDIR:
+# lib/<multiarch> on Debian for every prefix (the top CMakeLists.txt).
+# Included by the top CMakeLists.txt after every module (not in MANTA_FUZZ
+# builds); cmake/package.cmake packages the same files.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

@@ -33,7 +33,6 @@ with a shared-memory object store on every node. This package holds the
 head and worker daemons with their systemd units, the manta command, the C
 SDK (libmanta, headers, pkg-config and CMake files) and the Python bridge.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)

@@ -3,7 +3,9 @@
 # install_manifest.txt `cmake --install` wrote), then each of their
 # folders named manta or Manta (include/manta, share/doc/manta,
 # lib/.../cmake/Manta, the Python package with the __pycache__ python3
-# wrote into it) once empty. Other folders stay, even when empty.
+# wrote into it) once empty. Other folders stay, even when empty. The
+# manifest holds the paths without DESTDIR: give the install's DESTDIR
+# again (`make uninstall DESTDIR=...`).
 if(NOT MANIFEST OR NOT EXISTS "${MANIFEST}")
   message(FATAL_ERROR "make uninstall: no ${MANIFEST}: nothing was "
                       "installed from this build dir (make install)")
@@ -11,6 +13,7 @@ endif()
 file(STRINGS "${MANIFEST}" mt_files)
 set(mt_dirs "")
 foreach(f IN LISTS mt_files)
+  set(f "$ENV{DESTDIR}${f}")
   if(EXISTS "${f}" OR IS_SYMLINK "${f}")
     message(STATUS "Removing: ${f}")
     file(REMOVE "${f}")

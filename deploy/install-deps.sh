@@ -22,9 +22,10 @@ PKGS="$PKGS prometheus"
 PKGS="$PKGS chromium"
 # Test only: it_systemd checks deploy/systemd/ with systemd-analyze verify.
 PKGS="$PKGS systemd"
-# `make package`: dpkg-shlibdeps (the Depends of the .deb); test only:
+# `make package`: dpkg-shlibdeps and file (CPack finds the ELF files whose
+# libraries make the Depends of the .deb with them); test only:
 # it_package checks deploy/container/compose.yaml with python3-yaml.
-PKGS="$PKGS dpkg-dev python3-yaml"
+PKGS="$PKGS dpkg-dev file python3-yaml"
 
 for arg in "$@"; do
     case "$arg" in

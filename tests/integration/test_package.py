@@ -14,8 +14,9 @@ the package run /usr/bin's daemons. compose.yaml parses and wires a head
 on Redis and two workers with a shared token, /dev/shm and healthchecks.
 Installing the package on a fresh Debian 12 is deploy/package-check.sh.
 
-Exits 77 (skipped) where cpack or dpkg-deb is missing and for a
-sanitizer build (make test SANITIZE=1), which is never packaged.
+Exits 77 (skipped) where cpack, dpkg-deb, dpkg-shlibdeps or file is
+missing (deploy/install-deps.sh installs them) and for a sanitizer build
+(make test SANITIZE=1), which is never packaged.
 """
 import glob
 import os
@@ -161,7 +162,8 @@ def test_compose():
 
 
 if __name__ == "__main__":
-    missing = [t for t in ("cpack", "dpkg-deb") if not shutil.which(t)]
+    missing = [t for t in ("cpack", "dpkg-deb", "dpkg-shlibdeps", "file")
+               if not shutil.which(t)]
     if missing or cmake_cache("MT_SANITIZE") == "ON":
         print("SKIP: %s" % (("no " + ", ".join(missing)) if missing
                             else "a sanitizer build is never packaged"))

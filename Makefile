@@ -11,7 +11,9 @@
 #                            CHAOS_SECONDS; counts to BUILD/chaos.json
 #   make install             the build into PREFIX (default /usr/local;
 #                            DESTDIR= stages it): cmake/install.cmake,
-#                            docs/deploy.md
+#                            docs/deploy.md; `make uninstall` removes it
+#   make package             the Debian package BUILD/manta_<v>_<arch>.deb
+#                            (cmake/package.cmake, docs/deploy.md)
 BUILD    ?= build
 SANITIZE ?= 0
 JOBS     ?= $(shell nproc)
@@ -30,7 +32,7 @@ CMAKE_SAN := -DMT_SANITIZE=OFF
 endif
 
 .PHONY: all deps build test unit demo bench bench-peers clean fuzz-build fuzz \
-	chaos install
+	chaos install uninstall package
 
 all: build
 
@@ -83,10 +85,26 @@ chaos: build
 	/usr/bin/python3 tests/chaos/chaos.py --seconds $(CHAOS_SECONDS) \
 		--out $(BUILD_DIR)/chaos.json $(CHAOS_ARGS)
 
-# Binaries, libmanta (.so and .a), headers, manta.pc, the CMake package
-# and the docs under $(DESTDIR)$(PREFIX).
+# Binaries, libmanta (.so and .a), headers, manta.pc, the CMake package,
+# the Python bridge and the docs under $(DESTDIR)$(PREFIX).
 install: build
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD_DIR) --prefix "$(PREFIX)"
+
+# Removes every file the last `make install` from this build dir wrote
+# (its install_manifest.txt, under the same DESTDIR), then the folders that
+# only Manta used.
+uninstall:
+	@DESTDIR="$(DESTDIR)" cmake -DMANIFEST=$(BUILD_DIR)/install_manifest.txt \
+		-P cmake/uninstall.cmake
+
+# A sanitizer build is no package: SANITIZE=1 is refused.
+package: build
+ifeq ($(SANITIZE),1)
+	@echo "make package: not from a SANITIZE=1 build" >&2; exit 1
+endif
+	@rm -f $(BUILD_DIR)/manta_*.deb
+	@cd $(BUILD_DIR) && cpack -G DEB >/dev/null
+	@ls $(CURDIR)/$(BUILD_DIR)/manta_*.deb
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(FUZZ_BUILD)

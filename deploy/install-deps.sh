@@ -22,10 +22,13 @@ PKGS="$PKGS prometheus"
 PKGS="$PKGS chromium"
 # Test only: it_systemd checks deploy/systemd/ with systemd-analyze verify.
 PKGS="$PKGS systemd"
-# Test only: it_k8s renders deploy/k8s/ with `kubectl kustomize` and parses
-# it. Debian's kubectl (kubernetes-client, 1.20) only where no kubectl is on
-# PATH: a newer one from elsewhere (Google Cloud SDK, upstream) is kept.
-PKGS="$PKGS python3-yaml"
+# `make package`: dpkg-shlibdeps and file (CPack finds the ELF files whose
+# libraries make the Depends of the .deb with them). Test only: it_package
+# checks deploy/container/compose.yaml and it_k8s renders deploy/k8s/ with
+# `kubectl kustomize`, both parsing YAML with python3-yaml; Debian's kubectl
+# (kubernetes-client, 1.20) only where no kubectl is on PATH: a newer one
+# from elsewhere (Google Cloud SDK, upstream) is kept.
+PKGS="$PKGS dpkg-dev file python3-yaml"
 if ! command -v kubectl >/dev/null 2>&1; then
     PKGS="$PKGS kubernetes-client"
 fi

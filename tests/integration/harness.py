@@ -245,6 +245,34 @@ def proto_stubs():
     sys.path.insert(0, out)
 
 
+def sanitizer_env(libdir):
+    """A libmanta built with ASan (make test SANITIZE=1) loads into python
+    only after the ASan runtime: the env that preloads it (python's own
+    allocations are not ours to leak-check) for libdir's libmanta.so, or
+    {} for a plain build."""
+    try:
+        ldd = subprocess.run(["ldd", os.path.join(libdir, "libmanta.so")],
+                             capture_output=True, text=True).stdout
+    except OSError:
+        return {}
+    libs = [ln.split("=>")[1].split()[0] for ln in ldd.splitlines()
+            if "=>" in ln and ("libasan" in ln or "libubsan" in ln)]
+    if not libs:
+        return {}
+    return {"LD_PRELOAD": " ".join(libs),
+            "ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"}
+
+
+def cmake_cache(name):
+    """The value of variable name in the CMakeCache.txt of BIN's build
+    dir, or None."""
+    with open(os.path.join(BIN, "..", "CMakeCache.txt")) as f:
+        for line in f:
+            if line.startswith(name + ":"):
+                return line.split("=", 1)[1].strip()
+    return None
+
+
 def check(cond, msg):
     if not cond:
         raise AssertionError(msg)

@@ -10,28 +10,49 @@ calling find_package(Manta); a head started with PREFIX/bin/manta (no
 MANTA_BIN_DIR, no LD_LIBRARY_PATH) runs a worker and its helpers from
 PREFIX, and both programs get their tasks' results from it, as does a
 third linked statically (libmanta.a + `pkg-config --static --libs`).
+The Python bridge, installed into PREFIX/lib/python3/dist-packages (a
+prefix other than /usr and /usr/local: PYTHONPATH is the one variable set),
+loads PREFIX's libmanta (no MANTA_LIB), connects to that cluster and gets
+the result of a command task that itself imports the installed bridge.
 """
 import os
 import shutil
 import subprocess
 import tempfile
 
-from harness import (BIN, check, free_port, main, new_dir, read_pid,
-                     wait_until)
+from harness import (BIN, check, cmake_cache, free_port, main, new_dir,
+                     read_pid, sanitizer_env, wait_until)
 
 BUILD = os.path.abspath(os.path.join(BIN, ".."))
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLE = os.path.join(SRC, "examples", "c", "tasks.c")
 
 
-def sanitized():
-    """Whether BUILD is an ASan+UBSan build (make test SANITIZE=1): then
-    its libmanta needs programs built with the same sanitizers."""
-    with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
-        return "MT_SANITIZE:BOOL=ON" in f.read()
+# An ASan+UBSan build (make test SANITIZE=1): its libmanta needs programs
+# built with the same sanitizers.
+SAN = (["-fsanitize=address,undefined"] if cmake_cache("MT_SANITIZE") == "ON"
+       else [])
 
+LIBDIR = cmake_cache("CMAKE_INSTALL_LIBDIR")  # lib/x86_64-linux-gnu
+PYDIR = "lib/python3/dist-packages"           # any prefix but /usr/local
+PYTHON = "/usr/bin/python3"                   # Debian's, as users run it
 
-SAN = ["-fsanitize=address,undefined"] if sanitized() else []
+# The installed bridge, as a user runs it: argv[1] the head, argv[2] the
+# prefix. Its task imports the bridge too, to report its result.
+PY_PROBE = """
+import os, sys, manta
+from manta import _lib
+where = os.path.realpath(manta.__file__)
+assert where.startswith(sys.argv[2] + "/"), "manta from " + where
+c = manta.connect(sys.argv[1])
+lib = os.path.realpath(_lib.lib()._name)
+assert lib.startswith(sys.argv[2] + "/"), "libmanta from " + lib
+code = "import manta; manta.report_result(b'sum=204')"
+env = {k: v for k, v in os.environ.items()  # (LD_PRELOAD: ASan builds)
+       if k in ("PYTHONPATH", "LD_PRELOAD", "ASAN_OPTIONS")}
+t = c.submit([sys.executable, "-c", code], env=env)
+print(t.result(timeout=60).bytes().decode())
+"""
 
 CMAKELISTS = """cmake_minimum_required(VERSION 3.18)
 project(install_probe C)
@@ -69,20 +90,24 @@ def check_layout(prefix):
             "share/man/man1/manta.1.gz", "share/man/man1/manta-start.1.gz",
             "share/man/man8/manta-head.8.gz",
             "share/man/man8/manta-worker.8.gz",
-            "lib/libmanta.so", "lib/libmanta.so.0", "lib/libmanta.so.0.1.0",
-            "lib/libmanta.a", "lib/pkgconfig/manta.pc",
-            "lib/cmake/Manta/MantaConfig.cmake",
-            "lib/cmake/Manta/MantaConfigVersion.cmake",
-            "lib/cmake/Manta/MantaTargets.cmake",
             "share/doc/manta/README.md", "share/doc/manta/sdk.md"]
+    want += [LIBDIR + "/" + f for f in (
+        "libmanta.so", "libmanta.so.0", "libmanta.so.0.1.0", "libmanta.a",
+        "pkgconfig/manta.pc", "cmake/Manta/MantaConfig.cmake",
+        "cmake/Manta/MantaConfigVersion.cmake",
+        "cmake/Manta/MantaTargets.cmake")]
     want += ["include/manta/" + h for h in
              os.listdir(os.path.join(SRC, "sdk", "include", "manta"))]
+    want += [PYDIR + "/manta/" + f for f in
+             os.listdir(os.path.join(SRC, "sdk", "python", "manta"))
+             if f.endswith(".py")] + [PYDIR + "/manta/_installed.py"]
     missing = [w for w in want if not os.path.exists(
         os.path.join(prefix, w))]
     check(not missing, "missing from the prefix: %s" % missing)
-    check(os.readlink(os.path.join(prefix, "lib/libmanta.so")) ==
+    lib = os.path.join(prefix, LIBDIR)
+    check(os.readlink(os.path.join(lib, "libmanta.so")) ==
           "libmanta.so.0", "libmanta.so does not link to libmanta.so.0")
-    dyn = sh(["readelf", "-d", os.path.join(prefix, "lib/libmanta.so.0.1.0")])
+    dyn = sh(["readelf", "-d", os.path.join(lib, "libmanta.so.0.1.0")])
     check("[libmanta.so.0]" in dyn, "no SONAME libmanta.so.0:\n" + dyn)
     with open(os.path.join(BUILD, "install_manifest.txt")) as f:
         outside = [p for p in f.read().split() if
@@ -102,12 +127,12 @@ def check_rpath(prefix):
 
 def build_pkg_config(prefix, work):
     env = env_prefix_only()
-    env["PKG_CONFIG_PATH"] = os.path.join(prefix, "lib", "pkgconfig")
+    env["PKG_CONFIG_PATH"] = os.path.join(prefix, LIBDIR, "pkgconfig")
     flags = sh(["pkg-config", "--cflags", "--libs", "manta"], env=env).split()
     check("-I" + SRC not in " ".join(flags), "cflags point at the source")
     libdir = sh(["pkg-config", "--variable=libdir", "manta"], env=env).strip()
     check(os.path.realpath(libdir) == os.path.realpath(
-        os.path.join(prefix, "lib")), "libdir %s" % libdir)
+        os.path.join(prefix, LIBDIR)), "libdir %s" % libdir)
     exe = os.path.join(work, "probe_pc")
     sh(["cc", EXAMPLE, "-o", exe] + SAN + flags + ["-Wl,-rpath," + libdir],
        env=env, cwd=work)
@@ -117,13 +142,14 @@ def build_pkg_config(prefix, work):
 def build_static(prefix, work):
     """tasks.c linked with libmanta.a and `pkg-config --static`'s list."""
     env = env_prefix_only()
-    env["PKG_CONFIG_PATH"] = os.path.join(prefix, "lib", "pkgconfig")
+    env["PKG_CONFIG_PATH"] = os.path.join(prefix, LIBDIR, "pkgconfig")
     cflags = sh(["pkg-config", "--cflags", "manta"], env=env).split()
     libs = [f for f in sh(["pkg-config", "--static", "--libs", "manta"],
                           env=env).split() if f != "-lmanta"]
     exe = os.path.join(work, "probe_static")
     sh(["cc", EXAMPLE, "-o", exe] + SAN + cflags +
-       [os.path.join(prefix, "lib", "libmanta.a")] + libs, env=env, cwd=work)
+       [os.path.join(prefix, LIBDIR, "libmanta.a")] + libs, env=env,
+       cwd=work)
     dyn = sh(["readelf", "-d", exe])
     check("libmanta" not in dyn, "the static probe needs libmanta.so")
     return exe
@@ -141,6 +167,16 @@ def build_cmake(prefix, work):
        (["-DCMAKE_C_FLAGS=" + " ".join(SAN)] if SAN else []), env=env)
     sh(["cmake", "--build", os.path.join(src, "b")], env=env)
     return os.path.join(src, "b", "probe")
+
+
+def run_python(prefix, addr, work):
+    """PY_PROBE with the prefix's python dir as the only variable set."""
+    env = env_prefix_only()
+    env["PYTHONPATH"] = os.path.join(prefix, PYDIR)
+    env.update(sanitizer_env(os.path.join(prefix, LIBDIR)))
+    out = sh([PYTHON, "-c", PY_PROBE, addr, os.path.realpath(prefix)],
+             env=env, cwd=work, timeout=90)
+    check("sum=204" in out, "the Python bridge's task gave:\n" + out)
 
 
 def helpers(worker):
@@ -192,6 +228,7 @@ def test_install_and_use():
                  timeout=90)
         check("single_client_tasks_sync per second" in out,
               "microbenchmark from the prefix:\n" + out)
+        run_python(prefix, addr, work)
         sh([manta, "stop", "--temp-dir", d], env=env)
         wait_until(lambda: not os.path.exists("/proc/%d" % worker), 10,
                    "the worker to end")

@@ -29,7 +29,7 @@ import time
 import weakref
 
 from harness import (BIN, FAST, MANTA, check, free_port, main, new_dir, run,
-                     wait_until)
+                     sanitizer_env, wait_until)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PYDIR = os.path.join(ROOT, "sdk", "python")
@@ -39,24 +39,7 @@ PY = "/usr/bin/python3"
 
 
 
-def sanitizer_env():
-    """A libmanta built with ASan (make test SANITIZE=1) loads into python
-    only after the ASan runtime: the env that preloads it (python's own
-    allocations are not ours to leak-check), or {} for a plain build."""
-    try:
-        ldd = subprocess.run(["ldd", os.path.join(LIBDIR, "libmanta.so")],
-                             capture_output=True, text=True).stdout
-    except OSError:
-        return {}
-    libs = [ln.split("=>")[1].split()[0] for ln in ldd.splitlines()
-            if "=>" in ln and ("libasan" in ln or "libubsan" in ln)]
-    if not libs:
-        return {}
-    return {"LD_PRELOAD": " ".join(libs),
-            "ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"}
-
-
-SAN_ENV = sanitizer_env()
+SAN_ENV = sanitizer_env(LIBDIR)
 if SAN_ENV and os.environ.get("LD_PRELOAD") != SAN_ENV["LD_PRELOAD"]:
     os.environ.update(SAN_ENV)
     os.execv(sys.executable, [sys.executable] + sys.argv)

@@ -23,7 +23,8 @@ worker sets it for every command task, with $MANTA_OBJECT_STORE_SOCKET),
 else the session dir ($MANTA_TEMP_DIR, /tmp/manta) as the CLI does. Call
 connect() yourself to choose, or make Client objects.
 
-The library: $MANTA_LIB, else <repo>/build/lib, else the system loader
+The library: $MANTA_LIB, else the installed one (after `make install` or
+the Debian package), else <repo>/build/lib, else the system loader
 (see _lib.py). Failures raise MantaError with the C SDK's message.
 Docs: docs/sdk.md, "Python".
 """

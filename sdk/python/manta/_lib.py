@@ -3,10 +3,12 @@
 Search order (the first that loads wins):
   1. $MANTA_LIB: the library file itself, or a folder holding libmanta.so
      (when set, nothing else is tried);
-  2. the build tree this package sits in: <repo>/build/lib/libmanta.so
+  2. an installed package: the lib folder `cmake --install` wrote into
+     _installed.py (relative to the package, so a moved prefix works);
+  3. the build tree this package sits in: <repo>/build/lib/libmanta.so
      (sdk/python/manta -> ../../../build/lib), and a libmanta.so next to
      the package;
-  3. the system loader ("libmanta.so.0", then "libmanta.so").
+  4. the system loader ("libmanta.so.0", then "libmanta.so").
 When none loads, MantaError lists every place tried and why it failed.
 
 The library is loaded once, on first use, so `import manta` works on a
@@ -15,6 +17,11 @@ machine without it (grant() needs no library at all).
 import ctypes
 import os
 import threading
+
+try:  # only in an installed package (cmake/install_python.cmake)
+    from ._installed import LIBDIR as _INSTALLED_LIBDIR
+except ImportError:
+    _INSTALLED_LIBDIR = None
 
 _lock = threading.Lock()
 _lib = None
@@ -71,6 +78,9 @@ def _candidates():
                else env), "$MANTA_LIB"
         return
     here = os.path.dirname(os.path.abspath(__file__))
+    if _INSTALLED_LIBDIR is not None:
+        yield os.path.normpath(os.path.join(here, _INSTALLED_LIBDIR,
+                                            "libmanta.so.0")), "install"
     yield os.path.normpath(os.path.join(here, "..", "..", "..", "build",
                                         "lib", "libmanta.so")), "build tree"
     yield os.path.join(here, "libmanta.so"), "next to the package"

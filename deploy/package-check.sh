@@ -10,7 +10,8 @@
 #   1. apt-get install ./manta_*.deb on the bare root: the Depends alone
 #      must be enough for `manta start --head`, `python3 -c "import manta;
 #      manta.connect()"` with no environment variables, a command task run
-#      through the Python bridge, and `manta stop`;
+#      through the Python bridge, `manta microbenchmark` (one metric),
+#      and `manta stop`;
 #   2. a toolchain (gcc, make, cmake, pkg-config and the -dev packages
 #      manta.pc names in Requires.private) builds examples/c/tasks.c with
 #      `pkg-config --cflags --libs manta` and with a CMake project calling
@@ -134,6 +135,8 @@ net_root "$START
     python3 -c 'import manta; manta.connect()'
     python3 -c '$PY_TASK' | tee /root/py.out
     grep -q sum=204 /root/py.out
+    manta microbenchmark --address \$(cat /tmp/manta/head.addr) \
+        --only single_client_tasks_sync --seconds 0.2
     manta stop" || fail "cluster with the bare package (log: $log)"
 files >"$lists/files.ran"
 

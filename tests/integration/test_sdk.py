@@ -23,8 +23,8 @@ import subprocess
 import threading
 import time
 
-from harness import (BIN, FAST, check, free_port, main, new_dir, read_pid,
-                     run, status, wait_until)
+from harness import (BIN, FAST, MANTA, check, free_port, main, new_dir,
+                     read_pid, run, status, wait_until)
 
 SMOKE = os.path.join(BIN, "sdk_smoke")
 
@@ -152,6 +152,13 @@ def test_create_seal_zero_copy():
                 break
         hexid = line.split()[1]
         print("  " + "".join(out).strip().replace("\n", "\n  "))
+        # The seal's registration reaches the head within MT__REL_DELAY_MS
+        # (20 ms, batched: sdk/object.c); a reader on another node that
+        # asks before then is told the object is unknown.
+        wait_until(lambda: hexid in subprocess.run(
+            [MANTA, "list", "objects", "--address", addr],
+            capture_output=True, text=True, timeout=10).stdout, 10,
+            "the head to know the sealed object")
         r = smoke("readback", addr, hexid, os.path.join(NODE2["dir"],
                                                      "objstore.sock"))
         check("read back 4194304 bytes" in r.stdout, r.stdout)

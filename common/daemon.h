@@ -36,4 +36,13 @@ void mt_daemon_shutdown(struct mt_daemon *d);
 /* mt_daemon_run - run the loop until the daemon has stopped. */
 void mt_daemon_run(struct mt_daemon *d);
 
+/*
+ * mt_daemon_close_loop - after the daemon's state is destroyed: run loop
+ * until its close callbacks and pending requests (thread-pool work) are
+ * done, at most 5 s, then close it. A handle still open is a leak: each
+ * is logged by type (warnings), and the loop is left as it is.
+ * RET 0, or -1 when handles were still open.
+ */
+int mt_daemon_close_loop(uv_loop_t *loop);
+
 #endif /* MT_DAEMON_H */

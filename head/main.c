@@ -367,9 +367,7 @@ int main(int argc, char **argv)
     }
     mt_daemon_run(&daemon_);
     mt_head_destroy(head);
-    uv_run(loop, UV_RUN_NOWAIT);
-    if (uv_loop_close(loop) != 0)
-        MT_WARN("loop closed with handles still open");
+    mt_daemon_close_loop(loop);
     MT_INFO("head stopped");
     mt_security_free(&sec);
     return rc < 0 ? 1 : 0;

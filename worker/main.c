@@ -449,9 +449,7 @@ int main(int argc, char **argv)
     mt_daemon_run(&daemon_);
     mt_worker_destroy(worker);
     mt_gpu_monitor_destroy(cfg.gpu_monitor);
-    uv_run(loop, UV_RUN_NOWAIT);
-    if (uv_loop_close(loop) != 0)
-        MT_WARN("loop closed with handles still open");
+    mt_daemon_close_loop(loop);
     mt_qty_list_release(&cfg.resources);
     mt_kv_list_release(&cfg.labels);
     mt_security_free(&sec);

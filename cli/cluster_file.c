@@ -487,15 +487,9 @@ static void remote_words(const struct mt_cluster *c,
         words[k++] = "--token-file";
         words[k++] = "/dev/stdin";
     }
-    for (size_t i = 0; i < k; i++) {
-        if (i)
-            mt_strbuf_add(sb, " ", 1);
-        mt_strbuf_add_sh(sb, words[i]);
-    }
-    for (size_t i = 0; cmd != MT_CLUSTER_STOP && i < n->n_args; i++) {
-        mt_strbuf_add(sb, " ", 1);
-        mt_strbuf_add_sh(sb, n->args[i]);
-    }
+    mt_strbuf_add_sh_words(sb, words, k);
+    if (cmd != MT_CLUSTER_STOP)
+        mt_strbuf_add_sh_words(sb, (const char *const *)n->args, n->n_args);
     free(head);
 }
 

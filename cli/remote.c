@@ -285,12 +285,11 @@ void mt_remote_print_failure(const struct mt_remote_job *j, long timeout_s,
 void mt_remote_print_argv(char *const argv[], FILE *f)
 {
     struct mt_strbuf sb = MT_STRBUF_INIT;
+    size_t n = 0;
 
-    for (size_t i = 0; argv[i]; i++) {
-        if (i)
-            mt_strbuf_add(&sb, " ", 1);
-        mt_strbuf_add_sh(&sb, argv[i]);
-    }
+    while (argv[n])
+        n++;
+    mt_strbuf_add_sh_words(&sb, (const char *const *)argv, n);
     fprintf(f, "%s\n", mt_strbuf_str(&sb));
     mt_strbuf_release(&sb);
 }

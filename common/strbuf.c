@@ -108,6 +108,16 @@ void mt_strbuf_add_sh(struct mt_strbuf *sb, const char *s)
     mt_strbuf_add(sb, "'", 1);
 }
 
+void mt_strbuf_add_sh_words(struct mt_strbuf *sb, const char *const *words,
+                            size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (sb->len)
+            mt_strbuf_add(sb, " ", 1);
+        mt_strbuf_add_sh(sb, words[i]);
+    }
+}
+
 void mt_strbuf_add_json_str(struct mt_strbuf *sb, const char *s)
 {
     mt_strbuf_add(sb, "\"", 1);

@@ -44,6 +44,11 @@ void mt_strbuf_add_pct(struct mt_strbuf *sb, const char *s, size_t n);
  */
 void mt_strbuf_add_sh(struct mt_strbuf *sb, const char *s);
 
+/* Append n words, each as mt_strbuf_add_sh does, separated by one space
+ * from each other and from what sb already holds. */
+void mt_strbuf_add_sh_words(struct mt_strbuf *sb, const char *const *words,
+                            size_t n);
+
 /* Append s as a JSON string literal, quotes included. */
 void mt_strbuf_add_json_str(struct mt_strbuf *sb, const char *s);
 

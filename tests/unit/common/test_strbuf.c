@@ -219,10 +219,7 @@ static void through_sh(const char *const *words, size_t n,
     FILE *f;
 
     mt_strbuf_adds(&cmd, "printf '%s|'");
-    for (size_t i = 0; i < n; i++) {
-        mt_strbuf_add(&cmd, " ", 1);
-        mt_strbuf_add_sh(&cmd, words[i]);
-    }
+    mt_strbuf_add_sh_words(&cmd, words, n);
     f = popen(mt_strbuf_str(&cmd), "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     while ((r = fread(buf, 1, sizeof(buf), f)) > 0)

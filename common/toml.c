@@ -63,40 +63,45 @@ static void skip_blanks(struct reader *r)
         r->p++;
 }
 
-/* At a line end (or the text's end): step over it. RET 0 or the error. */
-static int end_line(struct reader *r, const char *after)
+/* Blanks and a comment, then a line end: step over it. RET 1 (stepped
+ * over one), 0 (none here: r->p is what is there instead, maybe the
+ * text's end) or the error. */
+static int line_end(struct reader *r)
 {
     skip_blanks(r);
     if (*r->p == '#')
         r->p += strcspn(r->p, "\n");
     if (*r->p == '\r' && r->p[1] == '\n')
         r->p++;
-    if (*r->p == '\0')
-        return 0;
     if (*r->p == '\r')
         return fail(r, "a carriage return must be followed by a line feed");
     if (*r->p != '\n')
-        return fail(r, "expected the end of the line after %s", after);
+        return 0;
     r->p++;
     r->line++;
+    return 1;
+}
+
+/* At a line end (or the text's end): step over it. RET 0 or the error. */
+static int end_line(struct reader *r, const char *after)
+{
+    int rc = line_end(r);
+
+    if (rc < 0)
+        return rc;
+    if (rc == 0 && *r->p != '\0')
+        return fail(r, "expected the end of the line after %s", after);
     return 0;
 }
 
 /* Blanks, comments and line ends, as inside an array. RET 0 or error. */
 static int skip_space(struct reader *r)
 {
-    for (;;) {
-        skip_blanks(r);
-        if (*r->p == '#')
-            r->p += strcspn(r->p, "\n");
-        if (*r->p == '\r' && r->p[1] == '\n')
-            r->p++;
-        if (*r->p != '\n')
-            return *r->p == '\r' ? fail(r, "a carriage return must be "
-                                        "followed by a line feed") : 0;
-        r->p++;
-        r->line++;
-    }
+    int rc;
+
+    while ((rc = line_end(r)) == 1)
+        ;
+    return rc;
 }
 
 /* ---- strings ------------------------------------------------------------- */

@@ -131,7 +131,7 @@ def roff_item_text(text):
     """roff lines of an option's text: the first line and the continuation
     lines aligned under it flow; lines indented deeper (a table inside the
     text) keep their layout."""
-    cont = [l for l in text[1:]]
+    cont = text[1:]
     base = min((len(l) - len(l.lstrip()) for l in cont), default=0)
     out, flow = [], [text[0].strip()] if text else []
     deep = []
@@ -166,12 +166,14 @@ def roff_page(name, section, version, help_lines, see_also,
            ".SH SYNOPSIS", ".nf"]
     out += [esc(u) for u in usage]
     out += [".fi", ".SH DESCRIPTION"] + roff_paragraphs(desc)
-    for n, (heading, items) in enumerate(blocks):
+    in_options = False
+    for heading, items in blocks:
         if heading == "commands":
             out.append(".SH COMMANDS")
         else:
-            if n == 0 or blocks[0][0] == "commands" and n == 1:
+            if not in_options:
                 out.append(".SH OPTIONS")
+                in_options = True
             if heading:
                 out.append(".SS %s" % esc(heading))
         for term, text in items:

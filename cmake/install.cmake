@@ -90,9 +90,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${MT_DOCS}
 # MANTA_INSTALL_PYTHONDIR (relative to the prefix, or absolute) overrides.
 set(MANTA_INSTALL_PYTHONDIR "" CACHE STRING
     "Folder of the Python package manta (empty: chosen from the prefix)")
-find_program(MT_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
-if(MT_PYTHON3 AND NOT MT_PYTHON3_VERSION)
-  execute_process(COMMAND ${MT_PYTHON3} -c
+if(MT_PYTHON AND NOT MT_PYTHON3_VERSION)
+  execute_process(COMMAND ${MT_PYTHON} -c
     "import sys; print('%d.%d' % sys.version_info[:2])"
     OUTPUT_VARIABLE MT_PY_OUT OUTPUT_STRIP_TRAILING_WHITESPACE)
   set(MT_PYTHON3_VERSION "${MT_PY_OUT}" CACHE INTERNAL "python3 X.Y")

@@ -4,8 +4,7 @@
 # manta-head(8) and manta-worker(8). Installed into share/man/man1 and
 # man8. Included by cmake/install.cmake; tests/integration/test_man.py
 # (it_man) checks that every command and option has its page entry.
-find_program(MT_MAN_PYTHON NAMES python3)
-if(NOT MT_MAN_PYTHON)
+if(NOT MT_PYTHON)
   message(WARNING "python3 not found: no man pages")
   return()
 endif()
@@ -14,7 +13,7 @@ set(MT_MAN_DIR ${CMAKE_BINARY_DIR}/man)
 add_custom_command(
   OUTPUT ${MT_MAN_DIR}/.stamp
   COMMAND ${CMAKE_COMMAND} -E rm -rf ${MT_MAN_DIR}
-  COMMAND ${MT_MAN_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/manpage.py
+  COMMAND ${MT_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/manpage.py
           $<TARGET_FILE_DIR:manta> ${MT_MAN_DIR} ${PROJECT_VERSION}
   COMMAND ${CMAKE_COMMAND} -E touch ${MT_MAN_DIR}/.stamp
   DEPENDS manta manta-head manta-worker ${CMAKE_CURRENT_LIST_DIR}/manpage.py

@@ -263,6 +263,16 @@ def sanitizer_env(libdir):
             "ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"}
 
 
+def sh(args, env=None, cwd=None, timeout=60):
+    """Run a program that must succeed (its output is in the failure).
+    RET its stdout."""
+    p = subprocess.run(args, capture_output=True, text=True, env=env,
+                       cwd=cwd, timeout=timeout)
+    check(p.returncode == 0, "%s failed (%d):\n%s%s" % (
+        " ".join(args), p.returncode, p.stdout, p.stderr))
+    return p.stdout
+
+
 def cmake_cache(name):
     """The value of variable name in the CMakeCache.txt of BIN's build
     dir, or None."""

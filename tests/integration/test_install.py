@@ -17,11 +17,10 @@ the result of a command task that itself imports the installed bridge.
 """
 import os
 import shutil
-import subprocess
 import tempfile
 
 from harness import (BIN, check, cmake_cache, free_port, main, new_dir,
-                     read_pid, sanitizer_env, wait_until)
+                     read_pid, sanitizer_env, sh, wait_until)
 
 BUILD = os.path.abspath(os.path.join(BIN, ".."))
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -69,14 +68,6 @@ def env_prefix_only():
               "PKG_CONFIG_PATH", "CMAKE_PREFIX_PATH"):
         env.pop(k, None)
     return env
-
-
-def sh(args, env=None, cwd=None, timeout=60):
-    p = subprocess.run(args, capture_output=True, text=True, env=env,
-                       cwd=cwd, timeout=timeout)
-    check(p.returncode == 0, "%s failed (%d):\n%s%s" % (
-        " ".join(args), p.returncode, p.stdout, p.stderr))
-    return p.stdout
 
 
 def install(prefix):

@@ -25,19 +25,11 @@ import subprocess
 import sys
 import tempfile
 
-from harness import BIN, check, cmake_cache, main
+from harness import BIN, check, cmake_cache, main, sh
 
 BUILD = os.path.abspath(os.path.join(BIN, ".."))
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 COMPOSE = os.path.join(SRC, "deploy", "container", "compose.yaml")
-
-
-def sh(args, cwd=None, timeout=60):
-    p = subprocess.run(args, capture_output=True, text=True, cwd=cwd,
-                       timeout=timeout)
-    check(p.returncode == 0, "%s failed (%d):\n%s%s" % (
-        " ".join(args), p.returncode, p.stdout, p.stderr))
-    return p.stdout
 
 
 def build_deb(out):
